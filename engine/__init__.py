@@ -1,0 +1,29 @@
+"""The solitaire rules engine: six variants, seeded deals, moves, undo and player views.
+
+Pure Python with no I/O. Typical use::
+
+    from engine import new_game
+    game = new_game("fourteen-out", seed=42)
+    for move in game.legal_moves(): ...
+    result = game.apply("3 7")        # raises IllegalMove, leaving the game untouched
+    game.view()                        # what the player may see
+
+Exceptions::
+
+    EngineError
+     ├── IllegalMove (also ValueError)
+     └── UnknownVariant (also ValueError)
+"""
+
+from .cards import Card, card, parse_card
+from .deals import DealRng, shuffled_cards
+from .errors import EngineError, IllegalMove, UnknownVariant
+from .game import HIDDEN, Game
+from .moves import UNDO, Move, MoveResult, Reveal, Transfer
+from .variants import VARIANT_IDS, VARIANTS, from_view, new_game, variant
+
+__all__ = [
+    "HIDDEN", "UNDO", "VARIANTS", "VARIANT_IDS", "Card", "DealRng", "EngineError", "Game",
+    "IllegalMove", "Move", "MoveResult", "Reveal", "Transfer", "UnknownVariant", "card",
+    "from_view", "new_game", "parse_card", "shuffled_cards", "variant",
+]

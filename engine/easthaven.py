@@ -1,0 +1,213 @@
+"""Triple Easthaven: three decks, twelve piles, twelve suit foundations, a stock dealt across.
+
+Extra move text: ``d`` deals one card face up onto each pile; ``f8H 5`` moves the 8H from the
+top of a foundation back onto pile 5 (``f 5`` when only one foundation card fits).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, Final
+
+from .cards import SUITS, Card, parse_card
+from .game import pile_number
+from .moves import Move, MoveResult, Reveal, Transfer
+from .tableau import FOUNDATION, STOCK, TableauGame
+
+PILES: Final = 12
+PER_SUIT: Final = 3
+#: Moves tried when deciding whether only shuttle moves are left (see `_is_over`).
+OVER_SEARCH_BUDGET: Final = 400
+
+
+class TripleEasthaven(TableauGame):
+    id = "triple-easthaven"
+    title = "Triple Easthaven"
+    decks = 3
+    may_finish = True
+    pile_count = PILES
+
+    def _deal(self, cards: list[Card]) -> None:
+        self._piles = [list(cards[3 * i : 3 * i + 3]) for i in range(PILES)]
+        self._down = [2] * PILES
+        self._stock = list(reversed(cards[3 * PILES :]))
+        # Foundations 1-3 take clubs, 4-6 diamonds, 7-9 hearts, 10-12 spades.
+        self._foundations = [[] for _ in range(4 * PER_SUIT)]
+
+    def _fit(self, lower: Card) -> tuple[int, bool]:
+        return lower.rank, lower.red
+
+    def _slot(self, upper: Card) -> tuple[int, bool]:
+        return upper.rank - 1, not upper.red  # one rank lower, the other colour
+
+    def _fills_empty(self, head: Card) -> bool:
+        return True
+
+    def _foundation_for(self, c: Card) -> int | None:
+        first = SUITS.index(c.suit) * PER_SUIT
+        for i in range(first, first + PER_SUIT):
+            if len(self._foundations[i]) == c.rank - 1:
+                return i
+        return None
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def _foundation_tops(self) -> Iterator[Card]:
+        seen: set[Card] = set()
+        for f in self._foundations:
+            if f and f[-1] not in seen:
+                seen.add(f[-1])
+                yield f[-1]
+
+    def _return_moves(self) -> Iterator[Move]:
+        for c in self._foundation_tops():
+            for dst in range(PILES):
+                if self._accepts(dst, c):
+                    yield Move(FOUNDATION + c.text, str(dst + 1))
+
+    def _generate(self) -> Iterator[Move]:
+        yield from self._tableau_moves()
+        yield from self._return_moves()
+        if self._stock:
+            yield Move(STOCK)
+
+    def _canonical(self, move: Move, text: str) -> Move:
+        if move.src.lower().startswith(FOUNDATION):
+            name = move.src[1:]
+            if not name:  # `f 5`: the foundation card, when only one fits
+                dst = pile_number(move.dst, PILES)
+                fits = [c for c in self._foundation_tops()
+                        if dst is not None and self._accepts(dst, c)]
+                return Move(FOUNDATION + fits[0].text, move.dst) if len(fits) == 1 else move
+            try:
+                return Move(FOUNDATION + parse_card(name).text, move.dst, move.count)
+            except ValueError:
+                return move
+        return super()._canonical(move, text)
+
+    def _reason(self, move: Move) -> str | None:
+        if move.src == STOCK:
+            if move.dst or move.count != 1:
+                return "'d' takes no destination"
+            return None if self._stock else "the stock is empty"
+        if move.src.startswith(FOUNDATION):
+            return self._return_reason(move)
+        if pile_number(move.src, PILES) is None:
+            return f"the source must be a pile from 1 to {PILES}, a foundation card or 'd'"
+        return self._pile_move_reason(move)
+
+    def _return_reason(self, move: Move) -> str | None:
+        try:
+            c = parse_card(move.src[1:])
+        except ValueError:
+            return "name the foundation card to move back, like 'f8H 5'"
+        if move.count != 1:
+            return "only one card at a time leaves a foundation"
+        if c not in set(self._foundation_tops()):
+            return f"{c} is not on top of a foundation"
+        dst = pile_number(move.dst, PILES)
+        if dst is None:
+            return f"the destination must be a pile from 1 to {PILES}"
+        if self._accepts(dst, c):
+            return None
+        return f"{c} does not build on {self._top(dst)}"
+
+    def _do(self, move: Move) -> MoveResult:
+        if move.src == STOCK:
+            dealt = [self._stock.pop() for _ in range(min(PILES, len(self._stock)))]
+            transfers, reveals = [], []
+            for i, c in enumerate(dealt):
+                self._piles[i].append(c)
+                reveals.append(Reveal(c, str(i + 1)))
+                if c is not None:
+                    transfers.append(Transfer((c,), "s", str(i + 1)))
+            return MoveResult(str(move), tuple(transfers), tuple(reveals))
+        if move.src.startswith(FOUNDATION):
+            c = parse_card(move.src[1:])
+            for f in self._foundations:
+                if f and f[-1] is c:
+                    f.pop()
+                    break
+            self._piles[int(move.dst) - 1].append(c)
+            return MoveResult(str(move), (Transfer((c,), FOUNDATION, move.dst),))
+        return self._move_cards(move)
+
+    # -- the end of the game ------------------------------------------------------------------
+
+    def _progress(self) -> tuple[int, int]:
+        return sum(len(f) for f in self._foundations), -sum(self._down)
+
+    def _key(self) -> tuple[Any, ...]:
+        # Pile order never matters for what can be reached, so positions are compared as a multiset.
+        piles = Counter(zip(self._down, map(tuple, self._piles), strict=True))
+        return frozenset(piles.items()), tuple(map(len, self._foundations))
+
+    def _search_moves(self) -> Iterator[Move]:
+        """The moves worth trying when searching for progress: empty piles are interchangeable,
+        so only the first one is a destination, and a whole pile never moves to an empty one."""
+        empty = next((i for i in range(PILES) if not self._piles[i]), None)
+        for move in self._generate():
+            dst = pile_number(move.dst, PILES)
+            if dst is not None and not self._piles[dst]:
+                src = pile_number(move.src, PILES)
+                if dst != empty or (src is not None and move.count == len(self._piles[src])):
+                    continue
+            yield move
+
+    def _is_over(self) -> bool:
+        """Over when the stock is empty and no sequence of moves puts another card on a foundation
+        or turns a face-down card: whatever is left only shuttles cards back and forth.
+
+        Searched breadth first over positions; if the budget runs out the game is not declared
+        over (the player can still finish it).
+        """
+        if self._stock:
+            return False
+        for move in self._generate():  # the common case: progress one move away
+            src = pile_number(move.src, PILES)
+            if move.dst == FOUNDATION or (
+                    src is not None and self._down[src]
+                    and move.count == len(self._piles[src]) - self._down[src]):
+                return False
+        goal = self._progress()
+        saved = self._snapshot()
+        seen = {self._key()}
+        frontier = [saved]
+        budget = OVER_SEARCH_BUDGET
+        try:
+            while frontier:
+                nxt = []
+                for state in frontier:
+                    self._restore(state)
+                    for move in list(self._search_moves()):
+                        budget -= 1
+                        if budget < 0:
+                            return False
+                        self._restore(state)
+                        self._do(move)
+                        found, turned = self._progress()
+                        if found > goal[0] or turned > goal[1]:
+                            return False
+                        key = self._key()
+                        if key not in seen:
+                            seen.add(key)
+                            nxt.append(self._snapshot())
+                frontier = nxt
+            return True
+        finally:
+            self._restore(saved)
+
+    # -- serialisation ------------------------------------------------------------------------
+
+    def _state_json(self) -> dict[str, Any]:
+        return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
+                "foundations": [[c.text for c in f] for f in self._foundations]}
+
+    def _view_json(self) -> dict[str, Any]:
+        return {"piles": self._piles_view(), "stock": len(self._stock),
+                "foundations": [[c.text for c in f] for f in self._foundations]}
+
+    def _load_view(self, view: dict[str, Any]) -> None:
+        self._load_piles(view)
+

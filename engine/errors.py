@@ -1,0 +1,32 @@
+"""Exceptions raised by the engine.
+
+    EngineError
+     ├── IllegalMove (also ValueError)   a move that cannot be parsed or played here
+     └── UnknownVariant (also ValueError) a variant id that does not exist
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class of every error the engine raises."""
+
+
+class IllegalMove(EngineError, ValueError):
+    """A move that is malformed or not legal in the current position.
+
+    The message names the move and the reason; the game is left untouched.
+    """
+
+    def __init__(self, move: object, reason: str) -> None:
+        self.move_text = str(move)
+        self.reason = reason
+        super().__init__(f"illegal move {self.move_text!r}: {reason}")
+
+
+class UnknownVariant(EngineError, ValueError):
+    """A variant id that is not one of the six the engine knows."""
+
+    def __init__(self, variant: str) -> None:
+        self.variant = variant
+        super().__init__(f"unknown variant {variant!r}")

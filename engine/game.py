@@ -1,0 +1,220 @@
+"""The machinery every variant shares: moves, validation, undo by snapshot, results and views.
+
+A variant is a subclass that sets the class attributes and fills in the hooks (`_deal`,
+`_snapshot`, `_restore`, `_generate`, `_reason`, `_do`, `_is_over`, `_state_json`, `_view_json`,
+`_load_view`). Nothing here branches on a variant's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from .cards import Card, parse_card
+from .deals import shuffled_cards
+from .errors import IllegalMove
+from .moves import UNDO, Move, MoveResult
+
+HIDDEN = "??"  # how a face-down card is written in a view
+
+
+class Game:
+    """One game of a variant: the full state when dealt from a seed, a player's copy when built
+    from a view (hidden cards are then `None`)."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    decks: ClassVar[int] = 1
+    ranks: ClassVar[range] = range(1, 14)
+    #: True when the ranking quantity is the foundation score rather than the cards cleared.
+    scored: ClassVar[bool] = False
+    #: True when a player may have to end the game themselves (shuttle moves never run out).
+    may_finish: ClassVar[bool] = False
+
+    seed: int | None
+    moves: int
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.moves = 0
+        # One entry per applied move: the snapshot before it, or None when it cannot be undone.
+        self._history: list[Any] = []
+        self._over: bool | None = None
+        self._deal(shuffled_cards(self.id, seed, self.decks, self.ranks))
+
+    # -- construction from a view -------------------------------------------------------------
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any]) -> Game:
+        """A player's copy built from `view()` output: moves can be listed and pre-checked."""
+        if view.get("variant") != cls.id:
+            raise ValueError(f"view is for {view.get('variant')!r}, not {cls.id!r}")
+        game = cls.__new__(cls)
+        game.seed = None
+        game.moves = int(view.get("moves", 0))
+        game._history = []
+        game._over = None
+        game._load_view(view)
+        return game
+
+    # -- queries ------------------------------------------------------------------------------
+
+    @property
+    def total_cards(self) -> int:
+        return self.decks * 4 * len(self.ranks)
+
+    @property
+    def over(self) -> bool:
+        """True once the game has ended: won, or no move can change it any more."""
+        if self._over is None:
+            self._over = self.won or self._is_over()
+        return self._over
+
+    @property
+    def won(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def cleared(self) -> int:
+        """Cards cleared: removed, played to the foundation pile or onto foundations."""
+        raise NotImplementedError
+
+    @property
+    def score(self) -> int:
+        """The variant's score; equal to `cleared` except for the Triple Deck games."""
+        return self.cleared
+
+    @property
+    def points(self) -> int:
+        """The quantity the leaderboards rank by after won/not won."""
+        return self.score if self.scored else self.cleared
+
+    def legal_moves(self) -> Iterator[Move]:
+        """The legal moves, generated lazily."""
+        if self.over:
+            return iter(())
+        return self._generate()
+
+    def is_legal(self, move: Move) -> bool:
+        return self._why_illegal(move) is None
+
+    def can_undo(self) -> bool:
+        return bool(self._history) and self._history[-1] is not None and not self.over
+
+    def result(self) -> dict[str, Any]:
+        return {"won": self.won, "over": self.over, "score": self.score,
+                "cleared": self.cleared, "moves": self.moves}
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def parse_move(self, text: str) -> Move:
+        """Parse a move typed by a person or read from a log, resolved against this position.
+
+        Short forms are completed (`3 5` gets the card count that makes it legal); the returned
+        move is canonical. Raises IllegalMove when the text is not a move of this variant.
+        """
+        move = Move.parse(text)
+        return self._canonical(move, text)
+
+    def apply(self, move: Move | str) -> MoveResult:
+        """Validate and play a move; raises IllegalMove (state untouched) when it is not legal."""
+        if isinstance(move, str):
+            move = self.parse_move(move)
+        reason = self._why_illegal(move)
+        if reason is not None:
+            raise IllegalMove(move, reason)
+        before = self._snapshot()
+        result = self._do(move)
+        self._history.append(None if result.revealed_hidden else before)
+        self.moves += 1
+        self._over = None
+        return result
+
+    def undo(self) -> MoveResult:
+        """Take back the last move unless it revealed hidden information; counts as a move."""
+        if self.over:
+            raise IllegalMove(UNDO, "the game is over")
+        if not self._history:
+            raise IllegalMove(UNDO, "there is no move to undo")
+        snapshot = self._history[-1]
+        if snapshot is None:
+            raise IllegalMove(UNDO, "the last move revealed hidden cards and cannot be undone")
+        self._history.pop()
+        self._restore(snapshot)
+        self.moves += 1
+        self._over = None
+        return MoveResult(UNDO, undo=True)
+
+    def play(self, text: str) -> MoveResult:
+        """Apply one line of a move log: a move in text notation or `undo`."""
+        if text.strip().lower() == UNDO:
+            return self.undo()
+        return self.apply(text)
+
+    def _why_illegal(self, move: Move) -> str | None:
+        if self.over:
+            return "the game is over"
+        return self._reason(move)
+
+    # -- serialisation ------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The full state, hidden cards included (server and audit use only)."""
+        return {"variant": self.id, "seed": self.seed, **self._state_json(), **self.result()}
+
+    def view(self) -> dict[str, Any]:
+        """What the player may see: face-down cards and the stock order replaced by counts."""
+        return {"variant": self.id, **self._view_json(), **self.result(),
+                "can_undo": self.can_undo()}
+
+    # -- hooks for variants -------------------------------------------------------------------
+
+    def _deal(self, cards: list[Card]) -> None:
+        raise NotImplementedError
+
+    def _snapshot(self) -> Any:
+        raise NotImplementedError
+
+    def _restore(self, snapshot: Any) -> None:
+        raise NotImplementedError
+
+    def _generate(self) -> Iterator[Move]:
+        raise NotImplementedError
+
+    def _canonical(self, move: Move, text: str) -> Move:
+        return move
+
+    def _reason(self, move: Move) -> str | None:
+        """Why `move` is illegal here, or None when it is legal."""
+        raise NotImplementedError
+
+    def _do(self, move: Move) -> MoveResult:
+        raise NotImplementedError
+
+    def _is_over(self) -> bool:
+        raise NotImplementedError
+
+    def _state_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _view_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _load_view(self, view: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+def card_or_hidden(text: str | None) -> Card | None:
+    """Read a card written in a view; `??` (face down) reads as None."""
+    if text is None or text == HIDDEN:
+        return None
+    return parse_card(text)
+
+
+def pile_number(token: str, piles: int) -> int | None:
+    """The 0-based index of a 1-based pile token, or None when it is not one."""
+    if token.isdigit() and not token.startswith("0"):
+        n = int(token)
+        if 1 <= n <= piles:
+            return n - 1
+    return None

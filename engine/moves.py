@@ -1,0 +1,94 @@
+"""Moves and what they did, as small immutable values with a text form.
+
+A move's text is one to three whitespace-separated tokens: a source, an optional destination and
+an optional card count, e.g. ``3 7``, ``19``, ``d``, ``w f``, ``3 5 2``, ``f8H 4``. `Move.parse`
+reads the syntax only; a game's `parse_move` checks it against the variant and the position.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .cards import Card
+from .errors import IllegalMove
+
+_TOKEN: Final = re.compile(r"^[A-Za-z0-9]{1,4}$")
+UNDO: Final = "undo"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move: source, destination ("" when the variant needs none) and card count."""
+
+    src: str
+    dst: str = ""
+    count: int = 1
+
+    def __str__(self) -> str:
+        text = f"{self.src} {self.dst}" if self.dst else self.src
+        return f"{text} {self.count}" if self.count != 1 else text
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse the text form; raises IllegalMove when it is not well formed."""
+        tokens = text.split()
+        if not 1 <= len(tokens) <= 3 or not all(_TOKEN.match(t) for t in tokens):
+            raise IllegalMove(text, "not a move: expected 1 to 3 tokens like '3 7', 'd' or '3 5 2'")
+        count = 1
+        if len(tokens) == 3:
+            if not tokens[2].isdigit() or not 1 <= int(tokens[2]) <= 52:
+                raise IllegalMove(text, "the card count must be a number from 1 to 52")
+            count = int(tokens[2])
+        return cls(tokens[0].lower() if tokens[0].isalpha() else tokens[0],
+                   tokens[1].lower() if len(tokens) > 1 else "", count)
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Cards that went from one place to another (places as in the view: ``3``, ``w``, ``f``...)."""
+
+    cards: tuple[Card, ...]
+    src: str
+    dst: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "move", "cards": [c.text for c in self.cards],
+                "from": self.src, "to": self.dst}
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """A card turned face up at a place; `card` is None on a client copy that cannot know it."""
+
+    card: Card | None
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "reveal", "card": self.card.text if self.card else None, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class MoveResult:
+    """What applying a move (or an undo) did."""
+
+    move: str
+    transfers: tuple[Transfer, ...] = ()
+    reveals: tuple[Reveal, ...] = ()
+    undo: bool = False
+    extra: tuple[dict[str, Any], ...] = field(default=())
+
+    @property
+    def revealed_hidden(self) -> bool:
+        return bool(self.reveals)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The move as a list of JSON-able events, in the order they happened."""
+        out: list[dict[str, Any]] = []
+        if self.undo:
+            out.append({"type": "undo"})
+        out.extend(t.to_json() for t in self.transfers)
+        out.extend(self.extra)
+        out.extend(r.to_json() for r in self.reveals)
+        return out

@@ -1,0 +1,204 @@
+"""Triple Deck and Triple Deck with Kings (Alan Gilfoy's Triple Deck Solitaire).
+
+Klondike deal from three decks; twelve foundations built up from any Ace regardless of suit;
+the tableau builds down regardless of suit and colour; draw three; unlimited redeals.
+Extra move text: ``w 5`` and ``w f`` play the waste top; ``d`` draws three, or turns the waste
+back into the stock when the stock is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar, Final
+
+from .cards import KING, QUEEN, Card, parse_card
+from .game import Game, pile_number
+from .moves import Move, MoveResult, Reveal, Transfer
+from .tableau import FOUNDATION, STOCK, TableauGame
+
+WASTE: Final = "w"
+DRAW_COUNT: Final = 3
+
+
+def foundation_score(rank: int) -> int:
+    """Points of a foundation built up to `rank`: 1 + 2 + ... + rank."""
+    return rank * (rank + 1) // 2
+
+
+class TripleDeck(TableauGame):
+    id = "triple-deck"
+    title = "Triple Deck"
+    decks = 3
+    ranks = range(1, 13)
+    scored = True
+    may_finish = True
+    pile_count = 7
+    top_rank: ClassVar[int] = QUEEN
+
+    _waste: list[Card]
+
+    def _deal(self, cards: list[Card]) -> None:
+        self._piles = [[] for _ in range(self.pile_count)]
+        k = 0
+        for row in range(self.pile_count):  # Klondike: row by row, pile i gets i+1 cards
+            for i in range(row, self.pile_count):
+                self._piles[i].append(cards[k])
+                k += 1
+        self._down = [i for i in range(self.pile_count)]
+        self._stock = list(reversed(cards[k:]))
+        self._waste = []
+        self._foundations = [[] for _ in range(12)]
+
+    def _fit(self, lower: Card) -> int:
+        return lower.rank
+
+    def _slot(self, upper: Card) -> int:
+        return upper.rank - 1
+
+    def _fills_empty(self, head: Card) -> bool:
+        return head.rank == self.top_rank
+
+    def _foundation_for(self, c: Card) -> int | None:
+        want = c.rank - 1
+        for i, f in enumerate(self._foundations):
+            if len(f) == want:  # suits never matter: a foundation's height is its top rank
+                return i
+        return None
+
+    @property
+    def score(self) -> int:
+        return sum(foundation_score(len(f)) for f in self._foundations)
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def _waste_moves(self) -> Iterator[Move]:
+        if not self._waste:
+            return
+        top = self._waste[-1]
+        if self._foundation_for(top) is not None:
+            yield Move(WASTE, FOUNDATION)
+        for dst in range(self.pile_count):
+            if self._accepts(dst, top):
+                yield Move(WASTE, str(dst + 1))
+
+    def _generate(self) -> Iterator[Move]:
+        yield from self._tableau_moves()
+        yield from self._waste_moves()
+        if self._stock or self._waste:
+            yield Move(STOCK)
+
+    def _reason(self, move: Move) -> str | None:
+        if move.src == STOCK:
+            if move.dst or move.count != 1:
+                return "'d' takes no destination"
+            return None if self._stock or self._waste else "the stock and waste are empty"
+        if move.src == WASTE:
+            if move.count != 1:
+                return "only the waste's top card plays"
+            if not self._waste:
+                return "the waste is empty"
+            top = self._waste[-1]
+            if move.dst == FOUNDATION:
+                if self._foundation_for(top) is None:
+                    return f"no foundation takes {top}"
+                return None
+            dst = pile_number(move.dst, self.pile_count)
+            if dst is None:
+                return f"the destination must be a pile from 1 to {self.pile_count} or 'f'"
+            if self._accepts(dst, top):
+                return None
+            if not self._piles[dst]:
+                return f"{top} cannot fill an empty pile"
+            return f"{top} does not build on {self._top(dst)}"
+        if pile_number(move.src, self.pile_count) is None:
+            return f"the source must be a pile from 1 to {self.pile_count}, 'w' or 'd'"
+        return self._pile_move_reason(move)
+
+    def _do(self, move: Move) -> MoveResult:
+        if move.src == STOCK:
+            if not self._stock:
+                self._stock = list(reversed(self._waste))
+                self._waste = []
+                return MoveResult(str(move), extra=({"type": "recycle",
+                                                     "cards": len(self._stock)},))
+            drawn = [self._stock.pop() for _ in range(min(DRAW_COUNT, len(self._stock)))]
+            known = [c for c in drawn if c is not None]
+            self._waste.extend(known)
+            return MoveResult(str(move), (Transfer(tuple(known), "s", WASTE),),
+                              tuple(Reveal(c, WASTE) for c in drawn))
+        if move.src == WASTE:
+            c = self._waste.pop()
+            if move.dst == FOUNDATION:
+                target = self._foundation_for(c)
+                assert target is not None
+                self._foundations[target].append(c)
+            else:
+                self._piles[int(move.dst) - 1].append(c)
+            return MoveResult(str(move), (Transfer((c,), WASTE, move.dst),))
+        return self._move_cards(move)
+
+    def _is_over(self) -> bool:
+        """Over when no move but drawing can ever be made again (RULINGS.md)."""
+        if next(self._tableau_moves(), None) is not None:
+            return False
+        if next(self._waste_moves(), None) is not None:
+            return False
+        return not any(self._playable(c) for c in self._cycle_cards())
+
+    def _playable(self, c: Card | None) -> bool:
+        if c is None:  # a player's copy cannot see the stock: assume it may play
+            return True
+        if self._foundation_for(c) is not None:
+            return True
+        return any(self._accepts(d, c) for d in range(self.pile_count))
+
+    def _cycle_cards(self) -> set[Card | None]:
+        """Every card that can reach the waste top by drawing alone, from here on, forever."""
+        order = self._waste + list(reversed(self._stock))  # the cycle in drawing order
+        start = len(self._waste)
+        reach: set[Card | None] = set()
+        # The rest of this pass: after each draw the waste top is the last card drawn.
+        pos = start
+        while pos < len(order):
+            pos = min(pos + DRAW_COUNT, len(order))
+            reach.add(order[pos - 1])
+        # Every later pass starts from a full stock in the same order, so it is always the same.
+        pos = 0
+        while pos < len(order):
+            pos = min(pos + DRAW_COUNT, len(order))
+            reach.add(order[pos - 1])
+        return reach
+
+    # -- serialisation ------------------------------------------------------------------------
+
+    def _snapshot(self) -> Any:
+        return (super()._snapshot(), tuple(self._waste))
+
+    def _restore(self, snapshot: Any) -> None:
+        base, waste = snapshot
+        super()._restore(base)
+        self._waste = list(waste)
+
+    def _state_json(self) -> dict[str, Any]:
+        return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
+                "waste": [c.text for c in self._waste],
+                "foundations": [[c.text for c in f] for f in self._foundations]}
+
+    def _view_json(self) -> dict[str, Any]:
+        return {"piles": self._piles_view(), "stock": len(self._stock),
+                "waste": [c.text for c in self._waste],
+                "foundations": [[c.text for c in f] for f in self._foundations]}
+
+    def _load_view(self, view: dict[str, Any]) -> None:
+        self._load_piles(view)
+        self._waste = [parse_card(t) for t in view["waste"]]
+
+
+class TripleDeckKings(TripleDeck):
+    id = "triple-deck-kings"
+    title = "Triple Deck with Kings"
+    ranks = range(1, 14)
+    top_rank = KING
+
+
+__all__ = ["Game", "TripleDeck", "TripleDeckKings", "foundation_score"]

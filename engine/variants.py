@@ -1,0 +1,37 @@
+"""The six variants by id."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .easthaven import TripleEasthaven
+from .errors import UnknownVariant
+from .game import Game
+from .pairing import FourteenOut, TripleFourteens
+from .tripeaks import TriPeaks
+from .tripledeck import TripleDeck, TripleDeckKings
+
+VARIANTS: Final[dict[str, type[Game]]] = {
+    cls.id: cls
+    for cls in (FourteenOut, TripleFourteens, TriPeaks, TripleDeck, TripleDeckKings,
+                TripleEasthaven)
+}
+VARIANT_IDS: Final = tuple(VARIANTS)
+
+
+def variant(variant_id: str) -> type[Game]:
+    """The game class of a variant id; raises UnknownVariant."""
+    try:
+        return VARIANTS[variant_id]
+    except KeyError:
+        raise UnknownVariant(variant_id) from None
+
+
+def new_game(variant_id: str, seed: int) -> Game:
+    """Deal a new game: a pure function of (variant id, seed)."""
+    return variant(variant_id)(seed)
+
+
+def from_view(view: dict[str, object]) -> Game:
+    """A player's copy of a game, built from a view."""
+    return variant(str(view.get("variant"))).from_view(dict(view))

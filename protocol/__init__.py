@@ -1,0 +1,149 @@
+"""The wire protocol of the solitaire service: typed messages and a sans-I/O codec.
+
+Nothing in this package does I/O, imports ``engine`` or ``server``, or keeps state.
+
+Modules
+-------
+``errors``    error codes (:class:`ErrorCode`) and the exception classes below
+``fields``    field validators, the annotated field types, :func:`validate_name`
+``schema``    :class:`Struct` and the generic map <-> dataclass conversion
+``messages``  requests (client -> server), registered in ``CLIENT_MESSAGES``
+``events``    replies and pushes (server -> client), registered in ``SERVER_MESSAGES``
+``codec``     :func:`decode` / :func:`encode` (server side),
+              :func:`encode_request` / :func:`decode_server` (client side)
+``version``   :data:`PROTOCOL_VERSION` and :func:`negotiate`
+
+Exceptions
+----------
+Every exception raised on purpose by this package is a :class:`ProtocolError`; decoding
+``bytes``/``str`` never raises anything else. ``code`` is the :class:`ErrorCode` sent
+in the ``error`` reply, ``id`` the request id when it could be read::
+
+    Exception
+     └── ProtocolError          any code (default "internal"); the server may raise it too
+          ├── BadRequest        "bad_request"  malformed frame, bad/missing/unknown field
+          │    ├── FrameTooLarge "too_large"   frame over the size limit
+          │    ├── UnknownType   "unknown_type" no message class for "type"
+          │    └── InvalidName   "invalid_name" display name breaks the naming rules
+          ├── UnsupportedVersion "unsupported_version"  from negotiate()
+          └── EncodeError        "internal"     the caller built an invalid message
+
+Decoding raises; it never returns an error value. Server loop sketch::
+
+    try:
+        request = decode(frame)                      # ClientMessage subclass
+        reply = await HANDLERS[type(request)](conn, request)
+    except ProtocolError as exc:
+        reply = ErrorReply.from_error(exc)           # echoes exc.id when known
+    await ws.send(encode(reply, binary=isinstance(frame, bytes)))
+"""
+
+from protocol.codec import (
+    MAX_DEPTH,
+    MAX_FRAME_SIZE,
+    check_tree,
+    decode,
+    decode_server,
+    encode,
+    encode_request,
+    parse_frame,
+)
+from protocol.errors import (
+    ERROR_CODES,
+    BadRequest,
+    EncodeError,
+    ErrorCode,
+    FrameTooLarge,
+    InvalidName,
+    ProtocolError,
+    UnknownType,
+    UnsupportedVersion,
+)
+from protocol.events import (
+    SERVER_MESSAGES,
+    ErrorReply,
+    Finished,
+    GameResult,
+    GameState,
+    Leaderboard,
+    LeaderboardEntry,
+    Moved,
+    PlayerRank,
+    Pong,
+    Push,
+    Reply,
+    ServerMessage,
+    Shutdown,
+    Welcome,
+)
+from protocol.fields import MAX_REQUEST_ID, MAX_SAFE_INT, validate_name
+from protocol.messages import (
+    CLIENT_MESSAGES,
+    ClientMessage,
+    DailyStart,
+    GameGet,
+    Hello,
+    LeaderboardAround,
+    LeaderboardRank,
+    LeaderboardTop,
+    Move,
+    Ping,
+    Resign,
+    Undo,
+)
+from protocol.schema import Struct
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate
+
+__all__ = [
+    "CLIENT_MESSAGES",
+    "ERROR_CODES",
+    "MAX_DEPTH",
+    "MAX_FRAME_SIZE",
+    "MAX_REQUEST_ID",
+    "MAX_SAFE_INT",
+    "PROTOCOL_VERSION",
+    "SERVER_MESSAGES",
+    "SUPPORTED_VERSIONS",
+    "BadRequest",
+    "ClientMessage",
+    "DailyStart",
+    "EncodeError",
+    "ErrorCode",
+    "ErrorReply",
+    "Finished",
+    "FrameTooLarge",
+    "GameGet",
+    "GameResult",
+    "GameState",
+    "Hello",
+    "InvalidName",
+    "Leaderboard",
+    "LeaderboardAround",
+    "LeaderboardEntry",
+    "LeaderboardRank",
+    "LeaderboardTop",
+    "Move",
+    "Moved",
+    "Ping",
+    "PlayerRank",
+    "Pong",
+    "ProtocolError",
+    "Push",
+    "Reply",
+    "Resign",
+    "ServerMessage",
+    "Shutdown",
+    "Struct",
+    "Undo",
+    "UnknownType",
+    "UnsupportedVersion",
+    "Welcome",
+    "check_tree",
+    "decode",
+    "decode_server",
+    "encode",
+    "encode_request",
+    "negotiate",
+    "parse_frame",
+    "validate_name",
+]

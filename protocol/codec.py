@@ -1,0 +1,260 @@
+"""Frames <-> messages: the only module that knows about JSON and msgpack.
+
+Binary frames are msgpack, text frames JSON; both carry one map with the same schema.
+Every function here either returns a valid message / frame or raises a
+:class:`~protocol.errors.ProtocolError`: decoding errors are the peer's fault
+(``bad_request``, ``too_large``, ``unknown_type``, ``invalid_name``); :class:`EncodeError`
+is the caller's bug. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Final, Literal, TypeVar, overload
+
+import msgpack  # type: ignore[import-untyped]
+
+from protocol.errors import BadRequest, EncodeError, FrameTooLarge, ProtocolError, UnknownType
+from protocol.events import SERVER_MESSAGES, ServerMessage
+from protocol.fields import MAX_REQUEST_ID, kind_of
+from protocol.messages import CLIENT_MESSAGES, ClientMessage
+from protocol.schema import Struct, dump_struct, load_struct
+
+MAX_FRAME_SIZE: Final = 64 * 1024
+"""Default limit, in bytes (UTF-8 bytes for text frames), of a frame in either direction."""
+MAX_DEPTH: Final = 32
+"""Deepest nesting of maps and arrays in a frame; the top-level map is depth 1."""
+
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**64 - 1  # what msgpack can carry; JSON frames are held to the same range
+_TYPE_FIELD: Final = frozenset({"type"})
+
+M = TypeVar("M", bound=Struct)
+
+
+class _Reject(ValueError):
+    """Raised by parser hooks; its message is reported as is."""
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def _pairs_to_map(pairs: list[tuple[object, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if not isinstance(key, str):
+            raise _Reject(f"map keys must be strings, got {kind_of(key)}")
+        if key in out:
+            raise _Reject(f"duplicate key {key[:64]!r}")
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> object:
+    raise _Reject(f"{name} is not allowed")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Reject(f"number {text[:32]} is out of range")
+    return value
+
+
+def _reject_ext(code: int, data: bytes) -> object:
+    raise _Reject(f"msgpack extension types are not allowed (ext type {code})")
+
+
+def _check_str(text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest("string is not valid UTF-8 (lone surrogate)") from None
+
+
+def check_tree(root: object, max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`BadRequest` unless ``root`` is JSON/msgpack-neutral data.
+
+    Allowed: ``None``, ``bool``, ints in ``-2**63..2**64-1``, finite floats, strings
+    without lone surrogates, lists/tuples and dicts with string keys, nested at most
+    ``max_depth`` containers deep.
+    """
+    stack: list[tuple[object, int]] = [(root, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > max_depth:
+                raise BadRequest(f"frame is nested more than {max_depth} levels deep")
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if not isinstance(key, str):
+                        raise BadRequest(f"map keys must be strings, got {kind_of(key)}")
+                    _check_str(key)
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _check_str(value)
+        elif value is None or isinstance(value, bool):
+            pass
+        elif isinstance(value, int):
+            if not _INT_MIN <= value <= _INT_MAX:
+                raise BadRequest("integer is out of range -2**63..2**64-1")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise BadRequest("NaN and infinite numbers are not allowed")
+        elif isinstance(value, bytes):
+            raise BadRequest("binary values are not allowed")
+        else:
+            raise BadRequest(f"values of type {kind_of(value)} are not allowed")
+
+
+def parse_frame(frame: bytes | bytearray | memoryview | str, max_size: int) -> dict[str, Any]:
+    """Parse one frame into a map of plain data, enforcing size, encoding and shape."""
+    obj: object
+    if isinstance(frame, str):
+        if len(frame) > max_size:
+            raise FrameTooLarge(f"frame is larger than {max_size} bytes")
+        try:
+            size = len(frame.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise BadRequest("text frame is not valid UTF-8") from None
+        if size > max_size:
+            raise FrameTooLarge(f"frame of {size} bytes is larger than {max_size} bytes")
+        try:
+            obj = json.loads(
+                frame,
+                object_pairs_hook=_pairs_to_map,
+                parse_constant=_reject_constant,
+                parse_float=_finite_float,
+            )
+        except _Reject as exc:
+            raise BadRequest(f"invalid JSON: {exc}") from None
+        except RecursionError:
+            raise BadRequest("frame is nested too deeply") from None
+        except ValueError as exc:
+            raise BadRequest(f"invalid JSON: {exc}") from None
+    elif isinstance(frame, (bytes, bytearray, memoryview)):
+        data = bytes(frame)
+        if len(data) > max_size:
+            raise FrameTooLarge(f"frame of {len(data)} bytes is larger than {max_size} bytes")
+        try:
+            obj = msgpack.unpackb(
+                data,
+                raw=False,
+                use_list=True,
+                strict_map_key=False,
+                object_pairs_hook=_pairs_to_map,
+                ext_hook=_reject_ext,
+            )
+        except _Reject as exc:
+            raise BadRequest(f"invalid msgpack: {exc}") from None
+        except RecursionError:
+            raise BadRequest("frame is nested too deeply") from None
+        except UnicodeDecodeError:
+            raise BadRequest("invalid msgpack: string is not valid UTF-8") from None
+        except msgpack.StackError:
+            raise BadRequest("frame is nested too deeply") from None
+        except (ValueError, msgpack.UnpackException) as exc:
+            raise BadRequest(f"invalid msgpack: {exc or type(exc).__name__}") from None
+    else:
+        raise TypeError(f"a frame is bytes (msgpack) or str (JSON), not {type(frame).__name__}")
+    if not isinstance(obj, dict):
+        raise BadRequest(f"frame must be a map, got {kind_of(obj)}")
+    check_tree(obj)
+    return obj
+
+
+def _load_message(obj: dict[str, Any], table: Mapping[str, type[M]]) -> M:
+    raw_id = obj.get("id")
+    msg_id = raw_id if type(raw_id) is int and 0 <= raw_id <= MAX_REQUEST_ID else None
+    if "type" not in obj:
+        raise BadRequest("missing field 'type'", id=msg_id)
+    type_name = obj["type"]
+    if not isinstance(type_name, str):
+        raise BadRequest(f"type: expected a string, got {kind_of(type_name)}", id=msg_id)
+    cls = table.get(type_name)
+    if cls is None:
+        raise UnknownType(f"unknown message type {type_name[:64]!r}", id=msg_id)
+    try:
+        return load_struct(cls, obj, ignore=_TYPE_FIELD)
+    except ProtocolError as exc:
+        raise type(exc)(f"{type_name}: {exc.message}", code=exc.code, id=msg_id) from None
+
+
+def decode(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> ClientMessage:
+    """Decode a frame received by the server into a request.
+
+    ``bytes`` are msgpack, ``str`` JSON. Raises :class:`ProtocolError` (never anything
+    else for ``bytes``/``str`` input) with ``id`` set whenever the frame held a valid id.
+    """
+    return _load_message(parse_frame(frame, max_size), CLIENT_MESSAGES)
+
+
+def decode_server(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> ServerMessage:
+    """Decode a frame received by a client into a server message (validated like ``decode``)."""
+    return _load_message(parse_frame(frame, max_size), SERVER_MESSAGES)
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+def _encode(
+    msg: Struct, table: Mapping[str, type[Struct]], binary: bool, max_size: int
+) -> bytes | str:
+    cls = type(msg)
+    type_name: str | None = getattr(cls, "type", None)
+    if type_name is None or table.get(type_name) is not cls:
+        raise EncodeError(f"{cls.__name__} is not a registered message class")
+    msg_id = getattr(msg, "id", None)
+    try:
+        body = dump_struct(msg)
+        wire: dict[str, Any] = {"type": type_name}
+        if "id" in body:
+            wire["id"] = body.pop("id")
+        wire.update(body)
+        check_tree(wire)
+    except ProtocolError as exc:
+        raise EncodeError(f"cannot encode {type_name}: {exc.message}", id=msg_id) from None
+    out: bytes | str
+    if binary:
+        out = msgpack.packb(wire, use_bin_type=True)
+        size = len(out)
+    else:
+        out = json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        size = len(out.encode("utf-8"))
+    if size > max_size:
+        raise EncodeError(
+            f"cannot encode {type_name}: {size} bytes is larger than {max_size}", id=msg_id
+        )
+    return out
+
+
+@overload
+def encode(msg: ServerMessage, binary: Literal[True], *, max_size: int = ...) -> bytes: ...
+@overload
+def encode(msg: ServerMessage, binary: Literal[False], *, max_size: int = ...) -> str: ...
+@overload
+def encode(msg: ServerMessage, binary: bool, *, max_size: int = ...) -> bytes | str: ...
+def encode(msg: ServerMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE) -> bytes | str:
+    """Encode a server message: msgpack ``bytes`` if ``binary`` else JSON ``str``.
+
+    The message is validated first; an invalid one raises :class:`EncodeError`.
+    """
+    return _encode(msg, SERVER_MESSAGES, binary, max_size)
+
+
+@overload
+def encode_request(msg: ClientMessage, binary: Literal[True], *, max_size: int = ...) -> bytes: ...
+@overload
+def encode_request(msg: ClientMessage, binary: Literal[False], *, max_size: int = ...) -> str: ...
+@overload
+def encode_request(msg: ClientMessage, binary: bool, *, max_size: int = ...) -> bytes | str: ...
+def encode_request(
+    msg: ClientMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE
+) -> bytes | str:
+    """Encode a request (client side), validated like :func:`encode`."""
+    return _encode(msg, CLIENT_MESSAGES, binary, max_size)

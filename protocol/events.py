@@ -1,0 +1,229 @@
+"""Server messages: replies to requests (carrying the request's ``id``) and pushes (no ``id``).
+
+Each server message is a frozen, keyword-only dataclass deriving from :class:`Reply`
+(has ``id``), :class:`Push` (no ``id``) or, for ``error`` only, :class:`ServerMessage`
+directly (its ``id`` is optional). Defining the class registers it in
+:data:`SERVER_MESSAGES`. Nested maps are typed structs: :class:`GameResult` and
+:class:`LeaderboardEntry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Annotated, Any, ClassVar
+
+from protocol.errors import ProtocolError
+from protocol.fields import (
+    TEXT,
+    Count,
+    DateText,
+    DisplayName,
+    EngineEvents,
+    ErrorCodeText,
+    Flag,
+    GameId,
+    Kind,
+    ListOf,
+    Millis,
+    MoveText,
+    PlayerId,
+    RankNo,
+    Reason,
+    RequestId,
+    Score,
+    Text,
+    Token,
+    VariantName,
+    VariantNames,
+    Version,
+    View,
+)
+from protocol.schema import Nested, Struct, fields_of, register
+
+_server_messages: dict[str, type[ServerMessage]] = {}
+
+SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = MappingProxyType(_server_messages)
+"""Every server message class by its wire ``type``."""
+
+
+# --- nested records --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameResult(Struct):
+    """How a game ended (or stands, if ``over`` is false). ``rank`` is the daily rank."""
+
+    won: Flag
+    over: Flag
+    cleared: Count
+    score: Score
+    time_ms: Millis
+    moves: Count
+    resigned: Flag
+    rank: RankNo | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderboardEntry(Struct):
+    """One line of a leaderboard; ``me`` marks the requesting player's own entry."""
+
+    rank: RankNo
+    player_id: PlayerId
+    name: DisplayName
+    won: Flag
+    cleared: Count
+    score: Score
+    time_ms: Millis
+    moves: Count
+    finished_at: Millis
+    me: Flag
+
+
+ResultMap = Annotated[GameResult, Nested(GameResult)]
+EntryMap = Annotated[LeaderboardEntry, Nested(LeaderboardEntry)]
+EntryList = Annotated[tuple[LeaderboardEntry, ...], ListOf(Nested(LeaderboardEntry), 0, 100)]
+
+
+# --- bases -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerMessage(Struct):
+    """Base class of every server message; ``type`` is the wire type."""
+
+    type: ClassVar[str]
+
+    def __init_subclass__(cls, *, type: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if type is not None:
+            cls.type = type
+            register(_server_messages, cls, type)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply(ServerMessage):
+    """A server message answering the request whose ``id`` it echoes."""
+
+    id: RequestId
+
+
+@dataclass(frozen=True, kw_only=True)
+class Push(ServerMessage):
+    """A server message sent unprompted; it has no ``id``."""
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorReply(ServerMessage, type="error"):
+    """A request failed. ``id`` is absent when the request's id could not be read."""
+
+    code: ErrorCodeText
+    message: Text
+    id: RequestId | None = None
+
+    @classmethod
+    def from_error(cls, error: ProtocolError, id: int | None = None) -> ErrorReply:
+        """The reply for ``error``; ``id`` overrides ``error.id`` when given."""
+        message = error.message
+        if len(message) > TEXT.max_len:
+            message = message[: TEXT.max_len - 3] + "..."
+        return cls(code=error.code, message=message, id=error.id if id is None else id)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Welcome(Reply, type="welcome"):
+    """Reply to ``hello``. ``token`` is present only when the player was just created:
+    the client must store it to resume the identity later."""
+
+    version: Version
+    player_id: PlayerId
+    name: DisplayName
+    server_time: Millis
+    variants: VariantNames
+    token: Token | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pong(Reply, type="pong"):
+    """Reply to ``ping``."""
+
+    server_time: Millis
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameState(Reply, type="game"):
+    """Reply to ``daily.start`` and ``game.get``: the whole visible state of a game."""
+
+    game_id: GameId
+    variant: VariantName
+    date: DateText
+    view: View
+    seq: Count
+    started_at: Millis
+    server_time: Millis
+    elapsed_ms: Millis
+    finished: Flag
+    result: ResultMap | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Moved(Reply, type="moved"):
+    """Reply to ``move`` and ``undo`` (whose ``move`` is ``"undo"``)."""
+
+    game_id: GameId
+    move: MoveText
+    seq: Count
+    events: EngineEvents
+    view: View
+    elapsed_ms: Millis
+    finished: Flag
+    result: ResultMap | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finished(Reply, type="finished"):
+    """Reply to ``resign``."""
+
+    game_id: GameId
+    result: ResultMap
+
+
+@dataclass(frozen=True, kw_only=True)
+class Leaderboard(Reply, type="leaderboard"):
+    """Reply to ``leaderboard.top`` and ``leaderboard.around``."""
+
+    variant: VariantName
+    date: DateText
+    kind: Kind
+    total: Count
+    offset: Count
+    entries: EntryList
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayerRank(Reply, type="rank"):
+    """Reply to ``leaderboard.rank``; ``entry`` is absent if the player has no result."""
+
+    variant: VariantName
+    date: DateText
+    total: Count
+    entry: EntryMap | None = None
+
+
+# --- pushes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shutdown(Push, type="shutdown"):
+    """The server is going away; reconnect after ``retry_after_ms``."""
+
+    reason: Reason
+    retry_after_ms: Millis
+
+
+for _cls in (GameResult, LeaderboardEntry, *_server_messages.values()):
+    fields_of(_cls)  # fail at import time, not on first use, if a declaration is wrong

@@ -1,0 +1,169 @@
+"""``Struct``: the base of every wire map, and the generic map <-> dataclass conversion.
+
+A struct is a frozen, keyword-only dataclass whose every field is annotated with a spec
+from :mod:`protocol.fields`. An optional field is written ``x: SomeType | None = None``; it
+is omitted from the wire when ``None`` and may be absent or ``null`` on input. Every other
+field must be present. Keys on the wire are the field names; unknown keys are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Annotated, Any, TypeVar, get_args, get_origin
+
+from protocol.errors import BadRequest
+from protocol.fields import Spec, kind_of
+
+S = TypeVar("S", bound="Struct")
+T = TypeVar("T")
+
+
+class Struct:
+    """Base class of messages and nested records. Subclasses are frozen dataclasses."""
+
+    def check(self) -> None:
+        """Cross-field validation, run after every field passed its spec.
+
+        Override to raise :class:`~protocol.errors.BadRequest`; the default accepts.
+        """
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldSpec:
+    """How one dataclass field is carried on the wire."""
+
+    name: str
+    spec: Spec
+    optional: bool
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _spec_of(hint: Any) -> tuple[Spec, bool] | None:
+    """``(spec, optional)`` from ``Annotated[T, spec]`` or ``Annotated[T, spec] | None``."""
+    optional = False
+    if get_origin(hint) in (typing.Union, types.UnionType):
+        args = get_args(hint)
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1 or len(args) != 2:
+            return None
+        hint, optional = rest[0], True
+    if get_origin(hint) is not Annotated:
+        return None
+    specs = [m for m in hint.__metadata__ if isinstance(m, Spec)]
+    return (specs[0], optional) if len(specs) == 1 else None
+
+
+_fields_cache: dict[type[Struct], tuple[FieldSpec, ...]] = {}
+
+
+def fields_of(cls: type[Struct]) -> tuple[FieldSpec, ...]:
+    """The wire fields of a struct class, in declaration order.
+
+    Raises ``TypeError`` for a class that is not a frozen dataclass of its own, a field
+    without exactly one spec, or an optional field whose default is not ``None``.
+    """
+    cached = _fields_cache.get(cls)
+    if cached is not None:
+        return cached
+    if "__dataclass_fields__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__} must be decorated with @dataclass(frozen=True, ...)")
+    if not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        raise TypeError(f"{cls.__name__} must be a frozen dataclass")
+    hints = typing.get_type_hints(cls, include_extras=True)
+    result = []
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        found = _spec_of(hints[field.name])
+        if found is None:
+            raise TypeError(f"{cls.__name__}.{field.name}: annotate with Annotated[T, spec]")
+        spec, optional = found
+        if optional and field.default is not None:
+            raise TypeError(f"{cls.__name__}.{field.name}: an optional field defaults to None")
+        result.append(FieldSpec(field.name, spec, optional))
+    _fields_cache[cls] = tuple(result)
+    return _fields_cache[cls]
+
+
+def load_struct(
+    cls: type[S], data: Mapping[str, object], path: str = "", ignore: frozenset[str] = frozenset()
+) -> S:
+    """Build ``cls`` from a parsed map, validating every field; keys in ``ignore`` are skipped."""
+    specs = fields_of(cls)
+    known = {f.name for f in specs} | ignore
+    unknown = sorted(str(k) for k in data if k not in known)
+    if unknown:
+        names = ", ".join(repr(_join(path, k)) for k in unknown)
+        raise BadRequest(f"unknown field{'s' if len(unknown) > 1 else ''} {names}")
+    values: dict[str, Any] = {}
+    for f in specs:
+        where = _join(path, f.name)
+        if f.name not in data:
+            if f.optional:
+                continue
+            field = cls.__dataclass_fields__[f.name]  # type: ignore[attr-defined]
+            if (
+                field.default is dataclasses.MISSING
+                and field.default_factory is dataclasses.MISSING
+            ):
+                raise BadRequest(f"missing field {where!r}")
+            continue
+        value = data[f.name]
+        if value is None and f.optional:
+            values[f.name] = None
+            continue
+        if value is None:
+            raise BadRequest(f"{where}: must not be null")
+        values[f.name] = f.spec.load(value, where)
+    obj = cls(**values)
+    obj.check()
+    return obj
+
+
+def dump_struct(obj: Struct, path: str = "") -> dict[str, Any]:
+    """The wire map of ``obj`` (optional ``None`` fields omitted), validating every field."""
+    out: dict[str, Any] = {}
+    for f in fields_of(type(obj)):
+        value = getattr(obj, f.name)
+        where = _join(path, f.name)
+        if value is None:
+            if f.optional:
+                continue
+            raise BadRequest(f"{where}: must not be None")
+        out[f.name] = f.spec.dump(value, where)
+    obj.check()
+    return out
+
+
+class Nested(Spec):
+    """A map carried as a typed struct (e.g. a game result or a leaderboard entry)."""
+
+    def __init__(self, cls: type[Struct]) -> None:
+        self.cls = cls
+
+    def load(self, value: object, path: str) -> Struct:
+        if not isinstance(value, dict):
+            raise BadRequest(f"{path}: expected a map, got {kind_of(value)}")
+        return load_struct(self.cls, value, path)
+
+    def dump(self, value: object, path: str) -> dict[str, Any]:
+        if not isinstance(value, self.cls):
+            raise BadRequest(f"{path}: expected {self.cls.__name__}, got {kind_of(value)}")
+        return dump_struct(value, path)
+
+
+_TYPE_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*", re.ASCII)
+
+
+def register(table: dict[str, type[T]], cls: type[T], type_name: str) -> None:
+    """Add ``cls`` to a message table under ``type_name`` (used by ``__init_subclass__``)."""
+    if _TYPE_NAME.fullmatch(type_name) is None:
+        raise TypeError(f"{cls.__name__}: bad message type name {type_name!r}")
+    if type_name in table:
+        raise TypeError(f"{cls.__name__}: type {type_name!r} already used by {table[type_name]}")
+    table[type_name] = cls

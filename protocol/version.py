@@ -1,0 +1,32 @@
+"""Protocol versions and their negotiation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from protocol.errors import UnsupportedVersion
+
+PROTOCOL_VERSION: Final = 1
+"""The newest protocol version this package implements."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1})
+"""Every protocol version this package can speak."""
+
+
+def negotiate(versions: Iterable[int], supported: Iterable[int] = SUPPORTED_VERSIONS) -> int:
+    """The highest version in both ``versions`` (the client's) and ``supported``.
+
+    Raises :class:`~protocol.errors.UnsupportedVersion` (``unsupported_version``) when
+    there is none.
+    """
+    offered = set(versions)
+    ours = set(supported)
+    common = offered & ours
+    if not common:
+        theirs = ", ".join(str(v) for v in sorted(offered)) or "none"
+        spoken = ", ".join(str(v) for v in sorted(ours))
+        raise UnsupportedVersion(
+            f"no common protocol version: client speaks {theirs}, server speaks {spoken}"
+        )
+    return max(common)

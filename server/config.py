@@ -1,0 +1,143 @@
+"""Server configuration: command-line flags with environment-variable fallbacks."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["APPENDFSYNC_CHOICES", "Config", "load_or_create_secret"]
+
+APPENDFSYNC_CHOICES = ("always", "everysec", "no")
+SECRET_FILE = "daily_secret"
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Immutable server settings; build with :meth:`from_args`."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    redis_url: str | None = None  # None: start an embedded redis-server in data_dir
+    data_dir: Path = Path("./data")
+    daily_secret: bytes = field(default=b"", repr=False)  # keep out of logs
+    log_level: str = "INFO"
+    max_msg_size: int = 64 * 1024
+    heartbeat: float = 20.0  # seconds between websocket pings
+    idle_timeout: float = 300.0  # seconds without client messages before disconnect
+    rate_limit: float = 20.0  # sustained client messages per second (token bucket rate)
+    rate_burst: int = 40  # token bucket capacity
+    send_queue_max: int = 64  # outbound messages queued per connection before dropping it
+    leaderboard_retention_days: int = 90
+    redis_appendfsync: str = "everysec"
+
+    @classmethod
+    def from_args(
+        cls, argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+    ) -> Config:
+        """Parse ``argv`` (flags win over ``env``, which defaults to ``os.environ``).
+
+        Without a configured daily secret one is generated once and persisted in
+        ``data_dir/daily_secret``, so daily deals survive restarts.
+        """
+        env = os.environ if env is None else env
+        d = cls()
+        p = argparse.ArgumentParser(prog="solitaire-server", description=__doc__)
+        p.add_argument("--host", default=env.get("SOLITAIRE_HOST", d.host))
+        p.add_argument("--port", type=int, default=int(env.get("SOLITAIRE_PORT", d.port)))
+        p.add_argument(
+            "--redis-url",
+            default=env.get("REDIS_URL") or None,
+            help="external Redis (redis://, rediss://, unix://); default: embedded redis-server",
+        )
+        p.add_argument(
+            "--data-dir", type=Path, default=Path(env.get("SOLITAIRE_DATA_DIR", d.data_dir))
+        )
+        p.add_argument(
+            "--daily-secret",
+            default=env.get("SOLITAIRE_DAILY_SECRET") or None,
+            help="secret for daily deal seeds (UTF-8 text); default: generated, kept in data dir",
+        )
+        p.add_argument(
+            "--log-level",
+            type=str.upper,
+            choices=_LOG_LEVELS,
+            default=env.get("SOLITAIRE_LOG_LEVEL", d.log_level).upper(),
+        )
+        p.add_argument("--max-msg-size", type=int, default=d.max_msg_size)
+        p.add_argument("--heartbeat", type=float, default=d.heartbeat)
+        p.add_argument("--idle-timeout", type=float, default=d.idle_timeout)
+        p.add_argument("--rate-limit", type=float, default=d.rate_limit)
+        p.add_argument("--rate-burst", type=int, default=d.rate_burst)
+        p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
+        p.add_argument(
+            "--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days
+        )
+        p.add_argument(
+            "--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync
+        )
+        a = p.parse_args(argv)
+
+        if not 0 <= a.port <= 65535:
+            p.error(f"--port out of range: {a.port}")
+        for name in ("max_msg_size", "rate_burst", "send_queue_max", "leaderboard_retention_days"):
+            if getattr(a, name) < 1:
+                p.error(f"--{name.replace('_', '-')} must be >= 1")
+        for name in ("heartbeat", "idle_timeout", "rate_limit"):
+            if getattr(a, name) <= 0:
+                p.error(f"--{name.replace('_', '-')} must be > 0")
+
+        data_dir: Path = a.data_dir
+        secret = a.daily_secret.encode() if a.daily_secret else load_or_create_secret(data_dir)
+        return cls(
+            host=a.host,
+            port=a.port,
+            redis_url=a.redis_url,
+            data_dir=data_dir,
+            daily_secret=secret,
+            log_level=a.log_level,
+            max_msg_size=a.max_msg_size,
+            heartbeat=a.heartbeat,
+            idle_timeout=a.idle_timeout,
+            rate_limit=a.rate_limit,
+            rate_burst=a.rate_burst,
+            send_queue_max=a.send_queue_max,
+            leaderboard_retention_days=a.leaderboard_retention_days,
+            redis_appendfsync=a.redis_appendfsync,
+        )
+
+    @property
+    def log_level_no(self) -> int:
+        """``log_level`` as a :mod:`logging` level number."""
+        return logging.getLevelNamesMapping()[self.log_level]
+
+
+def load_or_create_secret(data_dir: Path) -> bytes:
+    """Read ``data_dir/daily_secret`` (hex), creating it with 32 random bytes if missing.
+
+    Creation is race-free (O_EXCL): two servers starting at once agree on one secret.
+    """
+    path = data_dir / SECRET_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        # A concurrent creator may not have written it yet: give it a moment.
+        for _ in range(50):
+            text = path.read_text().strip()
+            if text:
+                return bytes.fromhex(text)
+            time.sleep(0.01)
+        raise ValueError(f"{path} is empty; delete it to generate a new secret") from None
+    secret = secrets.token_bytes(32)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret.hex() + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return secret

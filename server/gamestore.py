@@ -1,0 +1,332 @@
+"""Engine-agnostic persistence of daily games: a record hash plus an append-only move log.
+
+All writes are Lua scripts over keys sharing the day's hash tag, so every state change is
+atomic and single-slot. The caller must acknowledge a move only after :meth:`append_move`
+returns: the move is then in Redis (and its AOF).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import redis.asyncio
+
+from server import keys
+from server.errors import (
+    Conflict,
+    GameOver,
+    InvalidInput,
+    NotFound,
+    translate_redis_errors,
+)
+from server.leaderboard import (
+    LUA_WRITE_ENTRY,
+    Entry,
+    board_expire_at,
+    entry_from_json,
+    prepare_entry,
+)
+
+__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore"]
+
+UNDO = "undo"  # log text for an undo
+
+# KEYS: game. ARGV: expire_at, field, value, ... Creates the record unless it exists;
+# returns the (new or existing) record as a flat field/value list.
+_START_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+  redis.call('EXPIREAT', KEYS[1], ARGV[1])
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+# Appends to the log; the log inherits the record's TTL when the first move creates it.
+_LUA_PUSH = """
+local function push_move(game, log, text, now)
+  if redis.call('RPUSH', log, text) == 1 then
+    local ttl = redis.call('PTTL', game)
+    if ttl > 0 then redis.call('PEXPIRE', log, ttl) end
+  end
+  redis.call('HSET', game, 'last_move_at_ms', now)
+  return redis.call('HINCRBY', game, 'seq', 1)
+end
+"""
+
+# KEYS: game, log. ARGV: expected_seq, move, now_ms, max_moves.
+# Returns {0, new_seq} | {-1, 0} no game | {-2, seq} finished | {-3, seq} stale | {-4, seq} full.
+_APPEND_LUA = (
+    _LUA_PUSH
+    + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1, 0} end
+local seq = tonumber(st[2])
+if st[1] ~= 'playing' then return {-2, seq} end
+if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
+if seq >= tonumber(ARGV[4]) then return {-4, seq} end
+return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3])}
+"""
+)
+
+# KEYS: game, log, board, members, entries.
+# ARGV: expected_seq, has_final ('1'|'0'), final_move, now_ms, expire_at, pid,
+#       entry score, entry member, entry json, result field, value, ...
+# Returns {0, record, rank, entry_json} on first finish, {1, record, rank, entry_json} if the
+# game was already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+_FINISH_LUA = (
+    LUA_WRITE_ENTRY
+    + _LUA_PUSH
+    + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1} end
+local pid = ARGV[6]
+if st[1] == 'finished' then
+  return {1, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
+          redis.call('HGET', KEYS[5], pid) or ''}
+end
+if tonumber(st[2]) ~= tonumber(ARGV[1]) then return {-3, tonumber(st[2])} end
+if ARGV[2] == '1' then push_move(KEYS[1], KEYS[2], ARGV[3], ARGV[4]) end
+redis.call('HSET', KEYS[1], 'status', 'finished', 'finished_at_ms', ARGV[4], unpack(ARGV, 10))
+write_entry(KEYS[3], KEYS[4], KEYS[5], pid, ARGV[7], ARGV[8], ARGV[9], ARGV[5])
+return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
+        redis.call('HGET', KEYS[5], pid) or ''}
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalResult:
+    """Outcome of a game as judged by the engine; ``points`` is the ranking quantity
+    (cards cleared, or the foundation score for triple-deck variants)."""
+
+    won: bool
+    over: bool
+    resigned: bool
+    cleared: int
+    score: int
+    points: int
+    time_ms: int
+    moves: int
+    hints: int = 0
+
+    def fields(self) -> dict[str, int]:
+        return {
+            "won": int(self.won),
+            "over": int(self.over),
+            "resigned": int(self.resigned),
+            "cleared": int(self.cleared),
+            "score": int(self.score),
+            "points": int(self.points),
+            "time_ms": int(self.time_ms),
+            "moves": int(self.moves),
+            "hints": int(self.hints),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A stored game. ``seed`` is secret until the day is over: never send it to clients."""
+
+    game_id: str
+    kind: Literal["daily"]
+    variant: str
+    date: dt.date
+    player_id: str
+    seed: int
+    started_at_ms: int
+    status: Literal["playing", "finished"]
+    seq: int
+    last_move_at_ms: int
+    finished_at_ms: int | None = None
+    result: FinalResult | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+
+def _record(raw: dict[str, str] | list[str]) -> GameRecord:
+    d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
+    result = None
+    if d.get("status") == "finished":
+        result = FinalResult(
+            won=d["won"] == "1",
+            over=d["over"] == "1",
+            resigned=d["resigned"] == "1",
+            cleared=int(d["cleared"]),
+            score=int(d["score"]),
+            points=int(d["points"]),
+            time_ms=int(d["time_ms"]),
+            moves=int(d["moves"]),
+            hints=int(d.get("hints", 0)),
+        )
+    return GameRecord(
+        game_id=d["game_id"],
+        kind="daily",
+        variant=d["variant"],
+        date=dt.date.fromisoformat(d["date"]),
+        player_id=d["player_id"],
+        seed=int(d["seed"]),
+        started_at_ms=int(d["started_at_ms"]),
+        status="finished" if d["status"] == "finished" else "playing",
+        seq=int(d["seq"]),
+        last_move_at_ms=int(d["last_move_at_ms"]),
+        finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
+        result=result,
+    )
+
+
+class GameStore:
+    """Daily game persistence. ``redis`` must use ``decode_responses=True``."""
+
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        *,
+        retention_days: int = 90,
+        max_moves: int = 10_000,
+        max_move_len: int = 128,
+    ) -> None:
+        self._r = redis
+        self.retention_days = retention_days
+        self.max_moves = max_moves
+        self.max_move_len = max_move_len
+        self._start = redis.register_script(_START_LUA)
+        self._append = redis.register_script(_APPEND_LUA)
+        self._finish = redis.register_script(_FINISH_LUA)
+
+    @translate_redis_errors
+    async def start_daily(
+        self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
+    ) -> GameRecord:
+        """Create the player's one ranked game for (variant, date), or return the existing
+        one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
+        game_id = keys.daily_game_id(variant, date, player_id)
+        fields: dict[str, str | int] = {
+            "game_id": game_id,
+            "kind": "daily",
+            "variant": variant,
+            "date": date.isoformat(),
+            "player_id": player_id,
+            "seed": str(int(seed)),
+            "started_at_ms": now_ms,
+            "status": "playing",
+            "seq": 0,
+            "last_move_at_ms": now_ms,
+        }
+        args: list[str | int] = [board_expire_at(date, self.retention_days)]
+        for k, v in fields.items():
+            args += [k, v]
+        raw = await self._start(keys=[keys.daily_game(variant, date, player_id)], args=args)
+        return _record(raw)
+
+    @translate_redis_errors
+    async def get(self, game_id: str) -> GameRecord:
+        """The record without its log. Raises ``NotFound``."""
+        k = keys.parse_game_id(game_id)
+        raw = cast(dict[str, str], await self._r.hgetall(k.game))
+        if not raw:
+            raise NotFound("no such game")
+        return _record(raw)
+
+    @translate_redis_errors
+    async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:
+        """Record plus full move log, read consistently (MULTI). Raises ``NotFound``."""
+        k = keys.parse_game_id(game_id)
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.hgetall(k.game)
+            pipe.lrange(k.log, 0, -1)
+            raw, moves = await pipe.execute()
+        if not raw:
+            raise NotFound("no such game")
+        return _record(raw), list(moves)
+
+    @translate_redis_errors
+    async def append_move(
+        self, game_id: str, expected_seq: int, move_text: str, now_ms: int
+    ) -> int:
+        """Append one move if the log has exactly ``expected_seq`` entries; returns the new
+        seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq) or ``InvalidInput``."""
+        k = keys.parse_game_id(game_id)
+        self._check_move(move_text)
+        code, seq = await self._append(
+            keys=[k.game, k.log], args=[expected_seq, move_text, now_ms, self.max_moves]
+        )
+        if code == 0:
+            return int(seq)
+        raise _error(int(code), seq)
+
+    @translate_redis_errors
+    async def finish(
+        self,
+        game_id: str,
+        result: FinalResult,
+        name: str,
+        now_ms: int,
+        final_move: str | None,
+        expected_seq: int,
+    ) -> tuple[GameRecord, Entry]:
+        """Atomically (optionally) log ``final_move``, mark the game finished with ``result``
+        and write its leaderboard entry; returns the record and the entry with its rank now.
+
+        Exactly once: if the game is already finished nothing is written and the stored
+        record and entry are returned (so a retried finish is harmless).
+        Raises ``NotFound`` or ``Conflict`` (stale ``expected_seq``).
+        """
+        k = keys.parse_game_id(game_id)
+        if final_move is not None:
+            self._check_move(final_move)
+        entry = prepare_entry(
+            player_id=k.player_id,
+            name=name,
+            won=result.won,
+            cleared=result.cleared,
+            score=result.score,
+            points=result.points,
+            time_ms=result.time_ms,
+            moves=result.moves,
+            finished_at_ms=now_ms,
+            hints=result.hints,
+        )
+        args: list[str | int] = [
+            expected_seq,
+            "1" if final_move is not None else "0",
+            final_move or "",
+            now_ms,
+            board_expire_at(k.date, self.retention_days),
+            k.player_id,
+            entry.score,
+            entry.member,
+            entry.data,
+        ]
+        for f, v in result.fields().items():
+            args += [f, v]
+        res: list[Any] = await self._finish(
+            keys=[k.game, k.log, k.board, k.members, k.entries], args=args
+        )
+        code = int(res[0])
+        if code < 0:
+            raise _error(code, res[1] if len(res) > 1 else None)
+        record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
+        if not raw_entry:  # finished long ago and the board expired meanwhile
+            raise GameOver("game already finished")
+        return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    def _check_move(self, text: str) -> None:
+        if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
+            raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+def _error(code: int, seq: Any) -> Exception:
+    cur = int(seq) if seq is not None else None
+    if code == -1:
+        return NotFound("no such game")
+    if code == -2:
+        return GameOver("game already finished", current_seq=cur)
+    if code == -3:
+        return Conflict(f"stale seq (current {cur})", current_seq=cur)
+    if code == -4:
+        return InvalidInput("move limit reached")
+    return RuntimeError(f"unexpected script result {code}")

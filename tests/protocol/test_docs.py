@@ -1,0 +1,53 @@
+"""docs/protocol.md stays true: every JSON example decodes, the hex dumps are exact."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import msgpack
+import pytest
+
+import protocol as p
+
+DOC = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```(\w+)\n(.*?)```", DOC, re.S)
+JSON_EXAMPLES = [body for lang, body in BLOCKS if lang == "json"]
+
+
+def decode_any(frame: str | bytes) -> p.Struct:
+    try:
+        return p.decode(frame)
+    except p.UnknownType:
+        return p.decode_server(frame)
+
+
+def test_every_message_type_has_an_example() -> None:
+    types = {json.loads(body)["type"] for body in JSON_EXAMPLES}
+    assert types >= set(p.CLIENT_MESSAGES) | set(p.SERVER_MESSAGES)
+
+
+@pytest.mark.parametrize("body", JSON_EXAMPLES)
+def test_json_example_decodes(body: str) -> None:
+    msg = decode_any(body)
+    assert decode_any(msgpack.packb(json.loads(body))) == msg
+
+
+def test_hex_dumps_match_the_json_examples() -> None:
+    dumps = 0
+    for (lang, body), (next_lang, next_body) in itertools.pairwise(BLOCKS):
+        if lang != "json" or next_lang != "text" or not re.fullmatch(r"[0-9a-f \n]+", next_body):
+            continue
+        msg = p.decode(body)
+        assert p.encode_request(msg, True) == bytes.fromhex(next_body)
+        dumps += 1
+    assert dumps >= 3
+
+
+def test_session_transcript_requests_decode() -> None:
+    lines = [line[2:] for line in DOC.splitlines() if line.startswith("→ ")]
+    assert len(lines) >= 4
+    for line in lines:
+        p.decode(line)

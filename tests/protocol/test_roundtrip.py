@@ -1,0 +1,204 @@
+"""Every message survives encode -> decode unchanged, in msgpack and in JSON."""
+
+from __future__ import annotations
+
+import json
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import protocol as p
+from protocol.schema import Struct
+from tests.protocol.strategies import structs
+
+RESULT = p.GameResult(
+    won=True, over=True, cleared=52, score=-120, time_ms=93_000, moves=88, resigned=False, rank=3
+)
+ENTRY = p.LeaderboardEntry(
+    rank=1,
+    player_id="p_9f2c",
+    name="alice",
+    won=True,
+    cleared=52,
+    score=1200,
+    time_ms=61_250,
+    moves=74,
+    finished_at=1_718_000_000_000,
+    me=False,
+)
+VIEW = {"piles": [["3h", "Kd"], []], "stock": 24, "nested": {"a": [1.5, None, True]}}
+
+CLIENT_EXAMPLES: list[p.ClientMessage] = [
+    p.Hello(id=0, versions=(1,), name="alice"),
+    p.Hello(id=1, versions=(2, 1), token="A" * 16),
+    p.Ping(id=2),
+    p.DailyStart(id=3, variant="fourteen-out"),
+    p.GameGet(id=4, game_id="daily:2024-06-10:fourteen-out:p_1"),
+    p.Move(id=5, game_id="g1", move="3 7"),
+    p.Move(id=6, game_id="g1", move="w f", expected_seq=12),
+    p.Undo(id=7, game_id="g1"),
+    p.Undo(id=8, game_id="g1", expected_seq=0),
+    p.Resign(id=9, game_id="g1"),
+    p.LeaderboardTop(id=10, variant="klondike"),
+    p.LeaderboardTop(id=11, variant="klondike", date="2024-02-29", offset=40, limit=100),
+    p.LeaderboardAround(id=12, variant="klondike", k=50),
+    p.LeaderboardRank(id=2**31 - 1, variant="klondike", date="2024-06-10"),
+]
+
+SERVER_EXAMPLES: list[p.ServerMessage] = [
+    p.Welcome(
+        id=0,
+        version=1,
+        player_id="p_1",
+        name="alice",
+        token="tok_" + "x" * 20,
+        server_time=1_718_000_000_000,
+        variants=("fourteen-out", "klondike"),
+    ),
+    p.Welcome(id=0, version=1, player_id="p_1", name="alice", server_time=1, variants=()),
+    p.Pong(id=2, server_time=5),
+    p.GameState(
+        id=3,
+        game_id="g1",
+        variant="klondike",
+        date="2024-06-10",
+        view=VIEW,
+        seq=0,
+        started_at=1,
+        server_time=2,
+        elapsed_ms=1,
+        finished=False,
+    ),
+    p.GameState(
+        id=3,
+        game_id="g1",
+        variant="klondike",
+        date="2024-06-10",
+        view={},
+        seq=88,
+        started_at=1,
+        server_time=2,
+        elapsed_ms=1,
+        finished=True,
+        result=RESULT,
+    ),
+    p.Moved(
+        id=5,
+        game_id="g1",
+        move="3 7",
+        seq=1,
+        events=({"kind": "move", "from": 3, "to": 7}, {}),
+        view=VIEW,
+        elapsed_ms=3000,
+        finished=False,
+    ),
+    p.Finished(id=9, game_id="g1", result=RESULT),
+    p.Leaderboard(
+        id=10,
+        variant="klondike",
+        date="2024-06-10",
+        kind="daily",
+        total=1,
+        offset=0,
+        entries=(ENTRY, ENTRY),
+    ),
+    p.PlayerRank(id=12, variant="klondike", date="2024-06-10", total=0),
+    p.PlayerRank(id=12, variant="klondike", date="2024-06-10", total=7, entry=ENTRY),
+    p.ErrorReply(code="not_found", message="no such game", id=4),
+    p.ErrorReply(code=p.ErrorCode.BAD_REQUEST, message=""),
+    p.Shutdown(reason="deploy", retry_after_ms=5000),
+]
+
+
+def test_examples_cover_every_message_type() -> None:
+    assert {type(m) for m in CLIENT_EXAMPLES} == set(p.CLIENT_MESSAGES.values())
+    assert {type(m) for m in SERVER_EXAMPLES} == set(p.SERVER_MESSAGES.values())
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
+@pytest.mark.parametrize("msg", CLIENT_EXAMPLES, ids=lambda m: m.type)
+def test_request_round_trip(msg: p.ClientMessage, binary: bool) -> None:
+    frame = p.encode_request(msg, binary)
+    assert isinstance(frame, bytes if binary else str)
+    assert p.decode(frame) == msg
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
+@pytest.mark.parametrize("msg", SERVER_EXAMPLES, ids=lambda m: m.type)
+def test_server_round_trip(msg: p.ServerMessage, binary: bool) -> None:
+    frame = p.encode(msg, binary)
+    assert isinstance(frame, bytes if binary else str)
+    assert p.decode_server(frame) == msg
+
+
+@pytest.mark.parametrize("msg", CLIENT_EXAMPLES + SERVER_EXAMPLES, ids=lambda m: m.type)
+def test_msgpack_and_json_carry_the_same_map(msg: Struct) -> None:
+    if isinstance(msg, p.ClientMessage):
+        packed, text = p.encode_request(msg, True), p.encode_request(msg, False)
+    else:
+        assert isinstance(msg, p.ServerMessage)
+        packed, text = p.encode(msg, True), p.encode(msg, False)
+    assert msgpack.unpackb(packed) == json.loads(text)
+
+
+def test_envelope_layout() -> None:
+    wire = json.loads(p.encode_request(p.Move(id=7, game_id="g1", move="d"), False))
+    assert list(wire) == ["type", "id", "game_id", "move"]  # None fields are omitted
+    wire = json.loads(p.encode(p.ErrorReply(code="internal", message="x", id=3), False))
+    assert list(wire)[:2] == ["type", "id"]
+    assert "id" not in json.loads(p.encode(p.ErrorReply(code="internal", message="x"), False))
+    assert "id" not in json.loads(p.encode(p.Shutdown(reason="", retry_after_ms=0), False))
+
+
+def test_hello_bytes_are_stable() -> None:
+    # The same bytes are printed in docs/protocol.md.
+    frame = p.encode_request(p.Hello(id=1, versions=(1,), name="alice"), True)
+    assert (
+        frame.hex()
+        == "84a474797065a568656c6c6fa2696401a876657273696f6e739101a46e616d65a5616c696365"
+    )
+
+
+def test_null_means_absent_for_optional_fields() -> None:
+    frame = '{"type":"move","id":1,"game_id":"g","move":"d","expected_seq":null}'
+    assert p.decode(frame) == p.Move(id=1, game_id="g", move="d")
+    frame = '{"type":"rank","id":1,"variant":"k","date":"2024-01-01","total":0,"entry":null}'
+    assert p.decode_server(frame) == p.PlayerRank(id=1, variant="k", date="2024-01-01", total=0)
+
+
+def test_defaults_apply_when_absent() -> None:
+    msg = p.decode('{"type":"leaderboard.around","id":1,"variant":"k"}')
+    assert msg == p.LeaderboardAround(id=1, variant="k", date=None, k=5)
+    msg = p.decode('{"type":"leaderboard.top","id":1,"variant":"k"}')
+    assert isinstance(msg, p.LeaderboardTop)
+    assert (msg.offset, msg.limit) == (0, 20)
+
+
+def test_bytearray_and_memoryview_frames() -> None:
+    frame = p.encode_request(p.Ping(id=3), True)
+    assert p.decode(bytearray(frame)) == p.Ping(id=3)  # type: ignore[arg-type]
+    assert p.decode(memoryview(frame)) == p.Ping(id=3)  # type: ignore[arg-type]
+
+
+def test_non_ascii_text_survives() -> None:
+    msg = p.Shutdown(reason="maintenance – back soon ☕", retry_after_ms=1)
+    assert p.decode_server(p.encode(msg, False)) == msg
+    assert p.decode_server(p.encode(msg, True)) == msg
+
+
+@given(
+    msg=st.sampled_from(sorted(p.CLIENT_MESSAGES.values(), key=lambda c: c.type)).flatmap(structs),
+    binary=st.booleans(),
+)
+def test_any_valid_request_round_trips(msg: p.ClientMessage, binary: bool) -> None:
+    assert p.decode(p.encode_request(msg, binary)) == msg
+
+
+@given(
+    msg=st.sampled_from(sorted(p.SERVER_MESSAGES.values(), key=lambda c: c.type)).flatmap(structs),
+    binary=st.booleans(),
+)
+def test_any_valid_server_message_round_trips(msg: p.ServerMessage, binary: bool) -> None:
+    assert p.decode_server(p.encode(msg, binary)) == msg

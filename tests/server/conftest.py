@@ -1,0 +1,46 @@
+"""Shared fixtures for server tests: one real embedded redis-server for the whole session.
+
+Fixtures:
+    redis_url     (session)  ``unix://`` URL of the session's redis-server
+    redis_client  (function) fresh ``redis.asyncio.Redis`` (decode_responses=True) on a
+                             FLUSHDB'd database 0; closed with ``aclose()`` after the test
+    clock         (function) ``ManualClock`` at 2030-06-15 12:00 UTC
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+import redis.asyncio
+
+from server.clock import ManualClock
+from server.redis_embedded import EmbeddedRedis, connect
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Started synchronously from the main thread: no event-loop scope coupling with tests,
+    # and PR_SET_PDEATHSIG stays bound to a thread that lives for the whole session.
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    url = server.start_sync()
+    try:
+        yield url
+    finally:
+        server.stop_sync()
+
+
+@pytest_asyncio.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
+    client = connect(redis_url)
+    await client.flushdb()  # tests run serially; each starts from an empty database
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(1_907_755_200_000)  # 2030-06-15T12:00:00Z

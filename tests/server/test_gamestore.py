@@ -1,0 +1,196 @@
+"""GameStore against a real Redis: atomic appends, exactly-once finish."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+
+import pytest
+import redis.asyncio
+
+from server import keys
+from server.errors import Conflict, GameOver, InvalidInput, NotFound, StoreUnavailable
+from server.gamestore import UNDO, FinalResult, GameStore
+from server.leaderboard import BoardRef, Leaderboard
+from server.redis_embedded import connect
+
+D = dt.date(2030, 6, 15)
+T0 = 1_907_755_200_000
+WIN = FinalResult(
+    won=True, over=True, resigned=False, cleared=52, score=520, points=52, time_ms=90_000, moves=3
+)
+
+
+async def test_start_daily_is_idempotent(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    rec = await store.start_daily("klondike", D, "p1", 12345, T0)
+    assert rec.game_id == "d.klondike.2030-06-15.p1" == keys.daily_game_id("klondike", D, "p1")
+    assert (rec.kind, rec.variant, rec.date, rec.player_id) == ("daily", "klondike", D, "p1")
+    assert (rec.seed, rec.started_at_ms, rec.status, rec.seq) == (12345, T0, "playing", 0)
+    assert rec.result is None and rec.finished_at_ms is None and not rec.finished
+
+    await store.append_move(rec.game_id, 0, "w>t1", T0 + 10)
+    again = await store.start_daily("klondike", D, "p1", 999, T0 + 5_000)
+    assert again.seed == 12345 and again.started_at_ms == T0 and again.seq == 1
+
+    other = await store.start_daily("spider", D, "p1", 1, T0)
+    assert other.game_id != rec.game_id and other.seq == 0
+
+
+async def test_load_and_append(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    moves = ["s", "w>t3", UNDO, "t3>f1"]
+    for i, m in enumerate(moves):
+        assert await store.append_move(gid, i, m, T0 + i + 1) == i + 1
+    rec, log = await store.load(gid)
+    assert log == moves
+    assert rec.seq == 4 and rec.last_move_at_ms == T0 + 4
+    assert (await store.get(gid)) == rec
+    # The log inherits the record's retention TTL.
+    assert (
+        abs(
+            await redis_client.ttl(keys.daily_log("klondike", D, "p1"))
+            - await redis_client.ttl(keys.daily_game("klondike", D, "p1"))
+        )
+        <= 1
+    )
+
+
+async def test_append_conflicts(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client, max_moves=3, max_move_len=8)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    await store.append_move(gid, 0, "a", T0)
+    with pytest.raises(Conflict) as exc:
+        await store.append_move(gid, 0, "b", T0)
+    assert exc.value.current_seq == 1 and type(exc.value) is Conflict
+    with pytest.raises(Conflict):
+        await store.append_move(gid, 5, "b", T0)
+    with pytest.raises(InvalidInput):
+        await store.append_move(gid, 1, "x" * 9, T0)
+    with pytest.raises(InvalidInput):
+        await store.append_move(gid, 1, "", T0)
+    await store.append_move(gid, 1, "b", T0)
+    await store.append_move(gid, 2, "c", T0)
+    with pytest.raises(InvalidInput):  # max_moves reached
+        await store.append_move(gid, 3, "d", T0)
+    assert (await store.load(gid))[1] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "d.klondike.2030-06-15",
+        "d.klondike.2030-06-15.p1.x",
+        "d.klondike.2030-13-01.p1",
+        "d.Klondike.2030-06-15.p1",
+        "r.klondike.2030-06-15.p1",
+        "d.klon{dike}.2030-06-15.p1",
+        "d.klondike.2030-06-15.p 1",
+        "d.klondike.2030-06-15.unknownplayer",  # well-formed but absent
+        "d.klondike.2030-06-15.p1\n",
+    ],
+)
+async def test_bad_or_unknown_game_ids(redis_client: redis.asyncio.Redis, bad: str) -> None:
+    store = GameStore(redis_client)
+    await store.start_daily("klondike", D, "p1", 1, T0)
+    with pytest.raises(NotFound):
+        await store.load(bad)
+    with pytest.raises(NotFound):
+        await store.append_move(bad, 0, "x", T0)
+    with pytest.raises(NotFound):
+        await store.finish(bad, WIN, "n", T0, None, 0)
+
+
+async def test_concurrent_appends_same_seq_exactly_one_wins(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    results = await asyncio.gather(
+        *(store.append_move(gid, 0, f"m{i}", T0 + i) for i in range(50)), return_exceptions=True
+    )
+    wins = [r for r in results if r == 1]
+    assert len(wins) == 1
+    assert all(isinstance(r, Conflict) for r in results if r != 1)
+    rec, log = await store.load(gid)
+    assert rec.seq == 1 and len(log) == 1
+
+
+async def test_finish_with_final_move(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    await store.append_move(gid, 0, "a", T0 + 1)
+    await store.append_move(gid, 1, "b", T0 + 2)
+    rec, entry = await store.finish(gid, WIN, "Alice", T0 + 90_000, "c", 2)
+    assert rec.finished and rec.seq == 3 and rec.result == WIN
+    assert rec.finished_at_ms == rec.last_move_at_ms == T0 + 90_000
+    assert (entry.rank, entry.player_id, entry.name, entry.won) == (1, "p1", "Alice", True)
+    assert (await store.load(gid))[1] == ["a", "b", "c"]
+    with pytest.raises(GameOver):
+        await store.append_move(gid, 3, "d", T0 + 100_000)
+
+
+async def test_finish_exactly_once(redis_client: redis.asyncio.Redis) -> None:
+    store, lb = GameStore(redis_client), Leaderboard(redis_client)
+    board = BoardRef.daily("klondike", D)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    rec1, e1 = await store.finish(gid, WIN, "Alice", T0 + 1_000, None, 0)
+
+    worse = FinalResult(False, True, True, 3, 30, 3, 1, 1)
+    rec2, e2 = await store.finish(gid, worse, "Mallory", T0 + 2_000, "zzz", 0)
+    assert (rec2, e2) == (rec1, e1)  # stored result returned, nothing changed
+    rec3, log = await store.load(gid)
+    assert rec3 == rec1 and log == []
+    assert await lb.total(board) == 1
+    assert await lb.top(board) == [e1]
+    assert await redis_client.hlen(board.members_key) == 1
+
+
+async def test_concurrent_finishes_write_once(redis_client: redis.asyncio.Redis) -> None:
+    store, lb = GameStore(redis_client), Leaderboard(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    outs = await asyncio.gather(
+        *(store.finish(gid, WIN, f"n{i}", T0 + i, f"m{i}", 0) for i in range(20))
+    )
+    assert len({o for o in outs}) == 1
+    _, log = await store.load(gid)
+    assert len(log) == 1
+    assert await lb.total(BoardRef.daily("klondike", D)) == 1
+
+
+async def test_finish_stale_seq_writes_nothing(redis_client: redis.asyncio.Redis) -> None:
+    store, lb = GameStore(redis_client), Leaderboard(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    await store.append_move(gid, 0, "a", T0)
+    with pytest.raises(Conflict) as exc:
+        await store.finish(gid, WIN, "Alice", T0, "b", 0)
+    assert exc.value.current_seq == 1
+    rec, log = await store.load(gid)
+    assert rec.status == "playing" and log == ["a"]
+    assert await lb.total(BoardRef.daily("klondike", D)) == 0
+
+
+async def test_resigned_game_ranks_below_wins(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    a = (await store.start_daily("klondike", D, "quitter", 1, T0)).game_id
+    b = (await store.start_daily("klondike", D, "winner", 1, T0)).game_id
+    resign = FinalResult(False, False, True, 10, 50, 10, 5_000, 20)
+    _, ea = await store.finish(a, resign, "Q", T0 + 1, None, 0)
+    _, eb = await store.finish(b, WIN, "W", T0 + 2, None, 0)
+    assert (ea.rank, eb.rank) == (1, 1)  # ranks at the time of each finish
+    rec, _ = await store.load(a)
+    assert rec.result is not None and rec.result.resigned and not rec.result.won
+    top = await Leaderboard(redis_client).top(BoardRef.daily("klondike", D))
+    assert [e.player_id for e in top] == ["winner", "quitter"]
+
+
+async def test_unreachable_redis_is_store_unavailable(tmp_path: Path) -> None:
+    client = connect(f"unix://{tmp_path}/nothing.sock")
+    try:
+        with pytest.raises(StoreUnavailable):
+            await GameStore(client).load("d.klondike.2030-06-15.p1")
+    finally:
+        await client.aclose()

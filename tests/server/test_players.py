@@ -1,0 +1,96 @@
+"""PlayerRegistry against a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import pytest
+import redis.asyncio
+
+from server import keys
+from server.clock import ManualClock
+from server.errors import InvalidInput, NameTaken
+from server.players import PlayerRegistry, hash_token
+
+
+async def test_create_and_authenticate(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    reg = PlayerRegistry(redis_client, clock)
+    pid, token = await reg.create("Alice_1")
+    assert keys.valid_player_id(pid) and len(pid) == 12
+    assert len(token) == 32  # token_urlsafe(24): 192 bits
+
+    player = await reg.authenticate(token)
+    assert player is not None
+    assert (player.id, player.name, player.created_at_ms) == (pid, "Alice_1", clock.now_ms())
+    assert await reg.get(pid) == player
+    assert await reg.id_for_name("ALICE_1") == pid
+
+
+async def test_bad_tokens_do_not_authenticate(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    _, token = await reg.create("bob")
+    assert await reg.authenticate(token + "x") is None
+    assert await reg.authenticate("") is None
+    assert await reg.authenticate("a" * 10_000) is None
+    assert await reg.get("nope") is None
+    assert await reg.get("bad id with spaces") is None
+
+
+async def test_name_unique_ignoring_case(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    pid, _ = await reg.create("Carol")
+    for other in ("carol", "CAROL", "cArOl"):
+        with pytest.raises(NameTaken):
+            await reg.create(other)
+    # A refused create writes nothing: still exactly one player hash.
+    assert len([k async for k in redis_client.scan_iter(keys.player_pattern())]) == 1
+    assert await redis_client.hlen(keys.players_by_token()) == 1
+    assert (await reg.get(pid)).name == "Carol"  # type: ignore[union-attr]
+
+
+async def test_concurrent_creates_same_name_one_wins(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    results = await asyncio.gather(
+        *(reg.create(n) for n in ["dave", "Dave", "DAVE", "daVe"] * 5), return_exceptions=True
+    )
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    assert len(ok) == 1
+    assert all(isinstance(r, NameTaken) for r in results if isinstance(r, BaseException))
+
+
+async def test_invalid_names_rejected(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    for bad in ("ab", "x" * 21, "has space", "emoji🙂", "semi;colon"):
+        with pytest.raises(InvalidInput):
+            await reg.create(bad)
+
+
+async def test_token_stored_only_hashed(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    tokens = [(await reg.create(f"user{i}"))[1] for i in range(3)]
+    dump = []
+    async for key in redis_client.scan_iter("*"):
+        dump.append(key)
+        kind = await redis_client.type(key)
+        if kind == "hash":
+            for f, v in (await redis_client.hgetall(key)).items():
+                dump += [f, v]
+        else:
+            dump.append(repr(await redis_client.dump(key)))
+    blob = "\n".join(dump)
+    for token in tokens:
+        assert token not in blob
+        assert hash_token(token) == hashlib.sha256(token.encode()).hexdigest()
+        assert hash_token(token) in blob
+
+
+async def test_names_batch(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    a, _ = await reg.create("erin")
+    b, _ = await reg.create("frank")
+    got = await reg.names([a, b, a, "unknownpid00", "bad id"])
+    assert got == {a: "erin", b: "frank"}
+    assert await reg.names([]) == {}
