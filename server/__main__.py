@@ -1,0 +1,27 @@
+"""`solitaire-server`: run the WebSocket server (flags and environment: see --help)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from aiohttp import web
+
+from .app import create_app
+from .config import Config
+
+
+def main(argv: list[str] | None = None) -> None:
+    config = Config.from_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=config.log_level_no,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    logging.getLogger(__name__).info("listening on ws://%s:%d/ws", config.host, config.port)
+    # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
+    # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
+    web.run_app(create_app(config), host=config.host, port=config.port, print=None,
+                shutdown_timeout=5.0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The aiohttp application: `create_app(config)` wires Redis, services and routes.
+
+Routes: ``/ws`` (the protocol, docs/protocol.md), ``/healthz`` (process up), ``/readyz``
+(Redis reachable) and ``/metrics`` (Prometheus).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+import protocol as p
+
+from .clock import Clock, SystemClock
+from .config import Config
+from .connection import Connection
+from .handlers import HANDLERS
+from .metrics import Metrics
+from .redis_embedded import EmbeddedRedis, connect
+from .services import Services
+
+log = logging.getLogger(__name__)
+
+CONFIG = web.AppKey("config", Config)
+CLOCK = web.AppKey("clock", Clock)  # type: ignore[type-abstract]
+METRICS = web.AppKey("metrics", Metrics)
+SERVICES = web.AppKey("services", Services)
+SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
+
+#: How long clients are told to wait before reconnecting after a shutdown.
+RETRY_AFTER_MS = 2_000
+
+
+def create_app(config: Config, *, clock: Clock | None = None) -> web.Application:
+    """Build the app; Redis is connected (or started) when the app starts up."""
+    app = web.Application()
+    app[CONFIG] = config
+    app[CLOCK] = clock or SystemClock()
+    app[METRICS] = Metrics()
+    app[SOCKETS] = weakref.WeakSet()
+    app.cleanup_ctx.append(_redis_ctx)
+    app.on_shutdown.append(_close_sockets)
+    app.router.add_get("/ws", websocket)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
+    config = app[CONFIG]
+    embedded: EmbeddedRedis | None = None
+    url = config.redis_url
+    if url is None:
+        embedded = EmbeddedRedis(config.data_dir, config.redis_appendfsync)
+        url = await embedded.start()
+        log.info("embedded redis-server started at %s", url)
+    # Bounded timeouts: a Redis outage must turn into prompt `unavailable` replies, not hangs.
+    client = connect(url, socket_timeout=3.0, socket_connect_timeout=2.0,
+                     health_check_interval=15)
+    app[SERVICES] = Services.build(config, app[CLOCK], client, app[METRICS])
+    try:
+        yield
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            await embedded.stop()
+
+
+async def _close_sockets(app: web.Application) -> None:
+    """Tell every client the server is going away, then close with GOING_AWAY."""
+    conns = list(app[SOCKETS])
+    for conn in conns:
+        conn.send(p.Shutdown(reason="server shutting down", retry_after_ms=RETRY_AFTER_MS))
+    await asyncio.gather(*(c.flush(timeout=1.0) for c in conns), return_exceptions=True)
+    for conn in conns:
+        conn.closing = True
+        with contextlib.suppress(Exception):
+            await conn.ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+
+
+async def dispatch(conn: Connection, request: p.ClientMessage) -> p.ServerMessage:
+    return await HANDLERS[type(request)](conn, request)
+
+
+async def websocket(request: web.Request) -> web.WebSocketResponse:
+    app = request.app
+    config = app[CONFIG]
+    ws = web.WebSocketResponse(heartbeat=config.heartbeat, max_msg_size=config.max_msg_size,
+                               compress=False)
+    await ws.prepare(request)
+    conn = Connection(ws, app[SERVICES], dispatch)
+    app[SOCKETS].add(conn)
+    metrics = app[METRICS]
+    metrics.connections.inc()
+    writer = asyncio.create_task(conn.writer())
+    try:
+        while not ws.closed:
+            try:
+                msg = await ws.receive(timeout=config.idle_timeout)
+            except TimeoutError:
+                await ws.close(code=WSCloseCode.GOING_AWAY, message=b"idle timeout")
+                break
+            if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                await conn.handle_frame(msg.data)
+            elif msg.type == WSMsgType.ERROR:
+                log.info("websocket error: %s", ws.exception())
+                break
+            else:  # CLOSE, CLOSING, CLOSED
+                break
+    finally:
+        await conn.flush(timeout=1.0)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+        metrics.connections.dec()
+        app[SOCKETS].discard(conn)
+    return ws
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    try:
+        await asyncio.wait_for(request.app[SERVICES].redis.ping(), timeout=1.0)
+    except Exception as exc:
+        return web.json_response({"status": "unavailable", "error": str(exc)}, status=503)
+    return web.json_response({"status": "ready"})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body = request.app[METRICS].render()
+    return web.Response(body=body, content_type="text/plain", charset="utf-8")

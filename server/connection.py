@@ -1,0 +1,175 @@
+"""One WebSocket connection: decode, rate-limit, dispatch, reply in the client's own form.
+
+Outgoing frames go through a bounded queue drained by one writer task, so pushes never
+interleave with replies and a client that stops reading is disconnected instead of growing
+the server's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from aiohttp import WSCloseCode, web
+
+import protocol as p
+from engine import EngineError, IllegalMove
+
+from .errors import ServerError
+from .players import Player
+from .ratelimit import TokenBucket
+
+if TYPE_CHECKING:
+    from .services import Services
+
+log = logging.getLogger(__name__)
+
+Dispatch = Callable[["Connection", p.ClientMessage], Awaitable[p.ServerMessage]]
+
+#: Consecutive frames refused by the rate limiter before the connection is closed.
+FLOOD_CLOSE_AFTER = 50
+#: Requests a connection may make before `hello`.
+OPEN_REQUESTS = (p.Hello, p.Ping)
+
+
+class NotAuthenticated(p.ProtocolError):
+    def __init__(self) -> None:
+        super().__init__("say hello first", code=p.ErrorCode.NOT_AUTHENTICATED)
+
+
+def error_reply(exc: BaseException, req_id: int | None) -> p.ErrorReply:
+    """The error reply for an exception raised while handling a request."""
+    if isinstance(exc, p.ProtocolError):
+        return p.ErrorReply.from_error(exc, id=req_id)
+    if isinstance(exc, IllegalMove):
+        code, message = p.ErrorCode.ILLEGAL_MOVE, str(exc)
+    elif isinstance(exc, EngineError):
+        code, message = p.ErrorCode.NOT_FOUND, str(exc)
+    elif isinstance(exc, ServerError):
+        code, message = exc.code, str(exc)
+    else:
+        log.exception("internal error", exc_info=exc)
+        code, message = p.ErrorCode.INTERNAL, "internal server error"
+    return p.ErrorReply(code=code, message=message[:1000], id=req_id)
+
+
+class Connection:
+    """The state of one client connection."""
+
+    def __init__(self, ws: web.WebSocketResponse, services: Services,
+                 dispatch: Dispatch) -> None:
+        self.ws = ws
+        self.services = services
+        self.dispatch = dispatch
+        self.player: Player | None = None
+        self.version: int | None = None
+        self.binary = True  # the form of the client's latest frame; pushes use it too
+        cfg = services.config
+        self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, time.monotonic)
+        self.refused = 0
+        self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
+        self.closing = False
+
+    def require_player(self) -> Player:
+        if self.player is None:
+            raise NotAuthenticated()
+        return self.player
+
+    # -- outgoing -----------------------------------------------------------------------------
+
+    def send(self, message: p.ServerMessage) -> None:
+        """Queue a message; a client too slow to keep up is disconnected."""
+        if self.closing:
+            return
+        try:
+            frame = p.encode(message, self.binary)
+        except p.EncodeError:
+            log.exception("cannot encode %s", type(message).__name__)
+            frame = p.encode(p.ErrorReply(code=p.ErrorCode.INTERNAL, message="internal error",
+                                          id=getattr(message, "id", None)), self.binary)
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            log.warning("send queue full; closing a slow client")
+            self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow")
+
+    async def writer(self) -> None:
+        """Drain the send queue onto the socket until told to stop."""
+        while True:
+            frame = await self.queue.get()
+            if frame is None or self.ws.closed:
+                return
+            try:
+                if isinstance(frame, bytes):
+                    await self.ws.send_bytes(frame)
+                else:
+                    await self.ws.send_str(frame)
+            except (ConnectionError, RuntimeError):
+                return
+
+    async def flush(self, timeout: float = 2.0) -> None:
+        """Stop the writer after everything queued so far has been sent."""
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(None)
+        await asyncio.sleep(0)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.queue.empty() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+
+    def close_soon(self, code: int, reason: str) -> None:
+        if not self.closing:
+            self.closing = True
+            asyncio.get_running_loop().create_task(
+                self.ws.close(code=code, message=reason.encode()))
+
+    # -- incoming -----------------------------------------------------------------------------
+
+    async def handle_frame(self, frame: str | bytes) -> None:
+        """Answer one frame: a reply, or an error reply carrying the request id when known."""
+        self.binary = isinstance(frame, bytes)
+        metrics = self.services.metrics
+        if not self.bucket.take():
+            self.refused += 1
+            metrics.errors.labels("rate_limited").inc()
+            if self.refused >= FLOOD_CLOSE_AFTER:
+                self.close_soon(WSCloseCode.POLICY_VIOLATION, "rate limit exceeded")
+                return
+            self.send(p.ErrorReply(code=p.ErrorCode.RATE_LIMITED, id=_request_id(frame),
+                                   message="too many requests; slow down"))
+            return
+        self.refused = 0
+        started = time.perf_counter()
+        req_id: int | None = None
+        kind = "invalid"
+        try:
+            request = p.decode(frame, max_size=self.services.config.max_msg_size)
+            req_id, kind = request.id, request.type
+            metrics.messages.labels(kind).inc()
+            if self.player is None and not isinstance(request, OPEN_REQUESTS):
+                raise NotAuthenticated()
+            reply = await self.dispatch(self, request)
+        except Exception as exc:  # every failure becomes an error reply, never a crash
+            reply = error_reply(exc, req_id if req_id is not None else getattr(exc, "id", None))
+            metrics.errors.labels(str(reply.code)).inc()  # type: ignore[attr-defined]
+            if isinstance(exc, p.UnsupportedVersion):
+                self.send(reply)
+                self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
+                return
+        metrics.latency.labels(kind).observe(time.perf_counter() - started)
+        self.send(reply)
+
+
+def _request_id(frame: str | bytes) -> int | None:
+    """The request id of a frame the server will not process, when it is easy to read."""
+    try:
+        return p.decode(frame).id
+    except p.ProtocolError as exc:
+        return exc.id
+    except Exception:
+        return None
+
+

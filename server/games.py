@@ -1,0 +1,188 @@
+"""Authoritative play: engine games rebuilt from Redis, every move validated then persisted.
+
+A `LiveGame` is the engine state of one stored game, cached per process. Redis is the truth:
+every write carries the sequence number the cached state was built at, so a stale cache (the
+same player on another server process) is detected by the store, dropped and rebuilt.
+The one code path for daily games and races: races reuse `GameService` with their own records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from engine import UNDO, Game, IllegalMove, MoveResult, new_game
+
+from .clock import Clock
+from .errors import Conflict, GameOver, NotFound
+from .gamestore import FinalResult, GameRecord, GameStore
+from .keys import parse_game_id
+from .leaderboard import Entry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LiveGame:
+    """A stored game and its engine state at `seq` moves."""
+
+    record: GameRecord
+    game: Game
+    seq: int
+    last_move_at_ms: int
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Set when the engine state got ahead of Redis (a write failed): rebuild before use.
+    stale: bool = False
+
+    @property
+    def elapsed_ms(self) -> int:
+        """Server-measured time from the deal being served to the last move."""
+        return max(0, self.last_move_at_ms - self.record.started_at_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A move or undo that is durable in Redis."""
+
+    live: LiveGame
+    move: str
+    outcome: MoveResult
+    entry: Entry | None  # the leaderboard entry when this move ended the game
+
+
+class GameService:
+    """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
+
+    def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000) -> None:
+        self.store = store
+        self.clock = clock
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, LiveGame] = OrderedDict()
+
+    # -- loading ------------------------------------------------------------------------------
+
+    async def start_daily(self, variant: str, date: dt.date, player_id: str,
+                          seed: int) -> LiveGame:
+        """The player's game of the day: created now, or the one already started (resumed)."""
+        record = await self.store.start_daily(variant, date, player_id, seed,
+                                              self.clock.now_ms())
+        return await self.get(record.game_id, player_id)
+
+    async def get(self, game_id: str, player_id: str) -> LiveGame:
+        """The player's game, from the cache when it is current. Raises NotFound."""
+        ref = parse_game_id(game_id)
+        if ref.player_id != player_id:
+            raise NotFound("no such game")
+        live = self._cache.get(game_id)
+        if live is not None:
+            self._cache.move_to_end(game_id)
+            return live
+        return await self._load(game_id)
+
+    async def _load(self, game_id: str) -> LiveGame:
+        record, moves = await self.store.load(game_id)
+        game = new_game(record.variant, record.seed)
+        for line in moves:
+            game.play(line)  # the log only ever holds moves the engine accepted
+        live = LiveGame(record, game, len(moves), record.last_move_at_ms)
+        self._cache[game_id] = live
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return live
+
+    def forget(self, game_id: str) -> None:
+        self._cache.pop(game_id, None)
+
+    async def refresh(self, live: LiveGame) -> LiveGame:
+        """Reload a game whose cached state may be stale, keeping the lock object."""
+        self.forget(live.record.game_id)
+        fresh = await self._load(live.record.game_id)
+        fresh.lock = live.lock
+        return fresh
+
+    # -- playing ------------------------------------------------------------------------------
+
+    async def play(self, game_id: str, player_id: str, name: str, text: str,
+                   expected_seq: int | None) -> Played:
+        """Validate and persist one move (`undo` included); finish the game when it ends.
+
+        Raises IllegalMove (nothing changes), Conflict, GameOver, NotFound, StoreUnavailable.
+        """
+        live = await self.get(game_id, player_id)
+        async with live.lock:
+            if live.stale:
+                live = await self.refresh(live)
+            for attempt in range(2):
+                if live.record.finished:
+                    raise GameOver("the game is over")
+                if expected_seq is not None and expected_seq != live.seq:
+                    if attempt == 0:  # another process may have moved on: check Redis
+                        live = await self.refresh(live)
+                        continue
+                    raise Conflict(f"the game is at move {live.seq}, not {expected_seq}",
+                                   current_seq=live.seq)
+                try:
+                    return await self._play_locked(live, name, text)
+                except Conflict as exc:
+                    if isinstance(exc, GameOver) or attempt == 1:
+                        self.forget(game_id)
+                        raise
+                    live = await self.refresh(live)
+            raise AssertionError("unreachable")
+
+    async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
+        game = live.game
+        if text.strip().lower() == UNDO:
+            outcome, stored = game.undo(), UNDO
+        else:
+            move = game.parse_move(text)
+            outcome, stored = game.apply(move), str(move)
+        now = self.clock.now_ms()
+        try:
+            if game.over:
+                result = self._result(live, game, resigned=False, last_move_at=now)
+                record, entry = await self.store.finish(
+                    live.record.game_id, result, name, now, stored, live.seq)
+                live.record = record
+                live.seq += 1
+                live.last_move_at_ms = now
+                return Played(live, stored, outcome, entry)
+            live.seq = await self.store.append_move(live.record.game_id, live.seq, stored, now)
+            live.last_move_at_ms = now
+            return Played(live, stored, outcome, None)
+        except BaseException:
+            live.stale = True  # the engine moved on but Redis did not: rebuild before next use
+            self.forget(live.record.game_id)
+            raise
+
+    async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
+        """End the game now, as it stands; the result goes on the leaderboard once."""
+        live = await self.get(game_id, player_id)
+        async with live.lock:
+            if live.stale:
+                live = await self.refresh(live)
+            if live.record.finished:
+                raise GameOver("the game is over")
+            result = self._result(live, live.game, resigned=True,
+                                  last_move_at=live.last_move_at_ms)
+            try:
+                record, entry = await self.store.finish(
+                    game_id, result, name, self.clock.now_ms(), None, live.seq)
+            except Conflict:
+                self.forget(game_id)
+                raise
+            live.record = record
+            return live, entry
+
+    @staticmethod
+    def _result(live: LiveGame, game: Game, *, resigned: bool, last_move_at: int) -> FinalResult:
+        return FinalResult(
+            won=game.won, over=game.over, resigned=resigned, cleared=game.cleared,
+            score=game.score, points=game.points,
+            time_ms=max(0, last_move_at - live.record.started_at_ms), moves=game.moves)
+
+
+__all__ = ["GameService", "IllegalMove", "LiveGame", "Played"]

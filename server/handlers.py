@@ -1,0 +1,201 @@
+"""Request handlers, one per request class, dispatched through `HANDLERS`.
+
+A handler gets the connection and a validated request and returns the reply; it raises
+ProtocolError, ServerError or IllegalMove for error replies (see `connection.error_reply`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import protocol as p
+from engine import VARIANT_IDS
+
+from .connection import Connection
+from .daily import daily_seed, utc_date
+from .games import LiveGame
+from .leaderboard import BoardRef, Entry
+
+R = TypeVar("R", bound=p.ClientMessage)
+Handler = Callable[[Connection, Any], Awaitable[p.ServerMessage]]
+HANDLERS: dict[type[p.ClientMessage], Handler] = {}
+
+
+def handles(cls: type[R]) -> Callable[[Callable[[Connection, R], Awaitable[p.ServerMessage]]],
+                                      Callable[[Connection, R], Awaitable[p.ServerMessage]]]:
+    def register(fn: Callable[[Connection, R], Awaitable[p.ServerMessage]]
+                 ) -> Callable[[Connection, R], Awaitable[p.ServerMessage]]:
+        HANDLERS[cls] = fn
+        return fn
+    return register
+
+
+def _variant(name: str) -> str:
+    if name not in VARIANT_IDS:
+        raise p.ProtocolError(f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
+                              code=p.ErrorCode.NOT_FOUND)
+    return name
+
+
+def _date(conn: Connection, text: str | None) -> dt.date:
+    return dt.date.fromisoformat(text) if text else utc_date(conn.services.clock.now_ms())
+
+
+def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
+    r = live.record.result
+    if r is None:
+        return None
+    return p.GameResult(won=r.won, over=r.over, cleared=r.cleared, score=r.score,
+                        time_ms=r.time_ms, moves=r.moves, resigned=r.resigned,
+                        rank=entry.rank if entry else None)
+
+
+def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
+    return p.LeaderboardEntry(rank=e.rank, player_id=e.player_id, name=e.name, won=e.won,
+                              cleared=e.cleared, score=e.score, time_ms=e.time_ms,
+                              moves=e.moves, finished_at=e.finished_at_ms, me=e.player_id == me)
+
+
+# -- session -------------------------------------------------------------------------------
+
+
+@handles(p.Hello)
+async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
+    if conn.player is not None:
+        raise p.ProtocolError("already said hello on this connection", code=p.ErrorCode.CONFLICT)
+    version = p.negotiate(req.versions)
+    players = conn.services.players
+    token: str | None = None
+    if req.name is not None:
+        pid, token = await players.create(req.name)
+        player = await players.get(pid)
+    else:
+        assert req.token is not None
+        player = await players.authenticate(req.token)
+    if player is None:
+        raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
+    conn.player, conn.version = player, version
+    return p.Welcome(id=req.id, version=version, player_id=player.id, name=player.name,
+                     server_time=conn.services.clock.now_ms(), variants=VARIANT_IDS,
+                     token=token)
+
+
+@handles(p.Ping)
+async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+    return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
+
+
+# -- daily games -----------------------------------------------------------------------------
+
+
+async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
+    entry = None
+    if live.record.finished:
+        board = BoardRef.daily(live.record.variant, live.record.date)
+        entry = await conn.services.leaderboard.rank(board, live.record.player_id)
+    return p.GameState(
+        id=req_id, game_id=live.record.game_id, variant=live.record.variant,
+        date=live.record.date.isoformat(), view=live.game.view(), seq=live.seq,
+        started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
+        elapsed_ms=live.elapsed_ms, finished=live.record.finished,
+        result=result_of(live, entry))
+
+
+@handles(p.DailyStart)
+async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
+    player = conn.require_player()
+    variant = _variant(req.variant)
+    s = conn.services
+    date = utc_date(s.clock.now_ms())
+    seed = daily_seed(s.config.daily_secret, variant, date)
+    live = await s.games.start_daily(variant, date, player.id, seed)
+    return await _game_reply(conn, req.id, live)
+
+
+@handles(p.GameGet)
+async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
+    player = conn.require_player()
+    live = await conn.services.games.get(req.game_id, player.id)
+    return await _game_reply(conn, req.id, live)
+
+
+async def _play(conn: Connection, req_id: int, game_id: str, text: str,
+                expected_seq: int | None) -> p.ServerMessage:
+    player = conn.require_player()
+    s = conn.services
+    played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
+    live = played.live
+    s.metrics.moves.labels(live.record.variant).inc()
+    if played.entry is not None:
+        s.metrics.games_finished.labels(live.record.variant).inc()
+    return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
+                   events=tuple(played.outcome.events()), view=live.game.view(),
+                   elapsed_ms=live.elapsed_ms, finished=live.record.finished,
+                   result=result_of(live, played.entry))
+
+
+@handles(p.Move)
+async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
+    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq)
+
+
+@handles(p.Undo)
+async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
+    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq)
+
+
+@handles(p.Resign)
+async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
+    player = conn.require_player()
+    s = conn.services
+    live, entry = await s.games.resign(req.game_id, player.id, player.name)
+    s.metrics.games_finished.labels(live.record.variant).inc()
+    result = result_of(live, entry)
+    assert result is not None
+    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+
+
+# -- leaderboards ----------------------------------------------------------------------------
+
+
+@handles(p.LeaderboardTop)
+async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entries = await lb.top(board, req.offset, req.limit)
+    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
+                         total=await lb.total(board), offset=req.offset,
+                         entries=tuple(entry_of(e, player.id) for e in entries))
+
+
+@handles(p.LeaderboardAround)
+async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entries = await lb.around(board, player.id, req.k)
+    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
+                         total=await lb.total(board),
+                         offset=entries[0].rank - 1 if entries else 0,
+                         entries=tuple(entry_of(e, player.id) for e in entries))
+
+
+@handles(p.LeaderboardRank)
+async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entry = await lb.rank(board, player.id)
+    return p.PlayerRank(id=req.id, variant=req.variant, date=date.isoformat(),
+                        total=await lb.total(board),
+                        entry=entry_of(entry, player.id) if entry else None)
+
+
+missing = set(p.CLIENT_MESSAGES.values()) - set(HANDLERS)
+assert not missing, f"requests without a handler: {missing}"
