@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     """The display name in ``hello`` belongs to another player."""
     INVALID_NAME = "invalid_name"
     """The display name breaks the naming rules (3..20 of ``A-Z a-z 0-9 _ -``)."""
+    NOT_STARTED = "not_started"
+    """A move in a race game before the race's start time."""
     GAME_OVER = "game_over"
     """The game is already finished; moves, undos and resigns are refused."""
 

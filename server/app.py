@@ -21,10 +21,13 @@ from .config import Config
 from .connection import Connection
 from .handlers import HANDLERS
 from .metrics import Metrics
+from .race_handlers import register as register_race_handlers
+from .racehub import RaceHub
 from .redis_embedded import EmbeddedRedis, connect
 from .services import Services
 
 log = logging.getLogger(__name__)
+register_race_handlers()
 
 CONFIG = web.AppKey("config", Config)
 CLOCK = web.AppKey("clock", Clock)  # type: ignore[type-abstract]
@@ -63,10 +66,14 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     # Bounded timeouts: a Redis outage must turn into prompt `unavailable` replies, not hangs.
     client = connect(url, socket_timeout=3.0, socket_connect_timeout=2.0,
                      health_check_interval=15)
-    app[SERVICES] = Services.build(config, app[CLOCK], client, app[METRICS])
+    services = Services.build(config, app[CLOCK], client, app[METRICS])
+    services.hub = RaceHub(services)
+    services.hub.start()
+    app[SERVICES] = services
     try:
         yield
     finally:
+        await services.hub.stop()
         await client.aclose()
         if embedded is not None:
             await embedded.stop()
@@ -120,6 +127,9 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
             await writer
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
+        hub = app[SERVICES].hub
+        if hub is not None:
+            await hub.detach(conn)
     return ws
 
 

@@ -36,6 +36,10 @@ class Config:
     send_queue_max: int = 64  # outbound messages queued per connection before dropping it
     leaderboard_retention_days: int = 90
     redis_appendfsync: str = "everysec"
+    race_countdown_ms: int = 3_000  # between a race being dealt and its start
+    race_time_limit_ms: int = 600_000
+    race_grace_ms: int = 30_000  # a disconnected racer may come back within this
+    race_fill_wait_ms: int = 15_000  # a group race starts with >= 2 racers after this wait
 
     @classmethod
     def from_args(
@@ -82,6 +86,10 @@ class Config:
         p.add_argument(
             "--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync
         )
+        p.add_argument("--race-countdown-ms", type=int, default=d.race_countdown_ms)
+        p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
+        p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
+        p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
         a = p.parse_args(argv)
 
         if not 0 <= a.port <= 65535:
@@ -110,6 +118,10 @@ class Config:
             send_queue_max=a.send_queue_max,
             leaderboard_retention_days=a.leaderboard_retention_days,
             redis_appendfsync=a.redis_appendfsync,
+            race_countdown_ms=a.race_countdown_ms,
+            race_time_limit_ms=a.race_time_limit_ms,
+            race_grace_ms=a.race_grace_ms,
+            race_fill_wait_ms=a.race_fill_wait_ms,
         )
 
     @property

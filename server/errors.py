@@ -6,6 +6,7 @@ Hierarchy; each class's ``code`` is the matching ``protocol.errors.ErrorCode`` v
     ├── StoreUnavailable        "unavailable"   Redis unreachable / embedded redis won't start
     ├── InvalidInput            "bad_request"   malformed name, move text too long, ...
     ├── NotFound                "not_found"     unknown / malformed game id, unknown player
+    ├── NotStarted              "not_started"   a race move before the race's start time
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
         └── NameTaken           "name_taken"    name in use (compared casefolded)
@@ -25,6 +26,7 @@ __all__ = [
     "InvalidInput",
     "NameTaken",
     "NotFound",
+    "NotStarted",
     "ServerError",
     "StoreUnavailable",
     "translate_redis_errors",
@@ -53,6 +55,12 @@ class NotFound(ServerError):
     """The referenced game or player does not exist (or the id is malformed)."""
 
     code = "not_found"
+
+
+class NotStarted(ServerError):
+    """A move in a race game before the race has started."""
+
+    code = "not_started"
 
 
 class Conflict(ServerError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from engine import UNDO, Game, IllegalMove, MoveResult, new_game
 
 from .clock import Clock
-from .errors import Conflict, GameOver, NotFound
+from .errors import Conflict, GameOver, NotFound, NotStarted
 from .gamestore import FinalResult, GameRecord, GameStore
 from .keys import parse_game_id
 from .leaderboard import Entry
@@ -135,6 +135,8 @@ class GameService:
 
     async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
         game = live.game
+        if self.clock.now_ms() < live.record.started_at_ms:
+            raise NotStarted("the race has not started yet")
         if text.strip().lower() == UNDO:
             outcome, stored = game.undo(), UNDO
         else:
@@ -176,6 +178,28 @@ class GameService:
                 raise
             live.record = record
             return live, entry
+
+    async def close(self, game_id: str, player_id: str, name: str, *,
+                    resigned: bool) -> tuple[LiveGame, Entry]:
+        """Finish the game as it stands unless it already is (a race ending); exactly once."""
+        for _attempt in range(3):
+            live = await self.get(game_id, player_id)
+            async with live.lock:
+                if live.stale or live.record.finished:
+                    live = await self.refresh(live)
+                result = self._result(live, live.game, resigned=resigned and not
+                                      live.record.finished, last_move_at=live.last_move_at_ms)
+                try:
+                    record, entry = await self.store.finish(
+                        game_id, result, name, self.clock.now_ms(), None, live.seq)
+                except Conflict as exc:
+                    if isinstance(exc, GameOver):
+                        raise
+                    self.forget(game_id)
+                    continue
+                live.record = record
+                return live, entry
+        raise Conflict("the game kept changing while it was being closed")
 
     @staticmethod
     def _result(live: LiveGame, game: Game, *, resigned: bool, last_move_at: int) -> FinalResult:

@@ -130,7 +130,7 @@ class GameRecord:
     """A stored game. ``seed`` is secret until the day is over: never send it to clients."""
 
     game_id: str
-    kind: Literal["daily"]
+    kind: Literal["daily", "race"]
     variant: str
     date: dt.date
     player_id: str
@@ -164,7 +164,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         )
     return GameRecord(
         game_id=d["game_id"],
-        kind="daily",
+        kind="race" if d.get("kind") == "race" else "daily",
         variant=d["variant"],
         date=dt.date.fromisoformat(d["date"]),
         player_id=d["player_id"],
@@ -197,29 +197,37 @@ class GameStore:
         self._append = redis.register_script(_APPEND_LUA)
         self._finish = redis.register_script(_FINISH_LUA)
 
-    @translate_redis_errors
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
     ) -> GameRecord:
         """Create the player's one ranked game for (variant, date), or return the existing
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
+        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+
+    @translate_redis_errors
+    async def start_game(
+        self, game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+    ) -> GameRecord:
+        """Create a game record unless it exists (then return it unchanged). The game's time
+        counts from ``started_at_ms``: when the deal is served, or when a race starts."""
+        k = keys.parse_game_id(game_id)
         fields: dict[str, str | int] = {
             "game_id": game_id,
-            "kind": "daily",
+            "kind": kind,
             "variant": variant,
-            "date": date.isoformat(),
-            "player_id": player_id,
+            "date": k.date.isoformat(),
+            "player_id": k.player_id,
             "seed": str(int(seed)),
-            "started_at_ms": now_ms,
+            "started_at_ms": started_at_ms,
             "status": "playing",
             "seq": 0,
-            "last_move_at_ms": now_ms,
+            "last_move_at_ms": started_at_ms,
         }
-        args: list[str | int] = [board_expire_at(date, self.retention_days)]
-        for k, v in fields.items():
-            args += [k, v]
-        raw = await self._start(keys=[keys.daily_game(variant, date, player_id)], args=args)
+        args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
+        for name, v in fields.items():
+            args += [name, v]
+        raw = await self._start(keys=[k.game], args=args)
         return _record(raw)
 
     @translate_redis_errors

@@ -130,10 +130,21 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     s.metrics.moves.labels(live.record.variant).inc()
     if played.entry is not None:
         s.metrics.games_finished.labels(live.record.variant).inc()
+    await _after_play(conn, live)
     return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
                    events=tuple(played.outcome.events()), view=live.game.view(),
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))
+
+
+async def _after_play(conn: Connection, live: LiveGame) -> None:
+    """Race games tell the race about every move (progress, and maybe the end)."""
+    if live.record.kind == "race":
+        s = conn.services
+        race_id = live.record.game_id.split(".")[1]
+        if s.hub is not None:
+            await s.hub.attach(conn, race_id)
+        await s.races.on_played(live)
 
 
 @handles(p.Move)
@@ -152,6 +163,7 @@ async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
     s = conn.services
     live, entry = await s.games.resign(req.game_id, player.id, player.name)
     s.metrics.games_finished.labels(live.record.variant).inc()
+    await _after_play(conn, live)
     result = result_of(live, entry)
     assert result is not None
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
@@ -197,5 +209,3 @@ async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.Server
                         entry=entry_of(entry, player.id) if entry else None)
 
 
-missing = set(p.CLIENT_MESSAGES.values()) - set(HANDLERS)
-assert not missing, f"requests without a handler: {missing}"

@@ -11,9 +11,30 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
     sol:{d:<variant>:<date>}:g:<pid>         hash   game record
     sol:{d:<variant>:<date>}:log:<pid>       list   move texts in order ("undo" for undo)
-    sol:{r:<race_id>}:...                    reserved for races
+    sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
+    sol:{r:<race_id>}:racers                 hash   pid -> name
+    sol:{r:<race_id>}:order                  list   pids in joining order
+    sol:{r:<race_id>}:seen                   hash   pid -> last time a server saw it connected
+    sol:{r:<race_id>}:progress               hash   pid -> progress JSON (never a card)
+    sol:{r:<race_id>}:events                 stream the race's versioned public event log
+    sol:{r:<race_id>}:board|members|entries  the race's own standings, as a daily board
+    sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
+    sol:{rooms}:code:<CODE>                  string private room code -> race id
+    sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
+    sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
+    sol:{q}:inrace                           hash   pid -> race id of the player's current race
+    sol:{ra}:active                          zset   race id -> time its next deadline is due
+    sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
+    sol:{rt:<variant>}:stats                 hash   pid -> rating JSON (mu, sigma, wins, ...)
+    sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
+    sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
+    sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
 
-Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games).
+Channels (pub/sub fan-out between server processes): ``sol:chan:race:<race_id>`` and
+``sol:chan:player:<pid>``.
+
+Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
+(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``).
 """
 
 from __future__ import annotations
@@ -50,6 +71,7 @@ _VARIANT_RE = re.compile(r"[a-z0-9_-]{1,32}")
 _PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _RACE_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
+_RACE_GAME_RE = re.compile(r"r\.((\d{8})-[A-Za-z0-9_]{4,24})\.([A-Za-z0-9_-]{1,32})")
 
 
 def valid_variant(variant: str) -> bool:
@@ -167,8 +189,16 @@ def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
     return f"d.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
 
 
-def parse_game_id(game_id: str) -> DailyGameKeys:
+def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
+    r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if r is not None:
+        race_id, day, pid = r.groups()
+        try:
+            date = dt.datetime.strptime(day, "%Y%m%d").date()
+        except ValueError:
+            raise NotFound("no such game") from None
+        return RaceGameKeys(game_id, race_id, date, pid)
     m = _GAME_ID_RE.fullmatch(game_id) if isinstance(game_id, str) else None
     if m is None:
         raise NotFound("no such game")
@@ -178,3 +208,117 @@ def parse_game_id(game_id: str) -> DailyGameKeys:
     except ValueError:
         raise NotFound("no such game") from None
     return DailyGameKeys(game_id, variant, date, pid)
+
+
+# -- races --------------------------------------------------------------------------------
+
+
+def _race(race_id: str, name: str) -> str:
+    return f"{PREFIX}{race_tag(race_id)}:{name}"
+
+
+def race(race_id: str) -> str:
+    return _race(race_id, "race")
+
+
+def race_racers(race_id: str) -> str:
+    return _race(race_id, "racers")
+
+
+def race_order(race_id: str) -> str:
+    return _race(race_id, "order")
+
+
+def race_seen(race_id: str) -> str:
+    return _race(race_id, "seen")
+
+
+def race_progress(race_id: str) -> str:
+    return _race(race_id, "progress")
+
+
+def race_events(race_id: str) -> str:
+    return _race(race_id, "events")
+
+
+def race_game_id(race_id: str, pid: str) -> str:
+    race_tag(race_id)
+    return f"r.{race_id}.{_pid(pid)}"
+
+
+def race_channel(race_id: str) -> str:
+    return f"{PREFIX}chan:race:{race_id}"
+
+
+def player_channel(pid: str) -> str:
+    return f"{PREFIX}chan:player:{_pid(pid)}"
+
+
+def room_code(code: str) -> str:
+    return f"{PREFIX}{{rooms}}:code:{code}"
+
+
+def race_queue(variant: str, size: int) -> str:
+    return f"{PREFIX}{{q}}:{_variant(variant)}:{int(size)}"
+
+
+def race_queue_who() -> str:
+    return f"{PREFIX}{{q}}:who"
+
+
+def race_inrace() -> str:
+    return f"{PREFIX}{{q}}:inrace"
+
+
+def races_active() -> str:
+    return f"{PREFIX}{{ra}}:active"
+
+
+def rating_board(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:board"
+
+
+def rating_stats(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:stats"
+
+
+def rating_applied(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:applied"
+
+
+def rating_recent(variant: str, pid: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:recent:{_pid(pid)}"
+
+
+def race_wins_board(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:board"
+
+
+@dataclass(frozen=True, slots=True)
+class RaceGameKeys:
+    """A parsed race game id; the race's own standings play the part of the daily board."""
+
+    game_id: str
+    race_id: str
+    date: dt.date
+    player_id: str
+
+    @property
+    def game(self) -> str:
+        return _race(self.race_id, f"g:{self.player_id}")
+
+    @property
+    def log(self) -> str:
+        return _race(self.race_id, f"log:{self.player_id}")
+
+    @property
+    def board(self) -> str:
+        return _race(self.race_id, "board")
+
+    @property
+    def members(self) -> str:
+        return _race(self.race_id, "members")
+
+    @property
+    def entries(self) -> str:
+        return _race(self.race_id, "entries")

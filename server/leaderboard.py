@@ -90,27 +90,24 @@ def decode_rank_key(key: int) -> RankKey:
 
 @dataclass(frozen=True, slots=True)
 class BoardRef:
-    """Identifies one leaderboard; only daily boards exist so far (races will add kinds)."""
+    """Identifies one ranked board: a day's board of a variant, or one race's standings."""
 
-    kind: Literal["daily"]
+    kind: Literal["daily", "race"]
     variant: str
     date: dt.date
+    board_key: str
+    members_key: str
+    entries_key: str
 
     @classmethod
     def daily(cls, variant: str, date: dt.date) -> BoardRef:
-        return cls("daily", variant, date)
+        return cls("daily", variant, date, keys.daily_board(variant, date),
+                   keys.daily_members(variant, date), keys.daily_entries(variant, date))
 
-    @property
-    def board_key(self) -> str:
-        return keys.daily_board(self.variant, self.date)
-
-    @property
-    def members_key(self) -> str:
-        return keys.daily_members(self.variant, self.date)
-
-    @property
-    def entries_key(self) -> str:
-        return keys.daily_entries(self.variant, self.date)
+    @classmethod
+    def race(cls, variant: str, race_id: str) -> BoardRef:
+        k = keys.parse_game_id(keys.race_game_id(race_id, "_"))
+        return cls("race", variant, k.date, k.board, k.members, k.entries)
 
 
 @dataclass(frozen=True, slots=True)

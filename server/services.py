@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import redis.asyncio
 
@@ -13,6 +14,15 @@ from .gamestore import GameStore
 from .leaderboard import Leaderboard
 from .metrics import Metrics
 from .players import PlayerRegistry
+from .races import RaceService, RaceSettings
+from .racestore import RaceStore
+from .ratings import RaceBoards
+
+if TYPE_CHECKING:
+    from .racehub import RaceHub
+
+#: Races are kept this long in Redis after they are created.
+RACE_TTL_MS = 7 * 86_400_000
 
 
 @dataclass
@@ -25,11 +35,22 @@ class Services:
     games: GameService
     leaderboard: Leaderboard
     metrics: Metrics
+    races: RaceService
+    hub: RaceHub | None = None  # set when the app starts its background tasks
 
     @classmethod
     def build(cls, config: Config, clock: Clock, client: redis.asyncio.Redis,
               metrics: Metrics) -> Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
-        return cls(config=config, clock=clock, redis=client, players=PlayerRegistry(client, clock),
-                   store=store, games=GameService(store, clock), leaderboard=Leaderboard(client),
-                   metrics=metrics)
+        games = GameService(store, clock)
+        players = PlayerRegistry(client, clock)
+        leaderboard = Leaderboard(client)
+        settings = RaceSettings(countdown_ms=config.race_countdown_ms,
+                                time_limit_ms=config.race_time_limit_ms,
+                                grace_ms=config.race_grace_ms,
+                                fill_wait_ms=config.race_fill_wait_ms)
+        races = RaceService(RaceStore(client, RACE_TTL_MS), games,
+                            RaceBoards(client, config.leaderboard_retention_days), leaderboard,
+                            players, clock, settings)
+        return cls(config=config, clock=clock, redis=client, players=players, store=store,
+                   games=games, leaderboard=leaderboard, metrics=metrics, races=races)

@@ -1,0 +1,296 @@
+"""Race messages: matchmaking, private rooms, live progress and race leaderboards.
+
+Racers play with the ordinary ``move`` / ``undo`` / ``resign`` requests on the race game id
+they receive in ``race.started``; everything here is about the race around those games.
+Race events (``race.event``) are public: they never carry a card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Final
+
+from protocol.events import Push, Reply
+from protocol.fields import (
+    Count,
+    DateText,
+    DisplayName,
+    Flag,
+    GameId,
+    Int,
+    JsonMap,
+    ListOf,
+    Millis,
+    Offset,
+    PlayerId,
+    Score,
+    Str,
+    VariantName,
+    View,
+)
+from protocol.messages import ClientMessage
+from protocol.schema import Nested, Struct, fields_of
+
+RACE_ID: Final = Str(1, 64, r"[A-Za-z0-9_-]{1,64}", "a race id")
+ROOM_CODE: Final = Str(4, 8, r"[A-Z0-9]{4,8}", "a room code of 4-8 capital letters or digits")
+STATUS: Final = Str(1, 16, r"open|countdown|running|finished", "a race status")
+BOARD: Final = Str(1, 8, r"rating|wins", "'rating' or 'wins'")
+
+RaceId = Annotated[str, RACE_ID]
+RoomCode = Annotated[str, ROOM_CODE]
+GroupSize = Annotated[int, Int(2, 8)]
+Status = Annotated[str, STATUS]
+BoardName = Annotated[str, BOARD]
+Event = Annotated[dict[str, object], JsonMap()]
+Events = Annotated[tuple[dict[str, object], ...], ListOf(JsonMap(), 0, 1000)]
+SmallLimit = Annotated[int, Int(1, 100)]
+Around = Annotated[int, Int(1, 50)]
+Recent = Annotated[int, Int(1, 50)]
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceQueue(ClientMessage, type="race.queue"):
+    """Wait for opponents on ``variant``: ``size`` 2 is head-to-head, up to 8 a group race
+    (started with at least 2 racers when the group has not filled after a short wait)."""
+
+    variant: VariantName
+    size: GroupSize = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceLeave(ClientMessage, type="race.leave"):
+    """Leave the queue, or a private room that has not started."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceCreate(ClientMessage, type="race.create"):
+    """Open a private room for up to ``size`` racers; its code is shared out of band."""
+
+    variant: VariantName
+    size: GroupSize = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceJoin(ClientMessage, type="race.join"):
+    """Enter a private room by its code."""
+
+    code: RoomCode
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceStart(ClientMessage, type="race.start"):
+    """Start a private room (its creator only, with at least two racers)."""
+
+    race_id: RaceId
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceGet(ClientMessage, type="race.get"):
+    """The race's state and its events after version ``since`` (resync after reconnecting)."""
+
+    race_id: RaceId
+    since: Count = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceTop(ClientMessage, type="race.top"):
+    """A page of a race board: ``rating`` (per variant) or ``wins`` (races won on ``date``)."""
+
+    variant: VariantName
+    board: BoardName = "rating"
+    date: DateText | None = None
+    offset: Offset = 0
+    limit: SmallLimit = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceAround(ClientMessage, type="race.around"):
+    """The ``k`` entries above and below the requesting player on a race board."""
+
+    variant: VariantName
+    board: BoardName = "rating"
+    date: DateText | None = None
+    k: Around = 5
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceRank(ClientMessage, type="race.rank"):
+    """The requesting player's entry on a race board."""
+
+    variant: VariantName
+    board: BoardName = "rating"
+    date: DateText | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceRecent(ClientMessage, type="race.recent"):
+    """The requesting player's latest finished races on ``variant``."""
+
+    variant: VariantName
+    limit: Recent = 10
+
+
+# -- nested structs ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Racer(Struct):
+    """One racer as everyone sees them: progress only, never a card."""
+
+    player_id: PlayerId
+    name: DisplayName
+    cleared: Count = 0
+    score: Score = 0
+    moves: Count = 0
+    finished: Flag = False
+    stuck: Flag = False
+    won: Flag = False
+    forfeited: Flag = False
+    connected: Flag = True
+    place: Count | None = None
+    rating: Score | None = None
+    rating_change: Score | None = None
+
+
+RacerList = Annotated[tuple[Racer, ...], ListOf(Nested(Racer), 0, 8)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceInfo(Struct):
+    race_id: RaceId
+    variant: VariantName
+    status: Status
+    size: GroupSize
+    racers: RacerList
+    server_time: Millis
+    code: RoomCode | None = None
+    creator: PlayerId | None = None
+    start_at: Millis | None = None
+    ends_at: Millis | None = None
+    game_id: GameId | None = None  # the recipient's own game, once the race has started
+    version: Count = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RatingEntry(Struct):
+    rank: Count
+    player_id: PlayerId
+    name: DisplayName
+    rating: Score
+    wins: Count
+    losses: Count
+    played: Count
+    me: Flag
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceSummary(Struct):
+    race_id: RaceId
+    variant: VariantName
+    finished_at: Millis
+    place: Count
+    racers: Count
+    won: Flag
+    rating_before: Score
+    rating_after: Score
+
+
+RaceInfoMap = Annotated[RaceInfo, Nested(RaceInfo)]
+RatingEntries = Annotated[tuple[RatingEntry, ...], ListOf(Nested(RatingEntry), 0, 101)]
+RatingEntryMap = Annotated[RatingEntry, Nested(RatingEntry)]
+Summaries = Annotated[tuple[RaceSummary, ...], ListOf(Nested(RaceSummary), 0, 50)]
+
+
+# -- replies and pushes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceQueued(Reply, type="race.queued"):
+    """Reply to ``race.queue``: waiting (a ``race.room`` push follows when matched)."""
+
+    variant: VariantName
+    size: GroupSize
+    waiting: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceLeft(Reply, type="race.left"):
+    """Reply to ``race.leave``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceRoom(Reply, type="race.room"):
+    """Reply to ``race.create`` / ``race.join`` / ``race.start`` / ``race.get``: the race."""
+
+    race: RaceInfoMap
+    events: Events = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceUpdate(Push, type="race.update"):
+    """Push: the race changed (matched, joined, countdown, finished); the whole state."""
+
+    race: RaceInfoMap
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceEvent(Push, type="race.event"):
+    """Push: one public race event (progress, forfeit...), numbered by ``version``."""
+
+    race_id: RaceId
+    version: Count
+    event: Event
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceStarted(Push, type="race.started"):
+    """Push to each racer at the start: their own game id and view of the shared deal."""
+
+    race_id: RaceId
+    game_id: GameId
+    view: View
+    start_at: Millis
+    ends_at: Millis
+    server_time: Millis
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceBoard(Reply, type="race.board"):
+    """Reply to ``race.top`` / ``race.around``."""
+
+    variant: VariantName
+    board: BoardName
+    total: Count
+    offset: Count
+    entries: RatingEntries
+    date: DateText | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceRankReply(Reply, type="race.rank"):
+    """Reply to ``race.rank``; ``entry`` is absent when the player is not on the board."""
+
+    variant: VariantName
+    board: BoardName
+    total: Count
+    entry: RatingEntryMap | None = None
+    date: DateText | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceHistory(Reply, type="race.history"):
+    """Reply to ``race.recent``: newest first."""
+
+    variant: VariantName
+    races: Summaries
+
+
+for _cls in (Racer, RaceInfo, RatingEntry, RaceSummary, RaceQueue, RaceLeave, RaceCreate,
+             RaceJoin, RaceStart, RaceGet, RaceTop, RaceAround, RaceRank, RaceRecent, RaceQueued,
+             RaceLeft, RaceRoom, RaceUpdate, RaceEvent, RaceStarted, RaceBoard, RaceRankReply,
+             RaceHistory):
+    fields_of(_cls)
+

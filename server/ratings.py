@@ -1,0 +1,178 @@
+"""Race ratings (OpenSkill, Plackett-Luce: any number of racers) and race boards in Redis.
+
+A rating is stored as JSON per player and variant; the board holds the displayed rating
+(`display`: 1000 + 40 x the conservative ordinal mu - 3 sigma), so a new player shows 1000.
+Each race is applied exactly once: the update runs in a WATCH/MULTI transaction that also adds
+the race id to the variant's applied set, and it is skipped when the id is already there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis.asyncio
+from openskill.models import PlackettLuce
+from redis.exceptions import WatchError
+
+from . import keys
+from .errors import translate_redis_errors
+
+MODEL = PlackettLuce()
+RECENT_MAX = 50
+
+
+def display(mu: float, sigma: float) -> int:
+    return round(1000 + 40 * (mu - 3 * sigma))
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    mu: float
+    sigma: float
+    wins: int = 0
+    losses: int = 0
+    played: int = 0
+
+    @property
+    def shown(self) -> int:
+        return display(self.mu, self.sigma)
+
+    @classmethod
+    def fresh(cls) -> Rating:
+        r = MODEL.rating()
+        return cls(r.mu, r.sigma)
+
+    @classmethod
+    def load(cls, raw: str | None) -> Rating:
+        return cls(**json.loads(raw)) if raw else cls.fresh()
+
+    def dump(self) -> str:
+        return json.dumps({"mu": self.mu, "sigma": self.sigma, "wins": self.wins,
+                           "losses": self.losses, "played": self.played})
+
+
+def rate(before: dict[str, Rating], places: dict[str, int]) -> dict[str, Rating]:
+    """New ratings after one race; `places` are 1-based, ties share a place."""
+    pids = list(places)
+    teams = [[MODEL.rating(mu=before[p].mu, sigma=before[p].sigma)] for p in pids]
+    rated = MODEL.rate(teams, ranks=[places[p] for p in pids])
+    out = {}
+    for pid, team in zip(pids, rated, strict=True):
+        old, won = before[pid], places[pid] == 1
+        out[pid] = Rating(team[0].mu, team[0].sigma, old.wins + won, old.losses + (not won),
+                          old.played + 1)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RatingRow:
+    rank: int
+    player_id: str
+    rating: int
+    wins: int
+    losses: int
+    played: int
+
+
+class RaceBoards:
+    """Ratings, the rating board, daily race-win boards and recent races."""
+
+    def __init__(self, client: redis.asyncio.Redis, retention_days: int) -> None:
+        self.r = client
+        self.retention_s = retention_days * 86_400
+
+    @translate_redis_errors
+    async def apply(self, variant: str, race_id: str, places: dict[str, int],
+                    summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+        """Rate a finished race once; returns pid -> (rating before, after) as displayed."""
+        stats, board = keys.rating_stats(variant), keys.rating_board(variant)
+        applied = keys.rating_applied(variant)
+        pids = list(places)
+        while True:
+            async with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(stats, applied)
+                    if await pipe.sismember(applied, race_id):
+                        await pipe.reset()
+                        return {}
+                    raw = await pipe.hmget(stats, pids)
+                    before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
+                    after = rate(before, places)
+                    pipe.multi()
+                    pipe.sadd(applied, race_id)
+                    pipe.hset(stats, mapping={p: after[p].dump() for p in pids})
+                    pipe.zadd(board, {p: after[p].shown for p in pids})
+                    for p in pids:
+                        item = {**summary, "place": places[p], "won": places[p] == 1,
+                                "rating_before": before[p].shown,
+                                "rating_after": after[p].shown}
+                        recent = keys.rating_recent(variant, p)
+                        pipe.lpush(recent, json.dumps(item))
+                        pipe.ltrim(recent, 0, RECENT_MAX - 1)
+                    await pipe.execute()
+                    return {p: (before[p].shown, after[p].shown) for p in pids}
+                except WatchError:
+                    continue
+
+    @translate_redis_errors
+    async def add_win(self, variant: str, day: Any, pid: str) -> None:
+        key = keys.race_wins_board(variant, day)
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.zincrby(key, 1, pid)
+            pipe.expire(key, self.retention_s)
+            await pipe.execute()
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def _board(self, variant: str, board: str, day: Any) -> str:
+        return keys.rating_board(variant) if board == "rating" else \
+            keys.race_wins_board(variant, day)
+
+    @translate_redis_errors
+    async def total(self, variant: str, board: str, day: Any) -> int:
+        return int(await self.r.zcard(self._board(variant, board, day)))
+
+    @translate_redis_errors
+    async def top(self, variant: str, board: str, day: Any, offset: int,
+                  limit: int) -> list[RatingRow]:
+        rows = await self.r.zrevrange(self._board(variant, board, day), offset,
+                                      offset + limit - 1, withscores=True)
+        return await self._rows(variant, rows, offset)
+
+    @translate_redis_errors
+    async def rank(self, variant: str, board: str, day: Any, pid: str) -> RatingRow | None:
+        key = self._board(variant, board, day)
+        pos = await self.r.zrevrank(key, pid)
+        if pos is None:
+            return None
+        score = await self.r.zscore(key, pid)
+        rows = await self._rows(variant, [(pid, score)], int(pos))
+        return rows[0]
+
+    @translate_redis_errors
+    async def around(self, variant: str, board: str, day: Any, pid: str,
+                     k: int) -> list[RatingRow]:
+        key = self._board(variant, board, day)
+        pos = await self.r.zrevrank(key, pid)
+        if pos is None:
+            return []
+        start = max(0, int(pos) - k)
+        rows = await self.r.zrevrange(key, start, int(pos) + k, withscores=True)
+        return await self._rows(variant, rows, start)
+
+    async def _rows(self, variant: str, rows: list[Any], offset: int) -> list[RatingRow]:
+        if not rows:
+            return []
+        raw = await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows])
+        out = []
+        for i, ((pid, score), stats) in enumerate(zip(rows, raw, strict=True)):
+            r = Rating.load(stats)
+            out.append(RatingRow(offset + i + 1, pid, int(score), r.wins, r.losses, r.played))
+        return out
+
+    @translate_redis_errors
+    async def recent(self, variant: str, pid: str, limit: int) -> list[dict[str, Any]]:
+        raw = await self.r.lrange(keys.rating_recent(variant, pid), 0, limit - 1)
+        return [cast(dict[str, Any], json.loads(x)) for x in raw]

@@ -1,0 +1,97 @@
+"""Two server processes sharing one Redis: a race across them, and a reconnect to the other."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio
+
+from engine import from_view
+from tests.support.wsclient import Client
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError("server did not start")
+
+
+@pytest.fixture
+def two_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
+    procs, urls = [], []
+    for i in range(2):
+        port = free_port()
+        cmd = [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
+               "--data-dir", str(tmp_path / f"s{i}"), "--daily-secret", "x",
+               "--race-countdown-ms", "300", "--log-level", "WARNING"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        procs.append(proc)
+        wait_healthy(port, proc)
+        urls.append(f"ws://127.0.0.1:{port}/ws")
+    yield urls
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.wait(timeout=10)
+
+
+async def test_race_across_two_processes(two_servers: list[str],
+                                         redis_client: redis.asyncio.Redis) -> None:
+    url1, url2 = two_servers
+    a, b = await Client.connect(url1), await Client.connect(url2)
+    await a.hello(name="nora1")
+    await b.hello(name="oscar2")
+    await a.request("race.queue", variant="fourteen-out")
+    await b.request("race.queue", variant="fourteen-out")
+    ua, ub = await a.push("race.update"), await b.push("race.update")
+    assert ua["race"]["race_id"] == ub["race"]["race_id"]
+    sa, sb = await a.push("race.started"), await b.push("race.started")
+    assert sa["view"] == sb["view"]
+    moves = list(from_view(sb["view"]).legal_moves())
+    moved = await b.request("move", game_id=sb["game_id"], move=str(moves[0]), expected_seq=0)
+    assert moved["type"] == "moved"
+    ev = await a.push("race.event")  # b's progress, fanned out from the other process
+    while ev["event"]["kind"] != "progress":
+        ev = await a.push("race.event")
+    assert ev["event"]["player_id"] == b.player_id and ev["event"]["moves"] == 1
+    # b reconnects to the other process and carries on from the same position
+    await b.close()
+    b2 = await Client.connect(url1)
+    await b2.hello(token=b.token)
+    state = await b2.request("race.get", race_id=sb["race_id"])
+    assert state["race"]["game_id"] == sb["game_id"]
+    game = await b2.request("game.get", game_id=sb["game_id"])
+    assert game["seq"] == 1 and game["view"] == moved["view"]
+    nxt = list(from_view(game["view"]).legal_moves())
+    if nxt:
+        again = await b2.request("move", game_id=sb["game_id"], move=str(nxt[0]),
+                                 expected_seq=1)
+        assert again["type"] == "moved" and again["seq"] == 2
+    resign = await a.request("resign", game_id=sa["game_id"])
+    assert resign["type"] == "finished"
+    await b2.request("resign", game_id=sb["game_id"])
+    fin = await b2.push("race.event")
+    while fin["event"]["kind"] != "finished":
+        fin = await b2.push("race.event")
+    assert {r["name"] for r in fin["event"]["results"]} == {"nora1", "oscar2"}
