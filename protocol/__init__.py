@@ -117,6 +117,7 @@ from protocol.races import (
     RatingEntry,
 )
 from protocol.schema import Struct
+from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate
 
 __all__ = [
@@ -131,16 +132,21 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "BadRequest",
     "ClientMessage",
+    "DailySeeds",
     "DailyStart",
     "EncodeError",
     "ErrorCode",
     "ErrorReply",
+    "ExportReply",
     "Finished",
     "FrameTooLarge",
+    "GameExport",
     "GameGet",
     "GameResult",
     "GameState",
     "Hello",
+    "Hint",
+    "HintReply",
     "InvalidName",
     "Leaderboard",
     "LeaderboardAround",
@@ -179,6 +185,7 @@ __all__ = [
     "RatingEntry",
     "Reply",
     "Resign",
+    "SeedsReply",
     "ServerMessage",
     "Shutdown",
     "Struct",

@@ -63,6 +63,7 @@ class GameResult(Struct):
     moves: Count
     resigned: Flag
     rank: RankNo | None = None
+    hints: Count = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +80,7 @@ class LeaderboardEntry(Struct):
     moves: Count
     finished_at: Millis
     me: Flag
+    hints: Count = 0
 
 
 ResultMap = Annotated[GameResult, Nested(GameResult)]
@@ -168,6 +170,8 @@ class GameState(Reply, type="game"):
     elapsed_ms: Millis
     finished: Flag
     result: ResultMap | None = None
+    par: Count | None = None
+    hints: Count = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,6 +206,7 @@ class Leaderboard(Reply, type="leaderboard"):
     total: Count
     offset: Count
     entries: EntryList
+    par: Count | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,15 +19,18 @@ import protocol as p
 from .clock import Clock, SystemClock
 from .config import Config
 from .connection import Connection
+from .daily import ms_until_rollover
 from .handlers import HANDLERS
 from .metrics import Metrics
 from .race_handlers import register as register_race_handlers
 from .racehub import RaceHub
 from .redis_embedded import EmbeddedRedis, connect
 from .services import Services
+from .solver_handlers import hint as _hint_handler
 
 log = logging.getLogger(__name__)
 register_race_handlers()
+assert _hint_handler  # imported for its registration
 
 CONFIG = web.AppKey("config", Config)
 CLOCK = web.AppKey("clock", Clock)  # type: ignore[type-abstract]
@@ -70,13 +73,28 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     services.hub = RaceHub(services)
     services.hub.start()
     app[SERVICES] = services
+    deals_task = asyncio.create_task(_prepare_deals(services))
     try:
         yield
     finally:
+        deals_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await deals_task
         await services.hub.stop()
+        services.deals.pool.close()
         await client.aclose()
         if embedded is not None:
             await embedded.stop()
+
+
+async def _prepare_deals(services: Services) -> None:
+    """Keep today's and tomorrow's daily deals computed, so rollover is instant."""
+    while True:
+        try:
+            await services.deals.prepare_ahead()
+        except Exception:
+            log.exception("preparing daily deals failed")
+        await asyncio.sleep(min(3600.0, ms_until_rollover(services.clock.now_ms()) / 1000 + 1))
 
 
 async def _close_sockets(app: web.Application) -> None:

@@ -40,6 +40,12 @@ class Config:
     race_time_limit_ms: int = 600_000
     race_grace_ms: int = 30_000  # a disconnected racer may come back within this
     race_fill_wait_ms: int = 15_000  # a group race starts with >= 2 racers after this wait
+    # Daily deals proven winnable by the solver. Off in a bare Config() (tests); the command
+    # line turns it on unless --no-certify is given.
+    certify_deals: bool = False
+    solver_budget_s: float = 10.0  # per candidate deal
+    hint_budget_s: float = 3.0
+    hint_penalty_ms: int = 30_000
 
     @classmethod
     def from_args(
@@ -90,6 +96,12 @@ class Config:
         p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
         p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
         p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
+        p.add_argument("--no-certify", action="store_true",
+                       help="deal the plain daily seed instead of a solver-certified one")
+        p.add_argument("--solver-budget", type=float, default=d.solver_budget_s,
+                       help="seconds of search per candidate daily deal")
+        p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
+        p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
         a = p.parse_args(argv)
 
         if not 0 <= a.port <= 65535:
@@ -122,6 +134,10 @@ class Config:
             race_time_limit_ms=a.race_time_limit_ms,
             race_grace_ms=a.race_grace_ms,
             race_fill_wait_ms=a.race_fill_wait_ms,
+            certify_deals=not a.no_certify,
+            solver_budget_s=a.solver_budget,
+            hint_budget_s=a.hint_budget,
+            hint_penalty_ms=a.hint_penalty_ms,
         )
 
     @property

@@ -12,7 +12,7 @@ import asyncio
 import datetime as dt
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine import UNDO, Game, IllegalMove, MoveResult, new_game
 
@@ -56,7 +56,9 @@ class Played:
 class GameService:
     """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
 
-    def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000) -> None:
+    def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000,
+                 hint_penalty_ms: int = 30_000) -> None:
+        self.hint_penalty_ms = hint_penalty_ms
         self.store = store
         self.clock = clock
         self.cache_size = cache_size
@@ -201,12 +203,21 @@ class GameService:
                 return live, entry
         raise Conflict("the game kept changing while it was being closed")
 
-    @staticmethod
-    def _result(live: LiveGame, game: Game, *, resigned: bool, last_move_at: int) -> FinalResult:
+    async def add_hint(self, live: LiveGame) -> int:
+        """Count a hint on the game; each adds the hint penalty to its final time."""
+        n = await self.store.add_hint(live.record.game_id)
+        live.record = replace(live.record, hints=n)
+        return n
+
+    def _result(self, live: LiveGame, game: Game, *, resigned: bool,
+                last_move_at: int) -> FinalResult:
+        hints = live.record.hints
         return FinalResult(
             won=game.won, over=game.over, resigned=resigned, cleared=game.cleared,
             score=game.score, points=game.points,
-            time_ms=max(0, last_move_at - live.record.started_at_ms), moves=game.moves)
+            time_ms=max(0, last_move_at - live.record.started_at_ms)
+            + hints * self.hint_penalty_ms,
+            moves=game.moves, hints=hints)
 
 
 __all__ = ["GameService", "IllegalMove", "LiveGame", "Played"]

@@ -70,6 +70,14 @@ return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3])}
 """
 )
 
+# KEYS: game. Counts a hint on a game in play. Returns the hint count, -1 no game, -2 finished.
+_HINT_LUA = """
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return -1 end
+if st ~= 'playing' then return -2 end
+return redis.call('HINCRBY', KEYS[1], 'hints', 1)
+"""
+
 # KEYS: game, log, board, members, entries.
 # ARGV: expected_seq, has_final ('1'|'0'), final_move, now_ms, expire_at, pid,
 #       entry score, entry member, entry json, result field, value, ...
@@ -141,6 +149,7 @@ class GameRecord:
     last_move_at_ms: int
     finished_at_ms: int | None = None
     result: FinalResult | None = None
+    hints: int = 0
 
     @property
     def finished(self) -> bool:
@@ -175,6 +184,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         last_move_at_ms=int(d["last_move_at_ms"]),
         finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
         result=result,
+        hints=int(d.get("hints", 0)),
     )
 
 
@@ -196,6 +206,7 @@ class GameStore:
         self._start = redis.register_script(_START_LUA)
         self._append = redis.register_script(_APPEND_LUA)
         self._finish = redis.register_script(_FINISH_LUA)
+        self._hint = redis.register_script(_HINT_LUA)
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -321,6 +332,17 @@ class GameStore:
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    @translate_redis_errors
+    async def add_hint(self, game_id: str) -> int:
+        """Count one hint on a game in play (durably, before the hint is sent)."""
+        k = keys.parse_game_id(game_id)
+        n = int(await self._hint(keys=[k.game]))
+        if n == -1:
+            raise NotFound("no such game")
+        if n == -2:
+            raise GameOver("the game is over")
+        return n
 
     def _check_move(self, text: str) -> None:
         if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:

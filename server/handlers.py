@@ -14,7 +14,7 @@ import protocol as p
 from engine import VARIANT_IDS
 
 from .connection import Connection
-from .daily import daily_seed, utc_date
+from .daily import utc_date
 from .games import LiveGame
 from .leaderboard import BoardRef, Entry
 
@@ -49,13 +49,14 @@ def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
         return None
     return p.GameResult(won=r.won, over=r.over, cleared=r.cleared, score=r.score,
                         time_ms=r.time_ms, moves=r.moves, resigned=r.resigned,
-                        rank=entry.rank if entry else None)
+                        rank=entry.rank if entry else None, hints=r.hints)
 
 
 def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
     return p.LeaderboardEntry(rank=e.rank, player_id=e.player_id, name=e.name, won=e.won,
                               cleared=e.cleared, score=e.score, time_ms=e.time_ms,
-                              moves=e.moves, finished_at=e.finished_at_ms, me=e.player_id == me)
+                              moves=e.moves, finished_at=e.finished_at_ms, me=e.player_id == me,
+                              hints=e.hints)
 
 
 # -- session -------------------------------------------------------------------------------
@@ -95,12 +96,16 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
     if live.record.finished:
         board = BoardRef.daily(live.record.variant, live.record.date)
         entry = await conn.services.leaderboard.rank(board, live.record.player_id)
+    deal = None
+    if live.record.kind == "daily":
+        deal = await conn.services.deals.peek(live.record.variant, live.record.date)
     return p.GameState(
         id=req_id, game_id=live.record.game_id, variant=live.record.variant,
         date=live.record.date.isoformat(), view=live.game.view(), seq=live.seq,
         started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms, finished=live.record.finished,
-        result=result_of(live, entry))
+        result=result_of(live, entry), par=deal.par if deal else None,
+        hints=live.record.hints)
 
 
 @handles(p.DailyStart)
@@ -109,8 +114,8 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
     variant = _variant(req.variant)
     s = conn.services
     date = utc_date(s.clock.now_ms())
-    seed = daily_seed(s.config.daily_secret, variant, date)
-    live = await s.games.start_daily(variant, date, player.id, seed)
+    deal = await s.deals.get(variant, date)
+    live = await s.games.start_daily(variant, date, player.id, deal.seed)
     return await _game_reply(conn, req.id, live)
 
 
@@ -179,9 +184,11 @@ async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMe
     board = BoardRef.daily(_variant(req.variant), date)
     lb = conn.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
+    deal = await conn.services.deals.peek(req.variant, date)
     return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
                          total=await lb.total(board), offset=req.offset,
-                         entries=tuple(entry_of(e, player.id) for e in entries))
+                         entries=tuple(entry_of(e, player.id) for e in entries),
+                         par=deal.par if deal else None)
 
 
 @handles(p.LeaderboardAround)
@@ -191,10 +198,12 @@ async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.Se
     board = BoardRef.daily(_variant(req.variant), date)
     lb = conn.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
+    deal = await conn.services.deals.peek(req.variant, date)
     return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
                          total=await lb.total(board),
                          offset=entries[0].rank - 1 if entries else 0,
-                         entries=tuple(entry_of(e, player.id) for e in entries))
+                         entries=tuple(entry_of(e, player.id) for e in entries),
+                         par=deal.par if deal else None)
 
 
 @handles(p.LeaderboardRank)

@@ -11,6 +11,8 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
     sol:{d:<variant>:<date>}:g:<pid>         hash   game record
     sol:{d:<variant>:<date>}:log:<pid>       list   move texts in order ("undo" for undo)
+    sol:{d:<variant>:<date>}:deal            string the day's deal JSON (seed, par; secret)
+    sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
     sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
     sol:{r:<race_id>}:racers                 hash   pid -> name
     sol:{r:<race_id>}:order                  list   pids in joining order
@@ -143,6 +145,14 @@ def daily_game(variant: str, date: dt.date, pid: str) -> str:
 
 def daily_log(variant: str, date: dt.date, pid: str) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:log:{_pid(pid)}"
+
+
+def daily_deal(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:deal"
+
+
+def daily_deal_lock(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:deal-lock"
 
 
 def race_tag(race_id: str) -> str:

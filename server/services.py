@@ -9,6 +9,7 @@ import redis.asyncio
 
 from .clock import Clock
 from .config import Config
+from .deals import DailyDeals, SolverPool
 from .games import GameService
 from .gamestore import GameStore
 from .leaderboard import Leaderboard
@@ -36,13 +37,14 @@ class Services:
     leaderboard: Leaderboard
     metrics: Metrics
     races: RaceService
+    deals: DailyDeals
     hub: RaceHub | None = None  # set when the app starts its background tasks
 
     @classmethod
     def build(cls, config: Config, clock: Clock, client: redis.asyncio.Redis,
               metrics: Metrics) -> Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
-        games = GameService(store, clock)
+        games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms)
         players = PlayerRegistry(client, clock)
         leaderboard = Leaderboard(client)
         settings = RaceSettings(countdown_ms=config.race_countdown_ms,
@@ -52,5 +54,9 @@ class Services:
         races = RaceService(RaceStore(client, RACE_TTL_MS), games,
                             RaceBoards(client, config.leaderboard_retention_days), leaderboard,
                             players, clock, settings)
+        deals = DailyDeals(client, clock, config.daily_secret, SolverPool(),
+                           certify=config.certify_deals, budget_s=config.solver_budget_s,
+                           retention_days=config.leaderboard_retention_days)
         return cls(config=config, clock=clock, redis=client, players=players, store=store,
-                   games=games, leaderboard=leaderboard, metrics=metrics, races=races)
+                   games=games, leaderboard=leaderboard, metrics=metrics, races=races,
+                   deals=deals)

@@ -97,9 +97,12 @@ async def test_queue_pairs_two_players_who_race_to_a_finish(server: Server) -> N
     assert sa["view"] == sb["view"], "racers share the deal"
     assert sa["game_id"] != sb["game_id"]
     # a plays to the end of the game; b resigns: the race is over, a ranks first.
-    await play_out(a, sa)
+    last = await play_out(a, sa)
     res = await b.request("resign", game_id=sb["game_id"])
-    assert res["type"] == "finished"
+    if last["result"]["won"]:  # the first racer to win ends the race: nothing left to resign
+        assert res["type"] == "error" and res["code"] == "game_over"
+    else:
+        assert res["type"] == "finished"
     fin = await a.push("race.event", timeout=10)
     while fin["event"]["kind"] != "finished":
         fin = await a.push("race.event", timeout=10)
