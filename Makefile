@@ -28,13 +28,15 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check . || true
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
+	$(BIN)/python benchmarks/solver_bench.py
+	$(BIN)/python benchmarks/server_bench.py
+	$(BIN)/pytest -q -m slow
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
