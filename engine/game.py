@@ -53,7 +53,8 @@ class Game:
         game.seed = None
         game.moves = int(view.get("moves", 0))
         game._history = []
-        game._over = None
+        # The server's verdict stands: a copy cannot always judge it (Triple Deck's hidden stock).
+        game._over = True if view.get("over") else None
         game._load_view(view)
         return game
 

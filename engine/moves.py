@@ -20,15 +20,20 @@ UNDO: Final = "undo"
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """A move: source, destination ("" when the variant needs none) and card count."""
+    """A move: source, destination ("" when the variant needs none) and card count.
+
+    `counted` (ignored by equality) writes the count even when it is 1: pile-to-pile moves of
+    the tableau games are written ``3 5 1`` because their short form ``3 5`` may mean more cards.
+    """
 
     src: str
     dst: str = ""
     count: int = 1
+    counted: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
         text = f"{self.src} {self.dst}" if self.dst else self.src
-        return f"{text} {self.count}" if self.count != 1 else text
+        return f"{text} {self.count}" if self.count != 1 or self.counted else text
 
     @classmethod
     def parse(cls, text: str) -> Move:

@@ -104,7 +104,7 @@ class PairingGame(Game):
         return {
             "piles": [[{"card": c.text, "up": True} for c in p[: self._heights[i]]]
                       for i, p in enumerate(self._piles)],
-            "discard": len(self._removed()),
+            "discard": self._removed(),  # the removed cards, pile by pile
         }
 
     def _view_json(self) -> dict[str, Any]:

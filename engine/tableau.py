@@ -5,7 +5,8 @@ which card may sit on which (`_builds_on`), what may fill an empty pile (`_fills
 which foundation takes a card (`_foundation_for`).
 
 Move text: ``3 5`` moves cards from pile 3 onto pile 5 (``3 5 2``: the top two); a bare
-``3 5`` moves as many cards as make the move legal, or the whole movable run onto an empty pile.
+``3 5`` moves as many cards as make the move legal, or the whole movable run onto an empty pile;
+so the canonical text of a pile-to-pile move always carries the count (``3 5 1``).
 ``3 f`` plays pile 3's top card to a foundation; ``d`` turns the stock.
 """
 
@@ -111,7 +112,7 @@ class TableauGame(Game):
                     dsts = sorted(dsts + empty)
                 for dst in dsts:
                     if dst != src:
-                        yield Move(str(src + 1), str(dst + 1), count)
+                        yield Move(str(src + 1), str(dst + 1), count, counted=True)
             top = self._top(src)
             if top is not None and self._foundation_for(top) is not None:
                 yield Move(str(src + 1), FOUNDATION)
@@ -151,11 +152,15 @@ class TableauGame(Game):
     def _canonical(self, move: Move, text: str) -> Move:
         src = pile_number(move.src, self.pile_count)
         dst = pile_number(move.dst, self.pile_count)
-        if src is None or dst is None or len(text.split()) != 2 or src == dst:
+        if src is None or dst is None:
             return move
-        legal = [k for k in range(1, self._run_length(src) + 1)
-                 if self._pile_move_reason(Move(move.src, move.dst, k)) is None]
-        return Move(move.src, move.dst, max(legal)) if legal else move
+        count = move.count
+        if len(text.split()) == 2 and src != dst:
+            legal = [k for k in range(1, self._run_length(src) + 1)
+                     if self._pile_move_reason(Move(move.src, move.dst, k)) is None]
+            count = max(legal, default=count)
+        # The canonical text always carries the count: `3 5` alone may mean a longer run.
+        return Move(move.src, move.dst, count, counted=True)
 
     def _move_cards(self, move: Move) -> MoveResult:
         """Perform a legal move out of a pile."""
@@ -174,7 +179,8 @@ class TableauGame(Game):
             self._piles[int(move.dst) - 1].extend(moving)
             cards = tuple(c for c in moving if c is not None)
         transfer = Transfer(cards, move.src, move.dst)
-        return MoveResult(str(move), (transfer,), self._turn_up(src))
+        text = str(move) if move.dst == FOUNDATION else f"{move.src} {move.dst} {move.count}"
+        return MoveResult(text, (transfer,), self._turn_up(src))
 
     def _turn_up(self, i: int) -> tuple[Reveal, ...]:
         """Turn a pile's exposed face-down card face up."""

@@ -20,7 +20,7 @@ JSON_EXAMPLES = [body for lang, body in BLOCKS if lang == "json"]
 def decode_any(frame: str | bytes) -> p.Struct:
     try:
         return p.decode(frame)
-    except p.UnknownType:
+    except p.ProtocolError:  # a reply (some share their request's type)
         return p.decode_server(frame)
 
 

@@ -43,6 +43,19 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "leaderboard.top",
         "leaderboard.around",
         "leaderboard.rank",
+        "race.queue",
+        "race.leave",
+        "race.create",
+        "race.join",
+        "race.start",
+        "race.get",
+        "race.top",
+        "race.around",
+        "race.rank",
+        "race.recent",
+        "hint",
+        "daily.seeds",
+        "game.export",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",
@@ -54,6 +67,18 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "rank",
         "error",
         "shutdown",
+        "race.queued",
+        "race.left",
+        "race.room",
+        "race.update",
+        "race.event",
+        "race.started",
+        "race.board",
+        "race.rank",
+        "race.history",
+        "hint",
+        "daily.seeds",
+        "game.export",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
@@ -62,8 +87,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
 def test_replies_have_ids_and_pushes_do_not() -> None:
     for cls in p.SERVER_MESSAGES.values():
         names = {f.name for f in fields_of(cls)}
-        assert ("id" in names) == (cls is not p.Shutdown)
-        assert issubclass(cls, p.Reply) or cls in (p.ErrorReply, p.Shutdown)
+        assert ("id" in names) == (not issubclass(cls, p.Push))
+        assert issubclass(cls, p.Reply) or cls is p.ErrorReply or issubclass(cls, p.Push)
     assert issubclass(p.Shutdown, p.Push)
 
 
@@ -131,6 +156,7 @@ def test_error_codes() -> None:
     assert {
         "bad_request",
         "unknown_type",
+        "not_started",
         "unsupported_version",
         "not_authenticated",
         "illegal_move",

@@ -45,7 +45,27 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.LeaderboardTop(id=11, variant="klondike", date="2024-02-29", offset=40, limit=100),
     p.LeaderboardAround(id=12, variant="klondike", k=50),
     p.LeaderboardRank(id=2**31 - 1, variant="klondike", date="2024-06-10"),
+    p.RaceQueue(id=13, variant="fourteen-out", size=4),
+    p.RaceLeave(id=14),
+    p.RaceCreate(id=15, variant="triple-triangle"),
+    p.RaceJoin(id=16, code="K7QX2"),
+    p.RaceStart(id=17, race_id="20240610-a1b2c3"),
+    p.RaceGet(id=18, race_id="20240610-a1b2c3", since=4),
+    p.RaceTop(id=19, variant="fourteen-out", board="wins", date="2024-06-10"),
+    p.RaceAround(id=20, variant="fourteen-out", k=3),
+    p.RaceRank(id=21, variant="fourteen-out"),
+    p.RaceRecent(id=22, variant="fourteen-out", limit=5),
+    p.Hint(id=23, game_id="g1"),
+    p.DailySeeds(id=24, date="2024-06-09"),
+    p.GameExport(id=25, game_id="g1"),
 ]
+
+RACER = p.Racer(player_id="p_1", name="alice", cleared=12, score=12, moves=9)
+RACE = p.RaceInfo(race_id="20240610-a1b2c3", variant="fourteen-out", status="countdown",
+                  size=2, racers=(RACER,), server_time=5, start_at=3005, ends_at=603005,
+                  game_id="r.20240610-a1b2c3.p_1", version=2)
+RATING = p.RatingEntry(rank=1, player_id="p_1", name="alice", rating=1130, wins=1, losses=0,
+                       played=1, me=True)
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Welcome(
@@ -109,6 +129,23 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.ErrorReply(code="not_found", message="no such game", id=4),
     p.ErrorReply(code=p.ErrorCode.BAD_REQUEST, message=""),
     p.Shutdown(reason="deploy", retry_after_ms=5000),
+    p.RaceQueued(id=13, variant="fourteen-out", size=4, waiting=1),
+    p.RaceLeft(id=14),
+    p.RaceRoom(id=15, race=RACE, events=({"v": 1, "kind": "joined"},)),
+    p.RaceUpdate(race=RACE),
+    p.RaceEvent(race_id="20240610-a1b2c3", version=3, event={"kind": "progress", "moves": 4}),
+    p.RaceStarted(race_id="20240610-a1b2c3", game_id="r.20240610-a1b2c3.p_1", view=VIEW,
+                  start_at=3005, ends_at=603005, server_time=3006),
+    p.RaceBoard(id=19, variant="fourteen-out", board="rating", total=1, offset=0,
+                entries=(RATING,)),
+    p.RaceRankReply(id=21, variant="fourteen-out", board="rating", total=1, entry=RATING),
+    p.RaceHistory(id=22, variant="fourteen-out", races=(p.RaceSummary(
+        race_id="20240610-a1b2c3", variant="fourteen-out", finished_at=9, place=1, racers=2,
+        won=True, rating_before=1000, rating_after=1130),)),
+    p.HintReply(id=23, game_id="g1", move="3 7", hints=1, penalty_ms=30000),
+    p.SeedsReply(id=24, date="2024-06-09", seeds={"fourteen-out": 42}),
+    p.ExportReply(id=25, game_id="g1", variant="fourteen-out", seed=42, moves=("3 7", "undo"),
+                  date="2024-06-09"),
 ]
 
 
