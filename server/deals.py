@@ -156,6 +156,14 @@ class DailyDeals:
         first = candidate_seed(self.secret, variant_id, date, 0)
         if not self.certify:
             return Deal(variant_id, date, first, None, False, 0)
+        try:
+            return await self._certified(variant_id, date, first)
+        except Exception:  # a broken solver must not cost players their daily game
+            log.exception("%s %s: certification failed; dealing the first seed", variant_id,
+                          date)
+            return Deal(variant_id, date, first, None, False, 0)
+
+    async def _certified(self, variant_id: str, date: dt.date, first: int) -> Deal:
         if variant(variant_id).scored:
             _, best = await self.pool.run(_certify, variant_id, first, self.budget_s)
             return Deal(variant_id, date, first, best, True, 0)
