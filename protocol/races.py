@@ -209,7 +209,7 @@ Summaries = Annotated[tuple[RaceSummary, ...], ListOf(Nested(RaceSummary), 0, 50
 
 @dataclass(frozen=True, kw_only=True)
 class RaceQueued(Reply, type="race.queued"):
-    """Reply to ``race.queue``: waiting (a ``race.room`` push follows when matched)."""
+    """Reply to ``race.queue``: waiting (a ``race.update`` push follows when matched)."""
 
     variant: VariantName
     size: GroupSize

@@ -12,6 +12,7 @@ import logging
 import weakref
 from collections.abc import AsyncIterator
 
+import redis.asyncio
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
@@ -24,7 +25,7 @@ from .handlers import HANDLERS
 from .metrics import Metrics
 from .race_handlers import register as register_race_handlers
 from .racehub import RaceHub
-from .redis_embedded import EmbeddedRedis, connect
+from .redis_embedded import EmbeddedRedis
 from .services import Services
 from .solver_handlers import hint as _hint_handler
 
@@ -40,6 +41,8 @@ SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
 
 #: How long clients are told to wait before reconnecting after a shutdown.
 RETRY_AFTER_MS = 2_000
+#: Redis connections per process (requests beyond this wait for a free one, up to 5 s).
+REDIS_POOL_SIZE = 128
 
 
 def create_app(config: Config, *, clock: Clock | None = None) -> web.Application:
@@ -67,8 +70,12 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         url = await embedded.start()
         log.info("embedded redis-server started at %s", url)
     # Bounded timeouts: a Redis outage must turn into prompt `unavailable` replies, not hangs.
-    client = connect(url, socket_timeout=3.0, socket_connect_timeout=2.0,
-                     health_check_interval=15)
+    # A blocking pool: a burst of more concurrent requests than pooled connections waits
+    # for a free connection instead of failing with "Too many connections" (`unavailable`).
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        url, decode_responses=True, max_connections=REDIS_POOL_SIZE, timeout=5.0,
+        socket_timeout=3.0, socket_connect_timeout=2.0, health_check_interval=15)
+    client = redis.asyncio.Redis.from_pool(pool)
     services = Services.build(config, app[CLOCK], client, app[METRICS])
     services.hub = RaceHub(services)
     services.hub.start()

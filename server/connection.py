@@ -138,8 +138,11 @@ class Connection:
             if self.refused >= FLOOD_CLOSE_AFTER:
                 self.close_soon(WSCloseCode.POLICY_VIOLATION, "rate limit exceeded")
                 return
-            self.send(p.ErrorReply(code=p.ErrorCode.RATE_LIMITED, id=_request_id(frame),
-                                   message="too many requests; slow down"))
+            # A refusal is dropped rather than overflow the send queue, so that a flood is
+            # closed for flooding (1008), not as a slow reader (1013).
+            if not self.queue.full():
+                self.send(p.ErrorReply(code=p.ErrorCode.RATE_LIMITED, id=_request_id(frame),
+                                       message="too many requests; slow down"))
             return
         self.refused = 0
         started = time.perf_counter()

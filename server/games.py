@@ -213,7 +213,7 @@ class GameService:
                 last_move_at: int) -> FinalResult:
         hints = live.record.hints
         return FinalResult(
-            won=game.won, over=game.over, resigned=resigned, cleared=game.cleared,
+            won=game.won, over=game.over or resigned, resigned=resigned, cleared=game.cleared,
             score=game.score, points=game.points,
             time_ms=max(0, last_move_at - live.record.started_at_ms)
             + hints * self.hint_penalty_ms,

@@ -1,0 +1,151 @@
+"""`solitaire`: play the daily deals, races and practice games, read leaderboards.
+
+Exit status: 0 ok; 1 a move was refused or the server refused a request; 2 usage error or
+a feature the server does not offer; 3 server unreachable; 4 protocol version mismatch;
+130 interrupted (Ctrl-C; a daily game can be resumed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
+
+from rich.console import Console
+
+from engine import VARIANT_IDS
+
+from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
+from .config import DEFAULT_SERVER
+from .play import View
+from .race import cmd_race
+from .session import EXIT_USAGE, SessionError
+
+Command = Callable[[argparse.Namespace, Ctx], Awaitable[int]]
+EXIT_INTERRUPTED: Final = 130
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError("the limit must be from 1 to 100")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= 2**64 - 1:
+        raise argparse.ArgumentTypeError("the seed must be in 0..2**64-1")
+    return value
+
+
+def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """Options accepted before or after the command name."""
+    d = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("--server", metavar="URL",
+                        default=d(os.environ.get("SOLITAIRE_SERVER") or DEFAULT_SERVER),
+                        help="server WebSocket URL (env SOLITAIRE_SERVER; default "
+                             f"{DEFAULT_SERVER})")
+    parser.add_argument("--json", action="store_true", default=d(False),
+                        help="machine-readable output: one JSON object per command")
+    parser.add_argument("--name", default=d(None),
+                        help="display name for the first use of a server (no prompt)")
+    parser.add_argument("--ascii", action="store_true", default=d(False),
+                        help="write suits as letters (H D C S) instead of symbols")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solitaire", description="Multiplayer solitaire: daily deals, races, leaderboards.",
+        epilog="Exit status: 0 ok, 1 refused move/request, 2 usage or unavailable feature, "
+               "3 server unreachable, 4 version mismatch, 130 interrupted.")
+    _globals(parser, top=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        _globals(sp, top=False)
+        sp.set_defaults(func=func)
+        return sp
+
+    sp = add("daily", cmd_daily, "play today's deal of a variant")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--moves", metavar="FILE",
+                    help="play the moves in FILE ('-': stdin) non-interactively")
+    sp.add_argument("--show", action="store_true", help="print the current game and exit")
+
+    sp = add("leaderboard", cmd_leaderboard, "show a daily (or race) leaderboard")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--date", help="YYYY-MM-DD (default: today, UTC)")
+    sp.add_argument("--around-me", action="store_true", help="the entries around your own")
+    sp.add_argument("--limit", type=_limit, default=20, help="entries to show (1-100)")
+    sp.add_argument("--race", action="store_true", help="the race board instead of the daily")
+    sp.add_argument("--board", choices=("rating", "wins"), default="rating",
+                    help="race board: rating (default) or wins on --date")
+
+    add("variants", cmd_variants, "list the variants")
+
+    sp = add("rules", cmd_rules, "print a variant's rules and move notation")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+
+    sp = add("practice", cmd_practice, "play offline with a seed of your choice (no server)")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--seed", type=_seed, help="deal seed (default: random)")
+    sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+    sp.add_argument("--show", action="store_true", help="print the deal and exit")
+
+    sp = add("race", cmd_race, "race other players on a fresh deal")
+    sp.add_argument("variant", nargs="?", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--players", type=int, default=2, help="group size, 2-8 (default 2)")
+    group = sp.add_mutually_exclusive_group()
+    group.add_argument("--create", action="store_true", help="open a private room")
+    group.add_argument("--join", metavar="CODE", help="join a private room by its code")
+    sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `solitaire` console script."""
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=args.json, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    ctx = Ctx(args=args, out=View(console=console, ascii=args.ascii, json=args.json), err=err)
+    func: Command = args.func
+    try:
+        status = asyncio.run(func(args, ctx))
+    except KeyboardInterrupt:
+        err.print("\nInterrupted. " + ("Practice games are not saved."
+                                       if args.command == "practice" else
+                                       "Your game is kept on the server; run the same command "
+                                       "to resume it."))
+        return EXIT_INTERRUPTED
+    except SessionError as exc:
+        if args.json:
+            sys.stdout.write(_error_json(args.command, exc) + "\n")
+        err.print(f"solitaire: {exc}", style="bold red", markup=False)
+        return exc.exit_code
+    return status
+
+
+def _error_json(command: str, exc: SessionError) -> str:
+    import json
+
+    doc = {"command": command, "error": {"message": str(exc),
+                                         "code": getattr(exc, "code", None),
+                                         "exit_code": exc.exit_code}}
+    return json.dumps(doc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+__all__ = ["EXIT_USAGE", "build_parser", "main"]

@@ -1,0 +1,271 @@
+"""Game backends the play loops drive: a daily game on the server, or an offline engine game.
+
+Both expose the same small surface (`view`, `move`, `undo`, `resign`, `hint`,
+`legal_moves`, ...). Moves are pre-checked with a local engine copy built from the view,
+but a server game always sends them: the server decides.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import protocol as p
+from engine import VARIANTS, Game, IllegalMove, from_view, new_game
+from protocol.schema import dump_struct
+
+from .session import RequestFailed, ServerSession
+
+# Error codes meaning "the server does not offer this request".
+UNSUPPORTED = frozenset({p.ErrorCode.UNKNOWN_TYPE})
+
+
+@dataclass
+class Outcome:
+    """What became of one move, undo or resign."""
+
+    move: str
+    ok: bool
+    reason: str | None = None
+    code: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self, view: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"move": self.move, "ok": self.ok}
+        if self.ok:
+            out.update(seq=view.get("moves"), cleared=view.get("cleared"),
+                       score=view.get("score"), over=view.get("over"))
+        else:
+            out.update(reason=self.reason, code=self.code)
+        return out
+
+
+class GameBackend(Protocol):
+    variant: str
+    view: dict[str, Any]
+    finished: bool
+    result: dict[str, Any] | None
+
+    def elapsed_ms(self) -> int: ...
+    def legal_moves(self) -> list[str]: ...
+    def precheck(self, text: str) -> str | None: ...
+    async def move(self, text: str) -> Outcome: ...
+    async def undo(self) -> Outcome: ...
+    async def resign(self) -> Outcome: ...
+    async def hint(self) -> str: ...
+    async def rank_line(self) -> str | None: ...
+
+
+def local_copy(view: dict[str, Any]) -> Game:
+    """The player's engine copy of a view (lists and pre-checks moves)."""
+    return from_view(view)
+
+
+def legal_from_view(view: dict[str, Any]) -> list[str]:
+    return [str(m) for m in local_copy(view).legal_moves()]
+
+
+def precheck_view(view: dict[str, Any], text: str) -> str | None:
+    """The local engine's reason why `text` is illegal here, or None when it looks legal."""
+    game = local_copy(view)
+    try:
+        move = game.parse_move(text)
+    except IllegalMove as exc:
+        return exc.reason
+    # The engine's own wording, without applying the move (a copy cannot draw hidden cards).
+    return game._why_illegal(move)
+
+
+class ServerGame:
+    """A daily (or race) game on the server."""
+
+    def __init__(self, session: ServerSession, state: p.GameState) -> None:
+        self.session = session
+        self.game_id = state.game_id
+        self.variant = state.variant
+        self.date: str | None = state.date
+        self.par = state.par
+        self.hints = state.hints
+        self._apply_state(state)
+        session.on_resume.append(self.resync)
+
+    def _apply_state(self, state: p.GameState) -> None:
+        self.view = dict(state.view)
+        self.seq = state.seq
+        self.finished = state.finished
+        self.result = dump_struct(state.result) if state.result else None
+        self._elapsed_at = (state.elapsed_ms, time.monotonic())
+
+    def _apply_moved(self, reply: p.Moved) -> None:
+        self.view = dict(reply.view)
+        self.seq = reply.seq
+        self.finished = reply.finished
+        if reply.result is not None:
+            self.result = dump_struct(reply.result)
+        self._elapsed_at = (reply.elapsed_ms, time.monotonic())
+
+    def elapsed_ms(self) -> int:
+        base, at = self._elapsed_at
+        if self.finished:
+            return int(self.result["time_ms"]) if self.result else base
+        return base + int((time.monotonic() - at) * 1000)
+
+    async def resync(self) -> None:
+        """Fetch the game again (after a reconnect or a conflict)."""
+        state = await self.session.request(
+            lambda rid: p.GameGet(id=rid, game_id=self.game_id), p.GameState, resend=True)
+        self._apply_state(state)
+
+    def legal_moves(self) -> list[str]:
+        return [] if self.finished else legal_from_view(self.view)
+
+    def precheck(self, text: str) -> str | None:
+        return precheck_view(self.view, text)
+
+    async def _play(self, text: str, undo: bool) -> Outcome:
+        expected = self.seq
+        gid = self.game_id
+        try:
+            if undo:
+                reply = await self.session.request(
+                    lambda rid: p.Undo(id=rid, game_id=gid, expected_seq=expected), p.Moved)
+            else:
+                reply = await self.session.request(
+                    lambda rid: p.Move(id=rid, game_id=gid, move=text, expected_seq=expected),
+                    p.Moved)
+        except p.EncodeError:
+            return Outcome(text, False, "not a move: 1 to 32 printable ASCII characters",
+                           "bad_request")
+        except RequestFailed as exc:
+            if exc.code == p.ErrorCode.CONFLICT:
+                await self.resync()
+                if self.seq == expected + 1:  # our move was applied; its reply was lost
+                    return Outcome(text, True)
+                return Outcome(text, False, "the game changed elsewhere; the board is refreshed",
+                               exc.code)
+            if exc.code == p.ErrorCode.GAME_OVER:
+                await self.resync()
+            return Outcome(text, False, exc.message, exc.code)
+        self._apply_moved(reply)
+        return Outcome(reply.move, True, events=[dict(e) for e in reply.events])
+
+    async def move(self, text: str) -> Outcome:
+        return await self._play(text, undo=False)
+
+    async def undo(self) -> Outcome:
+        return await self._play("undo", undo=True)
+
+    async def resign(self) -> Outcome:
+        gid = self.game_id
+        try:
+            reply = await self.session.request(lambda rid: p.Resign(id=rid, game_id=gid),
+                                               p.Finished)
+        except RequestFailed as exc:
+            if exc.code == p.ErrorCode.GAME_OVER:
+                await self.resync()
+            return Outcome("resign", False, exc.message, exc.code)
+        self.finished = True
+        self.result = dump_struct(reply.result)
+        self.view = {**self.view, "over": True}
+        return Outcome("resign", True)
+
+    async def hint(self) -> str:
+        gid = self.game_id
+        try:
+            reply = await self.session.request(lambda rid: p.Hint(id=rid, game_id=gid),
+                                               p.HintReply)
+        except RequestFailed as exc:
+            if exc.code in UNSUPPORTED:
+                return "hints are not available on this server"
+            return f"no hint: {exc.message}"
+        self.hints = reply.hints
+        if reply.move is None:
+            return "the server knows no winning line from here (no hint counted)"
+        return (f"hint: {reply.move}   (hints used: {reply.hints}, "
+                f"time penalty {reply.penalty_ms // 1000} s)")
+
+    async def rank_line(self) -> str | None:
+        rank = self.result.get("rank") if self.result else None
+        total = None
+        if self.date is not None:
+            try:
+                reply = await self.session.request(
+                    lambda rid: p.LeaderboardRank(id=rid, variant=self.variant, date=self.date),
+                    p.PlayerRank)
+            except RequestFailed:
+                reply = None
+            if reply is not None:
+                total = reply.total
+                if reply.entry is not None:
+                    rank = reply.entry.rank
+        if rank is None:
+            return None
+        if self.result is not None:
+            self.result["rank"] = rank
+        return f"rank {rank}" + (f" of {total}" if total else "")
+
+
+class LocalGame:
+    """An offline practice game with the shared engine (no server)."""
+
+    def __init__(self, variant_id: str, seed: int) -> None:
+        self.variant = variant_id
+        self.seed = seed
+        self.game = new_game(variant_id, seed)
+        self.view = self.game.view()
+        self.finished = False
+        self.result: dict[str, Any] | None = None
+        self._start = time.monotonic()
+        self._resigned = False
+
+    def elapsed_ms(self) -> int:
+        if self.result is not None:
+            return int(self.result["time_ms"])
+        return int((time.monotonic() - self._start) * 1000)
+
+    def _after(self) -> None:
+        self.view = self.game.view()
+        if self.game.over or self._resigned:
+            self.finished = True
+            self.result = {**self.game.result(), "over": True, "time_ms": self.elapsed_ms(),
+                           "resigned": self._resigned}
+
+    def legal_moves(self) -> list[str]:
+        return [str(m) for m in self.game.legal_moves()]
+
+    def precheck(self, text: str) -> str | None:
+        return precheck_view(self.view, text)
+
+    async def move(self, text: str) -> Outcome:
+        try:
+            res = self.game.apply(text)
+        except IllegalMove as exc:
+            return Outcome(text, False, str(exc), "illegal_move")
+        self._after()
+        return Outcome(res.move, True, events=res.events())
+
+    async def undo(self) -> Outcome:
+        try:
+            self.game.undo()
+        except IllegalMove as exc:
+            return Outcome("undo", False, str(exc), "illegal_move")
+        self._after()
+        return Outcome("undo", True)
+
+    async def resign(self) -> Outcome:
+        if self.finished:
+            return Outcome("resign", False, "the game is over", "game_over")
+        self._resigned = True
+        self._after()
+        return Outcome("resign", True)
+
+    async def hint(self) -> str:
+        return "hints need the server; practice games have none"
+
+    async def rank_line(self) -> str | None:
+        return None
+
+
+def title_of(variant_id: str) -> str:
+    return VARIANTS[variant_id].title

@@ -1,0 +1,188 @@
+"""The CLI against a real server (and its embedded Redis), run as subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from engine import from_view
+from tests.clients.conftest import ROOT, Server, free_port
+from tests.support.wsclient import Client
+
+
+def solve_greedy(view: dict[str, Any]) -> list[str]:
+    """Moves playing a fully visible pairing game to its end (first legal move each time)."""
+    game = from_view(view)
+    moves = []
+    while True:
+        move = next(game.legal_moves(), None)
+        if move is None:
+            return moves
+        game.apply(move)
+        moves.append(str(move))
+
+
+def test_daily_scripted_to_the_end_with_rank(server: Server, make_player: Any) -> None:
+    player = make_player(server.url)
+    shown = player.run("--name", "scripter", "--json", "daily", "fourteen-out", "--show")
+    assert shown.code == 0, shown.err
+    doc = shown.json()
+    assert doc["seq"] == 0 and doc["legal_moves"]
+    moves = solve_greedy(doc["view"])
+    script = "# greedy\n" + "\n".join(moves[:1]) + "\nundo\n" + "\n".join(moves) + "\n"
+    run = player.run("--json", "daily", "fourteen-out", "--moves", "-", stdin=script)
+    assert run.code == 0, run.err
+    result = run.json()
+    assert result["finished"] and result["result"]["rank"] >= 1
+    assert [m["move"] for m in result["moves"]][:2] == [moves[0], "undo"]
+    text = player.run("daily", "fourteen-out", "--show")
+    assert "Result:" in text.out and "cleared" in text.out
+
+
+def test_illegal_move_stops_with_reason(server: Server, make_player: Any) -> None:
+    player = make_player(server.url)
+    doc = player.run("--name", "illegal1", "--json", "daily", "fourteen-out", "--show").json()
+    first = doc["legal_moves"][0]
+    run = player.run("daily", "fourteen-out", "--moves", "-", stdin=f"{first}\n1 1\n{first}\n")
+    assert run.code == 1
+    assert "different piles" in run.out and "stopped at line 2" in run.out
+    again = player.run("--json", "daily", "fourteen-out", "--show").json()
+    assert again["seq"] == 1  # the third line was never sent
+
+
+def test_leaderboard_text_and_json(server: Server, make_player: Any) -> None:
+    player = make_player(server.url)
+    run = player.run("--name", "boarder", "daily", "triple-triangle", "--moves", "-",
+                     stdin="resign\n")
+    assert run.code == 0, run.err + run.out
+    table = player.run("leaderboard", "triple-triangle")
+    assert table.code == 0
+    mine = [line for line in table.out.splitlines() if "boarder" in line]
+    assert mine and "▶" in mine[0]
+    doc = player.run("--json", "leaderboard", "triple-triangle", "--around-me").json()
+    assert doc["kind"] == "daily" and any(e["me"] and e["name"] == "boarder"
+                                          for e in doc["entries"])
+    assert doc["me"]["name"] == "boarder"
+    race = player.run("--json", "leaderboard", "fourteen-out", "--race")
+    assert race.code == 0 and race.json()["board"] == "rating"
+
+
+def test_server_unreachable(make_player: Any) -> None:
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    run = make_player(url).run("--name", "nobody", "daily", "fourteen-out", "--show")
+    assert run.code == 3 and url in run.err
+
+
+def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
+    srv = Server(free_port(), tmp_path / "data")
+    srv.start()
+    try:
+        player = make_player(srv.url)
+        view = player.run("--name", "phoenix", "--json", "daily", "fourteen-out",
+                          "--show").json()["view"]
+        moves = solve_greedy(view)
+        assert player.run("daily", "fourteen-out", "--moves", "-",
+                          stdin=moves[0] + "\n").code == 0
+        srv.restart()  # between two runs: the game is resumed from the server
+        doc = player.run("--json", "daily", "fourteen-out", "--show").json()
+        assert doc["seq"] == 1
+        # During a run: the CLI reconnects with its token and resumes by itself.
+        proc = player.popen("--json", "daily", "fourteen-out", "--moves", "-")
+        assert proc.stdin is not None
+        proc.stdin.write(moves[1] + "\n")
+        proc.stdin.flush()
+        time.sleep(1.0)
+        srv.restart()
+        out, err = proc.communicate(moves[2] + "\n", timeout=40)
+        assert proc.returncode == 0, err
+        result = json.loads(out)
+        assert [m["ok"] for m in result["moves"]] == [True, True]
+        assert result["view"]["moves"] == 3
+    finally:
+        srv.stop()
+
+
+def test_interactive_in_a_pty(server: Server, make_player: Any) -> None:
+    player = make_player(server.url)
+    env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
+    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "--server", server.url, "--ascii",
+                                           "daily", "fourteen-out"],
+                          cwd=str(ROOT), env=env, encoding="utf-8", timeout=20,
+                          dimensions=(50, 80))
+    try:
+        child.expect("display name")
+        child.sendline("ptyplayer")
+        child.expect("move> ")
+        child.sendline("moves")
+        child.expect(r"legal moves: ([0-9 ,]+)\r?\n")
+        legal = [m.strip() for m in child.match.group(1).split(",")]
+        child.expect("move> ")
+        child.sendline(legal[0])
+        child.expect("cleared 2/52")
+        child.expect("move> ")
+        child.sendline("1 1")
+        child.expect("different piles")
+        child.expect("move> ")
+        child.sendline("hint")
+        child.expect("hint")
+        child.expect("move> ")
+        child.sendline("quit")
+        child.expect("Resume it with")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    doc = player.run("--json", "daily", "fourteen-out", "--show").json()
+    assert doc["seq"] == 1 and not doc["finished"]
+
+
+@pytest.mark.asyncio
+async def test_race_against_a_second_client(server: Server, make_player: Any) -> None:
+    player = make_player(server.url)
+    proc = await asyncio.create_subprocess_exec(
+        *player.argv("--name", "racer_cli", "--json", "race", "fourteen-out", "--moves", "-"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+    other = await Client.connect(server.url, binary=False)
+    try:
+        await other.hello(name="racer_ws")
+        await asyncio.sleep(1.0)  # let the CLI queue first
+        await other.request("race.queue", variant="fourteen-out", size=2)
+        started = await other.push("race.started", timeout=20)
+        assert proc.stdin is not None
+        proc.stdin.write(b"resign\n")
+        proc.stdin.close()
+        await other.request("resign", game_id=started["game_id"])
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        await other.close()
+    assert proc.returncode == 0, err.decode()
+    doc = json.loads(out)
+    assert doc["command"] == "race" and doc["finished"]
+    names = {r["name"] for r in doc["standings"]}
+    assert names == {"racer_cli", "racer_ws"}
+    assert all(r["rating_change"] is not None for r in doc["standings"])
+
+
+def test_rate_limited_requests_are_retried(tmp_path: Path, make_player: Any) -> None:
+    srv = Server(free_port(), tmp_path / "data", extra=("--rate-limit", "8", "--rate-burst", "3"))
+    srv.start()
+    try:
+        player = make_player(srv.url)
+        view = player.run("--name", "hasty", "--json", "daily", "fourteen-out",
+                          "--show").json()["view"]
+        moves = solve_greedy(view)[:8]
+        run = player.run("--json", "daily", "fourteen-out", "--moves", "-",
+                         stdin="\n".join(moves) + "\n")
+        assert run.code == 0, run.err
+        assert "rate limited" in run.err
+        assert [m["ok"] for m in run.json()["moves"]] == [True] * len(moves)
+    finally:
+        srv.stop()
