@@ -1,0 +1,159 @@
+"""What every solver shares: the result type, budgets, the registry and solution checking.
+
+A solver family is a `Solver` subclass whose `family` class attribute names the game class it
+handles; `solver_for` walks the game's class hierarchy, so a variant that subclasses a family
+(Triple Deck with Kings, Triple Fourteens) finds its solver without any test on names.
+Solvers read the full state of a game (hidden cards included) into compact structures, search
+those directly and never touch the game object itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Final, Literal
+
+from ..errors import IllegalMove
+from ..game import Game
+
+Verdict = Literal["winnable", "impossible", "unknown"]
+WINNABLE: Final = "winnable"
+IMPOSSIBLE: Final = "impossible"
+UNKNOWN: Final = "unknown"
+
+
+@dataclass(slots=True)
+class SolveStats:
+    """Search statistics."""
+
+    nodes: int = 0  # positions expanded
+    tt_hits: int = 0  # positions cut off because the transposition table knew them
+    elapsed: float = 0.0  # seconds
+    max_depth: int = 0  # deepest search ply (a ply may stand for several engine moves)
+
+
+@dataclass(slots=True)
+class SolveResult:
+    """A solver's answer for one position.
+
+    `solution` holds move texts that `Game.play` accepts one after the other from the position
+    solved: a winning line, or for the scoring games the line reaching `best_score`.
+    `best_score`, `max_score` and `optimal` are set for the scoring games only (`optimal`: the
+    search proved that no line scores more).
+    """
+
+    verdict: Verdict
+    solution: list[str] = field(default_factory=list)
+    stats: SolveStats = field(default_factory=SolveStats)
+    best_score: int | None = None
+    max_score: int | None = None
+    optimal: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": self.verdict, "solution": list(self.solution)}
+        if self.best_score is not None:
+            out.update(best_score=self.best_score, max_score=self.max_score,
+                       optimal=self.optimal)
+        out["stats"] = asdict(self.stats)
+        return out
+
+
+class OutOfBudget(Exception):
+    """Raised inside a search when its node or time budget is spent."""
+
+
+class Budget:
+    """Counts nodes and watches the clock; `tick` raises OutOfBudget when either runs out."""
+
+    __slots__ = ("deadline", "max_depth", "max_nodes", "nodes", "start", "tt_hits")
+
+    CLOCK_EVERY: ClassVar[int] = 256
+
+    def __init__(self, max_nodes: int | None, max_seconds: float | None) -> None:
+        self.start = time.perf_counter()
+        self.max_nodes = max_nodes
+        self.deadline = None if max_seconds is None else self.start + max_seconds
+        self.nodes = 0
+        self.tt_hits = 0
+        self.max_depth = 0
+
+    def tick(self, depth: int) -> None:
+        self.nodes += 1
+        if depth > self.max_depth:
+            self.max_depth = depth
+        if self.max_nodes is not None and self.nodes > self.max_nodes:
+            raise OutOfBudget
+        if (self.deadline is not None and self.nodes % self.CLOCK_EVERY == 0
+                and time.perf_counter() > self.deadline):
+            raise OutOfBudget
+
+    def stats(self) -> SolveStats:
+        return SolveStats(self.nodes, self.tt_hits, round(time.perf_counter() - self.start, 6),
+                          self.max_depth)
+
+
+class Solver:
+    """One search over one position. Subclasses set `family` and implement `search`."""
+
+    family: ClassVar[type[Game]]
+
+    def __init__(self, game: Game, budget: Budget) -> None:
+        self.game = game
+        self.budget = budget
+
+    def search(self) -> SolveResult:
+        raise NotImplementedError
+
+
+_REGISTRY: dict[type[Game], type[Solver]] = {}
+
+
+def register(cls: type[Solver]) -> type[Solver]:
+    """Class decorator: make `cls` the solver of its `family` and every subclass of it."""
+    _REGISTRY[cls.family] = cls
+    return cls
+
+
+def solver_for(game: Game) -> type[Solver]:
+    """The solver class of a game's variant family; raises TypeError when there is none."""
+    for klass in type(game).__mro__:
+        found = _REGISTRY.get(klass)
+        if found is not None:
+            return found
+    raise TypeError(f"no solver for {type(game).__name__}")
+
+
+#: Recursion limit while searching: a winning line of the 156-card games is a few hundred plies
+#: deep. Python-to-Python calls no longer use the C stack (3.11+), so this is safe.
+SEARCH_RECURSION_LIMIT: Final = 20_000
+
+
+@contextmanager
+def deep_recursion(limit: int = SEARCH_RECURSION_LIMIT) -> Iterator[None]:
+    """Raise the interpreter's recursion limit for the duration of a search."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def replay(game: Game, solution: list[str]) -> Game:
+    """A copy of `game` with `solution` played on it; raises IllegalMove at a bad move."""
+    copy_ = copy.deepcopy(game)
+    for text in solution:
+        copy_.play(text)
+    return copy_
+
+
+def check_line(game: Game, solution: list[str]) -> Game:
+    """Replay a solver's line through the engine; a failure is a solver bug, so it is loud."""
+    try:
+        return replay(game, solution)
+    except IllegalMove as exc:
+        raise AssertionError(f"solver produced an illegal line: {exc}") from exc

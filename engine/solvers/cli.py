@@ -1,0 +1,52 @@
+"""`python -m engine solve VARIANT --seed SEED [--budget SECONDS] [--nodes N]`.
+
+Prints one JSON object: the verdict (``winnable``, ``impossible`` or ``unknown``), the solution
+in move notation (``python -m engine replay`` accepts it, one move a line), for the scoring
+games the best score, the maximum and whether the best is proven optimal, and the search
+statistics. The exit status is 0 whatever the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..cli import _dump, _game_args
+from ..variants import new_game
+from . import solve
+
+#: Default time budget of the command, in seconds.
+DEFAULT_BUDGET = 60.0
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """Solve a deal with full information and print the verdict as JSON."""
+    result = solve(new_game(args.variant, args.seed), max_seconds=args.budget,
+                   max_nodes=args.nodes)
+    out: dict[str, Any] = {"variant": args.variant, "seed": args.seed}
+    out.update(result.to_json())
+    out["moves"] = len(result.solution)
+    _dump(out, sys.stdout, args.indent)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the `solve` subcommand to `python -m engine`."""
+    p = sub.add_parser("solve", help="decide whether a deal can be won; print a solution")
+    _game_args(p)
+    p.add_argument("--budget", type=_positive, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help=f"time budget in seconds (default {DEFAULT_BUDGET:g})")
+    p.add_argument("--nodes", type=lambda t: int(_positive(t)), default=None, metavar="N",
+                   help="node budget (default: none)")
+    p.set_defaults(func=cmd_solve)
