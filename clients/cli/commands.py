@@ -253,12 +253,16 @@ async def cmd_leaderboard(args: argparse.Namespace, ctx: Ctx) -> int:
     table.add_column("score" if scored else "cleared", justify="right")
     table.add_column("time", justify="right")
     table.add_column("moves", justify="right")
+    if board.par is not None:
+        table.add_column("vs par", justify="right")
     hints = any(e.hints for e in board.entries)
     if hints:
         table.add_column("hints", justify="right")
     for e in board.entries:
         row = ["▶" if e.me else "", str(e.rank), e.name, "✓" if e.won else "",
                str(e.score if scored else e.cleared), fmt_time(e.time_ms), str(e.moves)]
+        if board.par is not None:
+            row.append(vs_par(board.par, e.score if scored else e.moves, e.won or scored))
         if hints:
             row.append(str(e.hints))
         table.add_row(*row, style=_entry_style(e.me))
@@ -271,6 +275,15 @@ async def cmd_leaderboard(args: argparse.Namespace, ctx: Ctx) -> int:
     if rank.entry is not None and not any(e.me for e in board.entries):
         console.print(Text(f"You: rank {rank.entry.rank} of {rank.total}", style="bold"))
     return 0
+
+
+def vs_par(par: int, value: int, counts: bool) -> str:
+    """A result against par: moves over par for the win games (wins only), points under par
+    for the scoring games; "par" when equal."""
+    if not counts:
+        return ""
+    diff = value - par
+    return "par" if diff == 0 else f"{diff:+d}"
 
 
 async def _race_board(args: argparse.Namespace, ctx: Ctx, session: ServerSession) -> int:

@@ -90,3 +90,12 @@ def test_symbols_and_colours() -> None:
     styled = console.export_text(styles=True)
     assert "♥" in styled or "♦" in styled
     assert "\x1b[1;31m" in styled  # red suits in bold red
+
+
+def test_results_against_par() -> None:
+    from clients.cli.commands import vs_par
+
+    assert vs_par(26, 30, True) == "+4"  # four moves over a win's par
+    assert vs_par(26, 26, True) == "par"
+    assert vs_par(26, 12, False) == ""  # a game not won has no moves-over-par
+    assert vs_par(936, 900, True) == "-36"  # scoring games: points under the best found
