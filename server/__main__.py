@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
@@ -11,12 +12,26 @@ from .app import create_app
 from .config import Config
 
 
+def new_event_loop(config: Config) -> asyncio.AbstractEventLoop:
+    """uvloop's loop when it is installed and wanted (faster sockets), else asyncio's."""
+    if config.uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
 def main(argv: list[str] | None = None) -> None:
     config = Config.from_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=config.log_level_no,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config.data_dir.mkdir(parents=True, exist_ok=True)
-    logging.getLogger(__name__).info("listening on ws://%s:%d/ws", config.host, config.port)
+    loop = new_event_loop(config)
+    logging.getLogger(__name__).info("listening on ws://%s:%d/ws (%s)", config.host, config.port,
+                                     type(loop).__module__.split(".")[0])
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
     web.run_app(create_app(config), host=config.host, port=config.port, print=None,

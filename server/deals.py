@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -82,7 +83,12 @@ def hint_for(game: Game, budget_s: float) -> str | None:
 
 
 class SolverPool:
-    """A small process pool so that searches never block the event loop."""
+    """A small process pool so that searches never block the event loop.
+
+    Workers are started with ``forkserver`` (``spawn`` where that is missing), never
+    ``fork``: a forked worker would inherit every open client socket, and a socket the server
+    closes would then stay open in the worker, leaving the client waiting for the TCP close.
+    """
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or max(1, min(2, (os.cpu_count() or 1)))
@@ -90,15 +96,23 @@ class SolverPool:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers)
+            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                      else "spawn")
+            self._pool = ProcessPoolExecutor(self.workers,
+                                             mp_context=multiprocessing.get_context(method))
         return self._pool
 
     async def run(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._executor(), fn, *args)
 
     def close(self) -> None:
+        """Stop the workers now: a certification search may run for a minute, and shutting
+        down must not wait for it (the interpreter would join the workers at exit)."""
         if self._pool is not None:
+            workers = list((getattr(self._pool, "_processes", None) or {}).values())
             self._pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:
+                proc.terminate()
             self._pool = None
 
 

@@ -117,10 +117,11 @@ class Proc:
 def start_server(port: int, data_dir: Path, *, redis_url: str | None = None,
                  flags: tuple[str, ...] = BENCH_FLAGS, use_uvloop: bool = False,
                  log: Path | None = None, wait: bool = True) -> Proc:
-    """``python -m server`` (or the uvloop launcher) on ``port``."""
-    module = "benchmarks.load.uvserver" if use_uvloop else "server"
-    cmd = [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port),
+    """``python -m server`` on ``port``, on uvloop or on asyncio's own loop."""
+    cmd = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port),
            "--data-dir", str(data_dir), *flags]
+    if not use_uvloop:
+        cmd.append("--no-uvloop")
     if redis_url:
         cmd += ["--redis-url", redis_url]
     proc = Proc(cmd, port, log)

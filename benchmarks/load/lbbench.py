@@ -1,0 +1,167 @@
+"""Leaderboards: submissions through the finish path vs raw ZADD, and query latency on a big board.
+
+* Submissions: ``GameStore.finish`` (the Lua script that closes a game and writes its entry,
+  exactly once) against plain ``ZADD`` from the same redis-py client, at the same concurrency.
+* Queries: a board bulk-loaded with pipelined writes in the documented format (ZSET member
+  ``<finished_at_ms:013d>:<pid>`` scored by the rank key, ``members`` and ``entries`` hashes:
+  see ``server.leaderboard.prepare_entry``), then top / around-me / my-rank through
+  ``server.leaderboard.Leaderboard``, one at a time, timed end to end from the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import redis.asyncio
+
+from server import keys
+from server.gamestore import FinalResult, GameStore
+from server.leaderboard import BoardRef, Leaderboard, prepare_entry
+from server.redis_embedded import connect
+
+from .generator import percentile
+
+DATE = dt.date(2030, 1, 1)
+VARIANT = "fourteen-out"
+
+
+@dataclass
+class LeaderboardFigures:
+    submissions: int
+    concurrency: int
+    finish_per_s: float
+    zadd_per_s: float
+    board_size: int
+    load_s: float
+    query_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # kind -> p50/p99/max
+
+    @property
+    def ratio(self) -> float:
+        return self.finish_per_s / self.zadd_per_s
+
+
+async def _concurrently(n: int, concurrency: int, job: Callable[[int], Awaitable[object]]
+                        ) -> float:
+    """Run job(0..n-1) with ``concurrency`` workers; returns jobs per second."""
+    counter = iter(range(n))
+
+    async def worker() -> None:
+        for i in counter:
+            await job(i)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return n / (time.perf_counter() - t0)
+
+
+def _pid(i: int) -> str:
+    return f"p{i:08d}"
+
+
+async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int
+                      ) -> tuple[float, float]:
+    store = GameStore(client)
+    date = DATE + dt.timedelta(days=1)
+    ids = [keys.daily_game_id(VARIANT, date, _pid(i)) for i in range(n)]
+    await _concurrently(n, concurrency,
+                        lambda i: store.start_game(ids[i], "daily", VARIANT, 1, 1_000))
+    rng = random.Random(1)
+
+    async def finish(i: int) -> None:
+        result = FinalResult(won=rng.random() < 0.3, over=True, resigned=False,
+                             cleared=rng.randrange(52), score=0, points=rng.randrange(52),
+                             time_ms=rng.randrange(10**6), moves=rng.randrange(200))
+        await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 0)
+
+    finish_rate = await _concurrently(n, concurrency, finish)
+    raw_key = f"bench:{{zadd}}:{random.random()}"
+    zadd_rate = await _concurrently(
+        n, concurrency, lambda i: client.zadd(raw_key, {_pid(i): rng.randrange(1 << 53)}))
+    await client.delete(raw_key)
+    return finish_rate, zadd_rate
+
+
+async def bulk_load(client: redis.asyncio.Redis, board: BoardRef, n: int,
+                    chunk: int = 5_000) -> float:
+    """Write ``n`` entries in the documented format with pipelined batches; seconds taken."""
+    rng = random.Random(7)
+    t0 = time.perf_counter()
+    for start in range(0, n, chunk):
+        zmap: dict[str, int] = {}
+        members: dict[str, str] = {}
+        entries: dict[str, str] = {}
+        for i in range(start, min(n, start + chunk)):
+            pid = _pid(i)
+            won = rng.random() < 0.3
+            e = prepare_entry(player_id=pid, name=f"n{i}", won=won, cleared=rng.randrange(53),
+                              score=0, points=52 if won else rng.randrange(52),
+                              time_ms=rng.randrange(30_000, 3_600_000),
+                              moves=rng.randrange(20, 300), finished_at_ms=1_900_000_000_000 + i)
+            zmap[e.member] = e.score
+            members[pid] = e.member
+            entries[pid] = e.data
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.zadd(board.board_key, zmap)
+            pipe.hset(board.members_key, mapping=members)  # type: ignore[arg-type]
+            pipe.hset(board.entries_key, mapping=entries)  # type: ignore[arg-type]
+            await pipe.execute()
+    return time.perf_counter() - t0
+
+
+async def settle(client: redis.asyncio.Redis, timeout: float = 120.0) -> None:
+    """Wait for the AOF rewrite the bulk load triggers (a fork) to finish: it is setup."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = await client.info("persistence")
+        if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+            return
+        await asyncio.sleep(0.2)
+
+
+async def queries(client: redis.asyncio.Redis, board: BoardRef, n: int, samples: int
+                  ) -> dict[str, dict[str, float]]:
+    lb = Leaderboard(client)
+    rng = random.Random(3)
+    kinds: dict[str, Callable[[], Awaitable[object]]] = {
+        "top (page of 20 at a random offset)":
+            lambda: lb.top(board, rng.randrange(max(1, n - 20)), 20),
+        "top (first page of 20)": lambda: lb.top(board, 0, 20),
+        "around me (k=5)": lambda: lb.around(board, _pid(rng.randrange(n)), 5),
+        "my rank": lambda: lb.rank(board, _pid(rng.randrange(n))),
+    }
+    out = {}
+    for kind, fn in kinds.items():
+        for _ in range(50):  # warm up (script load, connection)
+            await fn()
+        times = []
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            rows = await fn()
+            times.append((time.perf_counter() - t0) * 1000)
+            assert rows, kind
+        out[kind] = {"p50": percentile(times, 50), "p99": percentile(times, 99),
+                     "max": max(times)}
+    return out
+
+
+async def run(redis_url: str, *, submissions_n: int = 20_000, concurrency: int = 32,
+              board_size: int = 1_000_000, samples: int = 2_000) -> LeaderboardFigures:
+    client = connect(redis_url)
+    try:
+        await client.flushdb()
+        finish_rate, zadd_rate = await submissions(client, submissions_n, concurrency)
+        board = BoardRef.daily(VARIANT, DATE)
+        load_s = await bulk_load(client, board, board_size)
+        n = await client.zcard(board.board_key)
+        assert n == board_size, (n, board_size)
+        await settle(client)
+        q = await queries(client, board, board_size, samples)
+        return LeaderboardFigures(submissions_n, concurrency, finish_rate, zadd_rate,
+                                  board_size, load_s, q)
+    finally:
+        await client.aclose()
