@@ -8,8 +8,10 @@ key (pile symmetry).
 
 Pruning and ordering:
 
-* safe foundation plays are forced: an Ace or a 2, or a card whose rank minus one is already on
-  every foundation of the other colour (no tableau card will ever need to sit on it);
+* foundation plays from a pile top are forced, one at a time: proven harmless for an Ace or a 2
+  or a card whose rank minus one is already on every foundation of the other colour (no
+  tableau card will ever need to sit on it), a heuristic cut otherwise (it decided 70 % of
+  deals within 10 s instead of 48 % when only the proven-safe plays were forced);
 * a sub-run is moved off a card it builds on only to send that card to a foundation;
 * a foundation card comes back only when a run head in the tableau can then build on it, and
   never when every card that could build on it is already on a foundation;
@@ -18,9 +20,9 @@ Pruning and ordering:
 * order: foundation plays, moves that turn a face-down card (most face-down cards first),
   moves that empty a pile, dealing, the rest, foundation returns.
 
-Cuts that are not proven harmless (the foundation-return rule, and pile symmetry while the stock
-still deals onto piles) mark the search heuristic: an exhausted heuristic search says
-``unknown``, not ``impossible``.
+Cuts that are not proven harmless (an unsafe forced foundation play, the idle limit, the
+foundation-return rule, and pile symmetry while the stock still deals onto piles) mark the
+search heuristic: an exhausted heuristic search says ``unknown``, not ``impossible``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ _TEXT = tuple(RANK_TEXT[c % 13 + 1] + SUITS[c // 13] for c in range(52))
 _PILE, _UP, _DEAL, _BACK = range(4)
 Move4 = tuple[int, int, int, int]
 #: Moves in a row that neither send a card up, turn one nor deal (heuristic cut).
-IDLE_LIMIT = 4
+IDLE_LIMIT = 6
 #: Nodes of the first attempt; each restart doubles them (a DFS stuck under one bad early
 #: choice gets out by starting over with another move order).
 FIRST_ATTEMPT_NODES = 4000
@@ -112,9 +114,13 @@ class EasthavenSolver(Solver):
                 if len(pile) > down[i]:
                     c = pile[-1]
                     r = _RANK[c]
-                    if fc[_SUIT[c]][r - 1] and (
-                            r <= 2 or (low_black if _RED[c] else low_red) >= r - 1):
-                        return [(_UP, i, 0, 1)]  # safe: no card will ever need to sit on it
+                    if fc[_SUIT[c]][r - 1]:
+                        # Every foundation play is forced. It is proven harmless (safe) when no
+                        # card will ever need to sit on this one; otherwise it is a heuristic
+                        # cut, which the foundation return can often undo.
+                        if not (r <= 2 or (low_black if _RED[c] else low_red) >= r - 1):
+                            heuristic[0] = True
+                        return [(_UP, i, 0, 1)]
                     tops.setdefault(_SLOT[c], []).append(i)
                 elif not pile and empty < 0:
                     empty = i
