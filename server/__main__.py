@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
     web.run_app(create_app(config), host=config.host, port=config.port, print=None,
-                shutdown_timeout=5.0)
+                shutdown_timeout=5.0, loop=loop)
 
 
 if __name__ == "__main__":

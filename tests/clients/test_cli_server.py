@@ -98,7 +98,10 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
         assert proc.stdin is not None
         proc.stdin.write(moves[1] + "\n")
         proc.stdin.flush()
-        time.sleep(1.0)
+        deadline = time.monotonic() + 30  # the running CLI has played moves[1]: restart now
+        while player.run("--json", "daily", "fourteen-out", "--show").json()["seq"] < 2:
+            assert time.monotonic() < deadline, "the CLI never played its first move"
+            time.sleep(0.2)
         srv.restart()
         out, err = proc.communicate(moves[2] + "\n", timeout=40)
         assert proc.returncode == 0, err
