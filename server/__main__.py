@@ -13,7 +13,7 @@ from .config import Config
 
 
 def new_event_loop(config: Config) -> asyncio.AbstractEventLoop:
-    """uvloop's loop when it is installed and wanted (faster sockets), else asyncio's."""
+    """uvloop's loop when it is asked for and installed, else asyncio's."""
     if config.uvloop:
         try:
             import uvloop

@@ -46,7 +46,9 @@ class Config:
     solver_budget_s: float = 10.0  # per candidate deal
     hint_budget_s: float = 3.0
     hint_penalty_ms: int = 30_000
-    uvloop: bool = True  # run on uvloop when it is installed (the command line; --no-uvloop)
+    # Run on uvloop (--uvloop). Off by default: it measured no faster for this server, whose
+    # time is Python work per move, not socket handling (docs/performance.md).
+    uvloop: bool = False
 
     @classmethod
     def from_args(
@@ -97,8 +99,8 @@ class Config:
         p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
         p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
         p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
-        p.add_argument("--no-uvloop", action="store_true",
-                       help="run on asyncio's own event loop even when uvloop is installed")
+        p.add_argument("--uvloop", action="store_true", default=env.get("SOLITAIRE_UVLOOP") == "1",
+                       help="run on uvloop instead of asyncio's own event loop")
         p.add_argument("--no-certify", action="store_true",
                        help="deal the plain daily seed instead of a solver-certified one")
         p.add_argument("--solver-budget", type=float, default=d.solver_budget_s,
@@ -141,7 +143,7 @@ class Config:
             solver_budget_s=a.solver_budget,
             hint_budget_s=a.hint_budget,
             hint_penalty_ms=a.hint_penalty_ms,
-            uvloop=not a.no_uvloop,
+            uvloop=a.uvloop,
         )
 
     @property

@@ -120,8 +120,8 @@ def start_server(port: int, data_dir: Path, *, redis_url: str | None = None,
     """``python -m server`` on ``port``, on uvloop or on asyncio's own loop."""
     cmd = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port),
            "--data-dir", str(data_dir), *flags]
-    if not use_uvloop:
-        cmd.append("--no-uvloop")
+    if use_uvloop:
+        cmd.append("--uvloop")
     if redis_url:
         cmd += ["--redis-url", redis_url]
     proc = Proc(cmd, port, log)

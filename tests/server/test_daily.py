@@ -103,3 +103,19 @@ def test_config_rejects_bad_values(tmp_path: Path) -> None:
     for argv in (["--port", "70000"], ["--redis-appendfsync", "sometimes"], ["--heartbeat", "0"]):
         with pytest.raises(SystemExit):
             Config.from_args([*argv, "--daily-secret", "x"], env={})
+
+
+def test_event_loop_choice() -> None:
+    import asyncio
+    from dataclasses import replace as _replace
+
+    from server.__main__ import new_event_loop
+
+    plain = new_event_loop(Config())
+    assert type(plain).__module__.startswith("asyncio")
+    plain.close()
+    uv = new_event_loop(_replace(Config(), uvloop=True))
+    assert type(uv).__module__.startswith("uvloop")  # uvloop is a dependency on CPython/Linux
+    assert isinstance(uv, asyncio.AbstractEventLoop)
+    uv.close()
+    assert Config.from_args(["--uvloop", "--daily-secret", "x"]).uvloop
