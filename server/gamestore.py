@@ -8,6 +8,7 @@ returns: the move is then in Redis (and its AOF).
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -79,25 +80,33 @@ return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
 
 # KEYS: game, log, board, members, entries.
-# ARGV: expected_seq, has_final ('1'|'0'), final_move, now_ms, expire_at, pid,
-#       entry score, entry member, entry json, result field, value, ...
+# ARGV: one JSON object {seq, final (bool), move, now, exp, pid, score, member, data, fields}:
+#       expected seq, the final move to log (if final), now_ms, the board's expire-at, the
+#       player id, the entry's score, member and json, and the result fields (strings).
+#       One argument rather than 27: packing arguments is most of the client's cost.
 # Returns {0, record, rank, entry_json} on first finish, {1, record, rank, entry_json} if the
 # game was already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
 _FINISH_LUA = (
     LUA_WRITE_ENTRY
     + _LUA_PUSH
     + """
+local a = cjson.decode(ARGV[1])
 local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
 if not st[1] then return {-1} end
-local pid = ARGV[6]
+local pid = a.pid
 if st[1] == 'finished' then
   return {1, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
           redis.call('HGET', KEYS[5], pid) or ''}
 end
-if tonumber(st[2]) ~= tonumber(ARGV[1]) then return {-3, tonumber(st[2])} end
-if ARGV[2] == '1' then push_move(KEYS[1], KEYS[2], ARGV[3], ARGV[4]) end
-redis.call('HSET', KEYS[1], 'status', 'finished', 'finished_at_ms', ARGV[4], unpack(ARGV, 10))
-write_entry(KEYS[3], KEYS[4], KEYS[5], pid, ARGV[7], ARGV[8], ARGV[9], ARGV[5])
+if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now}
+for f, v in pairs(a.fields) do
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+write_entry(KEYS[3], KEYS[4], KEYS[5], pid, a.score, a.member, a.data, a.exp)
 return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
         redis.call('HGET', KEYS[5], pid) or ''}
 """
@@ -309,21 +318,20 @@ class GameStore:
             finished_at_ms=now_ms,
             hints=result.hints,
         )
-        args: list[str | int] = [
-            expected_seq,
-            "1" if final_move is not None else "0",
-            final_move or "",
-            now_ms,
-            board_expire_at(k.date, self.retention_days),
-            k.player_id,
-            entry.score,
-            entry.member,
-            entry.data,
-        ]
-        for f, v in result.fields().items():
-            args += [f, v]
+        arg = json.dumps({
+            "seq": expected_seq,
+            "final": final_move is not None,
+            "move": final_move or "",
+            "now": str(now_ms),
+            "exp": str(board_expire_at(k.date, self.retention_days)),
+            "pid": k.player_id,
+            "score": str(entry.score),
+            "member": entry.member,
+            "data": entry.data,
+            "fields": {f: str(v) for f, v in result.fields().items()},
+        }, separators=(",", ":"))
         res: list[Any] = await self._finish(
-            keys=[k.game, k.log, k.board, k.members, k.entries], args=args
+            keys=[k.game, k.log, k.board, k.members, k.entries], args=[arg]
         )
         code = int(res[0])
         if code < 0:
