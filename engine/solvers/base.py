@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Final, Literal
@@ -141,6 +141,12 @@ def deep_recursion(limit: int = SEARCH_RECURSION_LIMIT) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+def require_full_state(*cards: Iterable[object]) -> None:
+    """Refuse a player's copy (hidden cards are None there): the solvers need every card."""
+    if any(c is None for group in cards for c in group):
+        raise ValueError("the solver needs the full state, not a player's copy")
 
 
 def replay(game: Game, solution: list[str]) -> Game:

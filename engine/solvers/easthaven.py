@@ -31,7 +31,17 @@ from collections.abc import Callable
 
 from ..cards import RANK_TEXT, SUITS
 from ..easthaven import PILES, TripleEasthaven
-from .base import IMPOSSIBLE, UNKNOWN, WINNABLE, OutOfBudget, Solver, SolveResult, register
+from .base import (
+    IMPOSSIBLE,
+    UNKNOWN,
+    WINNABLE,
+    OutOfBudget,
+    Solver,
+    SolveResult,
+    register,
+    require_full_state,
+)
+from .piles import move_run, take_top
 
 _RANK = tuple(c % 13 + 1 for c in range(52))
 _SUIT = tuple(c // 13 for c in range(52))
@@ -64,8 +74,7 @@ class EasthavenSolver(Solver):
     def search(self) -> SolveResult:
         game = self.game
         assert isinstance(game, TripleEasthaven)
-        if any(c is None for p in game._piles for c in p) or any(c is None for c in game._stock):
-            raise ValueError("the solver needs the full state, not a player's copy")
+        require_full_state(*game._piles, game._stock)
         piles: list[list[int]] = [[] for _ in range(PILES)]
         down: list[int] = []
         stock: list[int] = []  # next card last
@@ -96,12 +105,6 @@ class EasthavenSolver(Solver):
             if not stock:
                 ps.sort()
             return tuple(ps), len(stock), tuple(map(tuple, fc))
-
-        def turn(i: int) -> bool:
-            if piles[i] and down[i] == len(piles[i]):
-                down[i] -= 1
-                return True
-            return False
 
         def generate() -> list[Move4]:
             # The lowest foundation of each suit, and of each colour's two suits.
@@ -196,32 +199,19 @@ class EasthavenSolver(Solver):
         def apply(move: Move4) -> Callable[[], None]:
             kind, a, b, k = move
             if kind == _PILE:
-                moving = piles[a][-k:]
-                del piles[a][-k:]
-                piles[b].extend(moving)
-                turned = turn(a)
-
-                def undo_pile() -> None:
-                    if turned:
-                        down[a] += 1
-                    del piles[b][-k:]
-                    piles[a].extend(moving)
-                return undo_pile
+                return move_run(piles, down, a, b, k)
             if kind == _UP:
-                c = piles[a].pop()
+                c, put_back = take_top(piles, down, a)
                 h = _RANK[c]
                 fc[_SUIT[c]][h - 1] -= 1
                 fc[_SUIT[c]][h] += 1
                 on_found[0] += 1
-                turned = turn(a)
 
                 def undo_up() -> None:
-                    if turned:
-                        down[a] += 1
                     fc[_SUIT[c]][h] -= 1
                     fc[_SUIT[c]][h - 1] += 1
                     on_found[0] -= 1
-                    piles[a].append(c)
+                    put_back()
                 return undo_up
             if kind == _DEAL:
                 n = min(PILES, len(stock))

@@ -14,7 +14,16 @@ updated from the two cards a play can uncover, so a node costs a few bit operati
 from __future__ import annotations
 
 from ..tripeaks import COVERED_BY, COVERS, DRAW, TABLEAU, TriPeaks
-from .base import IMPOSSIBLE, UNKNOWN, WINNABLE, OutOfBudget, Solver, SolveResult, register
+from .base import (
+    IMPOSSIBLE,
+    UNKNOWN,
+    WINNABLE,
+    OutOfBudget,
+    Solver,
+    SolveResult,
+    register,
+    require_full_state,
+)
 
 _COVER_MASK = tuple(sum(1 << q for q in COVERED_BY[p]) for p in range(TABLEAU))
 _COVERS = COVERS
@@ -34,9 +43,8 @@ class TriPeaksSolver(Solver):
     def search(self) -> SolveResult:
         game = self.game
         assert isinstance(game, TriPeaks)
-        if any(c is None for c in game._stock) or any(
-                c is None for c, up in zip(game._cards, game._present, strict=True) if up):
-            raise ValueError("the solver needs the full state, not a player's copy")
+        require_full_state(game._stock, (c for c, up in zip(game._cards, game._present,
+                                                             strict=True) if up))
         ranks = [c.rank if c is not None else 0 for c in game._cards]
         stock = [c.rank for c in reversed(game._stock) if c is not None]  # in drawing order
         n_stock = len(stock)

@@ -35,7 +35,9 @@ from .base import (
     SolveResult,
     Verdict,
     register,
+    require_full_state,
 )
+from .piles import move_run, take_top
 
 # Move kinds on the search path: (kind, a, b, draws)
 _PILE, _PILE_F, _TALON_F, _TALON_P = range(4)
@@ -48,8 +50,7 @@ class TripleDeckSolver(Solver):
     def search(self) -> SolveResult:
         game = self.game
         assert isinstance(game, TripleDeck)
-        if any(c is None for p in game._piles for c in p) or any(c is None for c in game._stock):
-            raise ValueError("the solver needs the full state, not a player's copy")
+        require_full_state(*game._piles, game._stock)
         top_rank = game.top_rank
         n_piles = game.pile_count
         piles: list[list[int]] = [[c.rank for c in p if c is not None] for p in game._piles]
@@ -116,12 +117,6 @@ class TripleDeckSolver(Solver):
             fcount[r] -= 1
             fcount[r - 1] += 1
             left[r] += 1
-
-        def turn(i: int) -> bool:
-            if piles[i] and down[i] == len(piles[i]):
-                down[i] -= 1
-                return True
-            return False
 
         def dfs(depth: int, score: int) -> bool:
             budget.tick(depth)
@@ -210,27 +205,14 @@ class TripleDeckSolver(Solver):
         def apply(move: tuple[int, int, int, int]) -> tuple[int, Callable[[], None]]:
             kind, a, b, draws = move
             if kind == _PILE:
-                moving = piles[a][-draws:]
-                del piles[a][-draws:]
-                piles[b].extend(moving)
-                turned = turn(a)
-
-                def undo_pile() -> None:
-                    if turned:
-                        down[a] += 1
-                    del piles[b][-draws:]
-                    piles[a].extend(moving)
-                return 0, undo_pile
+                return 0, move_run(piles, down, a, b, draws)
             if kind == _PILE_F:
-                r = piles[a].pop()
+                r, put_back = take_top(piles, down, a)
                 gained = to_foundation(r)
-                turned = turn(a)
 
                 def undo_found() -> None:
-                    if turned:
-                        down[a] += 1
                     from_foundation(r)
-                    piles[a].append(r)
+                    put_back()
                 return gained, undo_found
             old_pos = state["pos"]
             r = talon.pop(a - 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -40,19 +41,28 @@ class App:
         return c
 
 
-@pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    clock = ManualClock(1_907_755_200_000)  # 2030-06-15 12:00 UTC
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"e2e",
-                     rate_limit=1000.0, rate_burst=1000)
+@contextlib.asynccontextmanager
+async def serve(config: Config) -> AsyncIterator[App]:
+    """The app in-process on a free port, on a manual clock at 2030-06-15 12:00 UTC."""
+    clock = ManualClock(1_907_755_200_000)
     runner = web.AppRunner(create_app(config, clock=clock))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock)
-    await runner.cleanup()
+    try:
+        yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock)
+    finally:
+        await runner.cleanup()
+
+
+@pytest_asyncio.fixture
+async def app(redis_url: str, redis_client: redis.asyncio.Redis,
+              tmp_path: Path) -> AsyncIterator[App]:
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"e2e",
+                     rate_limit=1000.0, rate_burst=1000)
+    async with serve(config) as running:
+        yield running
 
 
 def visible(state: dict[str, Any]) -> Counter[str]:

@@ -12,16 +12,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import redis.asyncio
-from aiohttp import web
 
 from engine import new_game
 from engine.solvers import WINNABLE, solve
-from server.app import create_app
 from server.clock import ManualClock
 from server.config import Config
 from server.deals import DailyDeals, SolverPool, candidate_seed
 from server.gamestore import GameStore
-from tests.server.test_e2e_daily import App
+from tests.server.test_e2e_daily import App, serve
 from tests.server.test_races import Server, server, start_race  # noqa: F401  (fixture)
 
 SECRET = b"solving"
@@ -32,17 +30,11 @@ HINT_PENALTY_MS = 30_000
 @pytest_asyncio.fixture
 async def app(redis_url: str, redis_client: redis.asyncio.Redis,
               tmp_path: Path) -> AsyncIterator[App]:
-    clock = ManualClock(1_907_755_200_000)  # 2030-06-15 12:00 UTC
     config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET,
                      rate_limit=1000.0, rate_burst=1000, certify_deals=True,
                      solver_budget_s=5.0, hint_budget_s=10.0, hint_penalty_ms=HINT_PENALTY_MS)
-    runner = web.AppRunner(create_app(config, clock=clock))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock)
-    await runner.cleanup()
+    async with serve(config) as running:
+        yield running
 
 
 @pytest.mark.parametrize("variant", ["fourteen-out", "triple-triangle", "triple-deck"])
