@@ -12,18 +12,20 @@ Exceptions::
 
     EngineError
      ├── IllegalMove (also ValueError)
-     └── UnknownVariant (also ValueError)
+     ├── UnknownVariant (also ValueError)
+     └── OutOfSync (a player's copy disagrees with the server: resync)
 """
 
 from .cards import Card, card, parse_card
 from .deals import DealRng, shuffled_cards
-from .errors import EngineError, IllegalMove, UnknownVariant
+from .errors import EngineError, IllegalMove, OutOfSync, UnknownVariant
 from .game import HIDDEN, Game
 from .moves import UNDO, Move, MoveResult, Reveal, Transfer
 from .variants import VARIANT_IDS, VARIANTS, from_view, new_game, variant
 
 __all__ = [
     "HIDDEN", "UNDO", "VARIANTS", "VARIANT_IDS", "Card", "DealRng", "EngineError", "Game",
-    "IllegalMove", "Move", "MoveResult", "Reveal", "Transfer", "UnknownVariant", "card",
+    "IllegalMove", "Move", "MoveResult", "OutOfSync", "Reveal", "Transfer", "UnknownVariant",
+    "card",
     "from_view", "new_game", "parse_card", "shuffled_cards", "variant",
 ]

@@ -2,7 +2,8 @@
 
     EngineError
      ├── IllegalMove (also ValueError)   a move that cannot be parsed or played here
-     └── UnknownVariant (also ValueError) a variant id that does not exist
+     ├── UnknownVariant (also ValueError) a variant id that does not exist
+     └── OutOfSync                        a player's copy disagrees with the server's move
 """
 
 from __future__ import annotations
@@ -30,3 +31,8 @@ class UnknownVariant(EngineError, ValueError):
     def __init__(self, variant: str) -> None:
         self.variant = variant
         super().__init__(f"unknown variant {variant!r}")
+
+
+class OutOfSync(EngineError):
+    """A player's copy played a server's move differently (`Game.follow`): rebuild it from a
+    fresh view."""

@@ -7,13 +7,13 @@ A variant is a subclass that sets the class attributes and fills in the hooks (`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from .cards import Card, parse_card
 from .deals import shuffled_cards
-from .errors import IllegalMove
-from .moves import UNDO, Move, MoveResult
+from .errors import IllegalMove, OutOfSync
+from .moves import UNDO, Move, MoveResult, Reveal
 
 HIDDEN = "??"  # how a face-down card is written in a view
 
@@ -152,6 +152,30 @@ class Game:
             return self.undo()
         return self.apply(text)
 
+    def follow(self, text: str, reveals: Sequence[Reveal] = (), *,
+               over: bool | None = None) -> MoveResult:
+        """Play on a player's copy a move the server accepted, learning the cards it revealed.
+
+        `reveals` are the server's reveal events of that move, in order; `over` is the server's
+        verdict afterwards and replaces the copy's own (a copy cannot always judge it). Raises
+        IllegalMove when the copy cannot play the move (an undo whose snapshot it never had)
+        and OutOfSync when the copy's outcome differs from the server's: resync from a view.
+        """
+        if text.strip().lower() == UNDO:
+            result = self.undo()
+        else:
+            move = self.parse_move(text)
+            reason = self._why_illegal(move)
+            if reason is not None:
+                raise IllegalMove(move, reason)
+            self._learn(move, reveals)
+            result = self.apply(move)
+            if [(r.card, r.at) for r in result.reveals] != [(r.card, r.at) for r in reveals]:
+                raise OutOfSync(f"the copy's move {move} revealed other cards than the server's")
+        if over is not None:
+            self._over = over
+        return result
+
     def _why_illegal(self, move: Move) -> str | None:
         if self.over:
             return "the game is over"
@@ -203,6 +227,13 @@ class Game:
 
     def _load_view(self, view: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
+        """Put the cards `move` is about to reveal into this copy's hidden places (`follow`).
+
+        The default is for variants without hidden cards."""
+        if reveals:
+            raise OutOfSync(f"{self.id} has no hidden cards to reveal")
 
 
 def card_or_hidden(text: str | None) -> Card | None:

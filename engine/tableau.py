@@ -12,10 +12,11 @@ so the canonical text of a pile-to-pile move always carries the count (``3 5 1``
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 from .cards import Card, parse_card
+from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 
@@ -189,6 +190,21 @@ class TableauGame(Game):
             self._down[i] -= 1
             return (Reveal(pile[-1], str(i + 1)),)
         return ()
+
+    def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
+        """Stock moves reveal the stock's next cards in order; a pile move reveals the pile's
+        top face-down card."""
+        if move.src == STOCK:
+            if len(reveals) > len(self._stock):
+                raise OutOfSync("the server revealed more cards than the stock holds")
+            for k, r in enumerate(reveals):
+                self._stock[-1 - k] = r.card
+            return
+        for r in reveals:
+            i = pile_number(r.at, self.pile_count)
+            if i is None or self._down[i] == 0 or r.at != move.src:
+                raise OutOfSync(f"nothing face down to reveal at {r.at!r}")
+            self._piles[i][self._down[i] - 1] = r.card
 
     # -- snapshots and serialisation ----------------------------------------------------------
 

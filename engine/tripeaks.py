@@ -6,10 +6,11 @@ Positions are numbered 1-28 row by row: apexes 1-3, then 4-9, 10-18 and the face
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from .cards import Card, parse_card
+from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 
@@ -124,6 +125,19 @@ class TriPeaks(Game):
         reveals = tuple(Reveal(self._cards[q], str(q + 1))
                         for q in COVERS[pos] if self._present[q] and self._uncovered(q))
         return MoveResult(str(move), (Transfer((c,), move.src, FOUNDATION),), reveals)
+
+    def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
+        """A draw reveals the stock's next card; a play reveals the cards it uncovers."""
+        if move.src == DRAW:
+            if len(reveals) != 1 or not self._stock:
+                raise OutOfSync("a draw reveals exactly the stock's next card")
+            self._stock[-1] = reveals[0].card
+            return
+        for r in reveals:
+            pos = pile_number(r.at, TABLEAU)
+            if pos is None or not self._present[pos]:
+                raise OutOfSync(f"nothing face down to reveal at {r.at!r}")
+            self._cards[pos] = r.card
 
     def _is_over(self) -> bool:
         return not self._stock and next(self._playable(), None) is None

@@ -118,11 +118,12 @@ from protocol.races import (
 )
 from protocol.schema import Struct
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
-from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate
+from protocol.version import LEAN_MOVES, PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate
 
 __all__ = [
     "CLIENT_MESSAGES",
     "ERROR_CODES",
+    "LEAN_MOVES",
     "MAX_DEPTH",
     "MAX_FRAME_SIZE",
     "MAX_REQUEST_ID",

@@ -20,7 +20,7 @@ from protocol.errors import BadRequest, EncodeError, FrameTooLarge, ProtocolErro
 from protocol.events import SERVER_MESSAGES, ServerMessage
 from protocol.fields import MAX_REQUEST_ID, kind_of
 from protocol.messages import CLIENT_MESSAGES, ClientMessage
-from protocol.schema import Struct, dump_struct, load_struct
+from protocol.schema import Struct, dump_struct, fields_of, load_struct
 
 MAX_FRAME_SIZE: Final = 64 * 1024
 """Default limit, in bytes (UTF-8 bytes for text frames), of a frame in either direction."""
@@ -202,8 +202,34 @@ def decode_server(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> Serv
 # --- encoding --------------------------------------------------------------------------------
 
 
+def _plain(value: object) -> object:
+    """The wire form of a field value, unchecked (see ``encode(validate=False)``)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is dict or value is None:
+        return value
+    if kind is tuple or kind is list:
+        return [_plain(v) for v in value]  # type: ignore[attr-defined]
+    if isinstance(value, Struct):
+        return _plain_struct(value)
+    if isinstance(value, str):  # StrEnum members go out as plain strings
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _plain_struct(msg: Struct) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields_of(type(msg)):
+        value = getattr(msg, f.name)
+        if value is not None or not f.optional:
+            out[f.name] = _plain(value)
+    return out
+
+
 def _encode(
-    msg: Struct, table: Mapping[str, type[Struct]], binary: bool, max_size: int
+    msg: Struct, table: Mapping[str, type[Struct]], binary: bool, max_size: int,
+    validate: bool = True,
 ) -> bytes | str:
     cls = type(msg)
     type_name: str | None = getattr(cls, "type", None)
@@ -211,21 +237,25 @@ def _encode(
         raise EncodeError(f"{cls.__name__} is not a registered message class")
     msg_id = getattr(msg, "id", None)
     try:
-        body = dump_struct(msg)
+        body = dump_struct(msg) if validate else _plain_struct(msg)
         wire: dict[str, Any] = {"type": type_name}
         if "id" in body:
             wire["id"] = body.pop("id")
         wire.update(body)
-        check_tree(wire)
+        if validate:
+            check_tree(wire)
     except ProtocolError as exc:
         raise EncodeError(f"cannot encode {type_name}: {exc.message}", id=msg_id) from None
     out: bytes | str
-    if binary:
-        out = msgpack.packb(wire, use_bin_type=True)
-        size = len(out)
-    else:
-        out = json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        size = len(out.encode("utf-8"))
+    try:
+        if binary:
+            out = msgpack.packb(wire, use_bin_type=True)
+            size = len(out)
+        else:
+            out = json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            size = len(out.encode("utf-8"))
+    except (TypeError, ValueError, OverflowError) as exc:  # only reachable unvalidated
+        raise EncodeError(f"cannot encode {type_name}: {exc}", id=msg_id) from None
     if size > max_size:
         raise EncodeError(
             f"cannot encode {type_name}: {size} bytes is larger than {max_size}", id=msg_id
@@ -234,17 +264,24 @@ def _encode(
 
 
 @overload
-def encode(msg: ServerMessage, binary: Literal[True], *, max_size: int = ...) -> bytes: ...
+def encode(msg: ServerMessage, binary: Literal[True], *, max_size: int = ...,
+           validate: bool = ...) -> bytes: ...
 @overload
-def encode(msg: ServerMessage, binary: Literal[False], *, max_size: int = ...) -> str: ...
+def encode(msg: ServerMessage, binary: Literal[False], *, max_size: int = ...,
+           validate: bool = ...) -> str: ...
 @overload
-def encode(msg: ServerMessage, binary: bool, *, max_size: int = ...) -> bytes | str: ...
-def encode(msg: ServerMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE) -> bytes | str:
+def encode(msg: ServerMessage, binary: bool, *, max_size: int = ...,
+           validate: bool = ...) -> bytes | str: ...
+def encode(msg: ServerMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE,
+           validate: bool = True) -> bytes | str:
     """Encode a server message: msgpack ``bytes`` if ``binary`` else JSON ``str``.
 
-    The message is validated first; an invalid one raises :class:`EncodeError`.
+    The message is validated first; an invalid one raises :class:`EncodeError`. A server
+    whose messages are built from typed values may skip that with ``validate=False`` (the
+    production server does; its tests validate every reply): only an unencodable value or an
+    oversized frame is then caught.
     """
-    return _encode(msg, SERVER_MESSAGES, binary, max_size)
+    return _encode(msg, SERVER_MESSAGES, binary, max_size, validate)
 
 
 @overload

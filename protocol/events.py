@@ -176,15 +176,18 @@ class GameState(Reply, type="game"):
 
 @dataclass(frozen=True, kw_only=True)
 class Moved(Reply, type="moved"):
-    """Reply to ``move`` and ``undo`` (whose ``move`` is ``"undo"``)."""
+    """Reply to ``move`` and ``undo`` (whose ``move`` is ``"undo"``).
+
+    ``view`` is sent to version 1 clients only; from version 2 the client follows ``events``.
+    """
 
     game_id: GameId
     move: MoveText
     seq: Count
     events: EngineEvents
-    view: View
     elapsed_ms: Millis
     finished: Flag
+    view: View | None = None
     result: ResultMap | None = None
 
 

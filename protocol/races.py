@@ -2,14 +2,21 @@
 
 Racers play with the ordinary ``move`` / ``undo`` / ``resign`` requests on the race game id
 they receive in ``race.started``; everything here is about the race around those games.
-Race events (``race.event``) are public: they never carry a card.
+Race events (``race.event``) are public: they never carry a card. Their bodies are a closed
+family of typed classes (:class:`RaceEventBody` and its subclasses, one per ``kind``); the
+``event`` field of ``race.event`` / ``race.room`` stays a plain map on the wire and in the
+message classes (clients may read it as a map), and :func:`dump_race_event` /
+:func:`load_race_event` convert between that map and the typed body.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Final
+from types import MappingProxyType
+from typing import Annotated, Any, ClassVar, Final
 
+from protocol.errors import BadRequest
 from protocol.events import Push, Reply
 from protocol.fields import (
     Count,
@@ -23,13 +30,15 @@ from protocol.fields import (
     Millis,
     Offset,
     PlayerId,
+    Reason,
     Score,
     Str,
     VariantName,
     View,
+    kind_of,
 )
 from protocol.messages import ClientMessage
-from protocol.schema import Nested, Struct, fields_of
+from protocol.schema import Nested, Struct, fields_of, load_struct, register
 
 RACE_ID: Final = Str(1, 64, r"[A-Za-z0-9_-]{1,64}", "a race id")
 ROOM_CODE: Final = Str(4, 8, r"[A-Z0-9]{4,8}", "a room code of 4-8 capital letters or digits")
@@ -204,6 +213,130 @@ RatingEntryMap = Annotated[RatingEntry, Nested(RatingEntry)]
 Summaries = Annotated[tuple[RaceSummary, ...], ListOf(Nested(RaceSummary), 0, 50)]
 
 
+# -- race events: the closed family of public event bodies ------------------------------------
+
+_race_events: dict[str, type[RaceEventBody]] = {}
+
+RACE_EVENTS: Mapping[str, type[RaceEventBody]] = MappingProxyType(_race_events)
+"""Every race event body class by its ``kind``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceEventBody(Struct):
+    """Base of the public race events; ``kind`` is the wire discriminator."""
+
+    kind: ClassVar[str]
+
+    def __init_subclass__(cls, *, kind: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if kind is not None:
+            cls.kind = kind
+            register(_race_events, cls, kind)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacerJoined(RaceEventBody, kind="joined"):
+    player_id: PlayerId
+    name: DisplayName
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacerLeft(RaceEventBody, kind="left"):
+    """A racer left an open room; ``closed`` when it was the creator (the room is gone)."""
+
+    player_id: PlayerId
+    closed: Flag
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceCountdown(RaceEventBody, kind="countdown"):
+    start_at: Millis
+    ends_at: Millis
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacerProgress(RaceEventBody, kind="progress"):
+    player_id: PlayerId
+    cleared: Count
+    score: Score
+    moves: Count
+    finished: Flag
+    won: Flag
+    stuck: Flag
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacerForfeited(RaceEventBody, kind="forfeit"):
+    player_id: PlayerId
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceResultEntry(Struct):
+    """One racer's final line; ``rating`` / ``rating_change`` are ``null`` when unrated."""
+
+    player_id: PlayerId
+    name: DisplayName
+    place: Count
+    won: Flag
+    cleared: Count
+    score: Score
+    time_ms: Millis
+    moves: Count
+    forfeited: Flag
+    rating: Score | None = None
+    rating_change: Score | None = None
+
+
+ResultEntries = Annotated[tuple[RaceResultEntry, ...], ListOf(Nested(RaceResultEntry), 0, 8)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceEnded(RaceEventBody, kind="finished"):
+    reason: Reason
+    results: ResultEntries
+
+
+def _wire_map(obj: Struct) -> dict[str, object]:
+    """Like `dump_struct`, but a ``None`` optional goes out as ``null`` (the event log's form)."""
+    out: dict[str, object] = {}
+    for f in fields_of(type(obj)):
+        value = getattr(obj, f.name)
+        if value is None:
+            out[f.name] = None
+        elif isinstance(value, tuple) and value and isinstance(value[0], Struct):
+            out[f.name] = [_wire_map(item) for item in value]
+        else:
+            out[f.name] = f.spec.dump(value, f.name)
+    obj.check()
+    return out
+
+
+def dump_race_event(event: RaceEventBody) -> dict[str, object]:
+    """The wire map of an event body: ``{"kind": ..., <fields in declaration order>}``."""
+    if RACE_EVENTS.get(getattr(type(event), "kind", "")) is not type(event):
+        raise BadRequest(f"{type(event).__name__} is not a registered race event")
+    return {"kind": event.kind, **_wire_map(event)}
+
+
+def load_race_event(data: object, *, path: str = "event") -> RaceEventBody:
+    """The typed body of a wire map; raises :class:`BadRequest` for anything else."""
+    if not isinstance(data, Mapping):
+        raise BadRequest(f"{path}: expected a map, got {kind_of(data)}")
+    kind = data.get("kind")
+    cls = RACE_EVENTS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise BadRequest(f"{path}.kind: unknown race event kind {str(kind)[:32]!r}")
+    return load_struct(cls, data, path, ignore=_KIND)
+
+
+def logged_event_map(version: int, event: RaceEventBody) -> dict[str, object]:
+    """An event as ``race.room`` lists it: ``{"v": version, "kind": ..., ...}``."""
+    return {"v": version, **dump_race_event(event)}
+
+
+_KIND: Final = frozenset({"kind"})
+
+
 # -- replies and pushes ------------------------------------------------------------------------
 
 
@@ -288,7 +421,8 @@ class RaceHistory(Reply, type="race.history"):
     races: Summaries
 
 
-for _cls in (Racer, RaceInfo, RatingEntry, RaceSummary, RaceQueue, RaceLeave, RaceCreate,
+for _cls in (Racer, RaceInfo, RatingEntry, RaceSummary, RaceResultEntry,
+             *RACE_EVENTS.values(), RaceQueue, RaceLeave, RaceCreate,
              RaceJoin, RaceStart, RaceGet, RaceTop, RaceAround, RaceRank, RaceRecent, RaceQueued,
              RaceLeft, RaceRoom, RaceUpdate, RaceEvent, RaceStarted, RaceBoard, RaceRankReply,
              RaceHistory):

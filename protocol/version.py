@@ -7,10 +7,18 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 1
-"""The newest protocol version this package implements."""
+PROTOCOL_VERSION: Final = 2
+"""The newest protocol version this package implements.
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1})
+Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
+``view``; the client keeps its copy current from the events (``engine.Game.follow``) and asks
+``game.get`` for the full view on a ``seq`` gap. Version 1 replies carry the whole view.
+"""
+
+LEAN_MOVES: Final = 2
+"""The first version whose ``moved`` replies leave out the view."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2})
 """Every protocol version this package can speak."""
 
 

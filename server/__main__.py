@@ -10,6 +10,7 @@ from aiohttp import web
 
 from .app import create_app
 from .config import Config
+from .gctune import tune_after_startup
 
 
 def new_event_loop(config: Config) -> asyncio.AbstractEventLoop:
@@ -34,7 +35,9 @@ def main(argv: list[str] | None = None) -> None:
                                      type(loop).__module__.split(".")[0])
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
-    web.run_app(create_app(config), host=config.host, port=config.port, print=None,
+    app = create_app(config)
+    app.on_startup.append(tune_after_startup)
+    web.run_app(app, host=config.host, port=config.port, print=None,
                 shutdown_timeout=5.0, loop=loop)
 
 

@@ -10,34 +10,31 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 
 import redis.asyncio
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
 
-from .clock import Clock, SystemClock
+from .clock import Clock, system_clock
 from .config import Config
-from .connection import Connection
+from .connection import Connection, Handler
 from .daily import ms_until_rollover
-from .handlers import HANDLERS
+from .dispatch import build_table
+from .looplag import runtime_probes
 from .metrics import Metrics
-from .race_handlers import register as register_race_handlers
-from .racehub import RaceHub
 from .redis_embedded import EmbeddedRedis
 from .services import Services
-from .solver_handlers import hint as _hint_handler
 
 log = logging.getLogger(__name__)
-register_race_handlers()
-assert _hint_handler  # imported for its registration
 
 CONFIG = web.AppKey("config", Config)
-CLOCK = web.AppKey("clock", Clock)  # type: ignore[type-abstract]
+CLOCK = web.AppKey("clock", Clock)
 METRICS = web.AppKey("metrics", Metrics)
 SERVICES = web.AppKey("services", Services)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
+HANDLERS = web.AppKey("handlers", Mapping[type[p.ClientMessage], Handler])
 
 #: How long clients are told to wait before reconnecting after a shutdown.
 RETRY_AFTER_MS = 2_000
@@ -49,10 +46,16 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     """Build the app; Redis is connected (or started) when the app starts up."""
     app = web.Application()
     app[CONFIG] = config
-    app[CLOCK] = clock or SystemClock()
+    app[CLOCK] = clock or system_clock(config.clock_offset_ms)
     app[METRICS] = Metrics()
     app[SOCKETS] = weakref.WeakSet()
+    app[HANDLERS] = build_table()  # raises IncompleteTable when a request has no handler
     app.cleanup_ctx.append(_redis_ctx)
+    # Race background jobs, each its own context (stopped before Redis closes):
+    app.cleanup_ctx.append(_background(lambda s: s.race_fanout.run()))
+    app.cleanup_ctx.append(_background(lambda s: s.race_clock.run()))
+    app.cleanup_ctx.append(_background(lambda s: s.matchmaking.run()))
+    app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
@@ -77,8 +80,6 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         socket_timeout=3.0, socket_connect_timeout=2.0, health_check_interval=15)
     client = redis.asyncio.Redis.from_pool(pool)
     services = Services.build(config, app[CLOCK], client, app[METRICS])
-    services.hub = RaceHub(services)
-    services.hub.start()
     app[SERVICES] = services
     deals_task = asyncio.create_task(_prepare_deals(services))
     try:
@@ -87,11 +88,27 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         deals_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await deals_task
-        await services.hub.stop()
         services.deals.pool.close()
         await client.aclose()
         if embedded is not None:
             await embedded.stop()
+
+
+def _background(
+    job: Callable[[Services], Coroutine[None, None, None]],
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A cleanup_ctx running `job(services)` as a task from startup until cleanup."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        task = asyncio.create_task(job(app[SERVICES]))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return ctx
 
 
 async def _prepare_deals(services: Services) -> None:
@@ -106,7 +123,8 @@ async def _prepare_deals(services: Services) -> None:
 
 async def _close_sockets(app: web.Application) -> None:
     """Tell every client the server is going away, then close with GOING_AWAY."""
-    conns = list(app[SOCKETS])
+    sockets = app[SOCKETS]
+    conns = list(sockets)
     for conn in conns:
         conn.send(p.Shutdown(reason="server shutting down", retry_after_ms=RETRY_AFTER_MS))
     await asyncio.gather(*(c.flush(timeout=1.0) for c in conns), return_exceptions=True)
@@ -116,17 +134,13 @@ async def _close_sockets(app: web.Application) -> None:
             await conn.ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
 
 
-async def dispatch(conn: Connection, request: p.ClientMessage) -> p.ServerMessage:
-    return await HANDLERS[type(request)](conn, request)
-
-
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     app = request.app
     config = app[CONFIG]
     ws = web.WebSocketResponse(heartbeat=config.heartbeat, max_msg_size=config.max_msg_size,
                                compress=False)
     await ws.prepare(request)
-    conn = Connection(ws, app[SERVICES], dispatch)
+    conn = Connection(ws, app[SERVICES], app[HANDLERS])
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()
@@ -152,9 +166,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
             await writer
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
-        hub = app[SERVICES].hub
-        if hub is not None:
-            await hub.detach(conn)
+        await app[SERVICES].race_fanout.detach(conn)
     return ws
 
 

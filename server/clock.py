@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "ManualClock", "SystemClock"]
+__all__ = ["Clock", "ManualClock", "OffsetClock", "SystemClock", "system_clock"]
 
 
 @runtime_checkable
@@ -56,3 +56,27 @@ class ManualClock:
         if ms > self._now_ms:
             self._mono += (ms - self._now_ms) / 1000.0
         self._now_ms = ms
+
+
+class OffsetClock:
+    """Another clock's wall time shifted by ``offset_ms`` (``--clock-offset-ms``).
+
+    Benchmarks use it to pin the server to a fixed date, so that the daily deals (and the
+    figures measured on them) never depend on the day of the run. The monotonic clock is the
+    wrapped one's, unshifted.
+    """
+
+    def __init__(self, inner: Clock, offset_ms: int) -> None:
+        self.inner = inner
+        self.offset_ms = offset_ms
+
+    def now_ms(self) -> int:
+        return self.inner.now_ms() + self.offset_ms
+
+    def monotonic(self) -> float:
+        return self.inner.monotonic()
+
+
+def system_clock(offset_ms: int = 0) -> Clock:
+    """The real clock, shifted by ``offset_ms`` when that is not 0."""
+    return OffsetClock(SystemClock(), offset_ms) if offset_ms else SystemClock()

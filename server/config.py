@@ -49,6 +49,13 @@ class Config:
     # Run on uvloop (--uvloop). Off by default: it measured no faster for this server, whose
     # time is Python work per move, not socket handling (docs/performance.md).
     uvloop: bool = False
+    # Validate every outgoing message against its schema (--validate-replies): on in a bare
+    # Config() and in the tests, off in production, where replies are built from typed values.
+    validate_replies: bool = True
+    # Shift of the wall clock (--clock-offset-ms): benchmarks pin the date of the daily deals.
+    clock_offset_ms: int = 0
+    # Period of the event-loop lag probe (server/looplag.py); 0 turns it off.
+    loop_lag_interval_ms: float = 10.0
 
     @classmethod
     def from_args(
@@ -107,6 +114,17 @@ class Config:
                        help="seconds of search per candidate daily deal")
         p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
         p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
+        p.add_argument("--clock-offset-ms", type=int,
+                       default=int(env.get("SOLITAIRE_CLOCK_OFFSET_MS") or d.clock_offset_ms),
+                       help="add this to the wall clock (benchmarks: a fixed date for the "
+                            "daily deals); default 0")
+        p.add_argument("--loop-lag-interval-ms", type=float, default=d.loop_lag_interval_ms,
+                       help="period of the event-loop lag probe (/metrics "
+                            "solitaire_loop_lag_seconds); 0: off")
+        p.add_argument("--validate-replies", action="store_true",
+                       default=env.get("SOLITAIRE_VALIDATE_REPLIES") == "1",
+                       help="check every outgoing message against the protocol schema "
+                            "(debugging; the tests run with it)")
         a = p.parse_args(argv)
 
         if not 0 <= a.port <= 65535:
@@ -117,6 +135,8 @@ class Config:
         for name in ("heartbeat", "idle_timeout", "rate_limit"):
             if getattr(a, name) <= 0:
                 p.error(f"--{name.replace('_', '-')} must be > 0")
+        if a.loop_lag_interval_ms < 0:
+            p.error("--loop-lag-interval-ms must be >= 0")
 
         data_dir: Path = a.data_dir
         secret = a.daily_secret.encode() if a.daily_secret else load_or_create_secret(data_dir)
@@ -144,6 +164,9 @@ class Config:
             hint_budget_s=a.hint_budget,
             hint_penalty_ms=a.hint_penalty_ms,
             uvloop=a.uvloop,
+            validate_replies=a.validate_replies,
+            clock_offset_ms=a.clock_offset_ms,
+            loop_lag_interval_ms=a.loop_lag_interval_ms,
         )
 
     @property

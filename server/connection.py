@@ -11,13 +11,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSCloseCode, web
 
 import protocol as p
-from engine import EngineError, IllegalMove
+from engine import IllegalMove, UnknownVariant
 
 from .errors import ServerError
 from .players import Player
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Dispatch = Callable[["Connection", p.ClientMessage], Awaitable[p.ServerMessage]]
+#: A request handler; the app's table maps each client message type to one.
+Handler = Callable[["Connection", Any], Awaitable[p.ServerMessage]]
 
 #: Consecutive frames refused by the rate limiter before the connection is closed.
 FLOOD_CLOSE_AFTER = 50
@@ -45,13 +46,14 @@ def error_reply(exc: BaseException, req_id: int | None) -> p.ErrorReply:
     """The error reply for an exception raised while handling a request."""
     if isinstance(exc, p.ProtocolError):
         return p.ErrorReply.from_error(exc, id=req_id)
+    code: p.ErrorCode
     if isinstance(exc, IllegalMove):
         code, message = p.ErrorCode.ILLEGAL_MOVE, str(exc)
-    elif isinstance(exc, EngineError):
+    elif isinstance(exc, UnknownVariant):
         code, message = p.ErrorCode.NOT_FOUND, str(exc)
     elif isinstance(exc, ServerError):
         code, message = exc.code, str(exc)
-    else:
+    else:  # a bug, including any other engine error: never mapped by accident
         log.exception("internal error", exc_info=exc)
         code, message = p.ErrorCode.INTERNAL, "internal server error"
     return p.ErrorReply(code=code, message=message[:1000], id=req_id)
@@ -61,14 +63,15 @@ class Connection:
     """The state of one client connection."""
 
     def __init__(self, ws: web.WebSocketResponse, services: Services,
-                 dispatch: Dispatch) -> None:
+                 handlers: Mapping[type[p.ClientMessage], Handler]) -> None:
         self.ws = ws
         self.services = services
-        self.dispatch = dispatch
+        self.handlers = handlers
         self.player: Player | None = None
         self.version: int | None = None
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
+        self.validate = cfg.validate_replies
         self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, time.monotonic)
         self.refused = 0
         self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
@@ -86,7 +89,7 @@ class Connection:
         if self.closing:
             return
         try:
-            frame = p.encode(message, self.binary)
+            frame = p.encode(message, self.binary, validate=self.validate)
         except p.EncodeError:
             log.exception("cannot encode %s", type(message).__name__)
             frame = p.encode(p.ErrorReply(code=p.ErrorCode.INTERNAL, message="internal error",
@@ -151,18 +154,18 @@ class Connection:
         try:
             request = p.decode(frame, max_size=self.services.config.max_msg_size)
             req_id, kind = request.id, request.type
-            metrics.messages.labels(kind).inc()
+            metrics.child(metrics.messages, kind).inc()
             if self.player is None and not isinstance(request, OPEN_REQUESTS):
                 raise NotAuthenticated()
-            reply = await self.dispatch(self, request)
+            reply = await self.handlers[type(request)](self, request)
         except Exception as exc:  # every failure becomes an error reply, never a crash
             reply = error_reply(exc, req_id if req_id is not None else getattr(exc, "id", None))
-            metrics.errors.labels(str(reply.code)).inc()  # type: ignore[attr-defined]
+            metrics.child(metrics.errors, str(reply.code)).inc()
             if isinstance(exc, p.UnsupportedVersion):
                 self.send(reply)
                 self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
                 return
-        metrics.latency.labels(kind).observe(time.perf_counter() - started)
+        metrics.child(metrics.latency, kind).observe(time.perf_counter() - started)
         self.send(reply)
 
 

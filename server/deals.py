@@ -51,7 +51,7 @@ class Deal:
                            "candidate": self.candidate})
 
     @classmethod
-    def load(cls, variant_id: str, date: dt.date, raw: str) -> Deal:
+    def load(cls, variant_id: str, date: dt.date, raw: str | bytes) -> Deal:
         d = json.loads(raw)
         return cls(variant_id, date, int(d["seed"]), d["par"], bool(d["certified"]),
                    int(d["candidate"]))

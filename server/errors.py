@@ -1,6 +1,7 @@
-"""Exceptions raised by the server's storage layer, mapped to protocol errors by the app.
+"""Exceptions raised by the server's services and stores; `connection.error_reply` maps them
+(with the engine's and the protocol's) to error replies in one place.
 
-Hierarchy; each class's ``code`` is the matching ``protocol.errors.ErrorCode`` value::
+Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
 
     ServerError                 "internal"      base; never raised bare
     ├── StoreUnavailable        "unavailable"   Redis unreachable / embedded redis won't start
@@ -15,10 +16,12 @@ Hierarchy; each class's ``code`` is the matching ``protocol.errors.ErrorCode`` v
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
 import redis.exceptions
+
+from protocol import ErrorCode
 
 __all__ = [
     "Conflict",
@@ -29,6 +32,7 @@ __all__ = [
     "NotStarted",
     "ServerError",
     "StoreUnavailable",
+    "is_outage",
     "translate_redis_errors",
 ]
 
@@ -36,37 +40,37 @@ __all__ = [
 class ServerError(Exception):
     """Base class of all expected server-side failures."""
 
-    code = "internal"
+    code: ClassVar[ErrorCode] = ErrorCode.INTERNAL
 
 
 class StoreUnavailable(ServerError):
     """The backing Redis cannot be reached (or failed to start)."""
 
-    code = "unavailable"
+    code: ClassVar[ErrorCode] = ErrorCode.UNAVAILABLE
 
 
 class InvalidInput(ServerError):
     """Input rejected by the storage layer's own sanity checks."""
 
-    code = "bad_request"
+    code: ClassVar[ErrorCode] = ErrorCode.BAD_REQUEST
 
 
 class NotFound(ServerError):
     """The referenced game or player does not exist (or the id is malformed)."""
 
-    code = "not_found"
+    code: ClassVar[ErrorCode] = ErrorCode.NOT_FOUND
 
 
 class NotStarted(ServerError):
     """A move in a race game before the race has started."""
 
-    code = "not_started"
+    code: ClassVar[ErrorCode] = ErrorCode.NOT_STARTED
 
 
 class Conflict(ServerError):
     """A write lost a race: the caller's view (``expected_seq``) is stale."""
 
-    code = "conflict"
+    code: ClassVar[ErrorCode] = ErrorCode.CONFLICT
 
     def __init__(self, message: str, *, current_seq: int | None = None) -> None:
         super().__init__(message)
@@ -76,13 +80,13 @@ class Conflict(ServerError):
 class GameOver(Conflict):
     """The game is finished; no further moves are accepted."""
 
-    code = "game_over"
+    code: ClassVar[ErrorCode] = ErrorCode.GAME_OVER
 
 
 class NameTaken(Conflict):
     """Another player already uses this name (case-insensitively)."""
 
-    code = "name_taken"
+    code: ClassVar[ErrorCode] = ErrorCode.NAME_TAKEN
 
 
 P = ParamSpec("P")
@@ -96,7 +100,14 @@ _OUTAGES: tuple[type[BaseException], ...] = (
 )
 
 
-def translate_redis_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+def is_outage(exc: BaseException) -> bool:
+    """True for a connection-level Redis failure (not a script or logic error)."""
+    return isinstance(exc, _OUTAGES)
+
+
+def translate_redis_errors(
+    fn: Callable[P, Coroutine[Any, Any, R]],
+) -> Callable[P, Coroutine[Any, Any, R]]:
     """Decorate an async store method so Redis outages surface as ``StoreUnavailable``."""
 
     @functools.wraps(fn)

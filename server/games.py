@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+
+from prometheus_client import Counter
 
 from engine import UNDO, Game, IllegalMove, MoveResult, new_game
 
@@ -21,6 +24,10 @@ from .errors import Conflict, GameOver, NotFound, NotStarted
 from .gamestore import FinalResult, GameRecord, GameStore
 from .keys import parse_game_id
 from .leaderboard import Entry
+from .metrics import Metrics
+
+#: Positions the game-over search visits before it lets other connections run.
+OVER_SLICE_NODES = 200
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +40,9 @@ class LiveGame:
     game: Game
     seq: int
     last_move_at_ms: int
+    #: The Redis keys of the game's record and move log, built once per game.
+    game_key: str = ""
+    log_key: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Set when the engine state got ahead of Redis (a write failed): rebuild before use.
     stale: bool = False
@@ -57,12 +67,15 @@ class GameService:
     """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
 
     def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000,
-                 hint_penalty_ms: int = 30_000) -> None:
+                 hint_penalty_ms: int = 30_000, metrics: Metrics | None = None) -> None:
         self.hint_penalty_ms = hint_penalty_ms
         self.store = store
         self.clock = clock
         self.cache_size = cache_size
         self._cache: OrderedDict[str, LiveGame] = OrderedDict()
+        self._metrics = metrics
+        # Prometheus children per variant, looked up once (labels() takes a lock each time).
+        self._engine_cpu: dict[str, Counter] = {}
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -75,13 +88,14 @@ class GameService:
 
     async def get(self, game_id: str, player_id: str) -> LiveGame:
         """The player's game, from the cache when it is current. Raises NotFound."""
-        ref = parse_game_id(game_id)
-        if ref.player_id != player_id:
-            raise NotFound("no such game")
         live = self._cache.get(game_id)
         if live is not None:
+            if live.record.player_id != player_id:
+                raise NotFound("no such game")
             self._cache.move_to_end(game_id)
             return live
+        if parse_game_id(game_id).player_id != player_id:
+            raise NotFound("no such game")
         return await self._load(game_id)
 
     async def _load(self, game_id: str) -> LiveGame:
@@ -89,7 +103,8 @@ class GameService:
         game = new_game(record.variant, record.seed)
         for line in moves:
             game.play(line)  # the log only ever holds moves the engine accepted
-        live = LiveGame(record, game, len(moves), record.last_move_at_ms)
+        k = parse_game_id(game_id)
+        live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log)
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -139,14 +154,19 @@ class GameService:
         game = live.game
         if self.clock.now_ms() < live.record.started_at_ms:
             raise NotStarted("the race has not started yet")
-        if text.strip().lower() == UNDO:
-            outcome, stored = game.undo(), UNDO
-        else:
-            move = game.parse_move(text)
-            outcome, stored = game.apply(move), str(move)
-        now = self.clock.now_ms()
+        started = time.thread_time()
         try:
-            if game.over:
+            if text.strip().lower() == UNDO:
+                outcome, stored = game.undo(), UNDO
+            else:
+                move = game.parse_move(text)
+                outcome, stored = game.apply(move), str(move)
+        finally:
+            self._count_engine(live, time.thread_time() - started)
+        try:
+            over = await self._judge(live)
+            now = self.clock.now_ms()
+            if over:
                 result = self._result(live, game, resigned=False, last_move_at=now)
                 record, entry = await self.store.finish(
                     live.record.game_id, result, name, now, stored, live.seq)
@@ -154,13 +174,37 @@ class GameService:
                 live.seq += 1
                 live.last_move_at_ms = now
                 return Played(live, stored, outcome, entry)
-            live.seq = await self.store.append_move(live.record.game_id, live.seq, stored, now)
+            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
+                                               now)
             live.last_move_at_ms = now
             return Played(live, stored, outcome, None)
         except BaseException:
             live.stale = True  # the engine moved on but Redis did not: rebuild before next use
             self.forget(live.record.game_id)
             raise
+
+    async def _judge(self, live: LiveGame) -> bool:
+        """Whether the game is over, searched in slices so that no other connection waits
+        for more than one slice (Triple Easthaven's exact check can take a while)."""
+        if not hasattr(live.game, "over_search"):  # TEMP until the engine's stepper lands
+            return live.game.over
+        search = live.game.over_search()
+        while True:
+            started = time.thread_time()
+            verdict = search.step(OVER_SLICE_NODES)
+            self._count_engine(live, time.thread_time() - started)
+            if verdict is not None:
+                return verdict
+            await asyncio.sleep(0)
+
+    def _count_engine(self, live: LiveGame, seconds: float) -> None:
+        if self._metrics is None:
+            return
+        variant = live.record.variant
+        child = self._engine_cpu.get(variant)
+        if child is None:
+            child = self._engine_cpu[variant] = self._metrics.engine_cpu.labels(variant)
+        child.inc(seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
         """End the game now, as it stands; the result goes on the leaderboard once."""

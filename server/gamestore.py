@@ -29,6 +29,7 @@ from server.leaderboard import (
     entry_from_json,
     prepare_entry,
 )
+from server.movelog import Append, MoveLog
 
 __all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore"]
 
@@ -213,7 +214,8 @@ class GameStore:
         self.max_moves = max_moves
         self.max_move_len = max_move_len
         self._start = redis.register_script(_START_LUA)
-        self._append = redis.register_script(_APPEND_LUA)
+        #: Group commit of every append (one pipeline per event-loop iteration).
+        self.move_log = MoveLog(redis, _APPEND_LUA)
         self._finish = redis.register_script(_FINISH_LUA)
         self._hint = redis.register_script(_HINT_LUA)
 
@@ -271,20 +273,25 @@ class GameStore:
             raise NotFound("no such game")
         return _record(raw), list(moves)
 
-    @translate_redis_errors
     async def append_move(
         self, game_id: str, expected_seq: int, move_text: str, now_ms: int
     ) -> int:
         """Append one move if the log has exactly ``expected_seq`` entries; returns the new
-        seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq) or ``InvalidInput``."""
+        seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
+        ``StoreUnavailable``."""
         k = keys.parse_game_id(game_id)
+        return await self.append(k.game, k.log, expected_seq, move_text, now_ms)
+
+    async def append(
+        self, game_key: str, log_key: str, expected_seq: int, move_text: str, now_ms: int
+    ) -> int:
+        """`append_move` with the game's keys already built (the hot path: once per game)."""
         self._check_move(move_text)
-        code, seq = await self._append(
-            keys=[k.game, k.log], args=[expected_seq, move_text, now_ms, self.max_moves]
-        )
+        code, seq = await self.move_log.append(
+            Append(game_key, log_key, expected_seq, move_text, now_ms, self.max_moves))
         if code == 0:
-            return int(seq)
-        raise _error(int(code), seq)
+            return seq
+        raise _error(code, seq)
 
     @translate_redis_errors
     async def finish(

@@ -1,4 +1,4 @@
-"""Request handlers, one per request class, dispatched through `HANDLERS`.
+"""Request handlers of the session, daily games and daily leaderboards (`GAME_HANDLERS`).
 
 A handler gets the connection and a validated request and returns the reply; it raises
 ProtocolError, ServerError or IllegalMove for error replies (see `connection.error_reply`).
@@ -7,29 +7,17 @@ ProtocolError, ServerError or IllegalMove for error replies (see `connection.err
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Mapping
 
 import protocol as p
 from engine import VARIANT_IDS
 
-from .connection import Connection
+from .connection import Connection, Handler
 from .daily import utc_date
 from .games import LiveGame
 from .leaderboard import BoardRef, Entry
 
-R = TypeVar("R", bound=p.ClientMessage)
-Handler = Callable[[Connection, Any], Awaitable[p.ServerMessage]]
-HANDLERS: dict[type[p.ClientMessage], Handler] = {}
-
-
-def handles(cls: type[R]) -> Callable[[Callable[[Connection, R], Awaitable[p.ServerMessage]]],
-                                      Callable[[Connection, R], Awaitable[p.ServerMessage]]]:
-    def register(fn: Callable[[Connection, R], Awaitable[p.ServerMessage]]
-                 ) -> Callable[[Connection, R], Awaitable[p.ServerMessage]]:
-        HANDLERS[cls] = fn
-        return fn
-    return register
+HandlerTable = Mapping[type[p.ClientMessage], Handler]
 
 
 def _variant(name: str) -> str:
@@ -62,7 +50,6 @@ def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
 # -- session -------------------------------------------------------------------------------
 
 
-@handles(p.Hello)
 async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     if conn.player is not None:
         raise p.ProtocolError("already said hello on this connection", code=p.ErrorCode.CONFLICT)
@@ -83,7 +70,6 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
                      token=token)
 
 
-@handles(p.Ping)
 async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
     return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
 
@@ -108,7 +94,6 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         hints=live.record.hints)
 
 
-@handles(p.DailyStart)
 async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
     player = conn.require_player()
     variant = _variant(req.variant)
@@ -119,7 +104,6 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
     return await _game_reply(conn, req.id, live)
 
 
-@handles(p.GameGet)
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
     live = await conn.services.games.get(req.game_id, player.id)
@@ -132,37 +116,37 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     s = conn.services
     played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
     live = played.live
-    s.metrics.moves.labels(live.record.variant).inc()
+    variant = live.record.variant
+    s.metrics.child(s.metrics.moves, variant).inc()
     if played.entry is not None:
-        s.metrics.games_finished.labels(live.record.variant).inc()
+        s.metrics.child(s.metrics.games_finished, variant).inc()
     await _after_play(conn, live)
+    # Version 2 clients follow the events; only version 1 gets the whole view every move.
+    lean = conn.version is not None and conn.version >= p.LEAN_MOVES
     return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
-                   events=tuple(played.outcome.events()), view=live.game.view(),
+                   events=tuple(played.outcome.events()),
+                   view=None if lean else live.game.view(),
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))
 
 
 async def _after_play(conn: Connection, live: LiveGame) -> None:
     """Race games tell the race about every move (progress, and maybe the end)."""
-    if live.record.kind == "race":
-        s = conn.services
-        race_id = live.record.game_id.split(".")[1]
-        if s.hub is not None:
-            await s.hub.attach(conn, race_id)
-        await s.races.on_played(live)
+    s = conn.services
+    race_id = s.races.race_of(live)
+    if race_id is not None:
+        await s.race_fanout.attach(conn, race_id)
+        await s.race_referee.on_played(race_id, live)
 
 
-@handles(p.Move)
 async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
     return await _play(conn, req.id, req.game_id, req.move, req.expected_seq)
 
 
-@handles(p.Undo)
 async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
     return await _play(conn, req.id, req.game_id, "undo", req.expected_seq)
 
 
-@handles(p.Resign)
 async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
     player = conn.require_player()
     s = conn.services
@@ -177,7 +161,6 @@ async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
 # -- leaderboards ----------------------------------------------------------------------------
 
 
-@handles(p.LeaderboardTop)
 async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMessage:
     player = conn.require_player()
     date = _date(conn, req.date)
@@ -191,7 +174,6 @@ async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMe
                          par=deal.par if deal else None)
 
 
-@handles(p.LeaderboardAround)
 async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
     player = conn.require_player()
     date = _date(conn, req.date)
@@ -206,7 +188,6 @@ async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.Se
                          par=deal.par if deal else None)
 
 
-@handles(p.LeaderboardRank)
 async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
     player = conn.require_player()
     date = _date(conn, req.date)
@@ -218,3 +199,16 @@ async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.Server
                         entry=entry_of(entry, player.id) if entry else None)
 
 
+#: Session, daily play and daily leaderboards.
+GAME_HANDLERS: HandlerTable = {
+    p.Hello: hello,
+    p.Ping: ping,
+    p.DailyStart: daily_start,
+    p.GameGet: game_get,
+    p.Move: move,
+    p.Undo: undo,
+    p.Resign: resign,
+    p.LeaderboardTop: leaderboard_top,
+    p.LeaderboardAround: leaderboard_around,
+    p.LeaderboardRank: leaderboard_rank,
+}

@@ -32,8 +32,9 @@ transaction share it, so they live in one slot)::
     sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
     sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
 
-Channels (pub/sub fan-out between server processes): ``sol:chan:race:<race_id>`` and
-``sol:chan:player:<pid>``.
+Channels (pub/sub fan-out between server processes; payloads are `server.pubsub` messages):
+``sol:chan:race:<race_id>`` and ``sol:chan:player:<pid>``. A race id matches
+`RACE_ID_PATTERN`, ``YYYYMMDD-<random>``; it is made only by `new_race_id`.
 
 Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
 (race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``).
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import secrets
 from dataclasses import dataclass
 
 from server.errors import NotFound
@@ -57,13 +59,17 @@ __all__ = [
     "daily_log",
     "daily_members",
     "daily_tag",
+    "new_race_id",
     "parse_game_id",
     "player",
     "player_pattern",
     "players_by_name",
     "players_by_token",
+    "race_channel",
+    "race_date",
     "race_tag",
     "valid_player_id",
+    "valid_race_id",
     "valid_variant",
 ]
 
@@ -71,9 +77,11 @@ PREFIX = "sol:"
 
 _VARIANT_RE = re.compile(r"[a-z0-9_-]{1,32}")
 _PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
-_RACE_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+#: The one shape of a race id: its UTC creation date, a dash, a random part.
+RACE_ID_PATTERN = r"(\d{8})-[A-Za-z0-9_]{4,24}"
+_RACE_RE = re.compile(RACE_ID_PATTERN)
 _GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
-_RACE_GAME_RE = re.compile(r"r\.((\d{8})-[A-Za-z0-9_]{4,24})\.([A-Za-z0-9_-]{1,32})")
+_RACE_GAME_RE = re.compile(rf"r\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 
 
 def valid_variant(variant: str) -> bool:
@@ -155,11 +163,30 @@ def daily_deal_lock(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:deal-lock"
 
 
-def race_tag(race_id: str) -> str:
-    """Hash tag for all keys of one race (reserved)."""
-    if _RACE_RE.fullmatch(race_id) is None:
+def valid_race_id(race_id: str) -> bool:
+    return isinstance(race_id, str) and _RACE_RE.fullmatch(race_id) is not None
+
+
+def _race_id(race_id: str) -> str:
+    if not valid_race_id(race_id):
         raise ValueError(f"bad race id: {race_id!r}")
-    return f"{{r:{race_id}}}"
+    return race_id
+
+
+def new_race_id(now_ms: int) -> str:
+    """A fresh race id: ``YYYYMMDD-<12 hex digits>`` (UTC creation date, random part)."""
+    day = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC).strftime("%Y%m%d")
+    return f"{day}-{secrets.token_hex(6)}"
+
+
+def race_date(race_id: str) -> dt.date:
+    """The UTC day a race was created (the day its win counts on the wins board)."""
+    return dt.datetime.strptime(_race_id(race_id)[:8], "%Y%m%d").date()
+
+
+def race_tag(race_id: str) -> str:
+    """Hash tag for all keys of one race."""
+    return f"{{r:{_race_id(race_id)}}}"
 
 
 # -- game ids -----------------------------------------------------------------------------
@@ -203,7 +230,7 @@ def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
     r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
     if r is not None:
-        race_id, day, pid = r.groups()
+        race_id, day, pid = r.groups()  # day: the race id's date part
         try:
             date = dt.datetime.strptime(day, "%Y%m%d").date()
         except ValueError:
@@ -257,10 +284,12 @@ def race_game_id(race_id: str, pid: str) -> str:
 
 
 def race_channel(race_id: str) -> str:
-    return f"{PREFIX}chan:race:{race_id}"
+    """Pub/sub channel of one race's events (`pubsub.RaceEventPublished`)."""
+    return f"{PREFIX}chan:race:{_race_id(race_id)}"
 
 
 def player_channel(pid: str) -> str:
+    """Pub/sub channel of messages to one player's connections (`pubsub.PlayerMatched`)."""
     return f"{PREFIX}chan:player:{_pid(pid)}"
 
 

@@ -1,4 +1,4 @@
-"""Handlers of the race requests (registered into `handlers.HANDLERS`)."""
+"""Handlers of the race requests (`RACE_HANDLERS`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from engine import VARIANT_IDS
 
 from .connection import Connection
 from .daily import utc_date
-from .handlers import HANDLERS, handles
-from .racehub import RaceHub, race_info
+from .handlers import HandlerTable
+from .racemodel import RaceStatus
 from .ratings import RatingRow
 
 
@@ -20,78 +20,60 @@ def _variant(name: str) -> str:
     return name
 
 
-def _hub(conn: Connection) -> RaceHub:
-    hub = conn.services.hub
-    assert hub is not None, "the race hub starts with the app"
-    return hub
-
-
 async def _room(conn: Connection, req_id: int, race_id: str, since: int | None = None
                 ) -> p.RaceRoom:
     s = conn.services
-    race = await s.races.store.load(race_id)
+    race = await s.races.load(race_id)
     me = conn.require_player().id
-    events = await s.races.store.events_since(race_id, since) if since is not None else []
-    return p.RaceRoom(id=req_id, race=race_info(race, s.clock.now_ms(), me),
-                      events=tuple(events[-1000:]))
+    events = await s.races.events_since(race_id, since) if since is not None else []
+    return p.RaceRoom(id=req_id, race=race.info(s.clock.now_ms(), me),
+                      events=tuple(e.to_wire() for e in events[-1000:]))
 
 
-@handles(p.RaceQueue)
 async def race_queue(conn: Connection, req: p.RaceQueue) -> p.ServerMessage:
     player = conn.require_player()
     variant = _variant(req.variant)
-    hub = _hub(conn)
-    await hub.watch_player(conn, player.id)  # before queueing: a match is announced there
-    hub.queued[conn] = (variant, req.size)
-    waiting, race_id = await conn.services.races.queue(player.id, player.name, variant,
+    waiting, _ = await conn.services.matchmaking.queue(conn, player.id, player.name, variant,
                                                        req.size)
-    if race_id is not None:
-        hub.queued.pop(conn, None)
     return p.RaceQueued(id=req.id, variant=variant, size=req.size, waiting=waiting)
 
 
-@handles(p.RaceLeave)
 async def race_leave(conn: Connection, req: p.RaceLeave) -> p.ServerMessage:
     player = conn.require_player()
-    _hub(conn).queued.pop(conn, None)
-    if not await conn.services.races.leave(player.id):
+    if not await conn.services.matchmaking.leave(conn, player.id):
         raise p.ProtocolError("not waiting in a queue or a room", code=p.ErrorCode.NOT_FOUND)
     return p.RaceLeft(id=req.id)
 
 
-@handles(p.RaceCreate)
 async def race_create(conn: Connection, req: p.RaceCreate) -> p.ServerMessage:
     player = conn.require_player()
     race_id = await conn.services.races.create_room(player.id, player.name,
                                                     _variant(req.variant), req.size)
-    await _hub(conn).attach(conn, race_id)
+    await conn.services.race_fanout.attach(conn, race_id)
     return await _room(conn, req.id, race_id)
 
 
-@handles(p.RaceJoin)
 async def race_join(conn: Connection, req: p.RaceJoin) -> p.ServerMessage:
     player = conn.require_player()
     race_id = await conn.services.races.join_room(player.id, player.name, req.code)
-    await _hub(conn).attach(conn, race_id)
+    await conn.services.race_fanout.attach(conn, race_id)
     return await _room(conn, req.id, race_id)
 
 
-@handles(p.RaceStart)
 async def race_start(conn: Connection, req: p.RaceStart) -> p.ServerMessage:
     player = conn.require_player()
     await conn.services.races.start_room(player.id, req.race_id)
-    await _hub(conn).attach(conn, req.race_id)
+    await conn.services.race_fanout.attach(conn, req.race_id)
     return await _room(conn, req.id, req.race_id)
 
 
-@handles(p.RaceGet)
 async def race_get(conn: Connection, req: p.RaceGet) -> p.ServerMessage:
     player = conn.require_player()
     s = conn.services
-    race = await s.races.store.load(req.race_id)
-    if player.id in race.names() and race.status != "finished":
-        await _hub(conn).attach(conn, req.race_id)
-        await s.races.store.touch(req.race_id, [player.id], s.clock.now_ms())
+    race = await s.races.load(req.race_id)
+    if player.id in race.names() and race.status is not RaceStatus.FINISHED:
+        await s.race_fanout.attach(conn, req.race_id)
+        await s.races.mark_seen(req.race_id, [player.id])
     return await _room(conn, req.id, req.race_id, since=req.since)
 
 
@@ -113,54 +95,55 @@ async def _board_reply(conn: Connection, req_id: int, variant: str, board: str,
     me = conn.require_player().id
     names = await s.players.names([r.player_id for r in rows])
     return p.RaceBoard(id=req_id, variant=variant, board=board,
-                       total=await s.races.boards.total(variant, board, day), offset=offset,
+                       total=await s.races.board_total(variant, board, day), offset=offset,
                        entries=tuple(_entry(r, names, me) for r in rows),
                        date=day.isoformat() if day else None)
 
 
-@handles(p.RaceTop)
 async def race_top(conn: Connection, req: p.RaceTop) -> p.ServerMessage:
     variant, day = _variant(req.variant), _day(conn, req.board, req.date)
-    rows = await conn.services.races.boards.top(variant, req.board, day, req.offset, req.limit)
+    rows = await conn.services.races.board_top(variant, req.board, day, req.offset, req.limit)
     return await _board_reply(conn, req.id, variant, req.board, day, req.offset, rows)
 
 
-@handles(p.RaceAround)
 async def race_around(conn: Connection, req: p.RaceAround) -> p.ServerMessage:
     player = conn.require_player()
     variant, day = _variant(req.variant), _day(conn, req.board, req.date)
-    rows = await conn.services.races.boards.around(variant, req.board, day, player.id, req.k)
+    rows = await conn.services.races.board_around(variant, req.board, day, player.id, req.k)
     offset = rows[0].rank - 1 if rows else 0
     return await _board_reply(conn, req.id, variant, req.board, day, offset, rows)
 
 
-@handles(p.RaceRank)
 async def race_rank(conn: Connection, req: p.RaceRank) -> p.ServerMessage:
     player = conn.require_player()
     s = conn.services
     variant, day = _variant(req.variant), _day(conn, req.board, req.date)
-    row = await s.races.boards.rank(variant, req.board, day, player.id)
+    row = await s.races.board_rank(variant, req.board, day, player.id)
     names = await s.players.names([player.id])
     return p.RaceRankReply(id=req.id, variant=variant, board=req.board,
-                           total=await s.races.boards.total(variant, req.board, day),
+                           total=await s.races.board_total(variant, req.board, day),
                            entry=_entry(row, names, player.id) if row else None,
                            date=day.isoformat() if day else None)
 
 
-@handles(p.RaceRecent)
 async def race_recent(conn: Connection, req: p.RaceRecent) -> p.ServerMessage:
     player = conn.require_player()
     variant = _variant(req.variant)
-    items = await conn.services.races.boards.recent(variant, player.id, req.limit)
-    races = tuple(p.RaceSummary(race_id=i["race_id"], variant=i["variant"],
-                                finished_at=i["finished_at"], place=i["place"],
-                                racers=i["racers"], won=i["won"],
-                                rating_before=i["rating_before"], rating_after=i["rating_after"])
-                  for i in items)
+    items = await conn.services.races.recent(variant, player.id, req.limit)
+    races = tuple(i.to_wire() for i in items)
     return p.RaceHistory(id=req.id, variant=variant, races=races)
 
 
-def register() -> None:
-    """Check at import of the app that every request has a handler."""
-    missing = set(p.CLIENT_MESSAGES.values()) - set(HANDLERS)
-    assert not missing, f"requests without a handler: {missing}"
+#: Race rooms, the queue and race boards.
+RACE_HANDLERS: HandlerTable = {
+    p.RaceQueue: race_queue,
+    p.RaceLeave: race_leave,
+    p.RaceCreate: race_create,
+    p.RaceJoin: race_join,
+    p.RaceStart: race_start,
+    p.RaceGet: race_get,
+    p.RaceTop: race_top,
+    p.RaceAround: race_around,
+    p.RaceRank: race_rank,
+    p.RaceRecent: race_recent,
+}

@@ -1,5 +1,6 @@
 """Race state in Redis: rooms, the matchmaking queue, racers, progress and the event log.
 
+Every value is typed (`racemodel`); status changes are guarded by the expected status.
 Every change is a Lua script over keys of one hash tag (`{r:<id>}` for a race, `{q}` for the
 queue), so concurrent server processes cannot interleave half-done changes. Events are
 appended to the race's stream (the versioned log a client resyncs from) and published on the
@@ -10,25 +11,50 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import cast
 
 import redis.asyncio
+from redis.typing import EncodableT, FieldT
 
-from . import keys
+import protocol.races as pr
+
+from . import keys, pubsub
 from .errors import Conflict, NotFound, translate_redis_errors
+from .racemodel import (
+    LoggedEvent,
+    Progress,
+    RaceResult,
+    RaceState,
+    RaceStatus,
+    dump_results,
+    load_results,
+)
 
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 EVENT_LOG_MAX = 2000
 
-# KEYS: race, events. ARGV: channel, event json. Returns the event's version; the channel
-# gets "<version> <event json>".
+# KEYS: race, events. ARGV: event json, then the two halves of the channel payload around
+# the version (`pubsub.race_event_frame`), then the channel. Returns the event's version.
 _EMIT_LUA = """
 local v = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', ARGV[2])
-redis.call('PUBLISH', ARGV[1], v .. ' ' .. ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', ARGV[1])
+redis.call('PUBLISH', ARGV[4], ARGV[2] .. v .. ARGV[3])
 return v
 """.replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
+
+# KEYS: race. ARGV: pid. Adds a forfeit to a running race in one step (no lost update when
+# two processes forfeit two racers at once). Returns 1 added, 0 already in or not running.
+_FORFEIT_LUA = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+local raw = redis.call('HGET', KEYS[1], 'forfeited')
+local list = raw and cjson.decode(raw) or {}
+for _, p in ipairs(list) do if p == ARGV[1] then return 0 end end
+table.insert(list, ARGV[1])
+table.sort(list)
+redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
+return 1
+"""
 
 # KEYS: race, racers, order. ARGV: pid, name, ttl_ms. Joins an open room.
 # Returns the number of racers, or -1 no race, -2 not open, -3 full, -4 already in.
@@ -106,39 +132,6 @@ return 1
 """
 
 
-@dataclass(slots=True)
-class RaceState:
-    """A race as stored; `racers` in joining order."""
-
-    race_id: str
-    variant: str
-    status: str  # open | running | finished  ("countdown" is running before start_at)
-    size: int
-    seed: int
-    creator: str | None
-    code: str | None
-    created_at: int
-    start_at: int | None
-    ends_at: int | None
-    version: int
-    racers: list[tuple[str, str]]  # (pid, name)
-    progress: dict[str, dict[str, Any]] = field(default_factory=dict)
-    seen: dict[str, int] = field(default_factory=dict)
-    forfeited: set[str] = field(default_factory=set)
-    results: list[dict[str, Any]] | None = None
-    closed: bool = False
-
-    def names(self) -> dict[str, str]:
-        return dict(self.racers)
-
-
-def new_race_id(now_ms: int) -> str:
-    import datetime as dt
-
-    day = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC).strftime("%Y%m%d")
-    return f"{day}-{secrets.token_hex(6)}"
-
-
 class RaceStore:
     """Redis operations on races and the queue. `redis` must use ``decode_responses=True``."""
 
@@ -146,6 +139,7 @@ class RaceStore:
         self.r = client
         self.ttl_ms = ttl_ms
         self._emit = client.register_script(_EMIT_LUA)
+        self._forfeit = client.register_script(_FORFEIT_LUA)
         self._join = client.register_script(_JOIN_LUA)
         self._leave = client.register_script(_LEAVE_LUA)
         self._transition = client.register_script(_TRANSITION_LUA)
@@ -156,11 +150,11 @@ class RaceStore:
 
     @translate_redis_errors
     async def create(self, race_id: str, variant: str, size: int, seed: int, now_ms: int,
-                     racers: list[tuple[str, str]], *, creator: str | None = None,
+                     racers: Sequence[tuple[str, str]], *, creator: str | None = None,
                      code: str | None = None) -> None:
-        fields: dict[str, Any] = {"race_id": race_id, "variant": variant, "size": size,
-                                  "seed": seed, "status": "open", "created_at": now_ms,
-                                  "version": 0}
+        fields: dict[FieldT, EncodableT] = {"race_id": race_id, "variant": variant, "size": size,
+                                        "seed": seed, "status": RaceStatus.OPEN.value,
+                                        "created_at": now_ms, "version": 0}
         if creator:
             fields["creator"] = creator
         if code:
@@ -203,83 +197,118 @@ class RaceStore:
 
     @translate_redis_errors
     async def leave_room(self, race_id: str, pid: str) -> int:
+        """1 left, 2 the creator left and the room is closed, 0 not in it or not open."""
         return int(await self._leave(keys=[keys.race(race_id), keys.race_racers(race_id),
                                            keys.race_order(race_id)], args=[pid]))
 
-    @translate_redis_errors
-    async def transition(self, race_id: str, from_status: str, **fields: Any) -> bool:
-        args: list[Any] = [from_status]
-        for k, v in fields.items():
-            args += [k, v]
+    # -- guarded status changes ---------------------------------------------------------------
+
+    async def _move(self, race_id: str, from_status: RaceStatus, to_status: RaceStatus,
+                    *fields: str | int) -> bool:
+        args = [from_status.value, "status", to_status.value, *fields]
         return bool(await self._transition(keys=[keys.race(race_id)], args=args))
+
+    @translate_redis_errors
+    async def begin(self, race_id: str, start_at: int, ends_at: int) -> bool:
+        """open -> running with its clock; False when it was not open."""
+        return await self._move(race_id, RaceStatus.OPEN, RaceStatus.RUNNING,
+                                "start_at", start_at, "ends_at", ends_at)
+
+    @translate_redis_errors
+    async def start_finishing(self, race_id: str, now_ms: int, reason: str) -> bool:
+        """running -> finishing: exactly one caller wins the right to end the race."""
+        return await self._move(race_id, RaceStatus.RUNNING, RaceStatus.FINISHING,
+                                "finished_at", now_ms, "reason", reason)
+
+    @translate_redis_errors
+    async def finish(self, race_id: str, results: tuple[RaceResult, ...]) -> bool:
+        """finishing -> finished with the results."""
+        return await self._move(race_id, RaceStatus.FINISHING, RaceStatus.FINISHED,
+                                "results", dump_results(results))
 
     # -- reading ------------------------------------------------------------------------------
 
     @translate_redis_errors
     async def load(self, race_id: str) -> RaceState:
-        try:
-            k = keys.race(race_id)
-        except ValueError:
-            raise NotFound("no such race") from None
+        if not keys.valid_race_id(race_id):
+            raise NotFound("no such race")
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(k)
+            pipe.hgetall(keys.race(race_id))
             pipe.lrange(keys.race_order(race_id), 0, -1)
             pipe.hgetall(keys.race_racers(race_id))
             pipe.hgetall(keys.race_progress(race_id))
             pipe.hgetall(keys.race_seen(race_id))
-            h, order, names, progress, seen = await pipe.execute()
+            replies = await pipe.execute()
+        h = cast(dict[str, str], replies[0])
+        order = cast(list[str], replies[1])
+        names = cast(dict[str, str], replies[2])
+        progress = cast(dict[str, str], replies[3])
+        seen = cast(dict[str, str], replies[4])
         if not h:
             raise NotFound("no such race")
+        forfeited = json.loads(h.get("forfeited", "[]"))
         return RaceState(
-            race_id=race_id, variant=h["variant"], status=h["status"], size=int(h["size"]),
-            seed=int(h["seed"]), creator=h.get("creator"), code=h.get("code"),
-            created_at=int(h["created_at"]),
+            race_id=race_id, variant=h["variant"], status=RaceStatus(h["status"]),
+            size=int(h["size"]), seed=int(h["seed"]), creator=h.get("creator"),
+            code=h.get("code"), created_at=int(h["created_at"]),
             start_at=int(h["start_at"]) if "start_at" in h else None,
             ends_at=int(h["ends_at"]) if "ends_at" in h else None,
             version=int(h.get("version", 0)),
-            racers=[(pid, names.get(pid, "?")) for pid in order if pid in names],
-            progress={pid: json.loads(v) for pid, v in progress.items()},
+            racers=tuple((pid, names[pid]) for pid in order if pid in names),
+            progress={pid: Progress.loads(v) for pid, v in progress.items()},
             seen={pid: int(v) for pid, v in seen.items()},
-            forfeited=set(json.loads(h.get("forfeited", "[]"))),
-            results=json.loads(h["results"]) if "results" in h else None,
+            forfeited=frozenset(str(pid) for pid in forfeited),
+            results=load_results(h["results"]) if "results" in h else None,
             closed=h.get("closed") == "1",
         )
 
     @translate_redis_errors
-    async def events_since(self, race_id: str, since: int) -> list[dict[str, Any]]:
-        raw = await self.r.xrange(keys.race_events(race_id), "-", "+")
-        out = []
-        for _id, f in raw:
-            if int(f["v"]) > since:
-                out.append({"v": int(f["v"]), **json.loads(f["e"])})
-        return out
+    async def events_since(self, race_id: str, since: int) -> list[LoggedEvent]:
+        raw = cast(list[tuple[str, dict[str, str]]],
+                   await self.r.xrange(keys.race_events(race_id), "-", "+"))
+        return [LoggedEvent(int(f["v"]), pr.load_race_event(json.loads(f["e"])))
+                for _id, f in raw if int(f["v"]) > since]
 
     # -- writing ------------------------------------------------------------------------------
 
     @translate_redis_errors
-    async def emit(self, race_id: str, event: dict[str, Any]) -> int:
+    async def emit(self, race_id: str, event: pr.RaceEventBody) -> int:
+        """Append a public event to the race's log and publish it; returns its version."""
+        head, tail = pubsub.race_event_frame(race_id, event)
+        body = json.dumps(pr.dump_race_event(event))
         return int(await self._emit(keys=[keys.race(race_id), keys.race_events(race_id)],
-                                    args=[keys.race_channel(race_id), json.dumps(event)]))
+                                    args=[body, head, tail, keys.race_channel(race_id)]))
 
     @translate_redis_errors
-    async def set_progress(self, race_id: str, pid: str, progress: dict[str, Any]) -> None:
+    async def announce_match(self, pids: Sequence[str], race_id: str) -> None:
+        """Tell each matched player's connections, wherever they are, about the race."""
         async with self.r.pipeline(transaction=False) as pipe:
-            pipe.hset(keys.race_progress(race_id), pid, json.dumps(progress))
+            for pid in pids:
+                msg = pubsub.PlayerMatched(player_id=pid, race_id=race_id)
+                pipe.publish(keys.player_channel(pid), pubsub.encode(msg))
+            await pipe.execute()
+
+    @translate_redis_errors
+    async def set_progress(self, race_id: str, pid: str, progress: Progress) -> None:
+        async with self.r.pipeline(transaction=False) as pipe:
+            pipe.hset(keys.race_progress(race_id), pid, progress.dumps())
             pipe.pexpire(keys.race_progress(race_id), self.ttl_ms)
             await pipe.execute()
 
     @translate_redis_errors
-    async def touch(self, race_id: str, pids: list[str], now_ms: int) -> None:
+    async def touch(self, race_id: str, pids: Sequence[str], now_ms: int) -> None:
         """Mark racers as seen connected now (the grace period counts from the last mark)."""
         if pids:
             async with self.r.pipeline(transaction=False) as pipe:
-                pipe.hset(keys.race_seen(race_id), mapping=dict.fromkeys(pids, now_ms))
+                pipe.hset(keys.race_seen(race_id),
+                          mapping=dict.fromkeys(pids, now_ms))
                 pipe.pexpire(keys.race_seen(race_id), self.ttl_ms)
                 await pipe.execute()
 
     @translate_redis_errors
-    async def add_forfeit(self, race_id: str, pid: str, forfeited: set[str]) -> None:
-        await self.r.hset(keys.race(race_id), "forfeited", json.dumps(sorted(forfeited | {pid})))
+    async def add_forfeit(self, race_id: str, pid: str) -> bool:
+        """Record a forfeit atomically; False when already forfeited or not running."""
+        return bool(await self._forfeit(keys=[keys.race(race_id)], args=[pid]))
 
     @translate_redis_errors
     async def set_active(self, race_id: str, due_ms: int | None) -> None:
@@ -294,13 +323,14 @@ class RaceStore:
                                                           start=0, num=100))
 
     @translate_redis_errors
-    async def set_racing(self, pids: list[str], race_id: str | None) -> None:
+    async def set_racing(self, pids: Sequence[str], race_id: str | None) -> None:
         if not pids:
             return
         if race_id is None:
             await self.r.hdel(keys.race_inrace(), *pids)
         else:
-            await self.r.hset(keys.race_inrace(), mapping=dict.fromkeys(pids, race_id))
+            await self.r.hset(keys.race_inrace(),
+                              mapping=dict.fromkeys(pids, race_id))
 
     @translate_redis_errors
     async def racing(self, pid: str) -> str | None:
@@ -313,9 +343,9 @@ class RaceStore:
                       fill_wait_ms: int) -> tuple[int, list[str]]:
         """Queue the player (pid "" only tries to match); returns (waiting, matched pids)."""
         name = f"{variant}:{size}"
-        res = await self._queue(
+        res = cast(list[str | int], await self._queue(
             keys=[keys.race_queue(variant, size), keys.race_queue_who(), keys.race_inrace()],
-            args=[pid, now_ms, size, fill_wait_ms, name])
+            args=[pid, now_ms, size, fill_wait_ms, name]))
         code = int(res[0])
         if code == -1:
             raise Conflict(f"already in race {res[1]}")
@@ -326,7 +356,7 @@ class RaceStore:
         return 0, [str(x) for x in res[1:]]
 
     @translate_redis_errors
-    async def unqueue(self, pid: str, variants: tuple[str, ...]) -> bool:
+    async def unqueue(self, pid: str, variants: Sequence[str]) -> bool:
         queues = [keys.race_queue(v, n) for v in variants for n in range(2, 9)]
         return bool(await self._unqueue(keys=[keys.race_queue_who(), *queues], args=[pid]))
 

@@ -8,9 +8,12 @@ the race id to the variant's applied set, and it is skipped when the id is alrea
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from enum import StrEnum
+from typing import cast
 
 import redis.asyncio
 from openskill.models import PlackettLuce
@@ -18,9 +21,17 @@ from redis.exceptions import WatchError
 
 from . import keys
 from .errors import translate_redis_errors
+from .racemodel import RaceSummary, RecentRace
 
 MODEL = PlackettLuce()
 RECENT_MAX = 50
+
+
+class Board(StrEnum):
+    """The race boards of a variant: by rating, or by races won on one day."""
+
+    RATING = "rating"
+    WINS = "wins"
 
 
 def display(mu: float, sigma: float) -> int:
@@ -42,18 +53,22 @@ class Rating:
     @classmethod
     def fresh(cls) -> Rating:
         r = MODEL.rating()
-        return cls(r.mu, r.sigma)
+        return cls(float(r.mu), float(r.sigma))
 
     @classmethod
     def load(cls, raw: str | None) -> Rating:
-        return cls(**json.loads(raw)) if raw else cls.fresh()
+        if not raw:
+            return cls.fresh()
+        d = json.loads(raw)
+        return cls(mu=float(d["mu"]), sigma=float(d["sigma"]), wins=int(d.get("wins", 0)),
+                   losses=int(d.get("losses", 0)), played=int(d.get("played", 0)))
 
     def dump(self) -> str:
         return json.dumps({"mu": self.mu, "sigma": self.sigma, "wins": self.wins,
                            "losses": self.losses, "played": self.played})
 
 
-def rate(before: dict[str, Rating], places: dict[str, int]) -> dict[str, Rating]:
+def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, Rating]:
     """New ratings after one race; `places` are 1-based, ties share a place."""
     pids = list(places)
     teams = [[MODEL.rating(mu=before[p].mu, sigma=before[p].sigma)] for p in pids]
@@ -61,8 +76,8 @@ def rate(before: dict[str, Rating], places: dict[str, int]) -> dict[str, Rating]
     out = {}
     for pid, team in zip(pids, rated, strict=True):
         old, won = before[pid], places[pid] == 1
-        out[pid] = Rating(team[0].mu, team[0].sigma, old.wins + won, old.losses + (not won),
-                          old.played + 1)
+        out[pid] = Rating(float(team[0].mu), float(team[0].sigma), old.wins + won,
+                          old.losses + (not won), old.played + 1)
     return out
 
 
@@ -84,9 +99,10 @@ class RaceBoards:
         self.retention_s = retention_days * 86_400
 
     @translate_redis_errors
-    async def apply(self, variant: str, race_id: str, places: dict[str, int],
-                    summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    async def apply(self, summary: RaceSummary,
+                    places: Mapping[str, int]) -> dict[str, tuple[int, int]]:
         """Rate a finished race once; returns pid -> (rating before, after) as displayed."""
+        variant, race_id = summary.variant, summary.race_id
         stats, board = keys.rating_stats(variant), keys.rating_board(variant)
         applied = keys.rating_applied(variant)
         pids = list(places)
@@ -95,21 +111,20 @@ class RaceBoards:
                 try:
                     await pipe.watch(stats, applied)
                     if await pipe.sismember(applied, race_id):
-                        await pipe.reset()
+                        await pipe.reset()  # type: ignore[no-untyped-call]
                         return {}
-                    raw = await pipe.hmget(stats, pids)
+                    raw = cast(list[str | None], await pipe.hmget(stats, pids))
                     before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
                     after = rate(before, places)
-                    pipe.multi()
+                    pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.sadd(applied, race_id)
                     pipe.hset(stats, mapping={p: after[p].dump() for p in pids})
                     pipe.zadd(board, {p: after[p].shown for p in pids})
                     for p in pids:
-                        item = {**summary, "place": places[p], "won": places[p] == 1,
-                                "rating_before": before[p].shown,
-                                "rating_after": after[p].shown}
+                        item = RecentRace.of(summary, places[p], before[p].shown,
+                                             after[p].shown)
                         recent = keys.rating_recent(variant, p)
-                        pipe.lpush(recent, json.dumps(item))
+                        pipe.lpush(recent, item.dumps())
                         pipe.ltrim(recent, 0, RECENT_MAX - 1)
                     await pipe.execute()
                     return {p: (before[p].shown, after[p].shown) for p in pids}
@@ -117,7 +132,7 @@ class RaceBoards:
                     continue
 
     @translate_redis_errors
-    async def add_win(self, variant: str, day: Any, pid: str) -> None:
+    async def add_win(self, variant: str, day: dt.date, pid: str) -> None:
         key = keys.race_wins_board(variant, day)
         async with self.r.pipeline(transaction=True) as pipe:
             pipe.zincrby(key, 1, pid)
@@ -126,46 +141,54 @@ class RaceBoards:
 
     # -- queries ------------------------------------------------------------------------------
 
-    def _board(self, variant: str, board: str, day: Any) -> str:
-        return keys.rating_board(variant) if board == "rating" else \
-            keys.race_wins_board(variant, day)
+    def _board(self, variant: str, board: str, day: dt.date | None) -> str:
+        if Board(board) is Board.RATING:
+            return keys.rating_board(variant)
+        if day is None:
+            raise ValueError("the wins board is per day")
+        return keys.race_wins_board(variant, day)
 
     @translate_redis_errors
-    async def total(self, variant: str, board: str, day: Any) -> int:
+    async def total(self, variant: str, board: str, day: dt.date | None) -> int:
         return int(await self.r.zcard(self._board(variant, board, day)))
 
     @translate_redis_errors
-    async def top(self, variant: str, board: str, day: Any, offset: int,
+    async def top(self, variant: str, board: str, day: dt.date | None, offset: int,
                   limit: int) -> list[RatingRow]:
-        rows = await self.r.zrevrange(self._board(variant, board, day), offset,
-                                      offset + limit - 1, withscores=True)
+        rows = cast(list[tuple[str, float]],
+                    await self.r.zrevrange(self._board(variant, board, day), offset,
+                                           offset + limit - 1, withscores=True))
         return await self._rows(variant, rows, offset)
 
     @translate_redis_errors
-    async def rank(self, variant: str, board: str, day: Any, pid: str) -> RatingRow | None:
+    async def rank(self, variant: str, board: str, day: dt.date | None,
+                   pid: str) -> RatingRow | None:
         key = self._board(variant, board, day)
-        pos = await self.r.zrevrank(key, pid)
+        pos = cast(int | None, await self.r.zrevrank(key, pid))
         if pos is None:
             return None
-        score = await self.r.zscore(key, pid)
-        rows = await self._rows(variant, [(pid, score)], int(pos))
+        score = cast(float, await self.r.zscore(key, pid))
+        rows = await self._rows(variant, [(pid, score)], pos)
         return rows[0]
 
     @translate_redis_errors
-    async def around(self, variant: str, board: str, day: Any, pid: str,
+    async def around(self, variant: str, board: str, day: dt.date | None, pid: str,
                      k: int) -> list[RatingRow]:
         key = self._board(variant, board, day)
-        pos = await self.r.zrevrank(key, pid)
+        pos = cast(int | None, await self.r.zrevrank(key, pid))
         if pos is None:
             return []
-        start = max(0, int(pos) - k)
-        rows = await self.r.zrevrange(key, start, int(pos) + k, withscores=True)
+        start = max(0, pos - k)
+        rows = cast(list[tuple[str, float]],
+                    await self.r.zrevrange(key, start, pos + k, withscores=True))
         return await self._rows(variant, rows, start)
 
-    async def _rows(self, variant: str, rows: list[Any], offset: int) -> list[RatingRow]:
+    async def _rows(self, variant: str, rows: Sequence[tuple[str, float]],
+                    offset: int) -> list[RatingRow]:
         if not rows:
             return []
-        raw = await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows])
+        raw = cast(list[str | None],
+                   await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows]))
         out = []
         for i, ((pid, score), stats) in enumerate(zip(rows, raw, strict=True)):
             r = Rating.load(stats)
@@ -173,6 +196,7 @@ class RaceBoards:
         return out
 
     @translate_redis_errors
-    async def recent(self, variant: str, pid: str, limit: int) -> list[dict[str, Any]]:
-        raw = await self.r.lrange(keys.rating_recent(variant, pid), 0, limit - 1)
-        return [cast(dict[str, Any], json.loads(x)) for x in raw]
+    async def recent(self, variant: str, pid: str, limit: int) -> list[RecentRace]:
+        raw = cast(list[str], await self.r.lrange(keys.rating_recent(variant, pid), 0,
+                                                  limit - 1))
+        return [RecentRace.loads(x) for x in raw]

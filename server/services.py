@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-import redis.asyncio
+from redis.asyncio import Redis
 
 from .clock import Clock
 from .config import Config
@@ -13,14 +12,15 @@ from .deals import DailyDeals, SolverPool
 from .games import GameService
 from .gamestore import GameStore
 from .leaderboard import Leaderboard
+from .matchmaking import Matchmaking
 from .metrics import Metrics
 from .players import PlayerRegistry
+from .raceclock import RaceClock
+from .racefanout import RaceFanout
+from .racereferee import RaceReferee
 from .races import RaceService, RaceSettings
 from .racestore import RaceStore
 from .ratings import RaceBoards
-
-if TYPE_CHECKING:
-    from .racehub import RaceHub
 
 #: Races are kept this long in Redis after they are created.
 RACE_TTL_MS = 7 * 86_400_000
@@ -30,7 +30,7 @@ RACE_TTL_MS = 7 * 86_400_000
 class Services:
     config: Config
     clock: Clock
-    redis: redis.asyncio.Redis
+    redis: Redis
     players: PlayerRegistry
     store: GameStore
     games: GameService
@@ -38,25 +38,32 @@ class Services:
     metrics: Metrics
     races: RaceService
     deals: DailyDeals
-    hub: RaceHub | None = None  # set when the app starts its background tasks
+    race_referee: RaceReferee
+    race_fanout: RaceFanout  # its reader runs in the app's cleanup_ctx
+    race_clock: RaceClock  # runs in the app's cleanup_ctx
+    matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
 
     @classmethod
-    def build(cls, config: Config, clock: Clock, client: redis.asyncio.Redis,
-              metrics: Metrics) -> Services:
+    def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
-        games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms)
+        games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms,
+                            metrics=metrics)
         players = PlayerRegistry(client, clock)
         leaderboard = Leaderboard(client)
         settings = RaceSettings(countdown_ms=config.race_countdown_ms,
                                 time_limit_ms=config.race_time_limit_ms,
                                 grace_ms=config.race_grace_ms,
                                 fill_wait_ms=config.race_fill_wait_ms)
-        races = RaceService(RaceStore(client, RACE_TTL_MS), games,
-                            RaceBoards(client, config.leaderboard_retention_days), leaderboard,
-                            players, clock, settings)
+        race_store = RaceStore(client, RACE_TTL_MS)
+        boards = RaceBoards(client, config.leaderboard_retention_days)
+        races = RaceService(race_store, boards, games, players, clock, settings)
+        referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
+        fanout = RaceFanout(client, races, clock)
         deals = DailyDeals(client, clock, config.daily_secret, SolverPool(),
                            certify=config.certify_deals, budget_s=config.solver_budget_s,
                            retention_days=config.leaderboard_retention_days)
         return cls(config=config, clock=clock, redis=client, players=players, store=store,
                    games=games, leaderboard=leaderboard, metrics=metrics, races=races,
-                   deals=deals)
+                   deals=deals, race_referee=referee, race_fanout=fanout,
+                   race_clock=RaceClock(fanout, races, referee, clock),
+                   matchmaking=Matchmaking(races, fanout))

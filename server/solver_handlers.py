@@ -1,4 +1,4 @@
-"""Handlers of hints, revealed seeds and move-log export (registered into `HANDLERS`)."""
+"""Handlers of hints, revealed seeds and move-log export (`SOLVER_HANDLERS`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ from .connection import Connection
 from .daily import utc_date
 from .deals import hint_for
 from .errors import GameOver
-from .handlers import handles
+from .handlers import HandlerTable
 from .keys import RaceGameKeys, parse_game_id
 
 
-@handles(p.Hint)
 async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
     player = conn.require_player()
     s = conn.services
@@ -31,7 +30,6 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
                        penalty_ms=hints * s.config.hint_penalty_ms)
 
 
-@handles(p.DailySeeds)
 async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
     conn.require_player()
     try:
@@ -41,7 +39,6 @@ async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
     return p.SeedsReply(id=req.id, date=req.date, seeds=dict(seeds))
 
 
-@handles(p.GameExport)
 async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
     conn.require_player()
     s = conn.services
@@ -59,3 +56,11 @@ async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
     return p.ExportReply(id=req.id, game_id=req.game_id, variant=record.variant,
                          seed=record.seed, moves=tuple(moves),
                          date=record.date.isoformat() if record.kind == "daily" else None)
+
+
+#: Hints, revealed seeds and move-log export.
+SOLVER_HANDLERS: HandlerTable = {
+    p.Hint: hint,
+    p.DailySeeds: daily_seeds,
+    p.GameExport: game_export,
+}

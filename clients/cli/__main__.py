@@ -11,20 +11,24 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Final
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Final
 
 from rich.console import Console
 
+import protocol as p
 from engine import VARIANT_IDS
+from protocol.fields import DATE
+from protocol.races import ROOM_CODE
 
+from . import render
 from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
 from .config import DEFAULT_SERVER
-from .play import View
 from .race import cmd_race
+from .render import View
 from .session import EXIT_USAGE, SessionError
 
-Command = Callable[[argparse.Namespace, Ctx], Awaitable[int]]
+Command = Callable[[argparse.Namespace, Ctx], Coroutine[Any, Any, int]]
 EXIT_INTERRUPTED: Final = 130
 
 
@@ -46,6 +50,21 @@ def _seed(text: str) -> int:
     if not 0 <= value <= 2**64 - 1:
         raise argparse.ArgumentTypeError("the seed must be in 0..2**64-1")
     return value
+
+
+def _date(text: str) -> str:
+    try:
+        return DATE.load(text, "--date")
+    except p.ProtocolError:
+        raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from None
+
+
+def _room_code(text: str) -> str:
+    try:
+        return ROOM_CODE.load(text.upper(), "--join")
+    except p.ProtocolError:
+        raise argparse.ArgumentTypeError(
+            f"not a room code (4-8 letters or digits): {text!r}") from None
 
 
 def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -85,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("leaderboard", cmd_leaderboard, "show a daily (or race) leaderboard")
     sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
-    sp.add_argument("--date", help="YYYY-MM-DD (default: today, UTC)")
+    sp.add_argument("--date", type=_date, help="YYYY-MM-DD (default: today, UTC)")
     sp.add_argument("--around-me", action="store_true", help="the entries around your own")
     sp.add_argument("--limit", type=_limit, default=20, help="entries to show (1-100)")
     sp.add_argument("--race", action="store_true", help="the race board instead of the daily")
@@ -108,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--players", type=int, default=2, help="group size, 2-8 (default 2)")
     group = sp.add_mutually_exclusive_group()
     group.add_argument("--create", action="store_true", help="open a private room")
-    group.add_argument("--join", metavar="CODE", help="join a private room by its code")
+    group.add_argument("--join", metavar="CODE", type=_room_code,
+                       help="join a private room by its code")
     sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
     return parser
 
@@ -121,17 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx = Ctx(args=args, out=View(console=console, ascii=args.ascii, json=args.json), err=err)
     func: Command = args.func
     try:
-        status = asyncio.run(func(args, ctx))
+        status: int = asyncio.run(func(args, ctx))
     except KeyboardInterrupt:
-        err.print("\nInterrupted. " + ("Practice games are not saved."
-                                       if args.command == "practice" else
-                                       "Your game is kept on the server; run the same command "
-                                       "to resume it."))
+        err.print(render.interrupted(practice=args.command == "practice"))
         return EXIT_INTERRUPTED
     except SessionError as exc:
         if args.json:
             sys.stdout.write(_error_json(args.command, exc) + "\n")
-        err.print(f"solitaire: {exc}", style="bold red", markup=False)
+        err.print(render.error_text(str(exc)))
         return exc.exit_code
     return status
 

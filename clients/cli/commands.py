@@ -1,36 +1,36 @@
-"""The commands: each takes the parsed arguments and a `Ctx`, and returns an exit status."""
+"""The commands: each takes the parsed arguments and a `Ctx`, and returns an exit status.
+
+A command fetches and computes; what it shows is rendered by `render.py` (with --json, it
+is one JSON object on stdout instead).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 import protocol as p
 from engine import VARIANTS
 from protocol.schema import dump_struct
 
+from . import render
 from .config import Identity, TokenStore
-from .games import ServerGame, legal_from_view, title_of
-from .play import (
-    LineReader,
-    View,
-    interactive,
-    result_text,
-    script_lines,
-    scripted,
-    stream_lines,
-)
-from .render import fmt_time
+from .events import LineReader
+from .games import LocalGame, ServerGame
+from .play import Script, interactive, script_lines, scripted, stream_lines
+from .render import View
 from .rules import rules_text
 from .session import EXIT_USAGE, RequestFailed, ServerSession, SessionError
+
+NAME_PROMPT = "Choose a display name (3-20 letters, digits, _ -): "
 
 
 class UsageError(SessionError):
@@ -61,13 +61,46 @@ class Ctx:
 
 async def _ask_name(ctx: Ctx) -> str:
     while True:
-        answer = await ctx.reader.readline("Choose a display name (3-20 letters, digits, _ -): ")
+        answer = await ctx.reader.readline(NAME_PROMPT)
         if answer is None:
             raise UsageError("no display name given")
         try:
             return p.validate_name(answer.strip())
         except p.ProtocolError as exc:
-            ctx.err.print(f"{exc.message}", style="yellow")
+            ctx.err.print(render.warning(exc.message))
+
+
+async def _first_name(ctx: Ctx, token: str | None) -> str | None:
+    """The name of a new player (--name, or asked for); None with a stored token."""
+    name: str | None = ctx.args.name
+    if token is None and name is None:
+        if not ctx.interactive:
+            raise UsageError(f"first use of {ctx.url}: choose a display name with --name NAME")
+        ctx.err.print(render.welcome(ctx.url))
+        name = await _ask_name(ctx)
+    if name is not None and token is None:
+        try:
+            p.validate_name(name)
+        except p.ProtocolError as exc:
+            raise UsageError(f"invalid --name: {exc.message}") from None
+    return name
+
+
+async def _after_refusal(ctx: Ctx, exc: RequestFailed, token: str | None,
+                         name: str | None) -> tuple[str | None, str | None]:
+    """The token and name to try next after the server refused the hello, or raise."""
+    if exc.code in (p.ErrorCode.NAME_TAKEN, p.ErrorCode.INVALID_NAME):
+        if not ctx.interactive:
+            raise UsageError(f"{exc.message}: choose another --name") from None
+        ctx.err.print(render.warning(f"{exc.message}; choose another name."))
+        return token, await _ask_name(ctx)
+    if exc.code == p.ErrorCode.NOT_AUTHENTICATED and token is not None:
+        if name is not None:
+            return None, name  # the server forgot us (data reset): start a new player
+        raise SessionError(f"{ctx.url} does not know the stored player (was its data "
+                           "reset?); run again with --name NAME to create a new "
+                           "player") from None
+    raise exc
 
 
 async def open_session(ctx: Ctx) -> ServerSession:
@@ -75,17 +108,7 @@ async def open_session(ctx: Ctx) -> ServerSession:
     url = ctx.url
     ident = ctx.store.get(url)
     token = ident.token if ident else None
-    name: str | None = ctx.args.name
-    if token is None and name is None:
-        if not ctx.interactive:
-            raise UsageError(f"first use of {url}: choose a display name with --name NAME")
-        ctx.err.print(f"Welcome! This is your first game on {url}.")
-        name = await _ask_name(ctx)
-    if name is not None and token is None:
-        try:
-            p.validate_name(name)
-        except p.ProtocolError as exc:
-            raise UsageError(f"invalid --name: {exc.message}") from None
+    name = await _first_name(ctx, token)
 
     def save(welcome: p.Welcome) -> None:
         assert welcome.token is not None
@@ -93,25 +116,12 @@ async def open_session(ctx: Ctx) -> ServerSession:
 
     while True:
         session = ServerSession(url, token=token, name=None if token else name, on_token=save,
-                                on_notice=lambda text: ctx.err.print(text, style="dim"))
+                                on_notice=lambda text: ctx.err.print(render.notice(text)))
         try:
             await session.connect()
             return session
         except RequestFailed as exc:
-            if exc.code in (p.ErrorCode.NAME_TAKEN, p.ErrorCode.INVALID_NAME):
-                if not ctx.interactive:
-                    raise UsageError(f"{exc.message}: choose another --name") from None
-                ctx.err.print(f"{exc.message}; choose another name.", style="yellow")
-                name = await _ask_name(ctx)
-                continue
-            if exc.code == p.ErrorCode.NOT_AUTHENTICATED and token is not None:
-                if name is not None:
-                    token = None  # the server forgot us (data reset): start a new player
-                    continue
-                raise SessionError(f"{url} does not know the stored player (was its data "
-                                   "reset?); run again with --name NAME to create a new "
-                                   "player") from None
-            raise
+            token, name = await _after_refusal(ctx, exc, token, name)
 
 
 def _check_variant(session: ServerSession, variant: str) -> None:
@@ -124,22 +134,17 @@ def _check_variant(session: ServerSession, variant: str) -> None:
 # -- daily ------------------------------------------------------------------------------------
 
 
-def _moves(source: str | None, ctx: Ctx) -> Any:
+def script_source(source: str | None, ctx: Ctx) -> Script | None:
     """The script lines of --moves: a file read now, or stdin streamed line by line."""
     if source is None:
         return None
     if source == "-":
         return stream_lines(ctx.reader)
-    return script_lines(_read_moves(source))
-
-
-def _read_moves(source: str) -> list[str]:
-    if source == "-":
-        return sys.stdin.read().splitlines()
     try:
-        return Path(source).read_text(encoding="utf-8").splitlines()
+        text = Path(source).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read moves from {source}: {exc.strerror}") from None
+    return script_lines(text.splitlines())
 
 
 async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
@@ -147,7 +152,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
     moves_source: str | None = args.moves
     if ctx.out.json and moves_source is None and not args.show:
         moves_source = "-"  # --json means scripting: moves come from stdin
-    lines = _moves(moves_source, ctx)
+    lines = script_source(moves_source, ctx)
     session = await open_session(ctx)
     try:
         _check_variant(session, args.variant)
@@ -157,7 +162,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
         info: dict[str, Any] = {"command": "daily", "variant": game.variant,
                                 "date": game.date, "game_id": game.game_id}
         if args.show:
-            return await _show(game, ctx, info)
+            return _show(game, ctx, info)
         if lines is not None:
             return await scripted(game, lines, ctx.out, info)
         hint = f"Resume it with: solitaire daily {game.variant}"
@@ -166,7 +171,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
         await session.close()
 
 
-async def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
+def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
     if ctx.out.json:
         ctx.out.emit({**info, "seq": game.seq, "elapsed_ms": game.elapsed_ms(),
                       "finished": game.finished, "result": game.result, "par": game.par,
@@ -175,7 +180,7 @@ async def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
     else:
         ctx.out.board(game)
         if game.finished:
-            ctx.out.console.print(f"Result: {result_text(game.variant, game.result)}")
+            ctx.out.show(render.result_line(game.variant, game.result))
     return 0
 
 
@@ -184,11 +189,9 @@ async def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
 
 async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     """Offline play with the shared engine: no server needed."""
-    from .games import LocalGame
-
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     game = LocalGame(args.variant, seed)
-    info = {"command": "practice", "variant": args.variant, "seed": seed}
+    info: dict[str, Any] = {"command": "practice", "variant": args.variant, "seed": seed}
     if args.show:
         if ctx.out.json:
             ctx.out.emit({**info, "view": game.view, "legal_moves": game.legal_moves()})
@@ -198,10 +201,10 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     moves_source: str | None = args.moves
     if ctx.out.json and moves_source is None:
         moves_source = "-"
-    if moves_source is not None:
-        return await scripted(game, _moves(moves_source, ctx), ctx.out, info)
-    ctx.out.console.print(f"Practice game, seed {seed} (offline; nothing is recorded).",
-                          style="dim")
+    lines = script_source(moves_source, ctx)
+    if lines is not None:
+        return await scripted(game, lines, ctx.out, info)
+    ctx.out.show(render.practice_intro(seed))
     return await interactive(game, ctx.out, ctx.reader,
                              resume_hint="Practice games are not saved.")
 
@@ -209,8 +212,20 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
 # -- leaderboards -----------------------------------------------------------------------------
 
 
-def _entry_style(me: bool) -> str:
-    return "bold reverse" if me else ""
+def _around(limit: int) -> int:
+    """How many entries either side of the player's own make about `limit` in all."""
+    return max(1, min(50, limit // 2))
+
+
+@contextlib.contextmanager
+def _date_errors(date: str | None) -> Iterator[None]:
+    """A refused request with --date given: the date is what was wrong."""
+    try:
+        yield
+    except RequestFailed as exc:
+        if exc.code == p.ErrorCode.BAD_REQUEST and date:
+            raise UsageError(f"bad --date {date!r}: {exc.message}") from None
+        raise
 
 
 async def cmd_leaderboard(args: argparse.Namespace, ctx: Ctx) -> int:
@@ -218,106 +233,63 @@ async def cmd_leaderboard(args: argparse.Namespace, ctx: Ctx) -> int:
     session = await open_session(ctx)
     try:
         _check_variant(session, args.variant)
-        if args.race:
-            return await _race_board(args, ctx, session)
-        k = max(1, min(50, args.limit // 2))
-        if args.around_me:
-            board = await session.request(lambda rid: p.LeaderboardAround(
-                id=rid, variant=args.variant, date=args.date, k=k), p.Leaderboard)
-        else:
-            board = await session.request(lambda rid: p.LeaderboardTop(
-                id=rid, variant=args.variant, date=args.date, limit=args.limit), p.Leaderboard)
-        rank = await session.request(lambda rid: p.LeaderboardRank(
-            id=rid, variant=args.variant, date=board.date), p.PlayerRank)
-    except RequestFailed as exc:
-        if exc.code == p.ErrorCode.BAD_REQUEST and args.date:
-            raise UsageError(f"bad --date {args.date!r}: {exc.message}") from None
-        raise
+        with _date_errors(args.date):
+            if args.race:
+                _show_race_board(args, ctx, await _race_board(args, session))
+            else:
+                _show_daily_board(args, ctx, *await _daily_board(args, session))
     finally:
         await session.close()
+    return 0
+
+
+async def _daily_board(args: argparse.Namespace,
+                       session: ServerSession) -> tuple[p.Leaderboard, p.PlayerRank]:
+    variant, date = args.variant, args.date
+    if args.around_me:
+        board = await session.request(lambda rid: p.LeaderboardAround(
+            id=rid, variant=variant, date=date, k=_around(args.limit)), p.Leaderboard)
+    else:
+        board = await session.request(lambda rid: p.LeaderboardTop(
+            id=rid, variant=variant, date=date, limit=args.limit), p.Leaderboard)
+    rank = await session.request(lambda rid: p.LeaderboardRank(
+        id=rid, variant=variant, date=board.date), p.PlayerRank)
+    return board, rank
+
+
+def _show_daily_board(args: argparse.Namespace, ctx: Ctx, board: p.Leaderboard,
+                      rank: p.PlayerRank) -> None:
     if ctx.out.json:
         doc = {"command": "leaderboard", **dump_struct(board)}
         doc.pop("id", None)
         doc["me"] = dump_struct(rank.entry) if rank.entry else None
         ctx.out.emit(doc)
-        return 0
-    scored = VARIANTS[args.variant].scored
-    title = f"{title_of(args.variant)} · daily {board.date} · {board.total} result(s)"
-    if board.par is not None:
-        title += f" · par {board.par}"
-    table = Table(title=title, title_style="bold", header_style="bold cyan")
-    table.add_column("", width=1)
-    table.add_column("rank", justify="right")
-    table.add_column("name")
-    table.add_column("won", justify="center")
-    table.add_column("score" if scored else "cleared", justify="right")
-    table.add_column("time", justify="right")
-    table.add_column("moves", justify="right")
-    if board.par is not None:
-        table.add_column("vs par", justify="right")
-    hints = any(e.hints for e in board.entries)
-    if hints:
-        table.add_column("hints", justify="right")
-    for e in board.entries:
-        row = ["▶" if e.me else "", str(e.rank), e.name, "✓" if e.won else "",
-               str(e.score if scored else e.cleared), fmt_time(e.time_ms), str(e.moves)]
-        if board.par is not None:
-            row.append(vs_par(board.par, e.score if scored else e.moves, e.won or scored))
-        if hints:
-            row.append(str(e.hints))
-        table.add_row(*row, style=_entry_style(e.me))
-    console = ctx.out.console
-    if not board.entries:
-        console.print(f"{title}\n(no results yet)" if not args.around_me
-                      else f"{title}\nYou have no result on {board.date}.")
     else:
-        console.print(table)
-    if rank.entry is not None and not any(e.me for e in board.entries):
-        console.print(Text(f"You: rank {rank.entry.rank} of {rank.total}", style="bold"))
-    return 0
+        ctx.out.show(*render.daily_leaderboard(args.variant, board, rank, args.around_me))
 
 
-def vs_par(par: int, value: int, counts: bool) -> str:
-    """A result against par: moves over par for the win games (wins only), points under par
-    for the scoring games; "par" when equal."""
-    if not counts:
-        return ""
-    diff = value - par
-    return "par" if diff == 0 else f"{diff:+d}"
-
-
-async def _race_board(args: argparse.Namespace, ctx: Ctx, session: ServerSession) -> int:
-    board_name = args.board
+async def _race_board(args: argparse.Namespace, session: ServerSession) -> p.RaceBoard:
+    variant, name, date = args.variant, args.board, args.date
     try:
         if args.around_me:
-            board = await session.request(lambda rid: p.RaceAround(
-                id=rid, variant=args.variant, board=board_name, date=args.date,
-                k=max(1, min(50, args.limit // 2))), p.RaceBoard)
-        else:
-            board = await session.request(lambda rid: p.RaceTop(
-                id=rid, variant=args.variant, board=board_name, date=args.date,
-                limit=args.limit), p.RaceBoard)
+            return await session.request(lambda rid: p.RaceAround(
+                id=rid, variant=variant, board=name, date=date, k=_around(args.limit)),
+                p.RaceBoard)
+        return await session.request(lambda rid: p.RaceTop(
+            id=rid, variant=variant, board=name, date=date, limit=args.limit), p.RaceBoard)
     except RequestFailed as exc:
         if exc.code == p.ErrorCode.UNKNOWN_TYPE:
             raise UsageError("race leaderboards are not available on this server") from None
         raise
+
+
+def _show_race_board(args: argparse.Namespace, ctx: Ctx, board: p.RaceBoard) -> None:
     if ctx.out.json:
         doc = {"command": "leaderboard", "kind": "race", **dump_struct(board)}
         doc.pop("id", None)
         ctx.out.emit(doc)
-        return 0
-    what = "rating" if board_name == "rating" else f"wins {board.date or ''}".strip()
-    table = Table(title=f"{title_of(args.variant)} · races · {what} · {board.total} player(s)",
-                  title_style="bold", header_style="bold cyan")
-    for col, just in (("", "left"), ("rank", "right"), ("name", "left"),
-                      ("rating" if board_name == "rating" else "wins today", "right"),
-                      ("wins", "right"), ("losses", "right"), ("played", "right")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
-    for e in board.entries:
-        table.add_row("▶" if e.me else "", str(e.rank), e.name, str(e.rating), str(e.wins),
-                      str(e.losses), str(e.played), style=_entry_style(e.me))
-    ctx.out.console.print(table if board.entries else f"{table.title}\n(no races yet)")
-    return 0
+    else:
+        ctx.out.show(render.race_leaderboard(args.variant, board, args.board))
 
 
 # -- offline information ----------------------------------------------------------------------
@@ -325,19 +297,12 @@ async def _race_board(args: argparse.Namespace, ctx: Ctx, session: ServerSession
 
 async def cmd_variants(args: argparse.Namespace, ctx: Ctx) -> int:
     """The variants, with titles and card counts."""
-    rows = [{"id": vid, "title": cls.title, "cards": cls.decks * 4 * len(cls.ranks),
-             "scored": cls.scored} for vid, cls in VARIANTS.items()]
+    rows = [render.VariantRow(vid, cls.title, cls.decks * 4 * len(cls.ranks), cls.scored)
+            for vid, cls in VARIANTS.items()]
     if ctx.out.json:
-        ctx.out.emit({"command": "variants", "variants": rows})
-        return 0
-    table = Table(header_style="bold cyan")
-    table.add_column("variant")
-    table.add_column("title")
-    table.add_column("cards", justify="right")
-    table.add_column("ranked by")
-    for r in rows:
-        table.add_row(r["id"], r["title"], str(r["cards"]), "score" if r["scored"] else "cleared")
-    ctx.out.console.print(table)
+        ctx.out.emit({"command": "variants", "variants": [asdict(r) for r in rows]})
+    else:
+        ctx.out.show(render.variants_table(rows))
     return 0
 
 
@@ -346,11 +311,11 @@ async def cmd_rules(args: argparse.Namespace, ctx: Ctx) -> int:
     text = rules_text(args.variant)
     if ctx.out.json:
         ctx.out.emit({"command": "rules", "variant": args.variant,
-                      "title": title_of(args.variant), "text": text})
+                      "title": render.title_of(args.variant), "text": text})
     else:
-        ctx.out.console.print(text, highlight=False, markup=False)
+        ctx.out.show(render.page(text))
     return 0
 
 
 __all__ = ["Ctx", "UsageError", "cmd_daily", "cmd_leaderboard", "cmd_practice", "cmd_rules",
-           "cmd_variants", "legal_from_view", "open_session"]
+           "cmd_variants", "open_session"]

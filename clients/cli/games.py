@@ -1,18 +1,28 @@
 """Game backends the play loops drive: a daily game on the server, or an offline engine game.
 
 Both expose the same small surface (`view`, `move`, `undo`, `resign`, `hint`,
-`legal_moves`, ...). Moves are pre-checked with a local engine copy built from the view,
-but a server game always sends them: the server decides.
+`legal_moves`, ...). A server game sends every move (the server decides) and keeps an engine
+copy current by following each `moved` reply's events (protocol 2); that copy lists the
+legal moves and draws the board.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import protocol as p
-from engine import VARIANTS, Game, IllegalMove, from_view, new_game
+from engine import (
+    EngineError,
+    Game,
+    IllegalMove,
+    Reveal,
+    from_view,
+    new_game,
+    parse_card,
+)
 from protocol.schema import dump_struct
 
 from .session import RequestFailed, ServerSession
@@ -49,7 +59,6 @@ class GameBackend(Protocol):
 
     def elapsed_ms(self) -> int: ...
     def legal_moves(self) -> list[str]: ...
-    def precheck(self, text: str) -> str | None: ...
     async def move(self, text: str) -> Outcome: ...
     async def undo(self) -> Outcome: ...
     async def resign(self) -> Outcome: ...
@@ -58,23 +67,14 @@ class GameBackend(Protocol):
 
 
 def local_copy(view: dict[str, Any]) -> Game:
-    """The player's engine copy of a view (lists and pre-checks moves)."""
+    """The player's engine copy of a view (follows the moves, lists the legal ones)."""
     return from_view(view)
 
 
-def legal_from_view(view: dict[str, Any]) -> list[str]:
-    return [str(m) for m in local_copy(view).legal_moves()]
-
-
-def precheck_view(view: dict[str, Any], text: str) -> str | None:
-    """The local engine's reason why `text` is illegal here, or None when it looks legal."""
-    game = local_copy(view)
-    try:
-        move = game.parse_move(text)
-    except IllegalMove as exc:
-        return exc.reason
-    # The engine's own wording, without applying the move (a copy cannot draw hidden cards).
-    return game._why_illegal(move)
+def reveals_of(events: Sequence[Mapping[str, Any]]) -> list[Reveal]:
+    """The cards a move turned face up, from its events on the wire."""
+    return [Reveal(parse_card(str(e["card"])), str(e["at"])) for e in events
+            if e.get("type") == "reveal" and e.get("card") is not None]
 
 
 class ServerGame:
@@ -92,13 +92,29 @@ class ServerGame:
 
     def _apply_state(self, state: p.GameState) -> None:
         self.view = dict(state.view)
+        self.copy = local_copy(self.view)
         self.seq = state.seq
         self.finished = state.finished
         self.result = dump_struct(state.result) if state.result else None
         self._elapsed_at = (state.elapsed_ms, time.monotonic())
 
-    def _apply_moved(self, reply: p.Moved) -> None:
-        self.view = dict(reply.view)
+    async def _apply_moved(self, reply: p.Moved) -> None:
+        """Bring the board up to date: from the reply's view (protocol 1), else by following
+        the move's events on the engine copy; a gap in `seq` or a copy that cannot follow
+        (an undo it has no snapshot for) resyncs with `game.get`."""
+        if reply.view is not None:
+            self.view = dict(reply.view)
+            self.copy = local_copy(self.view)
+        elif reply.seq != self.seq + 1:
+            await self.resync()
+            return
+        else:
+            try:
+                self.copy.follow(reply.move, reveals_of(reply.events), over=reply.finished)
+            except (EngineError, ValueError, KeyError):
+                await self.resync()
+                return
+            self.view = self.copy.view()
         self.seq = reply.seq
         self.finished = reply.finished
         if reply.result is not None:
@@ -118,10 +134,7 @@ class ServerGame:
         self._apply_state(state)
 
     def legal_moves(self) -> list[str]:
-        return [] if self.finished else legal_from_view(self.view)
-
-    def precheck(self, text: str) -> str | None:
-        return precheck_view(self.view, text)
+        return [] if self.finished else [str(m) for m in self.copy.legal_moves()]
 
     async def _play(self, text: str, undo: bool) -> Outcome:
         expected = self.seq
@@ -147,7 +160,7 @@ class ServerGame:
             if exc.code == p.ErrorCode.GAME_OVER:
                 await self.resync()
             return Outcome(text, False, exc.message, exc.code)
-        self._apply_moved(reply)
+        await self._apply_moved(reply)
         return Outcome(reply.move, True, events=[dict(e) for e in reply.events])
 
     async def move(self, text: str) -> Outcome:
@@ -234,9 +247,6 @@ class LocalGame:
     def legal_moves(self) -> list[str]:
         return [str(m) for m in self.game.legal_moves()]
 
-    def precheck(self, text: str) -> str | None:
-        return precheck_view(self.view, text)
-
     async def move(self, text: str) -> Outcome:
         try:
             res = self.game.apply(text)
@@ -265,7 +275,3 @@ class LocalGame:
 
     async def rank_line(self) -> str | None:
         return None
-
-
-def title_of(variant_id: str) -> str:
-    return VARIANTS[variant_id].title

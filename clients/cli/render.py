@@ -1,21 +1,33 @@
-"""Board rendering with rich: one function per variant family, all working on engine views.
+"""All of the client's rendering: data in, text or rich renderables out.
 
-A view (``Game.view()``) never holds a face-down card's identity; it is drawn as a back
-(``░░░``). Piles are drawn as numbered columns, wrapped into groups that fit the console
-width; Tri Peaks is drawn as its three peaks with position numbers above every card.
+Boards: one function per variant family, all working on engine views. A view
+(``Game.view()``) never holds a face-down card's identity; it is drawn as a back (``░░░``).
+Piles are drawn as numbered columns, wrapped into groups that fit the console width; Tri
+Peaks is drawn as its three peaks with position numbers above every card.
+
+Then the rest of what a person reads: results, the replies of the in-game commands, the
+lines of a moves script, leaderboards, the variants table, race rooms, progress and
+standings, and the client's notices. `View` is where the commands send what they show.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 
+import protocol as p
 from engine import HIDDEN, VARIANTS
+
+from .games import GameBackend, Outcome
+from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 BACK: Final = "░░░"
@@ -87,7 +99,7 @@ def _columns(piles: list[list[str]], width: int, style: Style,
 
 
 def _pairing(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
-    piles = [list(p) for p in view["piles"]]
+    piles = [list(pile) for pile in view["piles"]]
     lines = [Text(f"Removed: {view.get('discard', 0)} cards", style="dim")]
     lines += _columns(piles, width, style)
     return lines
@@ -103,10 +115,10 @@ def _tripeaks_x() -> list[int]:
         x[18 + k] = 4 * k
     for k in range(9):
         x[9 + k] = 4 * k + 2
-    for p in range(3):
+    for peak in range(3):
         for i in range(2):
-            x[3 + 2 * p + i] = 12 * p + 4 * i + 4
-        x[p] = 12 * p + 6
+            x[3 + 2 * peak + i] = 12 * peak + 4 * i + 4
+        x[peak] = 12 * peak + 6
     return x
 
 
@@ -140,7 +152,7 @@ def _tripeaks(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
 
 
 def _tableau_piles(view: Mapping[str, Any]) -> list[list[str]]:
-    return [[HIDDEN] * int(p["down"]) + list(p["up"]) for p in view["piles"]]
+    return [[HIDDEN] * int(pile["down"]) + list(pile["up"]) for pile in view["piles"]]
 
 
 def _foundation_row(view: Mapping[str, Any], style: Style, suited: bool) -> Text:
@@ -233,3 +245,370 @@ def render_board(view: Mapping[str, Any], *, width: int = 80, ascii: bool = Fals
     style = Style(ascii=ascii)
     body = _FAMILY[str(view["variant"])](view, style, width)
     return Group(status_line(view, title=title, elapsed_ms=elapsed_ms, extra=extra), *body)
+
+
+def title_of(variant_id: str) -> str:
+    return VARIANTS[variant_id].title
+
+
+def _progress_value(variant_id: str, data: Mapping[str, Any]) -> str:
+    """``12/52`` or ``345/936``: `progress_text` without its label."""
+    return progress_text(variant_id, data).split(" ", 1)[1]
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+@dataclass
+class View:
+    """Where the commands send what they show: a rich console, or JSON on stdout."""
+
+    console: Console
+    ascii: bool = False
+    json: bool = False
+    side: Callable[[], RenderableType] | None = None  # drawn beside the board (race progress)
+
+    def emit(self, doc: dict[str, Any]) -> None:
+        """Print one machine-readable JSON object (``--json``) on stdout."""
+        sys.stdout.write(json.dumps(doc) + "\n")
+        sys.stdout.flush()
+
+    def show(self, *renderables: RenderableType | None, soft_wrap: bool | None = None) -> None:
+        """Print each renderable given (None: nothing)."""
+        for renderable in renderables:
+            if renderable is not None:
+                self.console.print(renderable, soft_wrap=soft_wrap)
+
+    def board(self, game: GameBackend) -> None:
+        side = self.side() if self.side is not None else None
+        width = self.console.width - (26 if side is not None else 0)
+        board = render_board(game.view, width=width, ascii=self.ascii,
+                             title=title_of(game.variant), elapsed_ms=game.elapsed_ms())
+        if side is None:
+            self.console.print(board)
+            return
+        grid = Table.grid(padding=(0, 3))
+        grid.add_row(board, side)
+        self.console.print(grid)
+
+    def reply(self, game: GameBackend, reply: Reply, resume_hint: str) -> None:
+        """What an in-game command's reply shows."""
+        if isinstance(reply, Redraw) or (isinstance(reply, Played) and reply.outcome.ok):
+            self.board(game)
+        else:
+            self.show(reply_text(reply, resume_hint))
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+def result_text(variant_id: str, result: Mapping[str, Any] | None) -> str:
+    """``WON · cleared 52/52 · time 3:02 · moves 26`` (and the hints, if any)."""
+    if not result:
+        return "no result"
+    verdict = "WON" if result.get("won") else ("resigned" if result.get("resigned") else "over")
+    return (f"{verdict} · {progress_text(variant_id, result)} · "
+            f"time {fmt_time(int(result.get('time_ms', 0)))} · moves {result.get('moves', 0)}"
+            + (f" · hints {result['hints']}" if result.get("hints") else ""))
+
+
+def result_line(variant_id: str, result: Mapping[str, Any] | None,
+                rank: str | None = None) -> Text:
+    """``Result: ...`` with the rank line, if any."""
+    line = Text("Result: ", style="bold")
+    line.append(result_text(variant_id, result),
+                style="bold green" if result and result.get("won") else "bold")
+    if rank:
+        line.append(f" · {rank}", style="bold cyan")
+    return line
+
+
+ALREADY_FINISHED: Final = "This game is already finished."
+
+
+def vs_par(par: int, value: int, counts: bool) -> str:
+    """A result against par: moves over par for the win games (wins only), points under par
+    for the scoring games; "par" when equal."""
+    if not counts:
+        return ""
+    diff = value - par
+    return "par" if diff == 0 else f"{diff:+d}"
+
+
+# -- the in-game commands ---------------------------------------------------------------------
+
+
+def intro_text(names: Iterable[str]) -> Text:
+    """The hint under the first board: the commands of the table."""
+    quoted = ", ".join(f"'{name}'" for name in names)
+    return Text(f"Type a move, or {quoted}.", style="dim")
+
+
+def help_text(notation: str, commands: Iterable[tuple[str, str]]) -> Text:
+    lines = [notation, "Commands", *(f"  {name:<8} {text}" for name, text in commands)]
+    return Text("\n".join(lines))
+
+
+def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
+    """The text of a reply that does not draw the board (None: nothing to say)."""
+    if isinstance(reply, Help):
+        return help_text(reply.notation, reply.commands)
+    if isinstance(reply, LegalMoves):
+        return Text(f"legal moves: {', '.join(reply.moves) if reply.moves else '(none)'}")
+    if isinstance(reply, Said):
+        return Text(reply.text)
+    if isinstance(reply, Played):
+        return Text(f"✗ {reply.outcome.reason}", style="bold yellow")
+    if isinstance(reply, Resigned):
+        if reply.outcome is None:
+            return Text("not resigned")
+        return (Text(f"cannot resign: {reply.outcome.reason}", style="yellow")
+                if not reply.outcome.ok else None)
+    if isinstance(reply, Left):
+        return Text(("\n" if reply.eof else "") + f"Left the game. {resume_hint}".rstrip())
+    return None
+
+
+RECONNECTED: Final = Text("(reconnected; the game goes on)", style="dim")
+
+
+# -- moves scripts ----------------------------------------------------------------------------
+
+
+def script_step(number: int, text: str, outcome: Outcome, variant_id: str,
+                view: Mapping[str, Any]) -> Text:
+    """One line of a moves script: ``  12  3 7        ok   cleared 8/52`` or why refused."""
+    if outcome.ok:
+        return Text(f"{number:>4}  {outcome.move:<10} ok   {progress_text(variant_id, view)}")
+    return Text(f"{number:>4}  {text:<10} refused: {outcome.reason}", style="yellow")
+
+
+def script_stopped(line: int, move: str, reason: str | None) -> Text:
+    return Text(f"stopped at line {line} ({move!r}): {reason}", style="bold red")
+
+
+# -- leaderboards and variants ----------------------------------------------------------------
+
+
+def _entry_style(me: bool) -> str:
+    return "bold reverse" if me else ""
+
+
+def daily_leaderboard(variant_id: str, board: p.Leaderboard, rank: p.PlayerRank,
+                      around_me: bool) -> list[RenderableType]:
+    """A daily board (or a line saying it is empty) and, when not on it, the player's rank."""
+    scored = VARIANTS[variant_id].scored
+    title = f"{title_of(variant_id)} · daily {board.date} · {board.total} result(s)"
+    if board.par is not None:
+        title += f" · par {board.par}"
+    shown: list[RenderableType] = []
+    if not board.entries:
+        shown.append(Text(f"{title}\n(no results yet)" if not around_me
+                          else f"{title}\nYou have no result on {board.date}."))
+    else:
+        shown.append(_daily_table(title, board, scored))
+    if rank.entry is not None and not any(e.me for e in board.entries):
+        shown.append(Text(f"You: rank {rank.entry.rank} of {rank.total}", style="bold"))
+    return shown
+
+
+def _daily_table(title: str, board: p.Leaderboard, scored: bool) -> Table:
+    table = Table(title=title, title_style="bold", header_style="bold cyan")
+    table.add_column("", width=1)
+    table.add_column("rank", justify="right")
+    table.add_column("name")
+    table.add_column("won", justify="center")
+    table.add_column("score" if scored else "cleared", justify="right")
+    table.add_column("time", justify="right")
+    table.add_column("moves", justify="right")
+    par = board.par
+    if par is not None:
+        table.add_column("vs par", justify="right")
+    hints = any(e.hints for e in board.entries)
+    if hints:
+        table.add_column("hints", justify="right")
+    for e in board.entries:
+        row = ["▶" if e.me else "", str(e.rank), e.name, "✓" if e.won else "",
+               str(e.score if scored else e.cleared), fmt_time(e.time_ms), str(e.moves)]
+        if par is not None:
+            row.append(vs_par(par, e.score if scored else e.moves, e.won or scored))
+        if hints:
+            row.append(str(e.hints))
+        table.add_row(*row, style=_entry_style(e.me))
+    return table
+
+
+_Justify = Literal["left", "right"]
+
+
+def race_leaderboard(variant_id: str, board: p.RaceBoard, board_name: str) -> RenderableType:
+    """A race board (rating, or wins on a date), or a line saying it is empty."""
+    what = "rating" if board_name == "rating" else f"wins {board.date or ''}".strip()
+    title = f"{title_of(variant_id)} · races · {what} · {board.total} player(s)"
+    if not board.entries:
+        return Text(f"{title}\n(no races yet)")
+    table = Table(title=title, title_style="bold", header_style="bold cyan")
+    columns: tuple[tuple[str, _Justify], ...] = (
+        ("", "left"), ("rank", "right"), ("name", "left"),
+        ("rating" if board_name == "rating" else "wins today", "right"),
+        ("wins", "right"), ("losses", "right"), ("played", "right"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
+    for e in board.entries:
+        table.add_row("▶" if e.me else "", str(e.rank), e.name, str(e.rating), str(e.wins),
+                      str(e.losses), str(e.played), style=_entry_style(e.me))
+    return table
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    id: str
+    title: str
+    cards: int
+    scored: bool
+
+
+def variants_table(rows: Iterable[VariantRow]) -> Table:
+    table = Table(header_style="bold cyan")
+    table.add_column("variant")
+    table.add_column("title")
+    table.add_column("cards", justify="right")
+    table.add_column("ranked by")
+    for r in rows:
+        table.add_row(r.id, r.title, str(r.cards), "score" if r.scored else "cleared")
+    return table
+
+
+# -- races ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RaceNews:
+    """Something that happened to a racer, from a race event."""
+
+    kind: str  # progress, joined, left, forfeit
+    player_id: str
+    racer: Mapping[str, Any]
+
+
+def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
+    """A line about another racer (or None): joined, left, forfeited, or their progress."""
+    name = str(news.racer.get("name", news.player_id))
+    if news.kind == "joined":
+        return Text(f"{name} joined", style="dim")
+    if news.kind == "left":
+        return Text(f"{name} left", style="dim")
+    if news.kind == "forfeit":
+        return Text(f"{name} forfeited", style="dim")
+    if news.kind == "progress" and news.player_id != me:
+        return Text(f"  {news.racer.get('name')}: {progress_text(variant_id, news.racer)}, "
+                    f"{news.racer.get('moves', 0)} moves", style="dim")
+    return None
+
+
+def race_room(info: p.RaceInfo, now_ms: int, json: bool) -> Text | None:
+    """Who is in the room, and the countdown once it runs."""
+    names = ", ".join(r.name for r in info.racers)
+    if info.status == "countdown" and info.start_at:
+        secs = max(0, info.start_at - now_ms) / 1000
+        return Text(f"Racers: {names}. Starting in {secs:.0f} s...")
+    if json:
+        return None
+    return Text(f"Racers ({len(info.racers)}/{info.size}): {names}", style="dim")
+
+
+def room_created(code: str | None, interactive: bool, players: int) -> Text:
+    line = Text("Room code: ")
+    line.append(str(code), style="bold")
+    line.append("  - share it; " + ("type 'start' when everyone is in." if interactive
+                                     else f"starting when {players} racers are in."))
+    return line
+
+
+def room_joined(code: str) -> Text:
+    return Text(f"Joined room {code}; waiting for the start.")
+
+
+def race_queued(waiting: int, size: int) -> Text:
+    return Text(f"Waiting for opponents ({waiting} waiting, {size} needed)... "
+                "type 'quit' to leave.")
+
+
+def cannot_start(message: str) -> Text:
+    return Text(f"cannot start: {message}", style="yellow")
+
+
+WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", style="dim")
+
+
+def race_panel(racers: Mapping[str, Mapping[str, Any]], me: str,
+               variant_id: str) -> RenderableType:
+    """The racers' progress, one line each (never a card)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_row(Text("Racers", style="bold"))
+    for pid, r in racers.items():
+        grid.add_row(Text(("▶ " if pid == me else "  ") + str(r.get("name", pid)),
+                          style="bold" if pid == me else ""),
+                     Text(_progress_value(variant_id, r)),
+                     Text(f"{r.get('moves', 0)}m"), Text(_racer_state(r), style="yellow"))
+    return grid
+
+
+def _racer_state(r: Mapping[str, Any]) -> str:
+    for key, word in (("won", "won"), ("forfeited", "forfeit"), ("stuck", "stuck"),
+                      ("finished", "done")):
+        if r.get(key):
+            return word
+    return "away" if r.get("connected") is False else ""
+
+
+def race_standings(results: Sequence[Mapping[str, Any]], me: str, reason: str,
+                   variant_id: str) -> Table:
+    table = Table(title="Race result" + (f" ({reason})" if reason else ""),
+                  title_style="bold", header_style="bold cyan")
+    for col in ("", "place", "name", "won", "cleared/score", "time", "moves", "rating", "±"):
+        table.add_column(col)
+    for r in results:
+        mine = r.get("player_id") == me
+        change = r.get("rating_change")
+        table.add_row("▶" if mine else "", str(r.get("place")), str(r.get("name")),
+                      "✓" if r.get("won") else "", _progress_value(variant_id, r),
+                      fmt_time(int(r.get("time_ms") or 0)), str(r.get("moves", 0)),
+                      "" if r.get("rating") is None else str(r["rating"]),
+                      "" if change is None else f"{change:+d}", style="bold" if mine else "")
+    return table
+
+
+# -- notices ----------------------------------------------------------------------------------
+
+
+def page(text: str) -> Text:
+    """Plain text as it is (no markup): the rules of a variant."""
+    return Text(text)
+
+
+def notice(text: str) -> Text:
+    """A session notice (reconnecting, rate limited...)."""
+    return Text(text, style="dim")
+
+
+def warning(text: str) -> Text:
+    return Text(text, style="yellow")
+
+
+def welcome(url: str) -> Text:
+    return Text(f"Welcome! This is your first game on {url}.")
+
+
+def practice_intro(seed: int) -> Text:
+    return Text(f"Practice game, seed {seed} (offline; nothing is recorded).", style="dim")
+
+
+def error_text(message: str) -> Text:
+    return Text(f"solitaire: {message}", style="bold red")
+
+
+def interrupted(practice: bool) -> str:
+    return "\nInterrupted. " + ("Practice games are not saved." if practice else
+                                "Your game is kept on the server; run the same command "
+                                "to resume it.")

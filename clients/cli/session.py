@@ -124,7 +124,7 @@ class ServerSession:
             raise ServerUnreachable(self.url, str(exc) or type(exc).__name__) from None
         self._ws = ws
         self._reader = asyncio.create_task(self._read(ws))
-        versions = sorted(p.SUPPORTED_VERSIONS)
+        versions = tuple(sorted(p.SUPPORTED_VERSIONS))
         token, name = self.token, None if self.token else self.name
         try:
             reply = await self._roundtrip(

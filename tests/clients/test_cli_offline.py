@@ -1,11 +1,16 @@
-"""Commands that need no server: variants, rules, practice."""
+"""Commands that need no server: variants, rules, practice, usage errors."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
+import pexpect
+
+from clients.cli.ingame import PLAY_COMMANDS
 from engine import VARIANT_IDS, new_game
+from tests.clients.conftest import ROOT
 
 
 def test_variants_text_and_json(make_player: Any) -> None:
@@ -49,3 +54,46 @@ def test_practice_show_json(make_player: Any) -> None:
     run = make_player(None).run("--json", "practice", "triple-deck", "--seed", "5", "--show")
     doc = json.loads(run.out)
     assert doc["view"]["variant"] == "triple-deck" and "d" in doc["legal_moves"]
+
+
+def test_practice_interactive_in_a_pty(make_player: Any) -> None:
+    """The interactive loop offline: generated help, a refused move, resign asked first."""
+    player = make_player(None)
+    env = {**player.env(), "TERM": "xterm", "LINES": "50"}
+    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "--ascii", "practice",
+                                           "fourteen-out", "--seed", "3"],
+                          cwd=str(ROOT), env=env, encoding="utf-8", timeout=20,
+                          dimensions=(50, 80))
+    try:
+        child.expect("Type a move, or 'help'")
+        child.expect("move> ")
+        child.sendline("help")
+        child.expect("remove the top cards")
+        for command in PLAY_COMMANDS:
+            child.expect_exact(f"  {command.name:<8} {command.help}")
+        child.expect("move> ")
+        child.sendline("1 1")
+        child.expect("different piles")
+        child.expect("move> ")
+        child.sendline("resign")
+        child.expect_exact("[y/N]")
+        child.sendline("n")
+        child.expect("not resigned")
+        child.expect("move> ")
+        child.sendline("finish")
+        child.expect_exact("[y/N]")
+        child.sendline("y")
+        child.expect("Result: ")
+        child.expect("resigned · cleared 0/52")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_bad_date_and_room_code_are_usage_errors(make_player: Any) -> None:
+    player = make_player("ws://127.0.0.1:9/ws")  # refused before any connection
+    run = player.run("leaderboard", "fourteen-out", "--date", "2023-02-29")
+    assert run.code == 2 and "not a date YYYY-MM-DD" in run.err
+    run = player.run("race", "--join", "ab")
+    assert run.code == 2 and "not a room code" in run.err

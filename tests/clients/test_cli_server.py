@@ -20,7 +20,7 @@ from tests.support.wsclient import Client
 def solve_greedy(view: dict[str, Any]) -> list[str]:
     """Moves playing a fully visible pairing game to its end (first legal move each time)."""
     game = from_view(view)
-    moves = []
+    moves: list[str] = []
     while True:
         move = next(game.legal_moves(), None)
         if move is None:

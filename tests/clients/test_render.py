@@ -93,7 +93,7 @@ def test_symbols_and_colours() -> None:
 
 
 def test_results_against_par() -> None:
-    from clients.cli.commands import vs_par
+    from clients.cli.render import vs_par
 
     assert vs_par(26, 30, True) == "+4"  # four moves over a win's par
     assert vs_par(26, 26, True) == "par"

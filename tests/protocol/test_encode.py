@@ -128,3 +128,11 @@ def test_decode_error_becomes_an_encodable_reply() -> None:
 def test_str_enum_values_go_out_as_plain_strings() -> None:
     frame = p.encode(p.ErrorReply(code=p.ErrorCode.GAME_OVER, message="done", id=1), False)
     assert '"code":"game_over"' in frame
+
+
+def test_unvalidated_encoding_still_refuses_what_cannot_be_encoded() -> None:
+    bad = p.Pong(id=1, server_time=object())  # type: ignore[arg-type]
+    with pytest.raises(p.EncodeError):
+        p.encode(bad, True, validate=False)
+    with pytest.raises(p.EncodeError):
+        p.encode(bad, False, validate=False)

@@ -239,3 +239,19 @@ def test_any_valid_request_round_trips(msg: p.ClientMessage, binary: bool) -> No
 )
 def test_any_valid_server_message_round_trips(msg: p.ServerMessage, binary: bool) -> None:
     assert p.decode_server(p.encode(msg, binary)) == msg
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_unvalidated_encoding_writes_the_same_frames(binary: bool) -> None:
+    for msg in SERVER_EXAMPLES:
+        assert p.encode(msg, binary, validate=False) == p.encode(msg, binary)
+
+
+@given(
+    msg=st.sampled_from(sorted(p.SERVER_MESSAGES.values(), key=lambda c: c.type)).flatmap(structs),
+    binary=st.booleans(),
+)
+def test_any_server_message_encodes_the_same_unvalidated(
+    msg: p.ServerMessage, binary: bool
+) -> None:
+    assert p.encode(msg, binary, validate=False) == p.encode(msg, binary)

@@ -19,8 +19,8 @@ from server.clock import ManualClock
 from server.config import Config
 from server.deals import DailyDeals, SolverPool, candidate_seed
 from server.gamestore import GameStore
-from tests.server.test_e2e_daily import App, serve
 from tests.server.test_races import Server, server, start_race  # noqa: F401  (fixture)
+from tests.support.app import App, serve
 
 SECRET = b"solving"
 DAY = dt.date(2030, 6, 15)

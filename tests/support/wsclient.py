@@ -48,9 +48,10 @@ class Client:
         await self.ws.send(msgpack.packb(msg) if self.binary else json.dumps(msg))
         return await asyncio.wait_for(fut, timeout)
 
-    async def hello(self, name: str | None = None, token: str | None = None) -> dict[str, Any]:
+    async def hello(self, name: str | None = None, token: str | None = None,
+                    versions: tuple[int, ...] = (1,)) -> dict[str, Any]:
         fields: dict[str, Any] = {"name": name} if name else {"token": token}
-        reply = await self.request("hello", versions=[1], **fields)
+        reply = await self.request("hello", versions=list(versions), **fields)
         assert reply["type"] == "welcome", reply
         self.player_id = reply["player_id"]
         self.token = reply.get("token") or token or ""

@@ -1,0 +1,143 @@
+"""The referee of running races: progress, deadlines (time limit, grace), forfeits, the end.
+
+Racers' games are ordinary stored games (`r.<race>.<player>`) played through `GameService`;
+the referee publishes each racer's progress and decides when a race ends. Every decision is
+a guarded Redis transition, so any server process may take it and only one does.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import protocol.races as pr
+
+from . import keys
+from .clock import Clock
+from .errors import GameOver, NotFound
+from .games import GameService, LiveGame
+from .leaderboard import BoardRef, Leaderboard
+from .racemodel import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
+from .racestore import RaceStore
+from .ratings import RaceBoards
+
+log = logging.getLogger(__name__)
+
+
+def progress_of(live: LiveGame) -> Progress:
+    """What opponents may know about a racer's game: counts and flags, never a card."""
+    game = live.game
+    return Progress(cleared=game.cleared, score=game.score, moves=game.moves,
+                    finished=live.record.finished, won=game.won,
+                    stuck=game.over and not game.won)
+
+
+class RaceReferee:
+    def __init__(self, store: RaceStore, games: GameService, leaderboard: Leaderboard,
+                 boards: RaceBoards, clock: Clock, grace_ms: int) -> None:
+        self.store = store
+        self.games = games
+        self.leaderboard = leaderboard
+        self.boards = boards
+        self.clock = clock
+        self.grace_ms = grace_ms
+
+    # -- during the race ----------------------------------------------------------------------
+
+    async def on_played(self, race_id: str, live: LiveGame) -> None:
+        """After a racer's move (or resign): publish progress, end the race when decided."""
+        pid = live.record.player_id
+        progress = progress_of(live)
+        await self.store.set_progress(race_id, pid, progress)
+        await self.store.emit(race_id, progress.event(pid))
+        if progress.won:
+            await self.end(race_id, reason="won")
+        elif progress.done:
+            race = await self.store.load(race_id)
+            if race.all_done():
+                await self.end(race_id, reason="all finished")
+
+    async def due(self, now_ms: int) -> list[str]:
+        """Races whose next deadline has passed (whether or not anyone here races in them)."""
+        return await self.store.due(now_ms)
+
+    async def tick(self, race_id: str) -> None:
+        """Enforce the race's clocks: the time limit and the disconnect grace period."""
+        race = await self.store.load(race_id)
+        if race.status is not RaceStatus.RUNNING or race.start_at is None \
+                or race.ends_at is None:
+            if race.status is RaceStatus.FINISHED:
+                await self.store.set_active(race_id, None)
+            return
+        now = self.clock.now_ms()
+        if now >= race.ends_at:
+            await self.end(race_id, reason="time limit")
+            return
+        if now < race.start_at:
+            return
+        forfeits = [pid for pid in race.pids()
+                    if pid not in race.forfeited
+                    and not race.progress_of(pid).finished
+                    and now - race.seen.get(pid, race.start_at) > self.grace_ms]
+        for pid in forfeits:
+            await self.forfeit(race, pid)
+        if forfeits:
+            race = await self.store.load(race_id)
+            if race.all_done() or len(race.racers) - len(race.forfeited) <= 1:
+                await self.end(race_id, reason="forfeit")
+                return
+        await self.store.set_active(race_id, race.ends_at)
+
+    async def forfeit(self, race: RaceState, pid: str) -> None:
+        """The racer loses by default: their game is closed as resigned, once."""
+        if not await self.store.add_forfeit(race.race_id, pid):
+            return
+        try:
+            live, _ = await self.games.close(keys.race_game_id(race.race_id, pid), pid,
+                                             race.names().get(pid, "?"), resigned=True)
+            await self.store.set_progress(race.race_id, pid, progress_of(live))
+        except (GameOver, NotFound):
+            pass
+        await self.store.emit(race.race_id, pr.RacerForfeited(player_id=pid))
+
+    # -- the end ------------------------------------------------------------------------------
+
+    async def end(self, race_id: str, reason: str) -> None:
+        """Close every racer's game, rank them, rate them: once, whoever gets here first."""
+        now = self.clock.now_ms()
+        if not await self.store.start_finishing(race_id, now, reason):
+            return
+        race = await self.store.load(race_id)
+        names = race.names()
+        for pid, name in race.racers:
+            try:
+                live, _ = await self.games.close(keys.race_game_id(race_id, pid), pid, name,
+                                                 resigned=pid in race.forfeited)
+                await self.store.set_progress(race_id, pid, progress_of(live))
+            except (GameOver, NotFound):
+                log.warning("race %s: no game for %s", race_id, pid)
+        board = BoardRef.race(race.variant, race_id)
+        standings = await self.leaderboard.top(board, 0, len(race.racers))
+        ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
+        ordered += [e.player_id for e in standings if e.player_id in race.forfeited]
+        places = {pid: i + 1 for i, pid in enumerate(ordered)}
+        summary = RaceSummary(race_id=race_id, variant=race.variant, finished_at=now,
+                              racers=len(places))
+        changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
+        by_pid = {e.player_id: e for e in standings}
+        results = []
+        for pid in ordered:
+            e = by_pid[pid]
+            change = changes.get(pid)
+            results.append(RaceResult(
+                player_id=pid, name=names.get(pid, e.name), place=places[pid], won=e.won,
+                cleared=e.cleared, score=e.score, time_ms=e.time_ms, moves=e.moves,
+                forfeited=pid in race.forfeited,
+                rating=change[1] if change else None,
+                rating_change=change[1] - change[0] if change else None))
+        if ordered:
+            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0])
+        await self.store.finish(race_id, tuple(results))
+        await self.store.set_racing(race.pids(), None)
+        await self.store.set_active(race_id, None)
+        await self.store.emit(race_id, pr.RaceEnded(
+            reason=reason, results=tuple(r.to_wire() for r in results)))

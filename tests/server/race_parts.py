@@ -1,0 +1,66 @@
+"""The race units wired by hand on a real Redis, with in-memory connections (test support)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import redis.asyncio
+
+import protocol as p
+from server.clock import ManualClock
+from server.games import GameService
+from server.gamestore import GameStore
+from server.leaderboard import Leaderboard
+from server.matchmaking import Matchmaking
+from server.players import Player, PlayerRegistry
+from server.raceclock import RaceClock
+from server.racefanout import RaceFanout
+from server.racereferee import RaceReferee
+from server.races import RaceService, RaceSettings
+from server.racestore import RaceStore
+from server.ratings import RaceBoards
+
+SETTINGS = RaceSettings(countdown_ms=1_000, time_limit_ms=60_000, grace_ms=5_000,
+                        fill_wait_ms=2_000)
+
+
+@dataclass(eq=False)
+class Inbox:
+    """A connection as the race units see it: a player and the messages sent to it."""
+
+    player: Player | None
+    sent: list[p.ServerMessage] = field(default_factory=list)
+
+    def send(self, message: p.ServerMessage) -> None:
+        self.sent.append(message)
+
+    def of(self, cls: type[p.ServerMessage]) -> list[p.ServerMessage]:
+        return [m for m in self.sent if isinstance(m, cls)]
+
+
+@dataclass
+class RaceParts:
+    clock: ManualClock
+    players: PlayerRegistry
+    store: RaceStore
+    races: RaceService
+    referee: RaceReferee
+    fanout: RaceFanout
+    race_clock: RaceClock
+    matchmaking: Matchmaking
+
+    async def inbox(self, name: str) -> Inbox:
+        pid, _ = await self.players.create(name)
+        return Inbox(await self.players.get(pid))
+
+
+def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
+    games = GameService(GameStore(client), clock)
+    players = PlayerRegistry(client, clock)
+    store = RaceStore(client, 3_600_000)
+    boards = RaceBoards(client, 30)
+    races = RaceService(store, boards, games, players, clock, SETTINGS)
+    referee = RaceReferee(store, games, Leaderboard(client), boards, clock, SETTINGS.grace_ms)
+    fanout = RaceFanout(client, races, clock)
+    return RaceParts(clock, players, store, races, referee, fanout,
+                     RaceClock(fanout, races, referee, clock), Matchmaking(races, fanout))

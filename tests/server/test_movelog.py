@@ -1,0 +1,84 @@
+"""Group commit: the appends of one event-loop iteration share one pipeline (real Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+import redis.asyncio
+
+from server import keys
+from server.errors import Conflict, GameOver, StoreUnavailable
+from server.gamestore import FinalResult, GameStore
+
+DAY = dt.date(2030, 6, 15)
+
+
+async def _games(store: GameStore, n: int) -> list[str]:
+    ids = [keys.daily_game_id("fourteen-out", DAY, f"p_{i}") for i in range(n)]
+    for gid in ids:
+        await store.start_game(gid, "daily", "fourteen-out", 1, 1_000)
+    return ids
+
+
+async def test_appends_of_one_iteration_go_in_one_pipeline(
+        redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    ids = await _games(store, 40)
+    before = store.move_log.batches
+    seqs = await asyncio.gather(*(store.append_move(gid, 0, "1 2", 2_000) for gid in ids))
+    assert seqs == [1] * 40
+    assert store.move_log.batches - before == 1
+    for gid in ids:  # every acknowledged append is in Redis
+        assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2"]
+
+
+async def test_a_failed_append_fails_only_its_own_move(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    ok, stale, done = await _games(store, 3)
+    await store.finish(done, FinalResult(won=False, over=True, resigned=True, cleared=0,
+                                         score=0, points=0, time_ms=1, moves=0),
+                       "p_2", 3_000, None, 0)
+    results = await asyncio.gather(
+        store.append_move(ok, 0, "1 2", 2_000),
+        store.append_move(stale, 5, "1 2", 2_000),  # the game is at 0, not 5
+        store.append_move(done, 0, "1 2", 2_000),
+        return_exceptions=True)
+    assert results[0] == 1
+    assert isinstance(results[1], Conflict) and not isinstance(results[1], GameOver)
+    assert isinstance(results[2], GameOver)
+    assert await redis_client.llen(keys.parse_game_id(stale).log) == 0
+
+
+async def test_appends_survive_a_flushed_script_cache(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    (gid,) = await _games(store, 1)
+    await redis_client.script_flush()
+    assert await store.append_move(gid, 0, "1 2", 2_000) == 1
+    await redis_client.script_flush()
+    assert await store.append_move(gid, 1, "3 4", 2_000) == 2
+
+
+async def test_an_outage_fails_every_append_of_the_batch_as_unavailable(
+        redis_url: str) -> None:
+    client = redis.asyncio.Redis.from_url("redis://127.0.0.1:1", decode_responses=True,
+                                          socket_connect_timeout=0.2, retry_on_timeout=False)
+    store = GameStore(client)
+    gids = [keys.daily_game_id("fourteen-out", DAY, f"p_{i}") for i in range(3)]
+    try:
+        results = await asyncio.gather(*(store.append_move(g, 0, "1 2", 1) for g in gids),
+                                       return_exceptions=True)
+    finally:
+        await client.aclose()
+    assert all(isinstance(r, StoreUnavailable) for r in results), results
+
+
+@pytest.mark.parametrize("text", ["", "x" * 129])
+async def test_move_text_is_checked_before_it_is_queued(
+        redis_client: redis.asyncio.Redis, text: str) -> None:
+    store = GameStore(redis_client)
+    (gid,) = await _games(store, 1)
+    with pytest.raises(Exception, match="move text"):
+        await store.append_move(gid, 0, text, 1)
+    assert store.move_log.appends == 0
