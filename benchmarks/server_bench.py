@@ -1,13 +1,24 @@
-"""Server benchmarks: load vs a bare echo baseline, connections, leaderboards, scale-out.
+"""Server benchmarks: CPU per move vs a bare echo baseline, load, connections, leaderboards.
 
-    python benchmarks/server_bench.py [--quick] [--profile] [--only NAME ...]
+    python benchmarks/server_bench.py [--quick] [--json FILE] [--only NAME ... | --only all]
+        [--date YYYY-MM-DD] [--daily-secret TEXT] [--protocol N] [--uvloop]
+        [--players N] [--generator-processes N] [--external-redis] [--games N]
+        [--variant-moves N] [--variants NAME ...]
 
 Every figure is measured in this run on this machine, and the goals are ratios against
 baselines measured in the same run (docs/performance.md):
 
-* load         simulated players (benchmarks/load/generator.py) against our server (embedded
-               Redis, AOF everysec), on asyncio and on uvloop, then against the bare aiohttp
-               echo server (benchmarks/load/echo_server.py): moves/s ratio, goal >= 50 %.
+* cpu          (the default) CPU time per request of each process (utime+stime, /proc), not
+               requests/s: on a small shared machine the load generator saturates first and
+               makes throughput ratios meaningless. Server and redis-server CPU µs per move,
+               the bare aiohttp echo's CPU µs per request on the same event loop and the
+               ratio echo/server (higher is better), a row per variant, event-loop lag
+               p99/max and GC and engine shares inside the server, and the generator's
+               utilisation (benchmarks/load/cpubench.py). Deals are fixed by --date and
+               --daily-secret (the server runs with --clock-offset-ms and --no-certify).
+* load         (throughput, legacy) simulated players (benchmarks/load/generator.py) against
+               our server (embedded Redis, AOF everysec), on asyncio and on uvloop, then the bare
+               aiohttp echo server (benchmarks/load/echo_server.py): moves/s ratio, goal >= 50 %.
                Also: results written (entries on the boards == games finished), a race mix.
 * scale        two server processes sharing one redis-server, load split between them.
 * connections  idle authenticated WebSockets on one process: RSS per connection vs bare aiohttp,
@@ -35,15 +46,17 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.load import connections, lbbench, procs  # noqa: E402
+import protocol  # noqa: E402
+from benchmarks.load import connections, cpubench, lbbench, procs  # noqa: E402
 from benchmarks.load.generator import (  # noqa: E402
     LoadConfig,
     LoadResult,
     count_board_entries,
     run_load,
 )
+from engine import VARIANT_IDS  # noqa: E402
 
-SECTIONS = ("load", "scale", "connections", "leaderboard")
+SECTIONS = ("cpu", "load", "scale", "connections", "leaderboard")
 HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None
 
 
@@ -71,8 +84,10 @@ def show(label: str, r: LoadResult) -> None:
 
 
 class Bench:
-    def __init__(self, quick: bool, profile: bool, tmp: Path) -> None:
+    def __init__(self, quick: bool, profile: bool, tmp: Path,
+                 cpu_options: cpubench.CpuOptions | None = None) -> None:
         self.quick, self.profile, self.tmp = quick, profile, tmp
+        self.cpu_options = cpu_options or cpubench.CpuOptions(tmp=tmp, quick=quick)
         self.figures: dict[str, object] = {}
         self.dur = 12.0 if quick else 30.0
         self.players = 100
@@ -106,6 +121,10 @@ class Bench:
                                "games_finished": r.games_finished, "written": written,
                                "races_finished": r.races_finished}
         return r
+
+    def cpu(self) -> None:
+        # The primary figures: at the top level of the JSON (server_cpu_us_per_move, ratio, ...).
+        self.figures.update(cpubench.CpuBench(self.cpu_options).run())
 
     def load(self) -> None:
         say(f"\n== load: {self.players} players in 2 processes, {self.dur:.0f} s each, "
@@ -243,18 +262,52 @@ class Bench:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="shorter runs (~3 minutes)")
-    ap.add_argument("--profile", action="store_true", help="also profile the server under load")
-    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
+    ap.add_argument("--quick", action="store_true",
+                    help="shorter runs (the cpu section: about 2 minutes)")
+    ap.add_argument("--profile", action="store_true",
+                    help="load section: also profile the server under load")
+    ap.add_argument("--only", nargs="+", choices=(*SECTIONS, "all"), default=["cpu"],
+                    help="sections to run (default: cpu; 'all' for every one)")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    g = ap.add_argument_group("cpu section")
+    g.add_argument("--date", type=dt.date.fromisoformat, default=cpubench.DEFAULT_DATE,
+                   help="the day whose daily deals are played (the server's clock is shifted "
+                        "to noon UTC that day); default %(default)s")
+    g.add_argument("--daily-secret", default=cpubench.DEFAULT_SECRET,
+                   help="the server's daily secret (fixes the deals with --date)")
+    supported = sorted(protocol.SUPPORTED_VERSIONS)
+    g.add_argument("--protocol", type=int, choices=supported, default=supported[-1],
+                   help="protocol version the players ask for in hello (default: the highest "
+                        "the server supports)")
+    g.add_argument("--uvloop", action="store_true",
+                   help="run the server and the echo on uvloop (default: both on asyncio)")
+    g.add_argument("--players", type=int, default=100, help="simulated players (closed loop)")
+    g.add_argument("--generator-processes", type=int, default=2)
+    g.add_argument("--external-redis", action="store_true",
+                   help="measure a redis-server the benchmark starts instead of the server's "
+                        "embedded one")
+    g.add_argument("--games", type=int,
+                   help="mixed load: whole games per player (default 3, --quick 1)")
+    g.add_argument("--variant-moves", type=int,
+                   help="each variant alone: about this many moves (default 20000, --quick "
+                        "4000)")
+    g.add_argument("--variants", nargs="+", choices=VARIANT_IDS, default=list(VARIANT_IDS),
+                   help="variants played (default: all six)")
     a = ap.parse_args(argv)
+    sections = list(SECTIONS) if "all" in a.only else a.only
     started = time.monotonic()
     say(f"server benchmarks {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         f"{' (quick)' if a.quick else ''}")
     say(f"machine: {machine()}; uvloop {'available' if HAVE_UVLOOP else 'not installed'}")
     with tempfile.TemporaryDirectory(prefix="solbench-") as tmp:
-        bench = Bench(a.quick, a.profile, Path(tmp))
-        for name in a.only:
+        opts = cpubench.CpuOptions(
+            tmp=Path(tmp), quick=a.quick, date=a.date, daily_secret=a.daily_secret,
+            protocol=a.protocol, players=a.players, gen_processes=a.generator_processes,
+            uvloop=a.uvloop and HAVE_UVLOOP, external_redis=a.external_redis,
+            games=a.games, variant_moves=a.variant_moves,
+            variants=tuple(a.variants))
+        bench = Bench(a.quick, a.profile, Path(tmp), opts)
+        for name in sections:
             getattr(bench, name)()
     say(f"\ndone in {time.monotonic() - started:.0f} s")
     if a.json:

@@ -6,6 +6,9 @@ JSON ``{"move": 1400, ...}`` measured by the load generator against the real ser
 servers move the same bytes. No validation, no Redis: the best this stack can do.
 
     python -m benchmarks.load.echo_server --port 8800 [--reply-sizes JSON] [--uvloop]
+
+``GET /stats`` returns the requests answered so far by type (JSON), so that a benchmark can
+count the requests of exactly its measured window.
 """
 
 from __future__ import annotations
@@ -14,22 +17,25 @@ import argparse
 import json
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 from aiohttp import WSMsgType, web
 
 SIZES = web.AppKey("sizes", dict)
+COUNTS = web.AppKey("counts", dict)
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(compress=False)
     await ws.prepare(request)
     sizes: dict[str, int] = request.app[SIZES]
+    counts: dict[str, int] = request.app[COUNTS]
     async for msg in ws:
         if msg.type == WSMsgType.BINARY:
             req: Any = msgpack.unpackb(msg.data)
             kind = req.get("type", "") if isinstance(req, dict) else ""
             rid = req.get("id") if isinstance(req, dict) else None
             target = sizes.get(kind, len(msg.data))
+            counts[kind] = counts.get(kind, 0) + 1
             reply = {"type": "echo", "id": rid, "req": kind, "pad": ""}
             pad = max(0, target - len(msgpack.packb(reply)) - 2)
             reply["pad"] = "x" * pad
@@ -45,9 +51,15 @@ async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
+async def stats(request: web.Request) -> web.Response:
+    return web.json_response(request.app[COUNTS])
+
+
 def create_app(sizes: dict[str, int]) -> web.Application:
     app = web.Application()
     app[SIZES] = sizes
+    app[COUNTS] = {}
+    app.router.add_get("/stats", stats)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", healthz)

@@ -1,0 +1,1 @@
+"""Benchmarks (run as scripts: python benchmarks/server_bench.py, ...)."""

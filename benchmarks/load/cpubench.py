@@ -1,0 +1,433 @@
+"""CPU time per request: our server (and its redis-server) against the bare aiohttp echo.
+
+Throughput ratios are meaningless on a small shared machine where the load generator
+saturates first; CPU time per request is not. For each measured window the benchmark reads
+``utime + stime`` of every process involved (/proc) and the server's own counters
+(/metrics) at both ends of the window:
+
+* server CPU µs per move = server CPU in the window / moves acknowledged in it
+  (``solitaire_moves_total``); the same for its redis-server (the embedded one, a child of
+  the server, or an external one the benchmark starts);
+* echo CPU µs per request: the bare aiohttp echo (``echo_server.py``, same event loop as the
+  server) driven by the same generator with the same frames, its replies padded to the mean
+  size of ours per request type; ``ratio`` = echo CPU per request / server CPU per move;
+* event-loop lag p99 / max inside the server (``server/looplag.py``: the histogram's bucket
+  deltas over the window, and the max gauge that each scrape resets), GC time
+  (``solitaire_gc_seconds_total``) and engine CPU (``solitaire_engine_cpu_seconds_total``)
+  as shares of the server's CPU;
+* the generator's utilisation: each worker's CPU / wall (``lightgen.py``: precomputed move
+  scripts, a minimal WebSocket client, no engine work).
+
+Runs are fixed amounts of work measured from before the first connection to after the last
+reply: whole games, never a time window cut out of them (the cost of a move depends on how
+far its game is, and games started together stay in step). In order: an unmeasured warm-up,
+the mixed load (``--players`` players split evenly over the variants, ``--games`` games
+each), the echo with the same players and frames (5x the games: it is fast), then each
+variant alone (about ``--variant-moves`` moves). The machine's busy cores outside the
+benchmark's processes are reported too: on a shared machine other people's work changes CPU
+time per request as well (caches, SMT siblings), by up to 2x from one minute to the next
+here, so compare figures of one run, or medians of several.
+
+Deals are fixed: the server runs with ``--no-certify``, ``--daily-secret`` and a clock offset
+putting it at noon UTC on ``--date``, so the benchmark knows each variant's seed and plays
+random legal games computed before the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import math
+import secrets
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgpack  # type: ignore[import-untyped]
+
+from engine import VARIANT_IDS
+
+from . import cpumeter, procs, scripts
+from .generator import count_board_entries, percentile
+from .lightgen import GenConfig, Generator, GenStats, scripts_for
+
+DEFAULT_DATE = dt.date(2026, 1, 15)
+DEFAULT_SECRET = "bench"
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+@dataclass
+class CpuOptions:
+    tmp: Path
+    quick: bool = False
+    date: dt.date = DEFAULT_DATE
+    daily_secret: str = DEFAULT_SECRET
+    protocol: int = 1
+    players: int = 100
+    gen_processes: int = 2
+    uvloop: bool = False
+    external_redis: bool = False
+    games: int | None = None  # mixed load: games per player (default 3, quick 1)
+    variant_moves: int | None = None  # per-variant runs: about this many moves (20k, 4k)
+    variants: tuple[str, ...] = VARIANT_IDS
+    spawn_s: float = 1.5  # time given to the generator's workers to start
+
+
+@dataclass
+class Target:
+    label: str
+    port: int
+    pids: dict[str, int]  # role -> pid: "server", and "redis" for ours
+    echo: bool = False
+
+
+@dataclass
+class Window:
+    target: Target
+    a: cpumeter.Snapshot
+    b: cpumeter.Snapshot
+    gen: GenStats
+    gen_roles: list[str]
+    per_process: list[GenStats] = field(default_factory=list)
+    players: int = 0
+    games: int = 0
+
+    @property
+    def wall(self) -> float:
+        return self.b.wall - self.a.wall
+
+    def cpu(self, role: str) -> float:
+        return self.b.cpu[role] - self.a.cpu[role]
+
+    def metric(self, name: str) -> float:
+        return cpumeter.total(self.b.samples, name) - cpumeter.total(self.a.samples, name)
+
+    @property
+    def moves(self) -> int:
+        if self.target.echo:
+            return self.b.echo.get("move", 0) - self.a.echo.get("move", 0)
+        return round(self.metric("solitaire_moves_total"))
+
+    @property
+    def requests(self) -> int:
+        if self.target.echo:
+            return sum(self.b.echo.values()) - sum(self.a.echo.values())
+        return round(self.metric("solitaire_messages_total"))
+
+    def per_move_us(self, role: str) -> float | None:
+        return self.cpu(role) / self.moves * 1e6 if self.moves else None
+
+    def per_request_us(self, role: str) -> float | None:
+        return self.cpu(role) / self.requests * 1e6 if self.requests else None
+
+    def machine(self) -> dict[str, float]:
+        """Cores in use over the window: all busy, ``others`` (processes not measured here:
+        other people's work on a shared machine) and ``steal`` (the hypervisor's)."""
+        busy = (self.b.machine["busy"] - self.a.machine["busy"]) / self.wall
+        ours = sum(self.cpu(r) for r in self.b.cpu) / self.wall
+        steal = (self.b.machine["steal"] - self.a.machine["steal"]) / self.wall
+        return {"busy_cores": busy, "others_cores": max(0.0, busy - ours), "steal_cores": steal}
+
+    def gen_utilisation(self) -> list[float]:
+        return [self.cpu(r) / self.wall for r in self.gen_roles]
+
+    def lag_ms(self) -> tuple[float | None, float | None]:
+        buckets = cpumeter.histogram_delta(self.a.samples, self.b.samples,
+                                           "solitaire_loop_lag_seconds")
+        p99 = cpumeter.histogram_quantile(buckets, 0.99)
+        # each scrape resets the max gauge: the second scrape has the window's max
+        mx = self.b.samples.get(("solitaire_loop_lag_max_seconds", ()))
+        if p99 is not None and mx is not None:
+            p99 = min(p99, mx)  # interpolation inside the top bucket may overshoot the max
+        return (None if p99 is None else p99 * 1000, None if mx is None else mx * 1000)
+
+
+def _fmt(x: float | None, spec: str = ",.0f") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+class CpuBench:
+    def __init__(self, o: CpuOptions) -> None:
+        self.o = o
+        self.secret = o.daily_secret.encode()
+        self.games = o.games or (1 if o.quick else 3)
+        self.variant_moves = o.variant_moves or (4_000 if o.quick else 20_000)
+        self.scripts: dict[str, list[scripts.Script]] = {}
+        self.figures: dict[str, Any] = {}
+
+    # -- processes ------------------------------------------------------------------------------
+
+    def _dir(self, name: str) -> Path:
+        d = self.o.tmp / f"{name}-{time.monotonic_ns()}"
+        d.mkdir(parents=True)
+        return d
+
+    def server_flags(self) -> tuple[str, ...]:
+        now_ms = time.time_ns() // 1_000_000
+        offset = scripts.clock_offset_ms(self.o.date, now_ms)
+        # Boards and games expire `retention` days after their date: keep a past date alive.
+        age_days = (dt.datetime.now(dt.UTC).date() - self.o.date).days
+        retention = max(90, age_days + 30)
+        return ("--no-certify", "--daily-secret", self.o.daily_secret, "--log-level", "WARNING",
+                "--rate-limit", "1000000", "--rate-burst", "1000000", "--idle-timeout", "3600",
+                "--clock-offset-ms", str(offset),
+                "--leaderboard-retention-days", str(retention))
+
+    # -- one window -----------------------------------------------------------------------------
+
+    def window(self, target: Target, variants: Sequence[str], players: int,
+               games: int) -> Window:
+        """``players`` players play ``games`` whole games each; measured from before the
+        first connection to after the last reply."""
+        o = self.o
+        start_at = time.time() + o.spawn_s
+        cfg = GenConfig(
+            host="127.0.0.1", port=target.port,
+            scripts=scripts_for({v: self.scripts[v] for v in variants}),
+            variants=tuple(variants), players=players, processes=o.gen_processes,
+            protocol=o.protocol, echo=target.echo, games=games, start_at=start_at,
+            deadline=start_at + 600.0, tag=secrets.token_hex(2))
+        gen = Generator(cfg).start()
+        try:
+            roles = [f"gen{i}" for i in range(len(gen.pids))]
+            pids = {**target.pids, **dict(zip(roles, gen.pids, strict=True))}
+            ports = ({"echo_port": target.port} if target.echo
+                     else {"metrics_port": target.port})
+            time.sleep(max(0.0, start_at - 0.05 - time.time()))
+            a = cpumeter.snapshot(pids, **ports)
+            stats = gen.wait()
+            b = cpumeter.snapshot(pids, **ports)
+        finally:
+            gen.release()
+        return Window(target, a, b, stats, roles, gen.per_process, players, games)
+
+    def variant_load(self, variant: str) -> tuple[int, int]:
+        """(players, games each) for about ``variant_moves`` moves of ``variant`` alone."""
+        length = statistics.fmean(len(s.moves) for s in self.scripts[variant]) or 1.0
+        players = min(self.o.players, max(20, math.ceil(self.variant_moves / length)))
+        return players, max(1, math.ceil(self.variant_moves / (players * length)))
+
+    def show(self, label: str, w: Window) -> None:
+        rate = w.moves / w.wall if w.wall else 0.0
+        say(f"  {label}: {w.players} players x {w.games} games in {w.wall:.1f} s, "
+            f"{w.moves:,} moves ({rate:,.0f}/s), "
+            f"{w.requests:,} requests; errors {sum(w.gen.errors.values())}"
+            + (f" {dict(w.gen.errors)} e.g. {w.gen.error_examples[:2]}" if w.gen.errors else ""))
+        who = "echo" if w.target.echo else "server"
+        say(f"    {who:<7} {_fmt(w.per_move_us('server'))} µs CPU per move, "
+            f"{_fmt(w.per_request_us('server'))} µs per request; "
+            f"{w.cpu('server') / w.wall:.0%} of a core")
+        if "redis" in w.target.pids:
+            say(f"    redis   {_fmt(w.per_move_us('redis'))} µs CPU per move; "
+                f"{w.cpu('redis') / w.wall:.0%} of a core")
+        util = w.gen_utilisation()
+        say(f"    generator: {len(util)} processes at "
+            + ", ".join(f"{u:.0%}" for u in util) + " of a core"
+            + (f"; move round trip p50 {percentile(w.gen.move_ms, 50):.1f} ms, "
+               f"p99 {percentile(w.gen.move_ms, 99):.1f} ms" if w.gen.move_ms else ""))
+        m = w.machine()
+        say(f"    machine: {m['busy_cores']:.2f} cores busy, of which {m['others_cores']:.2f} "
+            f"by processes outside this benchmark; steal {m['steal_cores']:.2f}")
+
+    # -- the section ----------------------------------------------------------------------------
+
+    def check_deals(self, port: int) -> int:
+        """Deal the day's games to one player; how many views equal the precomputed deals."""
+
+        async def run() -> int:
+            ok = 0
+            async with aiohttp.ClientSession() as session, session.ws_connect(
+                    f"ws://127.0.0.1:{port}/ws") as ws:
+                rid = 0
+
+                async def ask(msg: dict[str, Any]) -> dict[str, Any]:
+                    nonlocal rid
+                    rid += 1
+                    await ws.send_bytes(msgpack.packb({**msg, "id": rid}))
+                    while True:
+                        reply: dict[str, Any] = msgpack.unpackb((await ws.receive(30)).data)
+                        if reply.get("id") == rid:
+                            return reply
+
+                r = await ask({"type": "hello", "versions": [self.o.protocol], "name": "check"})
+                if r.get("type") != "welcome":
+                    raise RuntimeError(f"hello refused: {r}")
+                for v in self.o.variants:
+                    r = await ask({"type": "daily.start", "variant": v})
+                    want = msgpack.unpackb(msgpack.packb(
+                        scripts.initial_view(self.secret, v, self.o.date)))
+                    if r.get("type") == "game" and r.get("view") == want:
+                        ok += 1
+                    else:
+                        say(f"    {v}: the served deal differs from the precomputed one")
+            return ok
+
+        return asyncio.run(run())
+
+    def run(self) -> dict[str, Any]:
+        o = self.o
+        loop = "uvloop" if o.uvloop else "asyncio"
+        say(f"\n== cpu: CPU time per request (utime+stime, /proc), server vs bare aiohttp echo,"
+            f" both on {loop}")
+        t0 = time.perf_counter()
+        self.scripts = scripts.build(self.secret, o.date, o.variants)
+        say(f"  deals of {o.date} (daily secret {o.daily_secret!r}, --no-certify); "
+            f"{sum(map(len, self.scripts.values()))} random games precomputed in "
+            f"{time.perf_counter() - t0:.1f} s; mean moves per game: "
+            + ", ".join(f"{v} {statistics.fmean(len(s.moves) for s in lst):.0f}"
+                        for v, lst in self.scripts.items()))
+        say(f"  {o.players} players (closed loop, no think time, whole games) in "
+            f"{o.gen_processes} generator processes; protocol {o.protocol}; mixed load "
+            f"{self.games} game(s) per player, echo {5 * self.games}, each variant alone "
+            f"about {self.variant_moves:,} moves")
+        d = self._dir("cpu")
+        rs = procs.RedisServer(d / "redis").start() if o.external_redis else None
+        srv = procs.start_server(procs.free_port(), d / "data", flags=self.server_flags(),
+                                 use_uvloop=o.uvloop, log=d / "server.log",
+                                 redis_url=rs.url if rs else None)
+        redis_url = rs.url if rs else f"unix://{d / 'data' / 'redis.sock'}"
+        try:
+            if rs is not None:
+                assert rs.proc is not None
+                redis_pid: int | None = rs.proc.pid
+            else:
+                redis_pid = cpumeter.child_named(srv.pid, "redis-server")
+            if redis_pid is None:
+                raise RuntimeError("no redis-server child of the server found")
+            target = Target("ours", srv.port, {"server": srv.pid, "redis": redis_pid})
+            good = self.check_deals(srv.port)
+            say(f"  deal check: {good}/{len(o.variants)} served deals equal the precomputed "
+                "ones")
+            self.window(target, o.variants, min(o.players, 24), 1)  # warm-up, not measured
+            mixed = self.window(target, o.variants, o.players, self.games)
+            self.show(f"ours, mixed load of {len(o.variants)} variants", mixed)
+            # The echo right after (ours idles meanwhile), so that both see about the same
+            # machine (other people's work on it changes from minute to minute).
+            sizes = mixed.gen.mean_reply_sizes()
+            echo_srv = procs.start_echo(procs.free_port(), reply_sizes=json.dumps(sizes),
+                                        use_uvloop=o.uvloop, log=d / "echo.log")
+            try:
+                echo = self.window(Target("echo", echo_srv.port, {"server": echo_srv.pid},
+                                          echo=True), o.variants, o.players, 5 * self.games)
+            finally:
+                echo_srv.stop()
+            self.show(f"bare aiohttp echo ({loop}), same frames, replies padded to ours "
+                      f"{sizes}", echo)
+            per_variant: dict[str, Window] = {}
+            for v in o.variants:
+                per_variant[v] = self.window(target, (v,), *self.variant_load(v))
+            finished = round(cpumeter.total(cpumeter.scrape(srv.port),
+                                            "solitaire_games_finished_total"))
+            written = count_board_entries(redis_url)
+        finally:
+            srv.stop()
+            if rs is not None:
+                rs.stop()
+        self.show_variants(per_variant)
+        say(f"  results written: {written} board entries for {finished} games finished"
+            f"{'' if written == finished else '  <-- MISMATCH'}")
+        return self.summarise(mixed, per_variant, echo, good, written, finished)
+
+    def show_variants(self, per_variant: dict[str, Window]) -> None:
+        say("  per variant (only that variant played, whole games):")
+        say(f"    {'variant':<18} {'players x games':>15} {'server µs/move':>14} "
+            f"{'µs/request':>10} {'redis µs/move':>13} {'moves/s':>8} {'lag p99':>8} "
+            f"{'errors':>6}  generator")
+        for v, w in per_variant.items():
+            p99, _ = w.lag_ms()
+            say(f"    {v:<18} {f'{w.players} x {w.games}':>15} "
+                f"{_fmt(w.per_move_us('server')):>14} "
+                f"{_fmt(w.per_request_us('server')):>10} "
+                f"{_fmt(w.per_move_us('redis')):>13} {w.moves / w.wall:>8,.0f} "
+                f"{_fmt(p99, '.1f'):>5} ms {sum(w.gen.errors.values()):>6}  "
+                + ", ".join(f"{u:.0%}" for u in w.gen_utilisation()))
+
+    def summarise(self, mixed: Window, per_variant: dict[str, Window], echo: Window,
+                  deals_ok: int, written: int, finished: int) -> dict[str, Any]:
+        server_us = mixed.per_move_us("server")
+        echo_us = echo.per_request_us("server")
+        ratio = echo_us / server_us if echo_us and server_us else None
+        server_cpu = mixed.cpu("server")
+        engine = mixed.metric("solitaire_engine_cpu_seconds_total")
+        gc_s = mixed.metric("solitaire_gc_seconds_total")
+        engine_share = engine / server_cpu if server_cpu > 0 and engine > 0 else None
+        gc_share = gc_s / server_cpu if server_cpu > 0 else None
+        p99, mx = mixed.lag_ms()
+        say(f"  RATIO echo CPU per request / server CPU per move: {_fmt(ratio, '.3f')}"
+            + (f" (the server costs {1 / ratio:.1f}x the echo)" if ratio else "")
+            + "; higher is better")
+        say(f"  loop lag in the server under the mixed load: p99 {_fmt(p99, '.1f')} ms, "
+            f"max {_fmt(mx, '.1f')} ms")
+        say(f"  GC: {_fmt(gc_share, '.1%')} of the server's CPU "
+            f"({round(mixed.metric('solitaire_gc_collections_total')):,} collections)")
+        if engine_share is None:
+            say("  engine share: n/a (solitaire_engine_cpu_seconds_total stayed 0: the engine "
+                "is not instrumented yet)")
+        else:
+            say(f"  engine share: {engine_share:.1%} of the server's CPU")
+        gen_util = mixed.gen_utilisation()
+        all_util = {"mixed": gen_util, "echo": echo.gen_utilisation(),
+                    **{v: w.gen_utilisation() for v, w in per_variant.items()}}
+        figures: dict[str, Any] = {
+            "server_cpu_us_per_move": server_us,
+            "redis_cpu_us_per_move": mixed.per_move_us("redis"),
+            "echo_cpu_us_per_request": echo_us,
+            "ratio": ratio,
+            "loop_lag_p99_ms": p99,
+            "loop_lag_max_ms": mx,
+            "engine_share": engine_share,
+            "per_variant": {v: w.per_move_us("server") for v, w in per_variant.items()},
+            # the generator's CPU / (wall x its processes), and per process
+            "generator_utilisation": sum(gen_util) / len(gen_util) if gen_util else None,
+            "generator_utilisation_per_process": gen_util,
+            # more detail
+            "engine_share_note": None if engine_share is not None else
+            "solitaire_engine_cpu_seconds_total stayed 0 (not instrumented)",
+            "gc_share": gc_share,
+            "gc_collections": round(mixed.metric("solitaire_gc_collections_total")),
+            "server_cpu_us_per_request": mixed.per_request_us("server"),
+            "server_core_utilisation": server_cpu / mixed.wall,
+            "redis_core_utilisation": mixed.cpu("redis") / mixed.wall,
+            "echo_cpu_us_per_move": echo.per_move_us("server"),
+            "echo_core_utilisation": echo.cpu("server") / echo.wall,
+            "generator_utilisation_by_run": all_util,
+            "per_variant_redis_cpu_us_per_move": {v: w.per_move_us("redis")
+                                                  for v, w in per_variant.items()},
+            "per_variant_server_cpu_us_per_request": {v: w.per_request_us("server")
+                                                      for v, w in per_variant.items()},
+            "per_variant_loop_lag_p99_ms": {v: w.lag_ms()[0] for v, w in per_variant.items()},
+            "machine": {"mixed": mixed.machine(), "echo": echo.machine(),
+                        **{v: w.machine() for v, w in per_variant.items()}},
+            "moves_per_s": mixed.moves / mixed.wall,
+            "echo_requests_per_s": echo.requests / echo.wall,
+            "moves": mixed.moves,
+            "requests": mixed.requests,
+            "echo_requests": echo.requests,
+            "run_s": {"mixed": mixed.wall, "echo": echo.wall,
+                      **{v: w.wall for v, w in per_variant.items()}},
+            "per_variant_load": {v: {"players": w.players, "games": w.games, "moves": w.moves}
+                                 for v, w in per_variant.items()},
+            "move_round_trip_ms": {"p50": percentile(mixed.gen.move_ms, 50),
+                                   "p99": percentile(mixed.gen.move_ms, 99)},
+            "errors": {"mixed": dict(mixed.gen.errors), "echo": dict(echo.gen.errors),
+                       **{v: dict(w.gen.errors) for v, w in per_variant.items()}},
+            "deals_checked": deals_ok,
+            "results_written": written,
+            "games_finished": finished,
+            "reply_sizes": mixed.gen.mean_reply_sizes(),
+            "config": {"date": self.o.date.isoformat(), "daily_secret": self.o.daily_secret,
+                       "protocol": self.o.protocol, "players": self.o.players,
+                       "generator_processes": self.o.gen_processes,
+                       "loop": "uvloop" if self.o.uvloop else "asyncio",
+                       "redis": "external" if self.o.external_redis else "embedded"},
+        }
+        self.figures = figures
+        return figures
