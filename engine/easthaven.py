@@ -6,19 +6,17 @@ top of a foundation back onto pile 5 (``f 5`` when only one foundation card fits
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final
 
 from .cards import SUITS, Card, parse_card
-from .game import pile_number
+from .deadlock import ProgressSearch, encode
+from .game import OverDecided, OverStepper, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 from .tableau import FOUNDATION, STOCK, TableauGame
 
 PILES: Final = 12
 PER_SUIT: Final = 3
-#: Moves tried when deciding whether only shuttle moves are left (see `_is_over`).
-OVER_SEARCH_BUDGET: Final = 400
 
 
 class TripleEasthaven(TableauGame):
@@ -135,68 +133,31 @@ class TripleEasthaven(TableauGame):
 
     # -- the end of the game ------------------------------------------------------------------
 
-    def _progress(self) -> tuple[int, int]:
-        return sum(len(f) for f in self._foundations), -sum(self._down)
-
-    def _key(self) -> tuple[Any, ...]:
-        # Pile order never matters for what can be reached, so positions are compared as a multiset.
-        piles = Counter(zip(self._down, map(tuple, self._piles), strict=True))
-        return frozenset(piles.items()), tuple(map(len, self._foundations))
-
-    def _search_moves(self) -> Iterator[Move]:
-        """The moves worth trying when searching for progress: empty piles are interchangeable,
-        so only the first one is a destination, and a whole pile never moves to an empty one."""
-        empty = next((i for i in range(PILES) if not self._piles[i]), None)
-        for move in self._generate():
-            dst = pile_number(move.dst, PILES)
-            if dst is not None and not self._piles[dst]:
-                src = pile_number(move.src, PILES)
-                if dst != empty or (src is not None and move.count == len(self._piles[src])):
-                    continue
-            yield move
+    def _over_key(self) -> bytes:
+        """The position as `deadlock.encode` writes it (face-up cards are never hidden)."""
+        piles = []
+        for pile, down in zip(self._piles, self._down, strict=True):
+            up = [c.code for c in pile[down:] if c is not None]
+            piles.append((down > 0, up))
+        return encode(piles, [len(f) for f in self._foundations])
 
     def _is_over(self) -> bool:
-        """Over when the stock is empty and no sequence of moves puts another card on a foundation
-        or turns a face-down card: whatever is left only shuttles cards back and forth.
+        """Over when the stock is empty and no sequence of moves puts another card on the
+        foundations (net) or turns a face-down card: whatever is left only shuttles cards.
 
-        Searched breadth first over positions; if the budget runs out the game is not declared
-        over (the player can still finish it).
+        Exact; see `engine.deadlock` for the search and its bounds. `over_search` runs the same
+        search in slices.
         """
         if self._stock:
             return False
-        for move in self._generate():  # the common case: progress one move away
-            src = pile_number(move.src, PILES)
-            if move.dst == FOUNDATION or (
-                    src is not None and self._down[src]
-                    and move.count == len(self._piles[src]) - self._down[src]):
-                return False
-        goal = self._progress()
-        saved = self._snapshot()
-        seen = {self._key()}
-        frontier = [saved]
-        budget = OVER_SEARCH_BUDGET
-        try:
-            while frontier:
-                nxt = []
-                for state in frontier:
-                    self._restore(state)
-                    for move in list(self._search_moves()):
-                        budget -= 1
-                        if budget < 0:
-                            return False
-                        self._restore(state)
-                        self._do(move)
-                        found, turned = self._progress()
-                        if found > goal[0] or turned > goal[1]:
-                            return False
-                        key = self._key()
-                        if key not in seen:
-                            seen.add(key)
-                            nxt.append(self._snapshot())
-                frontier = nxt
-            return True
-        finally:
-            self._restore(saved)
+        return not ProgressSearch(self._over_key()).run()
+
+    def over_search(self) -> OverStepper:
+        """The game-over check in slices: `step(max_nodes)` returns `over`, or None while
+        undecided; the verdict is cached as `over` once decided (if the position is unchanged)."""
+        if self._over is not None or self._stock or self.won:
+            return OverDecided(self.over)
+        return _EasthavenOverSearch(self)
 
     # -- serialisation ------------------------------------------------------------------------
 
@@ -211,3 +172,27 @@ class TripleEasthaven(TableauGame):
     def _load_view(self, view: dict[str, Any]) -> None:
         self._load_piles(view)
 
+
+
+class _EasthavenOverSearch:
+    """A resumable `TripleEasthaven` game-over check (see `TripleEasthaven.over_search`)."""
+
+    __slots__ = ("_game", "_key", "_moves", "_search")
+
+    def __init__(self, game: TripleEasthaven) -> None:
+        self._game = game
+        self._moves = game.moves
+        self._key = game._over_key()
+        self._search = ProgressSearch(self._key)
+
+    def step(self, max_nodes: int) -> bool | None:
+        """Expand at most `max_nodes` positions: True when over, False when not, None while
+        undecided. The first decision is stored as the game's `over` if it has not moved."""
+        progress = self._search.step(max_nodes)
+        if progress is None:
+            return None
+        game = self._game
+        if (game._over is None and game.moves == self._moves and not game._stock
+                and game._over_key() == self._key):
+            game._over = not progress
+        return not progress

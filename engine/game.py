@@ -7,8 +7,8 @@ A variant is a subclass that sets the class attributes and fills in the hooks (`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, ClassVar, Protocol
 
 from .cards import Card, parse_card
 from .deals import shuffled_cards
@@ -152,6 +152,14 @@ class Game:
             return self.undo()
         return self.apply(text)
 
+    def replay(self, lines: Iterable[str]) -> None:
+        """Play a log of moves this engine accepted before (a stored game) without judging at
+        each step whether the game had ended: it had not, since the next move was accepted.
+        Raises IllegalMove for a line that is not legal; `over` is judged afresh afterwards."""
+        for line in lines:
+            self._over = False
+            self.play(line)
+
     def follow(self, text: str, reveals: Sequence[Reveal] = (), *,
                over: bool | None = None) -> MoveResult:
         """Play on a player's copy a move the server accepted, learning the cards it revealed.
@@ -234,6 +242,38 @@ class Game:
         The default is for variants without hidden cards."""
         if reveals:
             raise OutOfSync(f"{self.id} has no hidden cards to reveal")
+
+    # -- the game-over check in slices --------------------------------------------------------
+
+    def settle_over(self, over: bool) -> None:
+        """Record a game-over verdict found by an `over_search` run to its end elsewhere, or
+        a provisional "not over" while it runs (a server must not wait for it): `over` returns
+        `over` until the next move."""
+        self._over = over
+
+    def over_search(self) -> OverStepper:
+        """`over`, computed in slices for a caller that must not block (the server's event
+        loop): call `step(max_nodes)` until it returns a bool. Variants whose check is cheap
+        decide here; Triple Easthaven returns a resumable search."""
+        return OverDecided(self.over)
+
+
+class OverStepper(Protocol):
+    """A game-over check in slices: `step` returns `over`, or None while undecided."""
+
+    def step(self, max_nodes: int) -> bool | None: ...
+
+
+class OverDecided:
+    """An `OverStepper` already decided."""
+
+    __slots__ = ("verdict",)
+
+    def __init__(self, verdict: bool) -> None:
+        self.verdict = verdict
+
+    def step(self, max_nodes: int) -> bool | None:
+        return self.verdict
 
 
 def card_or_hidden(text: str | None) -> Card | None:

@@ -226,6 +226,17 @@ class PlayerRank(Reply, type="rank"):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GameFinished(Push, type="game.finished"):
+    """Version 2: the game ended after its last ``moved`` reply was sent, because the server's
+    search found that no move can make progress any more (Triple Easthaven's end, which can
+    take longer to decide than a move should wait). ``seq`` is the game's move count."""
+
+    game_id: GameId
+    seq: Count
+    result: ResultMap
+
+
+@dataclass(frozen=True, kw_only=True)
 class Shutdown(Push, type="shutdown"):
     """The server is going away; reconnect after ``retry_after_ms``."""
 

@@ -22,6 +22,7 @@ from .config import Config
 from .connection import Connection, Handler
 from .daily import ms_until_rollover
 from .dispatch import build_table
+from .handlers import announce_finished
 from .looplag import runtime_probes
 from .metrics import Metrics
 from .redis_embedded import EmbeddedRedis
@@ -36,6 +37,10 @@ SERVICES = web.AppKey("services", Services)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
 HANDLERS = web.AppKey("handlers", Mapping[type[p.ClientMessage], Handler])
 
+#: Longest pause between two sweeps for idle connections.
+IDLE_SWEEP_MAX_S = 5.0
+#: How long a background job may take to stop at shutdown.
+BACKGROUND_STOP_S = 5.0
 #: How long clients are told to wait before reconnecting after a shutdown.
 RETRY_AFTER_MS = 2_000
 #: Redis connections per process (requests beyond this wait for a free one, up to 5 s).
@@ -56,6 +61,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.cleanup_ctx.append(_background(lambda s: s.race_clock.run()))
     app.cleanup_ctx.append(_background(lambda s: s.matchmaking.run()))
     app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms))
+    app.cleanup_ctx.append(_idle_ctx)
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
@@ -80,6 +86,8 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         socket_timeout=3.0, socket_connect_timeout=2.0, health_check_interval=15)
     client = redis.asyncio.Redis.from_pool(pool)
     services = Services.build(config, app[CLOCK], client, app[METRICS])
+    sockets = app[SOCKETS]
+    services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
     app[SERVICES] = services
     deals_task = asyncio.create_task(_prepare_deals(services))
     try:
@@ -105,10 +113,38 @@ def _background(
             yield
         finally:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # Bounded: a job stuck in a library call must not hold the shutdown forever.
+            done, _ = await asyncio.wait({task}, timeout=BACKGROUND_STOP_S)
+            if not done:
+                log.warning("a background job did not stop within %.0f s", BACKGROUND_STOP_S)
+            elif not task.cancelled() and task.exception() is not None:
+                log.error("a background job failed", exc_info=task.exception())
 
     return ctx
+
+
+async def _idle_ctx(app: web.Application) -> AsyncIterator[None]:
+    task = asyncio.create_task(_close_idle(app))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _close_idle(app: web.Application) -> None:
+    """Close connections that sent nothing for `idle_timeout` seconds. One sweep for all of
+    them: a timeout on every receive would arm and cancel a timer per message."""
+    idle = app[CONFIG].idle_timeout
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(min(idle / 4, IDLE_SWEEP_MAX_S))
+        cutoff = loop.time() - idle
+        sockets = app[SOCKETS]
+        for conn in list(sockets):
+            if conn.last_seen < cutoff:
+                conn.close_soon(WSCloseCode.GOING_AWAY, "idle timeout")
 
 
 async def _prepare_deals(services: Services) -> None:
@@ -147,11 +183,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     writer = asyncio.create_task(conn.writer())
     try:
         while not ws.closed:
-            try:
-                msg = await ws.receive(timeout=config.idle_timeout)
-            except TimeoutError:
-                await ws.close(code=WSCloseCode.GOING_AWAY, message=b"idle timeout")
-                break
+            msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                 await conn.handle_frame(msg.data)
             elif msg.type == WSMsgType.ERROR:

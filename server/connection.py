@@ -76,6 +76,9 @@ class Connection:
         self.refused = 0
         self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
         self.closing = False
+        self._sending = asyncio.Lock()  # one frame at a time onto the socket
+        #: Event-loop time of the latest frame from the client (idle connections are closed).
+        self.last_seen = asyncio.get_running_loop().time()
 
     def require_player(self) -> Player:
         if self.player is None:
@@ -84,21 +87,47 @@ class Connection:
 
     # -- outgoing -----------------------------------------------------------------------------
 
+    def _frame(self, message: p.ServerMessage) -> str | bytes:
+        try:
+            return p.encode(message, self.binary, validate=self.validate)
+        except p.EncodeError:
+            log.exception("cannot encode %s", type(message).__name__)
+            return p.encode(p.ErrorReply(code=p.ErrorCode.INTERNAL, message="internal error",
+                                         id=getattr(message, "id", None)), self.binary)
+
     def send(self, message: p.ServerMessage) -> None:
-        """Queue a message; a client too slow to keep up is disconnected."""
+        """Queue a message (pushes, from any task); a client too slow to keep up is
+        disconnected."""
         if self.closing:
             return
         try:
-            frame = p.encode(message, self.binary, validate=self.validate)
-        except p.EncodeError:
-            log.exception("cannot encode %s", type(message).__name__)
-            frame = p.encode(p.ErrorReply(code=p.ErrorCode.INTERNAL, message="internal error",
-                                          id=getattr(message, "id", None)), self.binary)
-        try:
-            self.queue.put_nowait(frame)
+            self.queue.put_nowait(self._frame(message))
         except asyncio.QueueFull:
             log.warning("send queue full; closing a slow client")
             self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow")
+
+    async def reply(self, message: p.ServerMessage) -> None:
+        """Send a reply from this connection's reader: straight onto the socket when nothing
+        is queued or being written ahead of it (no writer-task wake-up per request), else
+        behind the queue, so frames keep their order."""
+        if self.closing:
+            return
+        if not self.queue.empty() or self._sending.locked():
+            self.send(message)
+            return
+        frame = self._frame(message)
+        async with self._sending:
+            await self._write(frame)
+
+    async def _write(self, frame: str | bytes) -> bool:
+        try:
+            if isinstance(frame, bytes):
+                await self.ws.send_bytes(frame)
+            else:
+                await self.ws.send_str(frame)
+        except (ConnectionError, RuntimeError):
+            return False
+        return True
 
     async def writer(self) -> None:
         """Drain the send queue onto the socket until told to stop."""
@@ -106,13 +135,9 @@ class Connection:
             frame = await self.queue.get()
             if frame is None or self.ws.closed:
                 return
-            try:
-                if isinstance(frame, bytes):
-                    await self.ws.send_bytes(frame)
-                else:
-                    await self.ws.send_str(frame)
-            except (ConnectionError, RuntimeError):
-                return
+            async with self._sending:
+                if not await self._write(frame):
+                    return
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Stop the writer after everything queued so far has been sent."""
@@ -134,6 +159,7 @@ class Connection:
     async def handle_frame(self, frame: str | bytes) -> None:
         """Answer one frame: a reply, or an error reply carrying the request id when known."""
         self.binary = isinstance(frame, bytes)
+        self.last_seen = asyncio.get_running_loop().time()
         metrics = self.services.metrics
         if not self.bucket.take():
             self.refused += 1
@@ -166,7 +192,7 @@ class Connection:
                 self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
                 return
         metrics.child(metrics.latency, kind).observe(time.perf_counter() - started)
-        self.send(reply)
+        await self.reply(reply)
 
 
 def _request_id(frame: str | bytes) -> int | None:

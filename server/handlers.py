@@ -7,7 +7,7 @@ ProtocolError, ServerError or IllegalMove for error replies (see `connection.err
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import protocol as p
 from engine import VARIANT_IDS
@@ -16,6 +16,7 @@ from .connection import Connection, Handler
 from .daily import utc_date
 from .games import LiveGame
 from .leaderboard import BoardRef, Entry
+from .services import Services
 
 HandlerTable = Mapping[type[p.ClientMessage], Handler]
 
@@ -128,6 +129,30 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
                    view=None if lean else live.game.view(),
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))
+
+
+def announce_finished(
+    services: Services, connections: Callable[[], Iterable[Connection]],
+) -> Callable[[LiveGame, Entry], Awaitable[None]]:
+    """The `GameService.on_finished` listener: a game found over after its last move was
+    acknowledged is counted, told to its race, and pushed to the player's connections here
+    that speak version 2 (the others learn it on their next request)."""
+
+    async def announce(live: LiveGame, entry: Entry) -> None:
+        record = live.record
+        services.metrics.child(services.metrics.games_finished, record.variant).inc()
+        race_id = services.races.race_of(live)
+        if race_id is not None:
+            await services.race_referee.on_played(race_id, live)
+        result = result_of(live, entry)
+        assert result is not None
+        push = p.GameFinished(game_id=record.game_id, seq=live.seq, result=result)
+        for conn in connections():
+            if (conn.player is not None and conn.player.id == record.player_id
+                    and conn.version is not None and conn.version >= p.LEAN_MOVES):
+                conn.send(push)
+
+    return announce
 
 
 async def _after_play(conn: Connection, live: LiveGame) -> None:

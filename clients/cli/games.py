@@ -169,6 +169,18 @@ class ServerGame:
     async def undo(self) -> Outcome:
         return await self._play("undo", undo=True)
 
+    def end_from(self, push: p.GameFinished) -> bool:
+        """Take the server's word that this game ended after its last move (`game.finished`);
+        False when the push is about another game."""
+        if push.game_id != self.game_id:
+            return False
+        self.finished = True
+        self.seq = push.seq
+        self.result = dump_struct(push.result)
+        self.copy.settle_over(True)
+        self.view = self.copy.view()
+        return True
+
     async def resign(self) -> Outcome:
         gid = self.game_id
         try:

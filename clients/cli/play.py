@@ -15,7 +15,7 @@ import protocol as p
 
 from . import render
 from .events import EventSource, Line, LineReader, Push
-from .games import GameBackend, Outcome
+from .games import GameBackend, Outcome, ServerGame
 from .ingame import PLAY_COMMANDS, Left, Reply, script_command
 from .render import View
 from .session import ServerSession
@@ -49,7 +49,14 @@ async def interactive(game: GameBackend, out: View, reader: LineReader,
         while True:
             event = await events.next("move> ")
             if isinstance(event, Push):
-                if await _push(event.message, out, session, on_push):
+                msg = event.message
+                if (isinstance(msg, p.GameFinished) and isinstance(game, ServerGame)
+                        and game.end_from(msg)):  # the server found the game over later
+                    out.board(game)
+                    if show_result:
+                        await show_end(game, out)
+                    return 0
+                if await _push(msg, out, session, on_push):
                     return 0
                 continue
             reply = await _line(game, reader, event)

@@ -3,8 +3,8 @@
 A solver family is a `Solver` subclass whose `family` class attribute names the game class it
 handles; `solver_for` walks the game's class hierarchy, so a variant that subclasses a family
 (Triple Deck with Kings, Triple Fourteens) finds its solver without any test on names.
-Solvers read the full state of a game (hidden cards included) into compact structures, search
-those directly and never touch the game object itself.
+Solvers read a game only through its public API and `engine.state.full_state` (hidden cards
+included), copy that into compact structures held by a slotted search object, and search those.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Final, Literal
@@ -69,9 +69,11 @@ class OutOfBudget(Exception):
 class Budget:
     """Counts nodes and watches the clock; `tick` raises OutOfBudget when either runs out."""
 
-    __slots__ = ("deadline", "max_depth", "max_nodes", "nodes", "start", "tt_hits")
+    __slots__ = ("deadline", "max_depth", "max_nodes", "next_check", "nodes", "start",
+                 "tt_hits")
 
     CLOCK_EVERY: ClassVar[int] = 256
+    _NEVER: ClassVar[int] = 1 << 62
 
     def __init__(self, max_nodes: int | None, max_seconds: float | None) -> None:
         self.start = time.perf_counter()
@@ -80,16 +82,32 @@ class Budget:
         self.nodes = 0
         self.tt_hits = 0
         self.max_depth = 0
+        self.next_check = 0
+        self.check()
 
     def tick(self, depth: int) -> None:
+        """Count a node at this depth (every search calls this once per node: keep it lean)."""
         self.nodes += 1
         if depth > self.max_depth:
             self.max_depth = depth
-        if self.max_nodes is not None and self.nodes > self.max_nodes:
+        if self.nodes >= self.next_check:
+            self.check()
+
+    def check(self) -> None:
+        """Raise OutOfBudget past the node budget or, every CLOCK_EVERY nodes, past the
+        deadline; then note the next node count at which either can bite."""
+        nodes = self.nodes
+        if self.max_nodes is not None and nodes > self.max_nodes:
             raise OutOfBudget
-        if (self.deadline is not None and self.nodes % self.CLOCK_EVERY == 0
+        if (self.deadline is not None and nodes % self.CLOCK_EVERY == 0
                 and time.perf_counter() > self.deadline):
             raise OutOfBudget
+        nxt = self._NEVER
+        if self.max_nodes is not None:
+            nxt = self.max_nodes + 1
+        if self.deadline is not None:
+            nxt = min(nxt, (nodes // self.CLOCK_EVERY + 1) * self.CLOCK_EVERY)
+        self.next_check = nxt
 
     def stats(self) -> SolveStats:
         return SolveStats(self.nodes, self.tt_hits, round(time.perf_counter() - self.start, 6),
@@ -141,12 +159,6 @@ def deep_recursion(limit: int = SEARCH_RECURSION_LIMIT) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
-
-
-def require_full_state(*cards: Iterable[object]) -> None:
-    """Refuse a player's copy (hidden cards are None there): the solvers need every card."""
-    if any(c is None for group in cards for c in group):
-        raise ValueError("the solver needs the full state, not a player's copy")
 
 
 def replay(game: Game, solution: list[str]) -> Game:

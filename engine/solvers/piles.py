@@ -1,46 +1,53 @@
 """Pile moves with undo, shared by the solvers of the games with Klondike-style piles.
 
-A search keeps each pile as a list of ints (bottom first) and the count of its face-down cards
-in `down`; these functions change both in place and hand back a closure that restores them.
+`PileSearch` is the base of those searches: it keeps each pile as a list of ints (bottom first)
+and the count of its face-down cards in `down`; its methods change both in place and report
+what their counterpart needs to restore them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
-Undo = Callable[[], None]
+class PileSearch:
+    """Piles of int cards with face-down counts; subclasses add the rest of their position."""
 
+    __slots__ = ("down", "piles")
 
-def _turn_up(piles: list[list[int]], down: list[int], i: int) -> bool:
-    """Turn pile i's exposed face-down card face up; True when there was one."""
-    if piles[i] and down[i] == len(piles[i]):
-        down[i] -= 1
-        return True
-    return False
+    def __init__(self, piles: list[list[int]], down: list[int]) -> None:
+        self.piles = piles
+        self.down = down
 
+    def turn_up(self, i: int) -> bool:
+        """Turn pile i's exposed face-down card face up; True when there was one."""
+        if self.piles[i] and self.down[i] == len(self.piles[i]):
+            self.down[i] -= 1
+            return True
+        return False
 
-def move_run(piles: list[list[int]], down: list[int], src: int, dst: int, count: int) -> Undo:
-    """Move the top `count` cards of pile `src` onto pile `dst` (turning what they uncover)."""
-    moving = piles[src][-count:]
-    del piles[src][-count:]
-    piles[dst].extend(moving)
-    turned = _turn_up(piles, down, src)
+    def move_run(self, src: int, dst: int, count: int) -> bool:
+        """Move the top `count` cards of pile `src` onto pile `dst`, turning what they uncover
+        (the result, for `unmove_run`)."""
+        piles = self.piles
+        piles[dst].extend(piles[src][-count:])
+        del piles[src][-count:]
+        return self.turn_up(src)
 
-    def undo() -> None:
+    def unmove_run(self, src: int, dst: int, count: int, turned: bool) -> None:
+        """Undo `move_run(src, dst, count)`, which returned `turned`."""
+        piles = self.piles
         if turned:
-            down[src] += 1
+            self.down[src] += 1
+        piles[src].extend(piles[dst][-count:])
         del piles[dst][-count:]
-        piles[src].extend(moving)
-    return undo
 
+    def take_top(self, src: int) -> tuple[int, bool]:
+        """Take pile `src`'s top card off, turning what it uncovers: the card, and whether a
+        card turned (for `put_back`)."""
+        card = self.piles[src].pop()
+        return card, self.turn_up(src)
 
-def take_top(piles: list[list[int]], down: list[int], src: int) -> tuple[int, Undo]:
-    """Take pile `src`'s top card off (turning what it uncovers): the card and the undo."""
-    card = piles[src].pop()
-    turned = _turn_up(piles, down, src)
-
-    def undo() -> None:
+    def put_back(self, src: int, card: int, turned: bool) -> None:
+        """Undo `take_top(src)`."""
         if turned:
-            down[src] += 1
-        piles[src].append(card)
-    return card, undo
+            self.down[src] += 1
+        self.piles[src].append(card)

@@ -23,24 +23,290 @@ one fires, an exhausted search reports its best score as not proven optimal.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import NamedTuple
 
+from ..state import TableauState, full_state
 from ..tripledeck import DRAW_COUNT, TripleDeck, foundation_score
 from .base import (
     IMPOSSIBLE,
     UNKNOWN,
     WINNABLE,
+    Budget,
     OutOfBudget,
     Solver,
     SolveResult,
     Verdict,
     register,
-    require_full_state,
 )
-from .piles import move_run, take_top
+from .piles import PileSearch
 
-# Move kinds on the search path: (kind, a, b, draws)
+# Move kinds: a run from pile to pile, a pile's top to a foundation, the waste top (after
+# drawing) to a foundation or onto a pile.
 _PILE, _PILE_F, _TALON_F, _TALON_P = range(4)
+
+
+class _Move(NamedTuple):
+    """A search move (a talon play is a macro: `n` draws, then the play).
+
+    `a`: the source pile, or for a talon play the waste position once drawn (the card played
+    is `talon[a - 1]`); `b`: the destination pile; `n`: the cards moved, or the draws.
+    """
+
+    kind: int
+    a: int
+    b: int
+    n: int
+
+    def texts(self) -> list[str]:
+        """The engine's move texts (a draw macro becomes a run of ``d``)."""
+        if self.kind == _PILE:
+            return [f"{self.a + 1} {self.b + 1} {self.n}"]
+        if self.kind == _PILE_F:
+            return [f"{self.a + 1} f"]
+        play = "w f" if self.kind == _TALON_F else f"w {self.b + 1}"
+        return ["d"] * self.n + [play]
+
+
+#: Moves interned: a search builds the same few thousand moves over and over, and a cache hit
+#: costs a fraction of building a named tuple.
+_move = lru_cache(maxsize=1 << 16)(_Move)
+
+
+def _talon_stops(n: int, start: int) -> list[tuple[int, int]]:
+    """(waste position, draws) for every waste top reachable by drawing alone from waste
+    position `start` in a talon of n cards."""
+    out: list[tuple[int, int]] = []
+    if n == 0:
+        return out
+    if start:
+        out.append((start, 0))
+    p, steps, visited = start, 0, {start}
+    while True:
+        p = 0 if p == n else min(p + DRAW_COUNT, n)
+        steps += 1
+        if p in visited:
+            return out
+        visited.add(p)
+        if p:
+            out.append((p, steps))
+
+
+class _TripleDeckSearch(PileSearch):
+    """The position being searched (piles, talon, foundation heights, score) and the search
+    state: seen keys, the current path and the best line found."""
+
+    __slots__ = ("best_path", "best_score", "budget", "fcount", "heuristic", "left",
+                 "max_score", "path", "pos", "score", "seen", "talon", "top_rank")
+
+    def __init__(self, state: TableauState, top_rank: int, score: int, budget: Budget) -> None:
+        super().__init__([[c.rank for c in p.cards] for p in state.piles],
+                         [p.down for p in state.piles])
+        self.budget = budget
+        self.top_rank = top_rank
+        # The talon in drawing order: the waste then the stock; `pos` cards of it are drawn.
+        self.talon = [c.rank for c in state.waste] + [c.rank for c in state.stock]
+        self.pos = len(state.waste)
+        self.fcount = [0] * (top_rank + 1)  # fcount[h]: foundations built up to rank h
+        for f in state.foundations:
+            self.fcount[len(f)] += 1
+        self.left = [0] * (top_rank + 1)  # left[r]: cards of rank r not on a foundation
+        for r in [r for p in self.piles for r in p] + self.talon:
+            self.left[r] += 1
+        self.score = score
+        self.max_score = len(state.foundations) * foundation_score(top_rank)
+        self.best_score = score
+        self.best_path: list[_Move] = []
+        self.path: list[_Move] = []
+        self.seen: set[tuple[object, ...]] = set()
+        self.heuristic = False  # a heuristic cut fired: an exhausted search proves nothing
+
+    def run(self) -> bool:
+        """Search for the best score; True when the search finished within its budget."""
+        try:
+            self.seen.add(self.key())
+            self.dfs(0)
+        except OutOfBudget:
+            return False
+        return True
+
+    def dfs(self, depth: int) -> bool:
+        """Search on from the current position; True once the maximum score is reached."""
+        self.budget.tick(depth)
+        if self.score > self.best_score:
+            self.best_score = self.score
+            self.best_path = self.path[:]
+            if self.score == self.max_score:
+                return True
+        seen = self.seen
+        for move in self.generate():
+            card, note = self.play(move)
+            k = self.key()
+            if k in seen:
+                self.budget.tt_hits += 1
+                self.unplay(move, card, note)
+                continue
+            seen.add(k)
+            self.path.append(move)
+            if self.dfs(depth + 1):
+                return True
+            self.path.pop()
+            self.unplay(move, card, note)
+        return False
+
+    def key(self) -> tuple[object, ...]:
+        """The transposition key: piles are interchangeable, so they are sorted."""
+        down, piles = self.down, self.piles
+        return (tuple(sorted([(down[i], tuple(piles[i])) for i in range(len(piles))])),
+                tuple(self.talon), self.pos, tuple(self.fcount))
+
+    # -- move generation ----------------------------------------------------------------------
+
+    def generate(self) -> Iterator[_Move]:
+        """The moves to try, in order: a forced safe foundation play alone, or foundation
+        plays, moves that turn a card (most face-down cards first), talon plays, the rest.
+
+        Lazily: most nodes never get past their first move, so the talon plays are listed
+        only when the search comes back to them (the position is restored by then)."""
+        forced = self.forced_play()
+        if forced is not None:
+            yield forced
+            return
+        tops: dict[int, list[int]] = {}  # pile tops by rank
+        empty = -1  # the first empty pile
+        for i, pile in enumerate(self.piles):
+            if len(pile) > self.down[i]:
+                tops.setdefault(pile[-1], []).append(i)
+            elif not pile and empty < 0:
+                empty = i
+        found, turns, rest = self.pile_moves(tops, empty)
+        yield from found
+        yield from turns
+        yield from self.talon_plays(tops, empty)
+        yield from rest
+
+    def forced_play(self) -> _Move | None:
+        """A safe foundation play: an Ace or a 2, or a card whose rank minus one has no copy
+        left outside the foundations (nothing is lost by sending it at once)."""
+        fcount, left, down = self.fcount, self.left, self.down
+        for i, pile in enumerate(self.piles):
+            if len(pile) > down[i]:
+                r = pile[-1]
+                if fcount[r - 1] and (r <= 2 or not left[r - 1]):
+                    return _move(_PILE_F, i, 0, 0)
+        if self.pos:
+            r = self.talon[self.pos - 1]
+            if fcount[r - 1] and (r <= 2 or not left[r - 1]):
+                return _move(_TALON_F, self.pos, 0, 0)
+        return None
+
+    def run_length(self, i: int) -> int:
+        """The face-up run at the top of pile i that moves as a unit."""
+        pile = self.piles[i]
+        up = len(pile) - self.down[i]
+        k = 1 if up > 0 else 0
+        while k < up and pile[-k - 1] == pile[-k] + 1:
+            k += 1
+        return k
+
+    def pile_moves(self, tops: dict[int, list[int]],
+                   empty: int) -> tuple[list[_Move], list[_Move], list[_Move]]:
+        """Moves out of the piles: (foundation plays and the sub-run moves that free a card
+        for one, moves that turn a card in order, the rest)."""
+        fcount, top_rank = self.fcount, self.top_rank
+        found: list[_Move] = []
+        turns: list[tuple[tuple[int, int], _Move]] = []
+        rest: list[_Move] = []
+        for i, pile in enumerate(self.piles):
+            run = self.run_length(i)
+            if not run:
+                continue
+            if fcount[pile[-1] - 1]:
+                found.append(_move(_PILE_F, i, 0, 0))
+            down = self.down[i]
+            for k in range(1, run + 1):
+                head = pile[-k]
+                dsts = [d for d in tops.get(head + 1, ()) if d != i]
+                if head == top_rank and empty >= 0 and k != len(pile):
+                    dsts.append(empty)
+                if not dsts:
+                    continue
+                if k < run:
+                    # Moving a sub-run off a card it builds on only helps that card up.
+                    if not fcount[head]:  # the card beneath has rank head + 1
+                        self.heuristic = True
+                        continue
+                    found.extend(_move(_PILE, i, d, k) for d in dsts)
+                elif down and k == len(pile) - down:
+                    turns.extend(((-down, len(pile)), _move(_PILE, i, d, k)) for d in dsts)
+                else:
+                    rest.extend(_move(_PILE, i, d, k) for d in dsts)
+        turns.sort()
+        return found, [m for _, m in turns], rest
+
+    def talon_plays(self, tops: dict[int, list[int]], empty: int) -> list[_Move]:
+        """Plays of every card drawing alone can bring to the waste top: foundation plays
+        first, each kind by the draws it takes (the order the stops come in)."""
+        found: list[_Move] = []
+        onto: list[_Move] = []
+        for p, draws in _talon_stops(len(self.talon), self.pos):
+            r = self.talon[p - 1]
+            if self.fcount[r - 1]:
+                found.append(_move(_TALON_F, p, 0, draws))
+            for d in tops.get(r + 1, ()):
+                onto.append(_move(_TALON_P, p, d, draws))
+            if r == self.top_rank and empty >= 0:
+                onto.append(_move(_TALON_P, p, empty, draws))
+        return found + onto
+
+    # -- playing and taking back --------------------------------------------------------------
+
+    def play(self, move: _Move) -> tuple[int, int]:
+        """Play a move; (the card moved, a note) for `unplay`: for a pile move whether a card
+        turned, for a talon play the waste position before it."""
+        kind, a, b, n = move
+        if kind == _PILE:
+            return 0, self.move_run(a, b, n)
+        if kind == _PILE_F:
+            r, turned = self.take_top(a)
+            self.to_foundation(r)
+            return r, turned
+        old_pos = self.pos
+        r = self.talon.pop(a - 1)
+        self.pos = a - 1
+        if kind == _TALON_F:
+            self.to_foundation(r)
+        else:
+            self.piles[b].append(r)
+        return r, old_pos
+
+    def unplay(self, move: _Move, card: int, note: int) -> None:
+        kind, a, b, n = move
+        if kind == _PILE:
+            self.unmove_run(a, b, n, bool(note))
+        elif kind == _PILE_F:
+            self.from_foundation(card)
+            self.put_back(a, card, bool(note))
+        else:
+            if kind == _TALON_F:
+                self.from_foundation(card)
+            else:
+                self.piles[b].pop()
+            self.talon.insert(a - 1, card)
+            self.pos = note
+
+    def to_foundation(self, r: int) -> None:
+        self.fcount[r - 1] -= 1
+        self.fcount[r] += 1
+        self.left[r] -= 1
+        self.score += r  # foundation_score(r) - foundation_score(r - 1)
+
+    def from_foundation(self, r: int) -> None:
+        self.fcount[r] -= 1
+        self.fcount[r - 1] += 1
+        self.left[r] += 1
+        self.score -= r
 
 
 @register
@@ -50,217 +316,17 @@ class TripleDeckSolver(Solver):
     def search(self) -> SolveResult:
         game = self.game
         assert isinstance(game, TripleDeck)
-        require_full_state(*game._piles, game._stock)
-        top_rank = game.top_rank
-        n_piles = game.pile_count
-        piles: list[list[int]] = [[c.rank for c in p if c is not None] for p in game._piles]
-        down = list(game._down)
-        talon: list[int] = [c.rank for c in game._waste]
-        talon.extend(c.rank for c in reversed(game._stock) if c is not None)
-        pos = len(game._waste)
-        fcount = [0] * (top_rank + 1)  # fcount[h]: foundations built up to rank h
-        for f in game._foundations:
-            fcount[len(f)] += 1
-        left = [0] * (top_rank + 1)  # left[r]: cards of rank r not on a foundation
-        for p in piles:
-            for r in p:
-                left[r] += 1
-        for r in talon:
-            left[r] += 1
-        score0 = game.score
-        max_score = 12 * foundation_score(top_rank)
-        budget = self.budget
-        seen: set[tuple[object, ...]] = set()
-        path: list[tuple[int, int, int, int]] = []
-        best = [score0, 0]  # best score, and the path length that reached it
-        best_path: list[tuple[int, int, int, int]] = []
-        heuristic = [False]
-        state = {"pos": pos}
-
-        def talon_stops(start: int) -> list[tuple[int, int]]:
-            """(waste position, draws) for every waste top reachable by drawing alone."""
-            n = len(talon)
-            out: list[tuple[int, int]] = []
-            if n == 0:
-                return out
-            if start:
-                out.append((start, 0))
-            p, steps, visited = start, 0, {start}
-            while True:
-                p = 0 if p == n else min(p + DRAW_COUNT, n)
-                steps += 1
-                if p in visited:
-                    return out
-                visited.add(p)
-                if p:
-                    out.append((p, steps))
-
-        def run_len(i: int) -> int:
-            pile = piles[i]
-            up = len(pile) - down[i]
-            k = 1 if up > 0 else 0
-            while k < up and pile[-k - 1] == pile[-k] + 1:
-                k += 1
-            return k
-
-        def key() -> tuple[object, ...]:
-            return (tuple(sorted((down[i], tuple(piles[i])) for i in range(n_piles))),
-                    tuple(talon), state["pos"], tuple(fcount))
-
-        def to_foundation(r: int) -> int:
-            fcount[r - 1] -= 1
-            fcount[r] += 1
-            left[r] -= 1
-            return r  # points gained: foundation_score(r) - foundation_score(r - 1)
-
-        def from_foundation(r: int) -> None:
-            fcount[r] -= 1
-            fcount[r - 1] += 1
-            left[r] += 1
-
-        def dfs(depth: int, score: int) -> bool:
-            budget.tick(depth)
-            if score > best[0]:
-                best[0], best[1] = score, len(path)
-                best_path[:] = path
-                if score == max_score:
-                    return True
-            moves = generate()
-            for move in moves:
-                gained, undo = apply(move)
-                k = key()
-                if k in seen:
-                    budget.tt_hits += 1
-                    undo()
-                    continue
-                seen.add(k)
-                path.append(move)
-                if dfs(depth + 1, score + gained):
-                    return True
-                path.pop()
-                undo()
-            return False
-
-        def generate() -> list[tuple[int, int, int, int]]:
-            pos_ = state["pos"]
-            stops = talon_stops(pos_)
-            # A forced safe foundation play.
-            for i in range(n_piles):
-                if len(piles[i]) > down[i]:
-                    r = piles[i][-1]
-                    if fcount[r - 1] and (r <= 2 or not left[r - 1]):
-                        return [(_PILE_F, i, 0, 0)]
-            if pos_:
-                r = talon[pos_ - 1]
-                if fcount[r - 1] and (r <= 2 or not left[r - 1]):
-                    return [(_TALON_F, pos_, 0, 0)]
-            found: list[tuple[int, int, int, int]] = []
-            turns: list[tuple[tuple[int, int], tuple[int, int, int, int]]] = []
-            talon_plays: list[tuple[int, int, int, int]] = []
-            rest: list[tuple[int, int, int, int]] = []
-            tops: dict[int, list[int]] = {}
-            empty = -1
-            for i in range(n_piles):
-                if len(piles[i]) > down[i]:
-                    tops.setdefault(piles[i][-1], []).append(i)
-                elif not piles[i] and empty < 0:
-                    empty = i
-            for i in range(n_piles):
-                pile = piles[i]
-                run = run_len(i)
-                if not run:
-                    continue
-                if fcount[pile[-1] - 1]:
-                    found.append((_PILE_F, i, 0, 0))
-                for k in range(1, run + 1):
-                    head = pile[-k]
-                    dsts = [d for d in tops.get(head + 1, ()) if d != i]
-                    whole = k == len(pile)
-                    if head == top_rank and empty >= 0 and not whole:
-                        dsts.append(empty)
-                    if not dsts:
-                        continue
-                    if k < run:
-                        # Moving a sub-run off a card it builds on only helps that card up.
-                        if not fcount[head]:  # the card beneath has rank head + 1
-                            heuristic[0] = True
-                            continue
-                        found.extend((_PILE, i, d, k) for d in dsts)
-                    elif down[i] and k == len(pile) - down[i]:
-                        turns.extend(((-down[i], len(pile)), (_PILE, i, d, k)) for d in dsts)
-                    else:
-                        rest.extend((_PILE, i, d, k) for d in dsts)
-            for p, draws in stops:
-                r = talon[p - 1]
-                if fcount[r - 1]:
-                    talon_plays.append((_TALON_F, p, 0, draws))
-                for d in tops.get(r + 1, ()):
-                    talon_plays.append((_TALON_P, p, d, draws))
-                if r == top_rank and empty >= 0:
-                    talon_plays.append((_TALON_P, p, empty, draws))
-            turns.sort()
-            talon_plays.sort(key=lambda m: (m[0] != _TALON_F, m[3]))
-            return found + [m for _, m in turns] + talon_plays + rest
-
-        def apply(move: tuple[int, int, int, int]) -> tuple[int, Callable[[], None]]:
-            kind, a, b, draws = move
-            if kind == _PILE:
-                return 0, move_run(piles, down, a, b, draws)
-            if kind == _PILE_F:
-                r, put_back = take_top(piles, down, a)
-                gained = to_foundation(r)
-
-                def undo_found() -> None:
-                    from_foundation(r)
-                    put_back()
-                return gained, undo_found
-            old_pos = state["pos"]
-            r = talon.pop(a - 1)
-            state["pos"] = a - 1
-            gained = 0
-            if kind == _TALON_F:
-                gained = to_foundation(r)
-            else:
-                piles[b].append(r)
-
-            def undo_talon() -> None:
-                if kind == _TALON_F:
-                    from_foundation(r)
-                else:
-                    piles[b].pop()
-                talon.insert(a - 1, r)
-                state["pos"] = old_pos
-            return gained, undo_talon
-
-        exhausted = False
-        try:
-            seen.add(key())
-            dfs(0, score0)
-            exhausted = True
-        except OutOfBudget:
-            pass
-        line = self._line(best_path)
-        proven = best[0] == max_score or (exhausted and not heuristic[0])
+        search = _TripleDeckSearch(full_state(game), game.top_rank, game.score, self.budget)
+        exhausted = search.run()
+        best, top = search.best_score, search.max_score
+        proven = best == top or (exhausted and not search.heuristic)
         verdict: Verdict
-        if best[0] == max_score:
+        if best == top:
             verdict = WINNABLE
         elif proven:
             verdict = IMPOSSIBLE
         else:
             verdict = UNKNOWN
-        return SolveResult(verdict, line, budget.stats(), best_score=best[0],
-                           max_score=max_score, optimal=proven)
-
-    @staticmethod
-    def _line(moves: list[tuple[int, int, int, int]]) -> list[str]:
-        """The engine's move texts for a search path (draw macros become runs of ``d``)."""
-        out: list[str] = []
-        for kind, a, b, draws in moves:
-            if kind == _PILE:
-                out.append(f"{a + 1} {b + 1} {draws}")
-            elif kind == _PILE_F:
-                out.append(f"{a + 1} f")
-            else:
-                out.extend(["d"] * draws)
-                out.append("w f" if kind == _TALON_F else f"w {b + 1}")
-        return out
+        line = [text for move in search.best_path for text in move.texts()]
+        return SolveResult(verdict, line, self.budget.stats(), best_score=best, max_score=top,
+                           optimal=proven)

@@ -1,16 +1,17 @@
 """Fixtures for the CLI tests: a real server subprocess (with its embedded Redis) and a
-helper running the `solitaire` CLI as a subprocess with its own config directory."""
+helper running the `solitaire` CLI as a subprocess with its own config directory.
+
+Fixtures:
+    server       (module)   a `tests.support.procs.ServerProcess` with the default flags
+    make_player  (function) ``make_player(server_url) -> Player``, each with its own config
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,67 +19,13 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Server:
-    """A `python -m server` subprocess; `restart()` keeps its port and data dir."""
-
-    port: int
-    data_dir: Path
-    extra: tuple[str, ...] = ()
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "server", "--port", str(self.port), "--data-dir",
-               str(self.data_dir), "--no-certify", "--log-level", "WARNING", *self.extra]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not become healthy")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
+from tests.support.procs import ROOT, ServerProcess
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(free_port(), tmp_path_factory.mktemp("server-data"))
-    srv.start()
-    try:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with ServerProcess(tmp_path_factory.mktemp("server") / "data") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @dataclass

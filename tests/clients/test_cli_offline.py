@@ -10,7 +10,7 @@ import pexpect
 
 from clients.cli.ingame import PLAY_COMMANDS
 from engine import VARIANT_IDS, new_game
-from tests.clients.conftest import ROOT
+from tests.support.procs import ROOT
 
 
 def test_variants_text_and_json(make_player: Any) -> None:

@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from engine import from_view
-from tests.clients.conftest import ROOT, Server, free_port
+from tests.support.procs import QUIET, ROOT, ServerProcess, free_port
 from tests.support.wsclient import Client
 
 
@@ -29,7 +29,7 @@ def solve_greedy(view: dict[str, Any]) -> list[str]:
         moves.append(str(move))
 
 
-def test_daily_scripted_to_the_end_with_rank(server: Server, make_player: Any) -> None:
+def test_daily_scripted_to_the_end_with_rank(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     shown = player.run("--name", "scripter", "--json", "daily", "fourteen-out", "--show")
     assert shown.code == 0, shown.err
@@ -46,7 +46,7 @@ def test_daily_scripted_to_the_end_with_rank(server: Server, make_player: Any) -
     assert "Result:" in text.out and "cleared" in text.out
 
 
-def test_illegal_move_stops_with_reason(server: Server, make_player: Any) -> None:
+def test_illegal_move_stops_with_reason(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     doc = player.run("--name", "illegal1", "--json", "daily", "fourteen-out", "--show").json()
     first = doc["legal_moves"][0]
@@ -57,7 +57,7 @@ def test_illegal_move_stops_with_reason(server: Server, make_player: Any) -> Non
     assert again["seq"] == 1  # the third line was never sent
 
 
-def test_leaderboard_text_and_json(server: Server, make_player: Any) -> None:
+def test_leaderboard_text_and_json(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     run = player.run("--name", "boarder", "daily", "triple-triangle", "--moves", "-",
                      stdin="resign\n")
@@ -81,7 +81,7 @@ def test_server_unreachable(make_player: Any) -> None:
 
 
 def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
-    srv = Server(free_port(), tmp_path / "data")
+    srv = ServerProcess(tmp_path / "data")
     srv.start()
     try:
         player = make_player(srv.url)
@@ -112,7 +112,7 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
         srv.stop()
 
 
-def test_interactive_in_a_pty(server: Server, make_player: Any) -> None:
+def test_interactive_in_a_pty(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
     child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "--server", server.url, "--ascii",
@@ -147,7 +147,7 @@ def test_interactive_in_a_pty(server: Server, make_player: Any) -> None:
 
 
 @pytest.mark.asyncio
-async def test_race_against_a_second_client(server: Server, make_player: Any) -> None:
+async def test_race_against_a_second_client(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     proc = await asyncio.create_subprocess_exec(
         *player.argv("--name", "racer_cli", "--json", "race", "fourteen-out", "--moves", "-"),
@@ -175,7 +175,7 @@ async def test_race_against_a_second_client(server: Server, make_player: Any) ->
 
 
 def test_rate_limited_requests_are_retried(tmp_path: Path, make_player: Any) -> None:
-    srv = Server(free_port(), tmp_path / "data", extra=("--rate-limit", "8", "--rate-burst", "3"))
+    srv = ServerProcess(tmp_path / "data", (*QUIET, "--rate-limit", "8", "--rate-burst", "3"))
     srv.start()
     try:
         player = make_player(srv.url)

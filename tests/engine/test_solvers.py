@@ -3,6 +3,7 @@ impossible, hints lead to a win, budgets are honoured and player copies are refu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -249,3 +250,37 @@ def test_solve_command_output_replays() -> None:
     bad = subprocess.run([sys.executable, "-m", "engine", "solve", "triple-deck", "--seed", "0",
                           "--budget", "-1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and "positive" in bad.stderr
+
+
+#: Exact results recorded from the solvers before they were restructured (issue #13): verdict,
+#: line length, nodes searched, best score and a digest of the line, under a node budget so
+#: they do not depend on the machine. A change here means the search itself changed: update
+#: the table only when that is intended.
+GOLDEN = [
+    ("fourteen-out", 1000034, None, WINNABLE, 26, 282, None, "dcc76391a7ea"),
+    ("fourteen-out", 1000039, None, WINNABLE, 26, 1290, None, "e54247bce3d8"),
+    ("fourteen-out", 1000015, None, IMPOSSIBLE, 0, 45, None, "e3b0c44298fc"),
+    ("fourteen-out", 1000177, None, IMPOSSIBLE, 0, 0, None, "e3b0c44298fc"),
+    ("triple-fourteens", 1000000, None, WINNABLE, 78, 78, None, "7d80f9cdf426"),
+    ("triple-fourteens", 1000042, 2000, UNKNOWN, 0, 2001, None, "e3b0c44298fc"),
+    ("triple-triangle", 1000019, None, WINNABLE, 46, 6668, None, "599e0cbde51a"),
+    ("triple-triangle", 1000042, None, WINNABLE, 51, 6464, None, "70b2efd24df2"),
+    ("triple-triangle", 1000037, 3000, UNKNOWN, 0, 3001, None, "e3b0c44298fc"),
+    ("triple-deck", 1000007, None, WINNABLE, 374, 794, 936, "99680cedc2b1"),
+    ("triple-deck", 1000046, 200, UNKNOWN, 357, 201, 861, "68a17d4e436a"),
+    ("triple-deck-kings", 1000012, None, WINNABLE, 408, 332, 1092, "51fbeb67f418"),
+    ("triple-deck-kings", 1000017, 300, UNKNOWN, 408, 301, 1022, "a125314cf213"),
+    ("triple-easthaven", 1000003, None, WINNABLE, 261, 1359, None, "3669d57b69cf"),
+    ("triple-easthaven", 1000008, None, WINNABLE, 274, 7115, None, "ab716d4fe72f"),  # restarts
+    ("triple-easthaven", 1000001, 3000, UNKNOWN, 0, 3001, None, "e3b0c44298fc"),
+]
+
+
+@pytest.mark.parametrize("variant,seed,nodes,verdict,length,searched,best,digest", GOLDEN)
+def test_solver_results_are_unchanged(variant: str, seed: int, nodes: int | None, verdict: str,
+                                      length: int, searched: int, best: int | None,
+                                      digest: str) -> None:
+    result = solve(new_game(variant, seed), max_nodes=nodes)
+    line = hashlib.sha256(" ".join(result.solution).encode()).hexdigest()[:12]
+    assert (result.verdict, len(result.solution), result.stats.nodes, result.best_score,
+            line) == (verdict, length, searched, best, digest)

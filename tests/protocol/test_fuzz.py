@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import protocol as p
-from tests.protocol.strategies import json_values, msgpack_values, structs, wire_map
+from tests.support.strategies import json_values, msgpack_values, structs, wire_map
 
 ALL_TYPES = sorted([*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES])
 FIELD_NAMES = sorted(

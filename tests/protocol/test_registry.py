@@ -67,6 +67,7 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "rank",
         "error",
         "shutdown",
+        "game.finished",
         "race.queued",
         "race.left",
         "race.room",

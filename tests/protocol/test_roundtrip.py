@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import protocol as p
 from protocol.schema import Struct
-from tests.protocol.strategies import structs
+from tests.support.strategies import structs
 
 RESULT = p.GameResult(
     won=True, over=True, cleared=52, score=-120, time_ms=93_000, moves=88, resigned=False, rank=3
@@ -129,6 +129,9 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.ErrorReply(code="not_found", message="no such game", id=4),
     p.ErrorReply(code=p.ErrorCode.BAD_REQUEST, message=""),
     p.Shutdown(reason="deploy", retry_after_ms=5000),
+    p.GameFinished(game_id="d.triple-easthaven.2024-06-10.p_7Qx2", seq=212,
+                   result=p.GameResult(won=False, over=True, cleared=131, score=131,
+                                       time_ms=1_250_000, moves=212, resigned=False)),
     p.RaceQueued(id=13, variant="fourteen-out", size=4, waiting=1),
     p.RaceLeft(id=14),
     p.RaceRoom(id=15, race=RACE, events=({"v": 1, "kind": "joined"},)),

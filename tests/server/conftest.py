@@ -5,11 +5,14 @@ Fixtures:
     redis_client  (function) fresh ``redis.asyncio.Redis`` (decode_responses=True) on a
                              FLUSHDB'd database 0; closed with ``aclose()`` after the test
     clock         (function) ``ManualClock`` at 2030-06-15 12:00 UTC
+    race_app      (function) the app in-process (`tests.support.app.serve`) on that Redis,
+                             with the race timings of `tests.support.races.race_config`
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -17,6 +20,8 @@ import redis.asyncio
 
 from server.clock import ManualClock
 from server.redis_embedded import EmbeddedRedis, connect
+from tests.support.app import T0_MS, App, serve
+from tests.support.races import race_config
 
 
 @pytest.fixture(scope="session")
@@ -43,4 +48,11 @@ async def redis_client(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
 
 @pytest.fixture
 def clock() -> ManualClock:
-    return ManualClock(1_907_755_200_000)  # 2030-06-15T12:00:00Z
+    return ManualClock(T0_MS)  # 2030-06-15T12:00:00Z
+
+
+@pytest_asyncio.fixture
+async def race_app(redis_url: str, redis_client: redis.asyncio.Redis,
+                   tmp_path: Path) -> AsyncIterator[App]:
+    async with serve(race_config(redis_url, tmp_path)) as app:
+        yield app

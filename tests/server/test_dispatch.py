@@ -17,7 +17,7 @@ def test_every_client_message_type_has_exactly_one_handler() -> None:
 
 
 def test_a_missing_handler_is_refused_at_app_creation() -> None:
-    with pytest.raises(IncompleteTable, match="without a handler: .*race.queue"):
+    with pytest.raises(IncompleteTable, match=r"without a handler: .*race\.queue"):
         build_table(GAME_HANDLERS)
 
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -21,8 +18,8 @@ import websockets
 
 from engine import VARIANT_IDS, from_view, new_game
 from server.config import Config
-from tests.server.test_races_multiprocess import ROOT, free_port, wait_healthy
 from tests.support.app import App, serve
+from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 
 DAY_MS = 86_400_000
@@ -238,17 +235,12 @@ async def test_health_ready_metrics(app: App) -> None:
 
 
 def test_sigterm_tells_clients_and_closes_going_away(tmp_path: Path) -> None:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port), "--data-dir",
-                             str(tmp_path), "--no-certify", "--log-level", "WARNING"],
-                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    srv = ServerProcess(tmp_path / "data").start()
     try:
-        wait_healthy(port, proc)
-
         async def scenario() -> tuple[dict[str, Any], int]:
-            c = await Client.connect(f"ws://127.0.0.1:{port}/ws")
+            c = await Client.connect(srv.url)
             await c.hello(name="judy")
-            proc.send_signal(signal.SIGTERM)
+            srv.popen.send_signal(signal.SIGTERM)
             push = await c.push("shutdown", timeout=10)
             await asyncio.wait_for(c.reader, 10)
             code = c.ws.close_code or 0
@@ -257,7 +249,21 @@ def test_sigterm_tells_clients_and_closes_going_away(tmp_path: Path) -> None:
         push, code = asyncio.run(scenario())
         assert push["retry_after_ms"] > 0
         assert code == 1001
-        assert proc.wait(timeout=15) == 0
+        assert srv.popen.wait(timeout=15) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        srv.stop()
+
+
+async def test_an_idle_client_is_closed_and_an_active_one_is_not(
+        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"idle",
+                     idle_timeout=0.6)
+    async with serve(config) as running:
+        idle = await running.client("sleepy")
+        busy = await running.client("busy")
+        for _ in range(8):  # 1.6 s of pings, each well within the timeout
+            await asyncio.sleep(0.2)
+            assert (await busy.request("ping"))["type"] == "pong"
+        await asyncio.wait_for(idle.reader, 5)
+        assert idle.ws.close_code == 1001 and idle.ws.close_reason == "idle timeout"
+        assert (await busy.request("ping"))["type"] == "pong"

@@ -21,13 +21,14 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 import pytest_asyncio
 import websockets
-from aiohttp import web
 
 from benchmarks.load import procs
 from benchmarks.load.generator import LoadConfig, count_board_entries, run_load
 from engine import from_view
-from server.app import create_app
+from server.clock import system_clock
 from server.config import Config
+from tests.support.app import serve
+from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 
 FLAGS = ("--no-certify", "--daily-secret", "faults", "--log-level", "WARNING",
@@ -104,8 +105,7 @@ def readyz(port: int) -> int:
 
 
 async def test_kill_9_loses_no_acknowledged_move_or_result(tmp_path: Path) -> None:
-    port, data = procs.free_port(), tmp_path / "data"
-    srv = procs.start_server(port, data, flags=FLAGS, log=tmp_path / "server.log")
+    srv = ServerProcess(tmp_path / "data", FLAGS).start()
     try:
         a, b = await Client.connect(srv.url), await Client.connect(srv.url)
         await a.hello(name="kilo-a")
@@ -134,7 +134,7 @@ async def test_kill_9_loses_no_acknowledged_move_or_result(tmp_path: Path) -> No
             with contextlib.suppress(Exception):
                 await c.close()
 
-        srv = procs.start_server(port, data, flags=FLAGS, log=tmp_path / "server.log")
+        srv.start()  # same port, same data dir
         a2, b2 = await Client.connect(srv.url), await Client.connect(srv.url)
         await a2.hello(token=a.token)
         await b2.hello(token=b.token)
@@ -159,9 +159,8 @@ async def test_kill_9_loses_no_acknowledged_move_or_result(tmp_path: Path) -> No
 
 async def test_redis_outage_gives_unavailable_then_recovers(tmp_path: Path) -> None:
     redis_server = procs.RedisServer(tmp_path / "redis", appendfsync="always").start()
-    port = procs.free_port()
-    srv = procs.start_server(port, tmp_path / "data", redis_url=redis_server.url, flags=FLAGS,
-                             log=tmp_path / "server.log")
+    srv = ServerProcess(tmp_path / "data", FLAGS, redis_url=redis_server.url).start()
+    port = srv.port
     try:
         c = await Client.connect(srv.url)
         await c.hello(name="outage-a")
@@ -213,13 +212,8 @@ async def test_redis_outage_gives_unavailable_then_recovers(tmp_path: Path) -> N
 async def limited_server(redis_url: str, tmp_path: Path) -> AsyncIterator[str]:
     """The app in-process with the default per-connection rate limit."""
     config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"f")
-    runner = web.AppRunner(create_app(config))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield f"ws://127.0.0.1:{port}/ws"
-    await runner.cleanup()
+    async with serve(config, system_clock(config.clock_offset_ms)) as app:
+        yield app.url
 
 
 async def test_flooding_client_is_limited_then_closed_others_unaffected(
@@ -269,9 +263,9 @@ async def test_flooding_client_is_limited_then_closed_others_unaffected(
 @pytest.mark.timeout(300)
 def test_1000_players_for_60_seconds(tmp_path: Path) -> None:
     procs.raise_fd_limit(4_096)
-    port, data = procs.free_port(), tmp_path / "data"
+    data = tmp_path / "data"
     flags = ("--no-certify", "--daily-secret", "soak", "--log-level", "WARNING")
-    srv = procs.start_server(port, data, flags=flags, log=tmp_path / "server.log")
+    srv = ServerProcess(data, flags).start()
     try:
         result = run_load([srv.url], LoadConfig(players=1_000, processes=2, duration_s=60,
                                                 ramp_s=10, think_s=2.0, max_moves=60))

@@ -25,15 +25,15 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 import protocol as p
-from server.app import create_app
+from server.clock import system_clock
 from server.config import Config
+from tests.support.app import serve
 
 pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
@@ -42,24 +42,19 @@ CODES = p.ERROR_CODES - {"internal"}
 
 
 class ThreadServer:
-    """The app served on a free TCP port by an event loop in a background thread."""
+    """`serve` run by an event loop in a background thread, for these synchronous tests."""
 
     def __init__(self, config: Config) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.runner = web.AppRunner(create_app(config))
-        self.port: int = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
-        self.url = f"ws://127.0.0.1:{self.port}/ws"
-
-    async def _start(self) -> int:
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+        self.serving = serve(config, system_clock(config.clock_offset_ms))
+        app = asyncio.run_coroutine_threadsafe(self.serving.__aenter__(), self.loop).result(30)
+        self.url = app.url
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
+        done = self.serving.__aexit__(None, None, None)
+        asyncio.run_coroutine_threadsafe(done, self.loop).result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.loop.close()

@@ -10,7 +10,7 @@ import redis.asyncio
 import protocol as p
 from server.clock import ManualClock
 from server.racemodel import RaceStatus
-from tests.server.race_parts import SETTINGS, Inbox, build
+from tests.support.races import SETTINGS, Inbox, build
 
 
 async def _update(inbox: Inbox, timeout: float = 5.0) -> p.RaceUpdate:

@@ -7,7 +7,7 @@ import redis.asyncio
 import protocol as p
 from server.clock import ManualClock
 from server.racemodel import RaceStatus
-from tests.server.race_parts import SETTINGS, Inbox, RaceParts, build
+from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
 
 async def _room(parts: RaceParts, *inboxes: Inbox) -> str:

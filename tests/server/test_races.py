@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
-import pytest_asyncio
-import redis.asyncio
-from aiohttp import web
 
 from engine import from_view
-from server.app import create_app
-from server.clock import ManualClock
-from server.config import Config
+from tests.support.app import App
+from tests.support.races import start_race
 from tests.support.wsclient import Client
 
 CARD = re.compile(r"^(A|[2-9]|10|J|Q|K)[CDHS]$")
@@ -30,39 +24,6 @@ def cards_in(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [c for v in value for c in cards_in(v)]
     return []
-
-
-class Server:
-    def __init__(self, url: str, clock: ManualClock, app: web.Application) -> None:
-        self.url, self.clock, self.app = url, clock, app
-
-    async def client(self, name: str) -> Client:
-        c = await Client.connect(self.url)
-        await c.hello(name=name)
-        return c
-
-
-@pytest_asyncio.fixture
-async def server(redis_url: str, redis_client: redis.asyncio.Redis,
-                 tmp_path: Any) -> AsyncIterator[Server]:
-    clock = ManualClock(1_907_755_200_000)
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"s",
-                     race_countdown_ms=1_000, race_time_limit_ms=60_000, race_grace_ms=5_000,
-                     race_fill_wait_ms=2_000, rate_limit=1000.0, rate_burst=1000)
-    app = create_app(config, clock=clock)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield Server(f"ws://127.0.0.1:{port}/ws", clock, app)
-    await runner.cleanup()
-
-
-async def start_race(server: Server, *clients: Client) -> list[dict[str, Any]]:
-    """Advance past the countdown and collect each racer's race.started push."""
-    server.clock.advance(1_000)
-    return [await c.push("race.started") for c in clients]
 
 
 async def play_out(c: Client, started: dict[str, Any], limit: int = 200) -> dict[str, Any]:
@@ -82,8 +43,8 @@ async def play_out(c: Client, started: dict[str, Any], limit: int = 200) -> dict
     return reply
 
 
-async def test_queue_pairs_two_players_who_race_to_a_finish(server: Server) -> None:
-    a, b = await server.client("alice"), await server.client("bobby")
+async def test_queue_pairs_two_players_who_race_to_a_finish(race_app: App) -> None:
+    a, b = await race_app.client("alice"), await race_app.client("bobby")
     qa = await a.request("race.queue", variant="fourteen-out")
     assert qa["type"] == "race.queued" and qa["waiting"] == 1
     qb = await b.request("race.queue", variant="fourteen-out")
@@ -93,7 +54,7 @@ async def test_queue_pairs_two_players_who_race_to_a_finish(server: Server) -> N
     assert ua["race"]["race_id"] == ub["race"]["race_id"]
     assert ua["race"]["status"] == "countdown"
     assert {r["name"] for r in ua["race"]["racers"]} == {"alice", "bobby"}
-    sa, sb = await start_race(server, a, b)
+    sa, sb = await start_race(race_app, a, b)
     assert sa["view"] == sb["view"], "racers share the deal"
     assert sa["game_id"] != sb["game_id"]
     # a plays to the end of the game; b resigns: the race is over, a ranks first.
@@ -119,8 +80,8 @@ async def test_queue_pairs_two_players_who_race_to_a_finish(server: Server) -> N
     assert wins["entries"][0]["name"] == first["name"]
 
 
-async def test_private_room_three_racers_progress_has_no_card(server: Server) -> None:
-    a, b, c = [await server.client(n) for n in ("carol", "danny", "erica")]
+async def test_private_room_three_racers_progress_has_no_card(race_app: App) -> None:
+    a, b, c = [await race_app.client(n) for n in ("carol", "danny", "erica")]
     room = await a.request("race.create", variant="triple-triangle", size=3)
     assert room["type"] == "race.room" and room["race"]["status"] == "open"
     code, race_id = room["race"]["code"], room["race"]["race_id"]
@@ -135,7 +96,7 @@ async def test_private_room_three_racers_progress_has_no_card(server: Server) ->
     # moves before the start are refused
     early = await a.request("move", game_id=f"r.{race_id}.{a.player_id}", move="d")
     assert early["type"] == "error" and early["code"] == "not_started"
-    sa, sb, sc = await start_race(server, a, b, c)
+    sa, sb, sc = await start_race(race_app, a, b, c)
     assert sa["view"] == sb["view"] == sc["view"]
     reply = await b.request("move", game_id=sb["game_id"], move="d")
     assert reply["type"] == "moved"
@@ -150,20 +111,20 @@ async def test_private_room_three_racers_progress_has_no_card(server: Server) ->
                 assert cards_in(msg) == [], f"a race message leaked a card: {msg}"
 
 
-async def test_disconnect_within_grace_continues_beyond_grace_forfeits(server: Server) -> None:
-    a, b, c = [await server.client(n) for n in ("frank", "grace", "heidi")]
+async def test_disconnect_within_grace_continues_beyond_grace_forfeits(race_app: App) -> None:
+    a, b, c = [await race_app.client(n) for n in ("frank", "grace", "heidi")]
     room = await a.request("race.create", variant="fourteen-out")
     race_id = room["race"]["race_id"]
     for cl in (b, c):
         await cl.request("race.join", code=room["race"]["code"])
     await a.request("race.start", race_id=race_id)
-    _, sb, _ = await start_race(server, a, b, c)
+    _, sb, _ = await start_race(race_app, a, b, c)
     # b drops and comes back within the grace period: same game, moves go on
     token = b.token
     await b.close()
-    server.clock.advance(3_000)
+    race_app.clock.advance(3_000)
     await asyncio.sleep(0.5)
-    b2 = await Client.connect(server.url)
+    b2 = await Client.connect(race_app.url)
     await b2.hello(token=token)
     state = await b2.request("race.get", race_id=race_id)
     assert state["race"]["game_id"] == sb["game_id"]
@@ -174,7 +135,7 @@ async def test_disconnect_within_grace_continues_beyond_grace_forfeits(server: S
     # c disappears for longer than the grace period: c forfeits, the others race on
     await c.close()
     for _ in range(4):
-        server.clock.advance(2_000)
+        race_app.clock.advance(2_000)
         await asyncio.sleep(0.45)
     ev = await a.push("race.event", timeout=5)
     while ev["event"]["kind"] != "forfeit":
@@ -185,14 +146,14 @@ async def test_disconnect_within_grace_continues_beyond_grace_forfeits(server: S
         {"frank": False, "grace": False, "heidi": True}
 
 
-async def test_time_limit_ends_a_stalled_race(server: Server) -> None:
-    a, b = await server.client("ivana"), await server.client("jorge")
+async def test_time_limit_ends_a_stalled_race(race_app: App) -> None:
+    a, b = await race_app.client("ivana"), await race_app.client("jorge")
     await a.request("race.queue", variant="triple-deck")
     await b.request("race.queue", variant="triple-deck")
     await a.push("race.update")
-    sa, _ = await start_race(server, a, b)
+    sa, _ = await start_race(race_app, a, b)
     await a.request("move", game_id=sa["game_id"], move="d")
-    server.clock.advance(61_000)
+    race_app.clock.advance(61_000)
     ev = await a.push("race.event", timeout=5)
     while ev["event"]["kind"] != "finished":
         ev = await a.push("race.event", timeout=5)
@@ -202,19 +163,19 @@ async def test_time_limit_ends_a_stalled_race(server: Server) -> None:
     assert late["type"] == "error" and late["code"] == "game_over"
 
 
-async def test_group_queue_starts_with_two_after_the_fill_wait(server: Server) -> None:
-    a, b = await server.client("kevin"), await server.client("laura")
+async def test_group_queue_starts_with_two_after_the_fill_wait(race_app: App) -> None:
+    a, b = await race_app.client("kevin"), await race_app.client("laura")
     await a.request("race.queue", variant="fourteen-out", size=4)
     await b.request("race.queue", variant="fourteen-out", size=4)
     with pytest.raises(asyncio.TimeoutError):
         await a.push("race.update", timeout=0.5)
-    server.clock.advance(2_500)
+    race_app.clock.advance(2_500)
     update = await a.push("race.update", timeout=5)
     assert len(update["race"]["racers"]) == 2 and update["race"]["size"] == 4
 
 
-async def test_leaving_the_queue(server: Server) -> None:
-    a = await server.client("mason")
+async def test_leaving_the_queue(race_app: App) -> None:
+    a = await race_app.client("mason")
     await a.request("race.queue", variant="fourteen-out")
     left = await a.request("race.leave")
     assert left["type"] == "race.left"

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,46 +9,22 @@ import pytest
 import redis.asyncio
 
 from engine import from_view
+from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError("server did not start")
+FLAGS = ("--daily-secret", "x", "--race-countdown-ms", "300", "--log-level", "WARNING")
 
 
 @pytest.fixture
 def two_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
-    procs, urls = [], []
-    for i in range(2):
-        port = free_port()
-        cmd = [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-               "--data-dir", str(tmp_path / f"s{i}"), "--daily-secret", "x",
-               "--race-countdown-ms", "300", "--log-level", "WARNING"]
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        procs.append(proc)
-        wait_healthy(port, proc)
-        urls.append(f"ws://127.0.0.1:{port}/ws")
-    yield urls
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        proc.wait(timeout=10)
+    servers: list[ServerProcess] = []
+    try:
+        for i in range(2):
+            servers.append(ServerProcess(tmp_path / f"s{i}", FLAGS, redis_url=redis_url).start())
+        yield [srv.url for srv in servers]
+    finally:
+        for srv in servers:
+            srv.stop()
 
 
 async def test_race_across_two_processes(two_servers: list[str],

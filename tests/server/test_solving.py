@@ -19,8 +19,8 @@ from server.clock import ManualClock
 from server.config import Config
 from server.deals import DailyDeals, SolverPool, candidate_seed
 from server.gamestore import GameStore
-from tests.server.test_races import Server, server, start_race  # noqa: F401  (fixture)
 from tests.support.app import App, serve
+from tests.support.races import start_race
 
 SECRET = b"solving"
 DAY = dt.date(2030, 6, 15)
@@ -92,11 +92,11 @@ async def test_hints_lead_to_a_win_and_cost_time_on_the_board(app: App) -> None:
                                                                    ("hinted", count)]
 
 
-async def test_no_hints_in_races(server: Server) -> None:  # noqa: F811
-    a, b = await server.client("racer1"), await server.client("racer2")
+async def test_no_hints_in_races(race_app: App) -> None:
+    a, b = await race_app.client("racer1"), await race_app.client("racer2")
     await a.request("race.queue", variant="fourteen-out")
     await b.request("race.queue", variant="fourteen-out")
-    sa, _ = await start_race(server, a, b)
+    sa, _ = await start_race(race_app, a, b)
     refused = await a.request("hint", game_id=sa["game_id"])
     assert refused["type"] == "error" and refused["code"] == "conflict"
 

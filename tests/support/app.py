@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from aiohttp import web
 
 from server.app import create_app
-from server.clock import ManualClock
+from server.clock import Clock, ManualClock
 from server.config import Config
 from tests.support.wsclient import Client
 
+#: 2030-06-15 12:00 UTC, where every test's manual clock starts.
+T0_MS = 1_907_755_200_000
+
 
 class App:
-    def __init__(self, url: str, http: str, clock: ManualClock) -> None:
-        self.url, self.http, self.clock = url, http, clock
+    """A running app: its WebSocket ``url``, its ``http`` root and the clock it runs on."""
+
+    def __init__(self, url: str, http: str, clock: Any) -> None:
+        self.url, self.http = url, http
+        self.clock: ManualClock = clock  # unless `serve` was given another clock
 
     async def client(self, name: str, binary: bool = True,
                      versions: tuple[int, ...] = (1,)) -> Client:
@@ -25,9 +32,9 @@ class App:
 
 
 @contextlib.asynccontextmanager
-async def serve(config: Config) -> AsyncIterator[App]:
-    """The app in-process on a free port, on a manual clock at 2030-06-15 12:00 UTC."""
-    clock = ManualClock(1_907_755_200_000)
+async def serve(config: Config, clock: Clock | None = None) -> AsyncIterator[App]:
+    """The app in-process on a free port, on ``clock``: by default a manual clock at `T0_MS`."""
+    clock = clock or ManualClock(T0_MS)
     runner = web.AppRunner(create_app(config, clock=clock))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

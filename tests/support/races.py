@@ -1,13 +1,18 @@
-"""The race units wired by hand on a real Redis, with in-memory connections (test support)."""
+"""Races in tests: the race units wired by hand on a real Redis with in-memory connections
+(`build`), and for the app over WebSockets the same race timings (`race_config`) and
+`start_race`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import redis.asyncio
 
 import protocol as p
 from server.clock import ManualClock
+from server.config import Config
 from server.games import GameService
 from server.gamestore import GameStore
 from server.leaderboard import Leaderboard
@@ -19,6 +24,8 @@ from server.racereferee import RaceReferee
 from server.races import RaceService, RaceSettings
 from server.racestore import RaceStore
 from server.ratings import RaceBoards
+from tests.support.app import App
+from tests.support.wsclient import Client
 
 SETTINGS = RaceSettings(countdown_ms=1_000, time_limit_ms=60_000, grace_ms=5_000,
                         fill_wait_ms=2_000)
@@ -64,3 +71,17 @@ def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
     fanout = RaceFanout(client, races, clock)
     return RaceParts(clock, players, store, races, referee, fanout,
                      RaceClock(fanout, races, referee, clock), Matchmaking(races, fanout))
+
+
+def race_config(redis_url: str, data_dir: Path) -> Config:
+    """The app's config with the race timings of `SETTINGS` and a lax rate limit."""
+    return replace(Config(), redis_url=redis_url, data_dir=data_dir, daily_secret=b"s",
+                   race_countdown_ms=SETTINGS.countdown_ms,
+                   race_time_limit_ms=SETTINGS.time_limit_ms, race_grace_ms=SETTINGS.grace_ms,
+                   race_fill_wait_ms=SETTINGS.fill_wait_ms, rate_limit=1000.0, rate_burst=1000)
+
+
+async def start_race(app: App, *clients: Client) -> list[dict[str, Any]]:
+    """Advance past the countdown and collect each racer's race.started push."""
+    app.clock.advance(SETTINGS.countdown_ms)
+    return [await c.push("race.started") for c in clients]

@@ -1,0 +1,347 @@
+"""Triple Easthaven's game-over check: is any progress still reachable once the stock is empty?
+
+Progress means a face-down card turns, or the foundations hold more cards than they do now.
+`ProgressSearch` decides it exactly by a depth-first search over positions, resumable in slices
+(`step`), and stops at the first position from which one move makes progress.
+
+A position is encoded as one ``bytes`` value (no container objects, so the search adds nothing
+to the cyclic garbage collector's work): 12 foundation heights, three per suit (C, D, H, S),
+sorted within the suit, then the piles sorted and joined by ``0xff``. A pile is a flag byte (1
+when face-down cards lie under it, else 0) followed by the codes of its face-up cards, bottom
+first (code = suit * 13 + rank - 1, as `Card.code`).
+
+Reductions, each exact (the tests compare with a plain exhaustive search):
+
+* **Stop at the first progress.** A position is a *goal* when one move from it makes progress:
+  a foundation play while the foundations hold as many cards as at the start (every play from
+  a position with fewer is an ordinary move of the search, since cards that came back from a
+  foundation must first be replayed), or a move of the whole face-up part of a pile with
+  face-down cards under it (a card exposed is turned). Such a move is never expanded.
+* **Canonical keys.** Nothing is dealt any more, so the piles are a multiset (sorted in the
+  key); the three foundations of a suit are interchangeable (heights sorted), identical cards
+  have the same code, and how many face-down cards a pile holds is irrelevant beyond "some"
+  (turning any of them is progress; none ever turns inside the search).
+* **Empty piles are interchangeable**: only the first is tried as a destination; and a pile
+  without face-down cards never moves whole to an empty pile (the same multiset again).
+
+Worst case: the search visits each canonical position at most once, and only positions with
+the same face-up/foundation cards, the same piles' bottom cards above face-down cards (such a
+card cannot move without progress) and no more foundation cards than at the start, so it is
+bounded by the number of arrangements of those cards. That number is small for positions from
+play (measured: see the tests and the report of issue #11) but can grow exponentially in
+crafted positions, hence `step(max_nodes)`, which bounds the work of one call.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Final
+
+from .cards import SUITS
+
+SEP: Final = 0xFF
+_SEP_BYTES: Final = b"\xff"
+FOUND_LEN: Final = 12
+
+_RANK0 = tuple(c % 13 for c in range(52))  # rank - 1
+_SUIT = tuple(c // 13 for c in range(52))
+_RED = tuple(SUITS[c // 13] in "DH" for c in range(52))
+# A card builds on another when its fit equals the other's slot.
+FIT: Final = tuple((c % 13 + 1) * 2 + _RED[c] for c in range(52))
+SLOT: Final = tuple((c % 13) * 2 + (not _RED[c]) for c in range(52))
+
+
+def encode(piles: list[tuple[bool, list[int]]], heights: list[int]) -> bytes:
+    """The canonical key of a position: piles as (face-down cards under it, face-up codes),
+    foundation heights in the engine's order (three per suit, C D H S)."""
+    found = bytearray()
+    for s in range(4):
+        found += bytes(sorted(heights[3 * s : 3 * s + 3]))
+    parts = sorted(bytes([1 if down else 0, *up]) for down, up in piles)
+    return bytes(found) + _SEP_BYTES.join(parts)
+
+
+def _plays(found: bytes, c: int) -> int:
+    """Index in `found` of a foundation that takes card `c`, or -1."""
+    base = 3 * _SUIT[c]
+    r = _RANK0[c]
+    if found[base] == r:
+        return base
+    if found[base + 1] == r:
+        return base + 1
+    if found[base + 2] == r:
+        return base + 2
+    return -1
+
+
+def _set_height(found: bytes, i: int, h: int) -> bytes:
+    """`found` with foundation `i` at height `h`, its suit's heights re-sorted."""
+    base = i - i % 3
+    trio = [found[base], found[base + 1], found[base + 2]]
+    trio[i - base] = h
+    trio.sort()
+    return found[:base] + bytes(trio) + found[base + 3 :]
+
+
+class ProgressSearch:
+    """Resumable search for progress from one position (see the module docstring).
+
+    `step(max_nodes)` expands at most `max_nodes` positions and returns True when progress is
+    reachable, False when it is not (every reachable position was seen), None when undecided.
+    """
+
+    __slots__ = ("_goal_total", "_low", "_queue", "_seen", "expanded", "verdict")
+
+    def __init__(self, start: bytes) -> None:
+        self._goal_total = sum(start[:FOUND_LEN])
+        self._seen: set[bytes] = {start}
+        self._queue: list[deque[bytes]] = [deque() for _ in range(_BUCKETS)]
+        self._queue[0].append(start)
+        self._low = 0
+        self.expanded = 0
+        self.verdict: bool | None = None
+
+    @property
+    def seen(self) -> int:
+        return len(self._seen)
+
+    def step(self, max_nodes: int) -> bool | None:
+        if self.verdict is not None:
+            return self.verdict
+        queue, seen = self._queue, self._seen
+        add = seen.add
+        goal_total = self._goal_total
+        low = self._low
+        for _ in range(max_nodes):
+            while low < _BUCKETS and not queue[low]:
+                low += 1
+            if low == _BUCKETS:
+                return self._decide(False)
+            key = queue[low].popleft()
+            self.expanded += 1
+            children = _children(key, goal_total)
+            if children is None:
+                return self._decide(True)
+            if self.expanded == 1 and not may_progress(key, goal_total):
+                return self._decide(False)  # the relaxation proves it, no search needed
+            for child in children:
+                if child not in seen:
+                    add(child)
+                    h = _estimate(child, goal_total)
+                    queue[h].append(child)
+                    if h < low:
+                        low = h
+        self._low = low
+        return None
+
+    def _decide(self, verdict: bool) -> bool:
+        self.verdict = verdict
+        self._seen = set()
+        self._queue = []
+        return verdict
+
+    def run(self) -> bool:
+        """Search to the end."""
+        verdict = self.step(1 << 62)
+        assert verdict is not None
+        return verdict
+
+
+_BUCKETS: Final = 64
+
+
+def _estimate(key: bytes, goal_total: int) -> int:
+    """Search order only (any order is exact): how far `key` looks from progress, 0 to 63."""
+    found = key[:FOUND_LEN]
+    best = 40
+    for p in key[FOUND_LEN:].split(_SEP_BYTES):
+        m = len(p) - 1
+        if m <= 0:
+            continue
+        if p[0]:
+            b = 1
+            while b < m and FIT[p[b + 1]] == SLOT[p[b]]:
+                b += 1
+            if m - b < best:
+                best = m - b
+        for d in range(min(m, best)):
+            if _plays(found, p[m - d]) >= 0:
+                best = d
+                break
+    return min(best + 2 * (goal_total - sum(found)), _BUCKETS - 1)
+
+
+def _children(key: bytes, goal_total: int) -> list[bytes] | None:
+    """The keys one move away from `key`, or None when `key` is a goal (one move from progress)."""
+    found = key[:FOUND_LEN]
+    piles = key[FOUND_LEN:].split(_SEP_BYTES)
+    at_goal_total = sum(found) >= goal_total
+    slots: dict[int, list[int]] = {}
+    empty = -1
+    for i, p in enumerate(piles):
+        if len(p) > 1:
+            top = p[-1]
+            if at_goal_total and _plays(found, top) >= 0:
+                return None
+            s = SLOT[top]
+            if s in slots:
+                slots[s].append(i)
+            else:
+                slots[s] = [i]
+        elif p[0] == 0 and empty < 0:
+            empty = i
+    runs = []
+    for i, p in enumerate(piles):
+        m = len(p) - 1
+        k = 1
+        while k < m and FIT[p[-k]] == SLOT[p[-k - 1]]:
+            k += 1
+        runs.append(k)
+        if p[0] == 1 and m > 0 and k == m:  # the whole face-up part moves as one run
+            base = p[1]
+            if empty >= 0 or (m == 1 and _plays(found, base) >= 0):
+                return None
+            for j in slots.get(FIT[base], ()):
+                if j != i:
+                    return None
+    out: list[bytes] = []
+    for i, p in enumerate(piles):
+        m = len(p) - 1
+        if m <= 0:
+            continue
+        flag = p[0]
+        for k in range(1, runs[i] + 1):
+            if flag and k == m:
+                break  # a goal, handled above
+            head = p[-k]
+            moving = p[-k:]
+            rest = p[:-k]
+            for j in slots.get(FIT[head], ()):
+                if j != i:
+                    new = list(piles)
+                    new[i] = rest
+                    new[j] = piles[j] + moving
+                    new.sort()
+                    out.append(found + _SEP_BYTES.join(new))
+            if empty >= 0 and (flag or k < m):
+                new = list(piles)
+                new[i] = rest
+                new[empty] = b"\x00" + moving
+                new.sort()
+                out.append(found + _SEP_BYTES.join(new))
+        top = p[-1]
+        f = _plays(found, top)
+        if f >= 0:  # fewer foundation cards than at the start (else a goal, above)
+            new = list(piles)
+            new[i] = p[:-1]
+            new.sort()
+            out.append(_set_height(found, f, found[f] + 1) + _SEP_BYTES.join(new))
+    for f in range(FOUND_LEN):
+        h = found[f]
+        if h == 0 or (f % 3 and found[f - 1] == h):
+            continue  # empty, or the same card as on the previous foundation of the suit
+        c = (f // 3) * 13 + h - 1
+        nf = _set_height(found, f, h - 1)
+        dests = [j for j in slots.get(FIT[c], ())]
+        if empty >= 0:
+            dests.append(empty)
+        for j in dests:
+            new = list(piles)
+            new[j] = piles[j] + bytes((c,))
+            new.sort()
+            out.append(nf + _SEP_BYTES.join(new))
+    return out
+
+
+def may_progress(key: bytes, goal_total: int) -> bool:
+    """An over-approximation: False only when no sequence of moves from `key` makes progress.
+
+    A monotone ("delete-relaxed") fixpoint over facts that, once possible, are assumed to stay
+    possible: which card types can be a pile top, whether a pile can be empty, which foundation
+    heights each suit can reach, and how deep each pile can be uncovered (`low`: the lowest
+    original face-up card that can become its top). Every real move sequence keeps inside these
+    facts, so when they allow no progress, none is reachable. Progress is allowed when a pile
+    with face-down cards can be uncovered below its bottom face-up card, or when the foundation
+    cards plus every tableau card that can be uncovered could form foundations holding more
+    than `goal_total` cards (a counting bound per suit).
+    """
+    found = key[:FOUND_LEN]
+    piles = [p for p in key[FOUND_LEN:].split(_SEP_BYTES) if len(p) > 1 or p[0] == 0]
+    empty = False
+    low = []
+    tops = 0  # bit per card code that can be a pile top
+    slots = 0  # bit per slot value of those tops
+    for p in piles:
+        m = len(p) - 1
+        if m == 0:
+            empty = True
+        else:
+            tops |= 1 << p[-1]
+            slots |= 1 << SLOT[p[-1]]
+        low.append(m - 1)
+    fh = [0, 0, 0, 0]  # bit per reachable foundation height, per suit
+    for f in range(FOUND_LEN):
+        fh[f // 3] |= 1 << found[f]
+    changed = True
+    while changed:
+        changed = False
+        for s in range(4):
+            bits = fh[s]
+            for h in range(13, -1, -1):
+                if not bits >> h & 1:
+                    continue
+                if h > 0:  # the top card comes back to the tableau
+                    c = s * 13 + h - 1
+                    if (empty or slots >> FIT[c] & 1) and not bits >> (h - 1) & 1:
+                        bits |= 1 << (h - 1)
+                        tops |= 1 << c
+                        slots |= 1 << SLOT[c]
+                        changed = True
+                if h < 13 and tops >> (s * 13 + h) & 1 and not bits >> (h + 1) & 1:
+                    bits |= 1 << (h + 1)  # a pile top plays up
+                    changed = True
+            fh[s] = bits
+        for n, p in enumerate(piles):
+            e = low[n]
+            if e < 0:
+                continue
+            k = e  # index (in p[1:]) of the head of the unit whose top is card e
+            new_low = e
+            while k >= 0:
+                c = p[k + 1]
+                if (empty or slots >> FIT[c] & 1
+                        or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1)):
+                    new_low = k - 1
+                    if k > 0:
+                        below = p[k]
+                        if not tops >> below & 1:
+                            tops |= 1 << below
+                            slots |= 1 << SLOT[below]
+                            changed = True
+                if k == 0 or FIT[c] != SLOT[p[k]]:
+                    break
+                k -= 1
+            if new_low < e:
+                low[n] = new_low
+                changed = True
+                if new_low < 0:
+                    if p[0]:
+                        return True  # a face-down card can be exposed
+                    empty = True
+    # Counting bound: the most cards foundations can hold, per suit, from the cards on them
+    # now plus every tableau card that can be uncovered.
+    count = [0] * 52
+    for n, p in enumerate(piles):
+        for c in p[max(low[n], 0) + 1 :]:
+            count[c] += 1
+    best = 0
+    for s in range(4):
+        trio = found[3 * s : 3 * s + 3]
+        least = 3
+        for r in range(1, 14):
+            have = sum(1 for h in trio if h >= r) + count[s * 13 + r - 1]
+            least = min(least, have)
+            if least == 0:
+                break
+            best += least
+    return best > goal_total

@@ -1,0 +1,220 @@
+"""Triple Easthaven's exact game-over check (`engine.deadlock`) against a plain exhaustive search.
+
+The reference below knows nothing of the engine's search: it tries every move the engine
+generates, from every position reached (full snapshots as keys, piles in place, no pruning, no
+budget), until a foundation holds more cards than at the start or a face-down card turns.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import new_game
+from engine.cards import RANK_TEXT, SUITS, card
+from engine.deadlock import ProgressSearch, may_progress
+from engine.easthaven import TripleEasthaven
+from engine.game import Game, OverDecided
+
+from .helpers import fresh
+
+
+def reference_over(game: Game, limit: int = 200_000,
+                   states: list[int] | None = None) -> bool | None:
+    """Over by exhaustive search; None when more than `limit` positions are reachable.
+    `states` receives how many positions were seen."""
+    assert isinstance(game, TripleEasthaven)
+    if game.won:
+        return True
+    if game._stock:
+        return False
+    saved = game._snapshot()
+    cards0 = sum(len(f) for f in game._foundations)
+    down0 = sum(game._down)
+    seen = {saved}
+    todo = [saved]
+    try:
+        while todo:
+            state = todo.pop()
+            game._restore(state)
+            for move in list(game._generate()):
+                game._restore(state)
+                assert game._reason(move) is None, move
+                game._do(move)
+                if sum(len(f) for f in game._foundations) > cards0 or sum(game._down) < down0:
+                    return False
+                after = game._snapshot()
+                if after not in seen:
+                    if len(seen) >= limit:
+                        return None
+                    seen.add(after)
+                    todo.append(after)
+        return True
+    finally:
+        game._restore(saved)
+        if states is not None:
+            states.append(len(seen))
+
+
+def position(piles: list[tuple[int, list[str]]], heights: list[int]) -> TripleEasthaven:
+    """Piles as (face-down count, face-up texts bottom first), 12 in all; foundation heights
+    in engine order (three per suit, C D H S). Face-down cards are 5C (never seen)."""
+    hidden = card(5, "C")
+    game = fresh("triple-easthaven",
+                 _piles=[[hidden] * d + [_card(t) for t in up] for d, up in piles],
+                 _down=[d for d, _ in piles], _stock=[],
+                 _foundations=[[card(r, SUITS[f // 3]) for r in range(1, h + 1)]
+                               for f, h in enumerate(heights)])
+    assert isinstance(game, TripleEasthaven)
+    return game
+
+
+def _card(text: str) -> Any:
+    return card(RANK_TEXT.index(text[:-1]), text[-1])
+
+
+# -- hypothesis: small positions, few cards ---------------------------------------------------
+
+_CARDS = [RANK_TEXT[r] + s for r in range(1, 8) for s in SUITS]
+_FILLER = (1, ["KD"])  # a KD on a face-down card: it moves only to an empty pile (progress)
+
+
+@st.composite
+def small_positions(draw: st.DrawFn) -> TripleEasthaven:
+    n = draw(st.integers(1, 6))
+    piles = [(draw(st.integers(0, 1)), draw(st.lists(st.sampled_from(_CARDS), max_size=4)))
+             for _ in range(n)]
+    piles = [(d if up else 0, up) for d, up in piles]  # face-down cards are always covered
+    inert = draw(st.booleans())  # the other piles: face-up Ks alone (no progress from them)
+    filler = (0, ["KS"]) if inert else _FILLER
+    heights = [draw(st.integers(0, 6)) for _ in range(12)]
+    return position(piles + [filler] * (12 - n), heights)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(small_positions())
+def test_small_positions_agree_with_the_reference(game: TripleEasthaven) -> None:
+    expected = reference_over(game, limit=4_000)
+    if expected is not None:
+        assert game.over is expected
+
+
+# -- positions from real deals ---------------------------------------------------------------
+
+def _real_positions(seeds: range, after: int) -> list[TripleEasthaven]:
+    """Positions with the stock empty from seeded random play (foundation plays preferred)."""
+    out = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        game = new_game("triple-easthaven", seed)
+        assert isinstance(game, TripleEasthaven)
+        played = 0
+        while played < after and not game.over:
+            moves = list(game.legal_moves())
+            ups = [m for m in moves if m.dst == "f"]
+            if ups and rng.random() < 0.9:
+                game.apply(rng.choice(ups))
+            elif game._stock and rng.random() < 0.15:
+                game.apply("d")
+            else:
+                game.apply(rng.choice([m for m in moves if m.src != "d"] or moves))
+            if not game._stock:
+                played += 1
+                if rng.random() < 0.05:
+                    copy = new_game("triple-easthaven", seed)
+                    assert isinstance(copy, TripleEasthaven)
+                    copy._restore(game._snapshot())
+                    out.append(copy)
+        out.append(game)
+    return out
+
+
+def test_real_deal_positions_agree_with_the_reference() -> None:
+    checked = dead = 0
+    for game in _real_positions(range(3), after=40):
+        game._over = None
+        expected = reference_over(game, limit=2_000)
+        if expected is None:
+            continue
+        checked += 1
+        dead += expected
+        assert game.over is expected
+    assert checked >= 5 and dead >= 1, (checked, dead)
+
+
+# -- crafted positions ------------------------------------------------------------------------
+
+def test_dead_with_thousands_of_back_and_forth_moves() -> None:
+    # Runs shuttle between identical hosts, split anywhere; the bases never move and nothing
+    # reaches a foundation. The old check gave up after 400 moves and said "not over".
+    piles = [(1, ["2D", "9H", "8C", "7D", "6S"]), (1, ["2H", "10S"]), (1, ["2H", "10S"]),
+             (1, ["2S", "10C"]), (1, ["3D", "9D"]), (1, ["3H", "9H"]), (1, ["3D", "8S"]),
+             (1, ["3H", "8C"]), (1, ["4D", "7H"]), (1, ["4H", "7D"]), (1, ["4C", "KH"]),
+             (1, ["4S", "KD"])]
+    game = position(piles, [0] * 12)
+    states: list[int] = []
+    assert reference_over(game, states=states) is True
+    assert states[0] > 1000
+    assert game.over
+
+
+def test_live_when_progress_is_deep() -> None:
+    # Clear a pile: 6H 5S onto the 7C (after the 7C moves to an empty pile... none): the
+    # 5S goes onto the 6D, then the 6H onto the 7C, turning the card under the 6H.
+    piles = [(1, ["6H", "5S"]), (0, ["7C"]), (0, ["6D"])] + [(0, ["KS"])] * 9
+    game = position(piles, [0] * 12)
+    assert reference_over(game) is False
+    assert not game.over
+
+
+def test_over_search_in_slices_caches_the_verdict() -> None:
+    for game in _real_positions(range(1), after=30):
+        game._over = None
+        expected = reference_over(game, limit=1_000)
+        game._over = None
+        search = game.over_search()
+        verdict = None
+        while verdict is None:
+            verdict = search.step(1)
+        assert game._over is verdict
+        if expected is not None:
+            assert verdict is expected
+
+
+def test_over_search_does_not_store_a_stale_verdict() -> None:
+    piles = [(1, ["6H", "5S"]), (0, ["7C"]), (0, ["6D"])] + [(0, ["KS"])] * 9
+    game = position(piles, [0] * 12)
+    search = game.over_search()
+    game.apply("1 3 1")
+    game._over = None
+    assert search.step(10_000) is False  # about the position it started from
+    assert game._over is None
+
+
+def test_decided_steppers() -> None:
+    other = new_game("fourteen-out", 1)
+    assert isinstance(other.over_search(), OverDecided)
+    assert other.over_search().step(1) is other.over
+    dealt = new_game("triple-easthaven", 1)  # stock not empty: decided at once
+    assert dealt.over_search().step(0) is False
+
+
+def test_a_players_copy_judges_alike() -> None:
+    for game in _real_positions(range(2), after=30):
+        game._over = None
+        view = game.view()
+        view["over"] = False
+        copy = TripleEasthaven.from_view(view)
+        assert copy.over is game.over
+
+
+def test_relaxation_and_search_on_shuttles() -> None:
+    shuttle = [(1, ["9S", "8H"]), (1, ["9C"])] + [(0, ["KS"])] * 10
+    game = position(shuttle, [0] * 12)
+    key = game._over_key()
+    assert not may_progress(key, 0)
+    assert ProgressSearch(key).run() is False and game.over

@@ -1,0 +1,72 @@
+"""Subprocesses for tests: ``python -m server`` on a free port, and the repository root.
+
+Built on `benchmarks.load.procs` (the fault tests also use its restartable `RedisServer`), so
+tests and benchmarks start servers the same way: ready once ``/readyz`` answers 200.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import TracebackType
+
+from benchmarks.load.procs import ROOT, Proc, free_port, start_server
+
+__all__ = ["QUIET", "ROOT", "ServerProcess", "free_port"]
+
+#: The flags most test servers run with: no deal certification, warnings and worse logged.
+QUIET = ("--no-certify", "--log-level", "WARNING")
+
+
+class ServerProcess:
+    """``python -m server`` on ``port`` (a free one by default) with ``flags``.
+
+    Its output goes to ``<data_dir>.log`` beside the data dir (the tail is shown when it fails
+    to start). ``restart()`` keeps its port and data dir. Use as a context manager, or call
+    `start` and `stop`.
+    """
+
+    def __init__(self, data_dir: Path, flags: tuple[str, ...] = QUIET, *,
+                 redis_url: str | None = None, port: int | None = None) -> None:
+        self.data_dir, self.flags, self.redis_url = data_dir, flags, redis_url
+        self.port = port or free_port()
+        self.log = data_dir.parent / f"{data_dir.name}.log"
+        self._proc: Proc | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def popen(self) -> subprocess.Popen[bytes]:
+        """The running child process (to signal it or wait for it)."""
+        assert self._proc is not None, "not started"
+        return self._proc.proc
+
+    def start(self) -> ServerProcess:
+        self._proc = start_server(self.port, self.data_dir, redis_url=self.redis_url,
+                                  flags=self.flags, log=self.log)
+        return self
+
+    def stop(self) -> int | None:
+        """SIGTERM (graceful), SIGKILL if that takes too long; the exit code."""
+        code = self._proc.stop() if self._proc is not None else None
+        self._proc = None
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self._proc is not None:
+            self._proc.kill()
+        self._proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
