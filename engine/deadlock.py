@@ -46,9 +46,13 @@ FOUND_LEN: Final = 12
 _RANK0 = tuple(c % 13 for c in range(52))  # rank - 1
 _SUIT = tuple(c // 13 for c in range(52))
 _RED = tuple(SUITS[c // 13] in "DH" for c in range(52))
-# A card builds on another when its fit equals the other's slot.
-FIT: Final = tuple((c % 13 + 1) * 2 + _RED[c] for c in range(52))
-SLOT: Final = tuple((c % 13) * 2 + (not _RED[c]) for c in range(52))
+# A card builds on another when its fit equals the other's slot. Codes from ANCHOR on stand for
+# frozen cards (see `_freeze`): they only host, by slot (ANCHOR + slot), and never move.
+ANCHOR: Final = 64
+_NO_FIT: Final = 255
+FIT: Final = tuple([(c % 13 + 1) * 2 + _RED[c] for c in range(52)] + [_NO_FIT] * 204)
+SLOT: Final = tuple([(c % 13) * 2 + (not _RED[c]) for c in range(52)] + [_NO_FIT] * 12
+                    + list(range(26)) + [_NO_FIT] * 166)
 
 
 def encode(piles: list[tuple[bool, list[int]]], heights: list[int]) -> bytes:
@@ -63,6 +67,8 @@ def encode(piles: list[tuple[bool, list[int]]], heights: list[int]) -> bytes:
 
 def _plays(found: bytes, c: int) -> int:
     """Index in `found` of a foundation that takes card `c`, or -1."""
+    if c >= ANCHOR:
+        return -1
     base = 3 * _SUIT[c]
     r = _RANK0[c]
     if found[base] == r:
@@ -122,8 +128,15 @@ class ProgressSearch:
             children = _children(key, goal_total)
             if children is None:
                 return self._decide(True)
-            if self.expanded == 1 and not may_progress(key, goal_total):
-                return self._decide(False)  # the relaxation proves it, no search needed
+            if self.expanded == 1:
+                may, piles, lows = _relax(key, goal_total)
+                if not may:
+                    return self._decide(False)  # the relaxation proves it, no search needed
+                key = _freeze(key[:FOUND_LEN], piles, lows)
+                seen.clear()
+                add(key)
+                children = _children(key, goal_total)
+                assert children is not None
             for child in children:
                 if child not in seen:
                     add(child)
@@ -158,7 +171,7 @@ def _estimate(key: bytes, goal_total: int) -> int:
         m = len(p) - 1
         if m <= 0:
             continue
-        if p[0]:
+        if p[0] == 1:
             b = 1
             while b < m and FIT[p[b + 1]] == SLOT[p[b]]:
                 b += 1
@@ -169,6 +182,20 @@ def _estimate(key: bytes, goal_total: int) -> int:
                 best = d
                 break
     return min(best + 2 * (goal_total - sum(found)), _BUCKETS - 1)
+
+
+def _freeze(found: bytes, piles: list[bytes], lows: list[int]) -> bytes:
+    """The key with each pile's cards that never move (`_relax`: at or below its `low`) replaced
+    by one anchor: flag 2, then ANCHOR + the slot of the top one, which is all that matters of
+    them (they host cards by that slot; they never move, play or uncover anything)."""
+    parts = []
+    for p, e in zip(piles, lows, strict=True):
+        if e >= 0:
+            parts.append(bytes((2, ANCHOR + SLOT[p[e + 1]])) + p[e + 2 :])
+        else:
+            parts.append(p)
+    parts.sort()
+    return found + _SEP_BYTES.join(parts)
 
 
 def _children(key: bytes, goal_total: int) -> list[bytes] | None:
@@ -254,20 +281,30 @@ def _children(key: bytes, goal_total: int) -> list[bytes] | None:
 
 
 def may_progress(key: bytes, goal_total: int) -> bool:
-    """An over-approximation: False only when no sequence of moves from `key` makes progress.
+    """An over-approximation: False only when no sequence of moves from `key` makes progress
+    (see `_relax`)."""
+    return _relax(key, goal_total)[0]
 
-    A monotone ("delete-relaxed") fixpoint over facts that, once possible, are assumed to stay
+
+def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
+    """A monotone ("delete-relaxed") fixpoint over facts that, once possible, are assumed to stay
     possible: which card types can be a pile top, whether a pile can be empty, which foundation
-    heights each suit can reach, and how deep each pile can be uncovered (`low`: the lowest
-    original face-up card that can become its top). Every real move sequence keeps inside these
-    facts, so when they allow no progress, none is reachable. Progress is allowed when a pile
-    with face-down cards can be uncovered below its bottom face-up card, or when the foundation
-    cards plus every tableau card that can be uncovered could form foundations holding more
-    than `goal_total` cards (a counting bound per suit).
+    heights each suit can reach, and how deep each pile can be uncovered (`low`: the index in
+    the pile's cards of the lowest one that can become its top). Every real move sequence
+    without progress keeps inside these facts (each real move is one of the relaxed moves, from
+    facts already derived), so: cards at or below `low` never move; and when the facts allow no
+    progress, none is reachable. Progress is allowed when a pile with face-down cards can be
+    uncovered below its bottom face-up card, or when the foundation cards plus every tableau card
+    that can be uncovered could form foundations holding more than `goal_total` cards (a
+    counting bound per suit).
+
+    Returns (progress allowed, the piles with cards or none face down, their `low`; -1 for a
+    pile that can be emptied, or whose face-down cards can be exposed).
     """
     found = key[:FOUND_LEN]
     piles = [p for p in key[FOUND_LEN:].split(_SEP_BYTES) if len(p) > 1 or p[0] == 0]
     empty = False
+    exposed = False
     low = []
     tops = 0  # bit per card code that can be a pile top
     slots = 0  # bit per slot value of those tops
@@ -309,6 +346,8 @@ def may_progress(key: bytes, goal_total: int) -> bool:
             new_low = e
             while k >= 0:
                 c = p[k + 1]
+                if c >= ANCHOR:
+                    break
                 if (empty or slots >> FIT[c] & 1
                         or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1)):
                     new_low = k - 1
@@ -326,11 +365,14 @@ def may_progress(key: bytes, goal_total: int) -> bool:
                 changed = True
                 if new_low < 0:
                     if p[0]:
-                        return True  # a face-down card can be exposed
-                    empty = True
+                        exposed = True  # progress; the pile never empties without it
+                    else:
+                        empty = True
+    if exposed:
+        return True, piles, low
     # Counting bound: the most cards foundations can hold, per suit, from the cards on them
     # now plus every tableau card that can be uncovered.
-    count = [0] * 52
+    count = [0] * 256
     for n, p in enumerate(piles):
         for c in p[max(low[n], 0) + 1 :]:
             count[c] += 1
@@ -344,4 +386,4 @@ def may_progress(key: bytes, goal_total: int) -> bool:
             if least == 0:
                 break
             best += least
-    return best > goal_total
+    return best > goal_total, piles, low

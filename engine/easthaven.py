@@ -7,13 +7,14 @@ top of a foundation back onto pile 5 (``f 5`` when only one foundation card fits
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 from .cards import SUITS, Card, parse_card
 from .deadlock import ProgressSearch, encode
 from .game import OverDecided, OverStepper, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 from .tableau import FOUNDATION, STOCK, TableauGame
+from .views import TableauStateBody, TableauViewBody, View
 
 PILES: Final = 12
 PER_SUIT: Final = 3
@@ -161,15 +162,15 @@ class TripleEasthaven(TableauGame):
 
     # -- serialisation ------------------------------------------------------------------------
 
-    def _state_json(self) -> dict[str, Any]:
+    def _state_json(self) -> TableauStateBody:
         return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
                 "foundations": [[c.text for c in f] for f in self._foundations]}
 
-    def _view_json(self) -> dict[str, Any]:
+    def _view_json(self) -> TableauViewBody:
         return {"piles": self._piles_view(), "stock": len(self._stock),
                 "foundations": [[c.text for c in f] for f in self._foundations]}
 
-    def _load_view(self, view: dict[str, Any]) -> None:
+    def _load_view(self, view: View) -> None:
         self._load_piles(view)
 
 

@@ -8,12 +8,13 @@ A variant is a subclass that sets the class attributes and fills in the hooks (`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from .cards import Card, parse_card
 from .deals import shuffled_cards
 from .errors import IllegalMove, OutOfSync
 from .moves import UNDO, Move, MoveResult, Reveal
+from .views import ResultJson, StateBody, StateJson, View, ViewBody
 
 HIDDEN = "??"  # how a face-down card is written in a view
 
@@ -45,7 +46,7 @@ class Game:
     # -- construction from a view -------------------------------------------------------------
 
     @classmethod
-    def from_view(cls, view: dict[str, Any]) -> Game:
+    def from_view(cls, view: View) -> Game:
         """A player's copy built from `view()` output: moves can be listed and pre-checked."""
         if view.get("variant") != cls.id:
             raise ValueError(f"view is for {view.get('variant')!r}, not {cls.id!r}")
@@ -102,7 +103,7 @@ class Game:
     def can_undo(self) -> bool:
         return bool(self._history) and self._history[-1] is not None and not self.over
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> ResultJson:
         return {"won": self.won, "over": self.over, "score": self.score,
                 "cleared": self.cleared, "moves": self.moves}
 
@@ -191,14 +192,18 @@ class Game:
 
     # -- serialisation ------------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
-        """The full state, hidden cards included (server and audit use only)."""
-        return {"variant": self.id, "seed": self.seed, **self._state_json(), **self.result()}
+    # The family's part comes from its hook, typed and checked there; the union of the families'
+    # shapes cannot be built generically, hence the casts (the variant ids are typed per family).
 
-    def view(self) -> dict[str, Any]:
+    def to_json(self) -> StateJson:
+        """The full state, hidden cards included (server and audit use only)."""
+        return cast("StateJson", {"variant": self.id, "seed": self.seed, **self._state_json(),
+                                  **self.result()})
+
+    def view(self) -> View:
         """What the player may see: face-down cards and the stock order replaced by counts."""
-        return {"variant": self.id, **self._view_json(), **self.result(),
-                "can_undo": self.can_undo()}
+        return cast("View", {"variant": self.id, **self._view_json(), **self.result(),
+                             "can_undo": self.can_undo()})
 
     # -- hooks for variants -------------------------------------------------------------------
 
@@ -227,13 +232,16 @@ class Game:
     def _is_over(self) -> bool:
         raise NotImplementedError
 
-    def _state_json(self) -> dict[str, Any]:
+    def _state_json(self) -> StateBody:
+        """The family's part of `to_json()` (without variant, seed and the result)."""
         raise NotImplementedError
 
-    def _view_json(self) -> dict[str, Any]:
+    def _view_json(self) -> ViewBody:
+        """The family's part of `view()` (without variant, the result and can_undo)."""
         raise NotImplementedError
 
-    def _load_view(self, view: dict[str, Any]) -> None:
+    def _load_view(self, view: View) -> None:
+        """Fill a copy from the family's part of a view (`from_view` checked the variant)."""
         raise NotImplementedError
 
     def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from .cards import Card
 from .errors import IllegalMove
+from .views import Event, MoveEvent, RevealEvent
 
 _TOKEN: Final = re.compile(r"^[A-Za-z0-9]{1,4}$")
 UNDO: Final = "undo"
@@ -58,7 +59,7 @@ class Transfer:
     src: str
     dst: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MoveEvent:
         return {"type": "move", "cards": [c.text for c in self.cards],
                 "from": self.src, "to": self.dst}
 
@@ -70,7 +71,7 @@ class Reveal:
     card: Card | None
     at: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RevealEvent:
         return {"type": "reveal", "card": self.card.text if self.card else None, "at": self.at}
 
 
@@ -82,15 +83,16 @@ class MoveResult:
     transfers: tuple[Transfer, ...] = ()
     reveals: tuple[Reveal, ...] = ()
     undo: bool = False
-    extra: tuple[dict[str, Any], ...] = field(default=())
+    #: Events of no transfer or reveal (Triple Deck's recycle), between the moves and reveals.
+    extra: tuple[Event, ...] = field(default=())
 
     @property
     def revealed_hidden(self) -> bool:
         return bool(self.reveals)
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Event]:
         """The move as a list of JSON-able events, in the order they happened."""
-        out: list[dict[str, Any]] = []
+        out: list[Event] = []
         if self.undo:
             out.append({"type": "undo"})
         out.extend(t.to_json() for t in self.transfers)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .cards import Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Transfer
+from .views import PairingStateBody, PairingVariant, PairingViewBody, View, pairing_view
 
 DISCARD = "f"
 
@@ -18,6 +19,7 @@ class PairingGame(Game):
     Move text: two pile numbers, ``3 7`` (written smaller first).
     """
 
+    id: ClassVar[PairingVariant]
     pile_sizes: ClassVar[tuple[int, ...]]
 
     _piles: list[tuple[Card, ...]]
@@ -100,20 +102,20 @@ class PairingGame(Game):
     def _removed(self) -> list[str]:
         return [c.text for i, p in enumerate(self._piles) for c in p[self._heights[i] :]]
 
-    def _state_json(self) -> dict[str, Any]:
+    def _state_json(self) -> PairingStateBody:
         return {
             "piles": [[{"card": c.text, "up": True} for c in p[: self._heights[i]]]
                       for i, p in enumerate(self._piles)],
             "discard": self._removed(),  # the removed cards, pile by pile
         }
 
-    def _view_json(self) -> dict[str, Any]:
+    def _view_json(self) -> PairingViewBody:
         return {"piles": [[c.text for c in p[: self._heights[i]]]
                           for i, p in enumerate(self._piles)],
                 "discard": self.cleared}
 
-    def _load_view(self, view: dict[str, Any]) -> None:
-        piles = view["piles"]
+    def _load_view(self, view: View) -> None:
+        piles = pairing_view(view)["piles"]
         if len(piles) != len(self.pile_sizes):
             raise ValueError(f"{self.id} has {len(self.pile_sizes)} piles")
         self._piles = [tuple(parse_card(t) for t in p) for p in piles]

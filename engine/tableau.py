@@ -19,6 +19,7 @@ from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
 STOCK: Final = "d"
@@ -27,6 +28,7 @@ STOCK: Final = "d"
 class TableauGame(Game):
     """Piles with face-down cards, a stock and twelve foundations."""
 
+    id: ClassVar[TableauVariant]
     pile_count: ClassVar[int]
 
     _piles: list[list[Card | None]]
@@ -219,15 +221,16 @@ class TableauGame(Game):
         self._stock = list(stock)
         self._foundations = [list(f) for f in foundations]
 
-    def _piles_state(self) -> list[list[dict[str, Any]]]:
+    def _piles_state(self) -> list[list[OrientedCard]]:
         return [[{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]
                 for i, p in enumerate(self._piles)]
 
-    def _piles_view(self) -> list[dict[str, Any]]:
+    def _piles_view(self) -> list[PileView]:
         return [{"down": self._down[i], "up": [str(c) for c in p[self._down[i] :]]}
                 for i, p in enumerate(self._piles)]
 
-    def _load_piles(self, view: dict[str, Any]) -> None:
+    def _load_piles(self, view: View) -> None:
+        view = tableau_view(view)
         piles = view["piles"]
         if len(piles) != self.pile_count:
             raise ValueError(f"{self.id} has {self.pile_count} piles")

@@ -7,12 +7,13 @@ Positions are numbered 1-28 row by row: apexes 1-3, then 4-9, 10-18 and the face
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from typing import ClassVar, Final
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .views import TriPeaksStateBody, TriPeaksVariant, TriPeaksViewBody, View, tripeaks_view
 
 TABLEAU: Final = 28
 DRAW: Final = "d"
@@ -45,7 +46,7 @@ def adjacent(a: int, b: int) -> bool:
 
 
 class TriPeaks(Game):
-    id = "triple-triangle"
+    id: ClassVar[TriPeaksVariant] = "triple-triangle"
     title = "Triple Triangle (Tri Peaks)"
 
     _cards: list[Card | None]
@@ -142,7 +143,7 @@ class TriPeaks(Game):
     def _is_over(self) -> bool:
         return not self._stock and next(self._playable(), None) is None
 
-    def _state_json(self) -> dict[str, Any]:
+    def _state_json(self) -> TriPeaksStateBody:
         return {
             "tableau": [{"card": str(c), "up": self._uncovered(i)} if self._present[i] else None
                         for i, c in enumerate(self._cards)],
@@ -150,7 +151,7 @@ class TriPeaks(Game):
             "foundation": [c.text for c in self._foundation],
         }
 
-    def _view_json(self) -> dict[str, Any]:
+    def _view_json(self) -> TriPeaksViewBody:
         return {
             "tableau": [(str(c) if self._uncovered(i) else HIDDEN) if self._present[i] else None
                         for i, c in enumerate(self._cards)],
@@ -158,7 +159,8 @@ class TriPeaks(Game):
             "foundation": [c.text for c in self._foundation],
         }
 
-    def _load_view(self, view: dict[str, Any]) -> None:
+    def _load_view(self, view: View) -> None:
+        view = tripeaks_view(view)
         tableau = view["tableau"]
         if len(tableau) != TABLEAU:
             raise ValueError("a Tri Peaks tableau has 28 positions")

@@ -15,6 +15,13 @@ from .cards import KING, QUEEN, Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 from .tableau import FOUNDATION, STOCK, TableauGame
+from .views import (
+    TripleDeckStateBody,
+    TripleDeckVariant,
+    TripleDeckViewBody,
+    View,
+    triple_deck_view,
+)
 
 WASTE: Final = "w"
 DRAW_COUNT: Final = 3
@@ -26,7 +33,7 @@ def foundation_score(rank: int) -> int:
 
 
 class TripleDeck(TableauGame):
-    id = "triple-deck"
+    id: ClassVar[TripleDeckVariant] = "triple-deck"
     title = "Triple Deck"
     decks = 3
     ranks = range(1, 13)
@@ -179,19 +186,19 @@ class TripleDeck(TableauGame):
         super()._restore(base)
         self._waste = list(waste)
 
-    def _state_json(self) -> dict[str, Any]:
+    def _state_json(self) -> TripleDeckStateBody:
         return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
                 "waste": [c.text for c in self._waste],
                 "foundations": [[c.text for c in f] for f in self._foundations]}
 
-    def _view_json(self) -> dict[str, Any]:
+    def _view_json(self) -> TripleDeckViewBody:
         return {"piles": self._piles_view(), "stock": len(self._stock),
                 "waste": [c.text for c in self._waste],
                 "foundations": [[c.text for c in f] for f in self._foundations]}
 
-    def _load_view(self, view: dict[str, Any]) -> None:
+    def _load_view(self, view: View) -> None:
         self._load_piles(view)
-        self._waste = [parse_card(t) for t in view["waste"]]
+        self._waste = [parse_card(t) for t in triple_deck_view(view)["waste"]]
 
 
 class TripleDeckKings(TripleDeck):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from .easthaven import TripleEasthaven
@@ -10,6 +11,7 @@ from .game import Game
 from .pairing import FourteenOut, TripleFourteens
 from .tripeaks import TriPeaks
 from .tripledeck import TripleDeck, TripleDeckKings
+from .views import as_view
 
 VARIANTS: Final[dict[str, type[Game]]] = {
     cls.id: cls
@@ -32,6 +34,7 @@ def new_game(variant_id: str, seed: int) -> Game:
     return variant(variant_id)(seed)
 
 
-def from_view(view: dict[str, object]) -> Game:
-    """A player's copy of a game, built from a view."""
-    return variant(str(view.get("variant"))).from_view(dict(view))
+def from_view(view: Mapping[str, object]) -> Game:
+    """A player's copy of a game, built from a view: `Game.view()` output, typed (`View`) or as
+    received in JSON."""
+    return variant(str(view.get("variant"))).from_view(as_view(dict(view)))

@@ -23,7 +23,7 @@ from engine import UNDO, Game, IllegalMove, MoveResult, OverStepper, new_game
 from .clock import Clock
 from .errors import Conflict, GameOver, NotFound, NotStarted
 from .gamestore import FinalResult, GameRecord, GameStore
-from .keys import parse_game_id
+from .keys import RaceGameKeys, parse_game_id
 from .leaderboard import Entry
 from .metrics import Metrics
 
@@ -45,6 +45,8 @@ class LiveGame:
     #: The Redis keys of the game's record and move log, built once per game.
     game_key: str = ""
     log_key: str = ""
+    #: The race the game belongs to (None for a daily game), from its id, once per game.
+    race_id: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Set when the engine state got ahead of Redis (a write failed): rebuild before use.
     stale: bool = False
@@ -115,7 +117,9 @@ class GameService:
         # finished record says so); judging it again here could take long.
         game.settle_over(record.finished)
         k = parse_game_id(game_id)
-        live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log)
+        race_id = k.race_id if isinstance(k, RaceGameKeys) else None
+        live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log,
+                        race_id)
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)

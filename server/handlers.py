@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import protocol as p
 from engine import VARIANT_IDS
+from engine.views import json_map, json_maps
 
 from .connection import Connection, Handler
 from .daily import utc_date
@@ -88,7 +89,7 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         deal = await conn.services.deals.peek(live.record.variant, live.record.date)
     return p.GameState(
         id=req_id, game_id=live.record.game_id, variant=live.record.variant,
-        date=live.record.date.isoformat(), view=live.game.view(), seq=live.seq,
+        date=live.record.date.isoformat(), view=json_map(live.game.view()), seq=live.seq,
         started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms, finished=live.record.finished,
         result=result_of(live, entry), par=deal.par if deal else None,
@@ -125,8 +126,8 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     # Version 2 clients follow the events; only version 1 gets the whole view every move.
     lean = conn.version is not None and conn.version >= p.LEAN_MOVES
     return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
-                   events=tuple(played.outcome.events()),
-                   view=None if lean else live.game.view(),
+                   events=json_maps(played.outcome.events()),
+                   view=None if lean else json_map(live.game.view()),
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))
 

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import redis.asyncio
 import redis.exceptions
+from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
 
 from .errors import StoreUnavailable, is_outage
 
 __all__ = ["Append", "MoveLog"]
+
+
+def _pack(args: tuple[str | int, ...]) -> bytes:
+    return bytes(pack_command(cast(Any, args)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,16 +101,32 @@ class MoveLog:
         return replies
 
     async def _pipeline(self, items: list[Append]) -> list[object]:
+        """Send every EVALSHA in one write on one pooled connection, then read the replies.
+
+        Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
+        retries and per-command callbacks, and costs more than the commands themselves on
+        this path; the connection, its parser (hiredis) and its timeouts are redis-py's.
+        An error reply is that command's result; a connection failure fails the batch.
+        """
         sha = self._script.sha
-        async with self._r.pipeline(transaction=False) as pipe:
-            for a in items:
-                # EVALSHA directly, not the Script object: a pipeline holding Script objects
-                # asks SCRIPT EXISTS before every execute, an extra round trip (and the
-                # command method's argument-checking decorator costs more than the command).
-                pipe.execute_command("EVALSHA", sha, 2, a.game_key, a.log_key, a.expected_seq,
-                                     a.move, a.now_ms, a.max_moves)
-            result: list[object] = await pipe.execute(raise_on_error=False)
-        return result
+        packed = [_pack(("EVALSHA", sha, 2, a.game_key, a.log_key, a.expected_seq, a.move,
+                         a.now_ms, a.max_moves)) for a in items]
+        pool = self._r.connection_pool
+        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            await conn.send_packed_command(packed, check_health=False)
+            replies: list[object] = []
+            for _ in items:
+                try:
+                    replies.append(await conn.read_response())
+                except redis.exceptions.ResponseError as exc:
+                    replies.append(exc)
+        except BaseException:
+            await conn.disconnect()  # replies may be left unread: never reuse it
+            raise
+        finally:
+            await pool.release(conn)
+        return replies
 
     async def aclose(self) -> None:
         """Wait for the writes already sent (shutdown)."""

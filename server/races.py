@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import protocol as p
 import protocol.races as pr
 from engine import VARIANT_IDS
+from engine.views import json_map
 
 from . import keys
 from .clock import Clock
@@ -59,8 +60,7 @@ class RaceService:
     @staticmethod
     def race_of(live: LiveGame) -> str | None:
         """The race a game belongs to, or None for a daily game."""
-        ref = keys.parse_game_id(live.record.game_id)
-        return ref.race_id if isinstance(ref, keys.RaceGameKeys) else None
+        return live.race_id
 
     async def mark_seen(self, race_id: str, pids: Sequence[str],
                         now_ms: int | None = None) -> None:
@@ -72,7 +72,7 @@ class RaceService:
         assert race.start_at is not None and race.ends_at is not None
         game_id = keys.race_game_id(race.race_id, pid)
         live = await self.games.get(game_id, pid)
-        return p.RaceStarted(race_id=race.race_id, game_id=game_id, view=live.game.view(),
+        return p.RaceStarted(race_id=race.race_id, game_id=game_id, view=json_map(live.game.view()),
                              start_at=race.start_at, ends_at=race.ends_at, server_time=now_ms)
 
     async def board_total(self, variant: str, board: str, day: dt.date | None) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine import new_game
+from engine.views import View
 from server.daily import DAY_MS, daily_seed, day_start_ms
 
 
@@ -31,7 +32,7 @@ def deal_seed(secret: bytes, variant: str, date: dt.date) -> int:
     return daily_seed(secret, variant, date)
 
 
-def initial_view(secret: bytes, variant: str, date: dt.date) -> dict[str, object]:
+def initial_view(secret: bytes, variant: str, date: dt.date) -> View:
     return new_game(variant, deal_seed(secret, variant, date)).view()
 
 

@@ -9,7 +9,7 @@ legal moves and draws the board.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +23,7 @@ from engine import (
     new_game,
     parse_card,
 )
+from engine.views import Event, View, as_events, as_view
 from protocol.schema import dump_struct
 
 from .session import RequestFailed, ServerSession
@@ -39,9 +40,9 @@ class Outcome:
     ok: bool
     reason: str | None = None
     code: str | None = None
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
-    def to_json(self, view: dict[str, Any]) -> dict[str, Any]:
+    def to_json(self, view: View) -> dict[str, Any]:
         out: dict[str, Any] = {"move": self.move, "ok": self.ok}
         if self.ok:
             out.update(seq=view.get("moves"), cleared=view.get("cleared"),
@@ -53,7 +54,7 @@ class Outcome:
 
 class GameBackend(Protocol):
     variant: str
-    view: dict[str, Any]
+    view: View
     finished: bool
     result: dict[str, Any] | None
 
@@ -66,15 +67,15 @@ class GameBackend(Protocol):
     async def rank_line(self) -> str | None: ...
 
 
-def local_copy(view: dict[str, Any]) -> Game:
+def local_copy(view: View) -> Game:
     """The player's engine copy of a view (follows the moves, lists the legal ones)."""
     return from_view(view)
 
 
-def reveals_of(events: Sequence[Mapping[str, Any]]) -> list[Reveal]:
-    """The cards a move turned face up, from its events on the wire."""
-    return [Reveal(parse_card(str(e["card"])), str(e["at"])) for e in events
-            if e.get("type") == "reveal" and e.get("card") is not None]
+def reveals_of(events: Sequence[Event]) -> list[Reveal]:
+    """The cards a move turned face up, from its events."""
+    return [Reveal(parse_card(e["card"]), e["at"]) for e in events
+            if e["type"] == "reveal" and e["card"] is not None]
 
 
 class ServerGame:
@@ -91,7 +92,7 @@ class ServerGame:
         session.on_resume.append(self.resync)
 
     def _apply_state(self, state: p.GameState) -> None:
-        self.view = dict(state.view)
+        self.view = as_view(dict(state.view))
         self.copy = local_copy(self.view)
         self.seq = state.seq
         self.finished = state.finished
@@ -103,14 +104,15 @@ class ServerGame:
         the move's events on the engine copy; a gap in `seq` or a copy that cannot follow
         (an undo it has no snapshot for) resyncs with `game.get`."""
         if reply.view is not None:
-            self.view = dict(reply.view)
+            self.view = as_view(dict(reply.view))
             self.copy = local_copy(self.view)
         elif reply.seq != self.seq + 1:
             await self.resync()
             return
         else:
             try:
-                self.copy.follow(reply.move, reveals_of(reply.events), over=reply.finished)
+                self.copy.follow(reply.move, reveals_of(as_events(reply.events)),
+                                 over=reply.finished)
             except (EngineError, ValueError, KeyError):
                 await self.resync()
                 return
@@ -161,7 +163,7 @@ class ServerGame:
                 await self.resync()
             return Outcome(text, False, exc.message, exc.code)
         await self._apply_moved(reply)
-        return Outcome(reply.move, True, events=[dict(e) for e in reply.events])
+        return Outcome(reply.move, True, events=as_events(dict(e) for e in reply.events))
 
     async def move(self, text: str) -> Outcome:
         return await self._play(text, undo=False)
@@ -192,7 +194,9 @@ class ServerGame:
             return Outcome("resign", False, exc.message, exc.code)
         self.finished = True
         self.result = dump_struct(reply.result)
-        self.view = {**self.view, "over": True}
+        view = self.view.copy()
+        view["over"] = True
+        self.view = view
         return Outcome("resign", True)
 
     async def hint(self) -> str:

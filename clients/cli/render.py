@@ -25,6 +25,18 @@ from rich.text import Text
 
 import protocol as p
 from engine import HIDDEN, VARIANTS
+from engine.views import (
+    EASTHAVEN_VARIANTS,
+    PAIRING_VARIANTS,
+    TRIPEAKS_VARIANTS,
+    TRIPLE_DECK_VARIANTS,
+    EasthavenView,
+    PairingView,
+    TableauView,
+    TriPeaksView,
+    TripleDeckView,
+)
+from engine.views import View as GameView
 
 from .games import GameBackend, Outcome
 from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
@@ -98,7 +110,7 @@ def _columns(piles: list[list[str]], width: int, style: Style,
     return lines
 
 
-def _pairing(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
+def _pairing(view: PairingView, style: Style, width: int) -> list[Text]:
     piles = [list(pile) for pile in view["piles"]]
     lines = [Text(f"Removed: {view.get('discard', 0)} cards", style="dim")]
     lines += _columns(piles, width, style)
@@ -125,7 +137,7 @@ def _tripeaks_x() -> list[int]:
 _TP_X: Final = _tripeaks_x()
 
 
-def _tripeaks(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
+def _tripeaks(view: TriPeaksView, style: Style, width: int) -> list[Text]:
     tableau: list[str | None] = list(view["tableau"])
     lines: list[Text] = []
     for start, end in _TP_ROWS:
@@ -151,11 +163,11 @@ def _tripeaks(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
     return lines
 
 
-def _tableau_piles(view: Mapping[str, Any]) -> list[list[str]]:
+def _tableau_piles(view: TableauView) -> list[list[str]]:
     return [[HIDDEN] * int(pile["down"]) + list(pile["up"]) for pile in view["piles"]]
 
 
-def _foundation_row(view: Mapping[str, Any], style: Style, suited: bool) -> Text:
+def _foundation_row(view: TableauView, style: Style, suited: bool) -> Text:
     line = Text("Foundations ")
     for i, f in enumerate(view["foundations"]):
         if suited and i % 3 == 0 and i:
@@ -169,7 +181,7 @@ def _foundation_row(view: Mapping[str, Any], style: Style, suited: bool) -> Text
     return line
 
 
-def _tripledeck(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
+def _tripledeck(view: TripleDeckView, style: Style, width: int) -> list[Text]:
     waste = list(view.get("waste") or [])
     top = Text(f"Stock {view.get('stock', 0):>3}   Waste {len(waste):>3}: ")
     shown = waste[-3:]
@@ -183,20 +195,23 @@ def _tripledeck(view: Mapping[str, Any], style: Style, width: int) -> list[Text]
             *_columns(_tableau_piles(view), width, style)]
 
 
-def _easthaven(view: Mapping[str, Any], style: Style, width: int) -> list[Text]:
+def _easthaven(view: EasthavenView, style: Style, width: int) -> list[Text]:
     top = Text(f"Stock {view.get('stock', 0):>3}")
     return [top, _foundation_row(view, style, suited=True), Text(),
             *_columns(_tableau_piles(view), width, style)]
 
 
-_FAMILY: Final = {
-    "fourteen-out": _pairing,
-    "triple-fourteens": _pairing,
-    "triple-triangle": _tripeaks,
-    "triple-deck": _tripledeck,
-    "triple-deck-kings": _tripledeck,
-    "triple-easthaven": _easthaven,
-}
+def _body(view: GameView, style: Style, width: int) -> list[Text]:
+    """The board of a view, drawn by its variant's family (KeyError: an unknown variant)."""
+    if view["variant"] in PAIRING_VARIANTS:
+        return _pairing(view, style, width)
+    if view["variant"] in TRIPEAKS_VARIANTS:
+        return _tripeaks(view, style, width)
+    if view["variant"] in TRIPLE_DECK_VARIANTS:
+        return _tripledeck(view, style, width)
+    if view["variant"] in EASTHAVEN_VARIANTS:
+        return _easthaven(view, style, width)
+    raise KeyError(view["variant"])
 
 
 def fmt_time(ms: int) -> str:
@@ -207,7 +222,7 @@ def fmt_time(ms: int) -> str:
     return f"{h}:{m:02}:{sec:02}" if h else f"{m}:{sec:02}"
 
 
-def progress_text(variant_id: str, data: Mapping[str, Any]) -> str:
+def progress_text(variant_id: str, data: Mapping[str, object]) -> str:
     """``cleared 12/52`` or ``score 345/936`` from a view or result map."""
     cls = VARIANTS[variant_id]
     if cls.scored:
@@ -220,7 +235,7 @@ def _max_score(top_rank: int) -> int:
     return 12 * top_rank * (top_rank + 1) // 2
 
 
-def status_line(view: Mapping[str, Any], *, title: str | None = None,
+def status_line(view: GameView, *, title: str | None = None,
                 elapsed_ms: int | None = None, extra: str = "") -> Text:
     """The line above a board: variant, moves, cleared/score, clock."""
     variant_id = str(view["variant"])
@@ -238,12 +253,12 @@ def status_line(view: Mapping[str, Any], *, title: str | None = None,
     return line
 
 
-def render_board(view: Mapping[str, Any], *, width: int = 80, ascii: bool = False,
+def render_board(view: GameView, *, width: int = 80, ascii: bool = False,
                  title: str | None = None, elapsed_ms: int | None = None,
                  extra: str = "") -> RenderableType:
     """The whole board of a view, with its status line, fitting `width` where possible."""
     style = Style(ascii=ascii)
-    body = _FAMILY[str(view["variant"])](view, style, width)
+    body = _body(view, style, width)
     return Group(status_line(view, title=title, elapsed_ms=elapsed_ms, extra=extra), *body)
 
 
@@ -251,7 +266,7 @@ def title_of(variant_id: str) -> str:
     return VARIANTS[variant_id].title
 
 
-def _progress_value(variant_id: str, data: Mapping[str, Any]) -> str:
+def _progress_value(variant_id: str, data: Mapping[str, object]) -> str:
     """``12/52`` or ``345/936``: `progress_text` without its label."""
     return progress_text(variant_id, data).split(" ", 1)[1]
 
@@ -376,7 +391,7 @@ RECONNECTED: Final = Text("(reconnected; the game goes on)", style="dim")
 
 
 def script_step(number: int, text: str, outcome: Outcome, variant_id: str,
-                view: Mapping[str, Any]) -> Text:
+                view: GameView) -> Text:
     """One line of a moves script: ``  12  3 7        ok   cleared 8/52`` or why refused."""
     if outcome.ok:
         return Text(f"{number:>4}  {outcome.move:<10} ok   {progress_text(variant_id, view)}")

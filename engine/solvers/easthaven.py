@@ -219,8 +219,14 @@ class _EasthavenSearch(PileSearch):
             pile = piles[i]
             if len(pile) > down[i]:
                 c = pile[-1]
-                if self.fc[_SUIT[c]][_RANK[c] - 1]:
-                    return [self.forced_up(i, c)]
+                r = _RANK[c]
+                if self.fc[_SUIT[c]][r - 1]:
+                    # Every foundation play is forced. It is proven harmless (safe) when no
+                    # card will ever need to sit on this one; otherwise it is a heuristic cut,
+                    # which the foundation return can often undo.
+                    if r > 2 and not self.safe_up(c):
+                        self.heuristic = True
+                    return [_move(_UP, i, 0, 1)]
                 tops.setdefault(_SLOT[c], []).append(i)
             elif not pile and empty < 0:
                 empty = i
@@ -243,16 +249,11 @@ class _EasthavenSearch(PileSearch):
         if self.stock and a % 2:
             groups[2], groups[3] = groups[3], groups[2]
 
-    def forced_up(self, i: int, c: int) -> _Move:
-        """Every foundation play is forced. It is proven harmless (safe) when no card will
-        ever need to sit on this one; otherwise it is a heuristic cut, which the foundation
-        return can often undo."""
-        r = _RANK[c]
-        if r > 2:
-            _, low_black, low_red = self.lows()
-            if (low_black if _RED[c] else low_red) < r - 1:
-                self.heuristic = True
-        return _move(_UP, i, 0, 1)
+    def safe_up(self, c: int) -> bool:
+        """Card c may go up with no harm: every foundation of the other colour already holds
+        its rank minus one, so no card left will ever need to sit on it."""
+        _, low_black, low_red = self.lows()
+        return (low_black if _RED[c] else low_red) >= _RANK[c] - 1
 
     def pile_moves(self, tops: dict[int, list[int]], empty: int) -> _PileMoves:
         """The moves of every pile's run and sub-runs, by group."""
@@ -325,14 +326,20 @@ class _EasthavenSearch(PileSearch):
             return 0, self.move_run(a, b, n)
         if kind == _UP:
             c, turned = self.take_top(a)
-            self.lift(c, 1)
+            row, h = self.fc[_SUIT[c]], _RANK[c]
+            row[h - 1] -= 1
+            row[h] += 1
+            self.on_found += 1
             return c, turned
         if kind == _DEAL:
             n = min(PILES, len(self.stock))
             for i in range(n):
                 self.piles[i].append(self.stock.pop())
             return 0, n
-        self.lift(a, -1)
+        row, h = self.fc[_SUIT[a]], _RANK[a]  # a foundation card back onto pile b
+        row[h] -= 1
+        row[h - 1] += 1
+        self.on_found -= 1
         self.piles[b].append(a)
         return a, 0
 
@@ -341,25 +348,20 @@ class _EasthavenSearch(PileSearch):
         if kind == _PILE:
             self.unmove_run(a, b, n, bool(note))
         elif kind == _UP:
-            self.lift(card, -1)
+            row, h = self.fc[_SUIT[card]], _RANK[card]
+            row[h] -= 1
+            row[h - 1] += 1
+            self.on_found -= 1
             self.put_back(a, card, bool(note))
         elif kind == _DEAL:
             for i in reversed(range(note)):
                 self.stock.append(self.piles[i].pop())
         else:
             self.piles[b].pop()
-            self.lift(card, 1)
-
-    def lift(self, c: int, step: int) -> None:
-        """Card c goes up onto a foundation of its suit (step 1) or comes back down (-1)."""
-        row, h = self.fc[_SUIT[c]], _RANK[c]
-        if step > 0:
+            row, h = self.fc[_SUIT[a]], _RANK[a]
             row[h - 1] -= 1
             row[h] += 1
-        else:
-            row[h] -= 1
-            row[h - 1] += 1
-        self.on_found += step
+            self.on_found += 1
 
 
 @register

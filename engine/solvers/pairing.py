@@ -117,7 +117,7 @@ class _PairingSearch:
         """Search on with `left` cards in the piles; `key` is the position's key."""
         self.budget.tick(depth)
         piles, heights, rem, weight = self.piles, self.heights, self.rem, self.weight
-        seen = self.seen
+        seen, needs = self.seen, self.needs
         for pair in self.moves():
             i, j = pair
             child = key - weight[i] - weight[j]
@@ -132,7 +132,9 @@ class _PairingSearch:
             self.path.append(pair)
             if left == 2:
                 return True
-            if self.hall_holds(c) and self.dfs(depth + 1, left - 2, child):
+            # Hall's condition for the class (`hall_holds`, inline: no call in this loop).
+            if (max(map(getitem, needs[c], heights)) <= rem[c]
+                    and self.dfs(depth + 1, left - 2, child)):
                 return True
             self.path.pop()
             heights[i] += 1

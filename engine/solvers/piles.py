@@ -17,20 +17,16 @@ class PileSearch:
         self.piles = piles
         self.down = down
 
-    def turn_up(self, i: int) -> bool:
-        """Turn pile i's exposed face-down card face up; True when there was one."""
-        if self.piles[i] and self.down[i] == len(self.piles[i]):
-            self.down[i] -= 1
-            return True
-        return False
-
     def move_run(self, src: int, dst: int, count: int) -> bool:
         """Move the top `count` cards of pile `src` onto pile `dst`, turning what they uncover
         (the result, for `unmove_run`)."""
-        piles = self.piles
-        piles[dst].extend(piles[src][-count:])
-        del piles[src][-count:]
-        return self.turn_up(src)
+        pile = self.piles[src]
+        self.piles[dst].extend(pile[-count:])
+        del pile[-count:]
+        if pile and self.down[src] == len(pile):  # the card beneath turns face up
+            self.down[src] -= 1
+            return True
+        return False
 
     def unmove_run(self, src: int, dst: int, count: int, turned: bool) -> None:
         """Undo `move_run(src, dst, count)`, which returned `turned`."""
@@ -43,8 +39,12 @@ class PileSearch:
     def take_top(self, src: int) -> tuple[int, bool]:
         """Take pile `src`'s top card off, turning what it uncovers: the card, and whether a
         card turned (for `put_back`)."""
-        card = self.piles[src].pop()
-        return card, self.turn_up(src)
+        pile = self.piles[src]
+        card = pile.pop()
+        if pile and self.down[src] == len(pile):  # the card beneath turns face up
+            self.down[src] -= 1
+            return card, True
+        return card, False
 
     def put_back(self, src: int, card: int, turned: bool) -> None:
         """Undo `take_top(src)`."""

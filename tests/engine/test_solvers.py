@@ -17,7 +17,7 @@ from engine.solvers import IMPOSSIBLE, UNKNOWN, WINNABLE, hint, solve
 from engine.solvers.base import Budget, solver_for
 from engine.tripeaks import TABLEAU
 from tests.engine.helpers import C, cards, fresh
-from tests.engine.test_cli import ROOT
+from tests.support.procs import ROOT
 
 #: Seeds per variant for the replay test, and a budget that decides all of them here.
 SEEDS = {"fourteen-out": range(12), "triple-fourteens": range(4), "triple-triangle": range(12),
