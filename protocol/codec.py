@@ -164,13 +164,22 @@ def parse_frame(frame: bytes | bytearray | memoryview | str, max_size: int) -> d
         raise TypeError(f"a frame is bytes (msgpack) or str (JSON), not {type(frame).__name__}")
     if not isinstance(obj, dict):
         raise BadRequest(f"frame must be a map, got {kind_of(obj)}")
-    check_tree(obj)
+    try:
+        check_tree(obj)
+    except ProtocolError as exc:  # the id is still readable: keep it on the error
+        exc.id = _read_id(obj)
+        raise
     return obj
 
 
-def _load_message(obj: dict[str, Any], table: Mapping[str, type[M]]) -> M:
+def _read_id(obj: Mapping[str, Any]) -> int | None:
+    """The request id of a parsed map, when it is a valid one."""
     raw_id = obj.get("id")
-    msg_id = raw_id if type(raw_id) is int and 0 <= raw_id <= MAX_REQUEST_ID else None
+    return raw_id if type(raw_id) is int and 0 <= raw_id <= MAX_REQUEST_ID else None
+
+
+def _load_message(obj: dict[str, Any], table: Mapping[str, type[M]]) -> M:
+    msg_id = _read_id(obj)
     if "type" not in obj:
         raise BadRequest("missing field 'type'", id=msg_id)
     type_name = obj["type"]

@@ -99,9 +99,18 @@ class InvalidName(BadRequest):
 
 
 class UnsupportedVersion(ProtocolError):
-    """No common protocol version (``unsupported_version``)."""
+    """No common protocol version (``unsupported_version``).
+
+    ``versions``: the versions the server speaks (the error reply's ``versions`` field);
+    ``None`` means every version this package supports.
+    """
 
     default_code = ErrorCode.UNSUPPORTED_VERSION
+
+    def __init__(self, message: str, *, code: str | None = None, id: int | None = None,
+                 versions: tuple[int, ...] | None = None) -> None:
+        super().__init__(message, code=code, id=id)
+        self.versions = versions
 
 
 class EncodeError(ProtocolError):

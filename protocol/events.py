@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar
 
-from protocol.errors import ProtocolError
+from protocol.errors import ProtocolError, UnsupportedVersion
 from protocol.fields import (
     TEXT,
     Count,
@@ -38,9 +38,11 @@ from protocol.fields import (
     VariantName,
     VariantNames,
     Version,
+    Versions,
     View,
 )
 from protocol.schema import Nested, Struct, fields_of, register
+from protocol.version import SUPPORTED_VERSIONS
 
 _server_messages: dict[str, type[ServerMessage]] = {}
 
@@ -121,11 +123,16 @@ class Push(ServerMessage):
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorReply(ServerMessage, type="error"):
-    """A request failed. ``id`` is absent when the request's id could not be read."""
+    """A request failed. ``id`` is absent when the request's id could not be read.
+
+    ``versions`` (optional, added without a version bump: a new optional field) lists the
+    protocol versions the server speaks; it is sent with ``unsupported_version`` only.
+    """
 
     code: ErrorCodeText
     message: Text
     id: RequestId | None = None
+    versions: Versions | None = None
 
     @classmethod
     def from_error(cls, error: ProtocolError, id: int | None = None) -> ErrorReply:
@@ -133,7 +140,11 @@ class ErrorReply(ServerMessage, type="error"):
         message = error.message
         if len(message) > TEXT.max_len:
             message = message[: TEXT.max_len - 3] + "..."
-        return cls(code=error.code, message=message, id=error.id if id is None else id)
+        versions = None
+        if isinstance(error, UnsupportedVersion):
+            versions = error.versions or tuple(sorted(SUPPORTED_VERSIONS))
+        return cls(code=error.code, message=message, id=error.id if id is None else id,
+                   versions=versions)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -43,6 +43,8 @@ IDLE_SWEEP_MAX_S = 5.0
 BACKGROUND_STOP_S = 5.0
 #: How long clients are told to wait before reconnecting after a shutdown.
 RETRY_AFTER_MS = 2_000
+#: Frames up to this many times the frame limit are read, to answer them with `too_large`.
+HARD_FRAME_FACTOR = 4
 #: Redis connections per process (requests beyond this wait for a free one, up to 5 s).
 REDIS_POOL_SIZE = 128
 
@@ -170,11 +172,20 @@ async def _close_sockets(app: web.Application) -> None:
             await conn.ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
 
 
+def hard_frame_limit(config: Config) -> int:
+    """The largest frame answered with `too_large` before the 1009 close; a larger one is
+    closed with 1009 at once, unread (docs/protocol.md §1)."""
+    return HARD_FRAME_FACTOR * config.max_msg_size
+
+
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     app = request.app
     config = app[CONFIG]
-    ws = web.WebSocketResponse(heartbeat=config.heartbeat, max_msg_size=config.max_msg_size,
-                               compress=False)
+    # aiohttp refuses a frame of `max_msg_size` bytes or more (it closes with 1009, no reply),
+    # so it gets a larger limit: the codec refuses frames over `config.max_msg_size` with a
+    # `too_large` reply before the close, for frames up to `hard_frame_limit(config)`.
+    ws = web.WebSocketResponse(heartbeat=config.heartbeat,
+                               max_msg_size=hard_frame_limit(config) + 1, compress=False)
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[HANDLERS])
     app[SOCKETS].add(conn)
@@ -186,16 +197,15 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
             msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                 await conn.handle_frame(msg.data)
+                if conn.close_code is not None:
+                    break  # `finish` closes, after the replies already sent or queued
             elif msg.type == WSMsgType.ERROR:
                 log.info("websocket error: %s", ws.exception())
                 break
             else:  # CLOSE, CLOSING, CLOSED
                 break
     finally:
-        await conn.flush(timeout=1.0)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
+        await conn.finish(writer)
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
         await app[SERVICES].race_fanout.detach(conn)

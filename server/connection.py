@@ -76,6 +76,10 @@ class Connection:
         self.refused = 0
         self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
         self.closing = False
+        #: The close code and reason the reader loop must close with once the current frame is
+        #: answered (set by `close_soon` while a frame is being handled).
+        self.close_code: tuple[int, str] | None = None
+        self._in_frame = False  # the reader is inside `handle_frame`
         self._sending = asyncio.Lock()  # one frame at a time onto the socket
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
@@ -149,15 +153,58 @@ class Connection:
             await asyncio.sleep(0.01)
 
     def close_soon(self, code: int, reason: str) -> None:
-        if not self.closing:
-            self.closing = True
-            asyncio.get_running_loop().create_task(
-                self.ws.close(code=code, message=reason.encode()))
+        """Close with ``code`` after every frame sent or queued so far.
+
+        Called while the reader handles a frame (flooding, a bad version, a frame too large),
+        the reader itself closes once the frame is answered (`finish`): it then goes on
+        reading until the client's close frame, so the client's frames still in flight are
+        read rather than reset, and the client receives every reply, then the close frame.
+        Otherwise (an idle or a too slow client, from another task) a task closes it.
+        """
+        if self.closing:
+            return
+        self.closing = True
+        self.close_code = (code, reason)
+        if not self._in_frame:
+            asyncio.get_running_loop().create_task(self._close_after_queue(code, reason))
+
+    async def _close_after_queue(self, code: int, reason: str, timeout: float = 1.0) -> None:
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(None)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.queue.empty() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        with contextlib.suppress(Exception):
+            async with self._sending:
+                await self.ws.close(code=code, message=reason.encode())
+
+    async def finish(self, writer: asyncio.Task[None], timeout: float = 1.0) -> None:
+        """The reader is done: send what is queued, stop the writer, and close with the code
+        `close_soon` asked for (if any) after those frames."""
+        self.closing = True
+        with contextlib.suppress(Exception):  # a timeout, or the writer's own failure
+            await asyncio.wait_for(self.queue.put(None), timeout)
+            await asyncio.wait_for(asyncio.shield(writer), timeout)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+        if self.close_code is not None and not self.ws.closed:
+            code, reason = self.close_code
+            with contextlib.suppress(Exception):
+                async with self._sending:
+                    await self.ws.close(code=code, message=reason.encode())
 
     # -- incoming -----------------------------------------------------------------------------
 
     async def handle_frame(self, frame: str | bytes) -> None:
         """Answer one frame: a reply, or an error reply carrying the request id when known."""
+        self._in_frame = True
+        try:
+            await self._handle_frame(frame)
+        finally:
+            self._in_frame = False
+
+    async def _handle_frame(self, frame: str | bytes) -> None:
         self.binary = isinstance(frame, bytes)
         self.last_seen = asyncio.get_running_loop().time()
         metrics = self.services.metrics
@@ -185,20 +232,26 @@ class Connection:
                 raise NotAuthenticated()
             reply = await self.handlers[type(request)](self, request)
         except Exception as exc:  # every failure becomes an error reply, never a crash
+            if isinstance(exc, p.FrameTooLarge) and req_id is None:
+                req_id = _request_id(frame, max_size=len(frame) * 4)
             reply = error_reply(exc, req_id if req_id is not None else getattr(exc, "id", None))
             metrics.child(metrics.errors, str(reply.code)).inc()
             if isinstance(exc, p.UnsupportedVersion):
-                self.send(reply)
+                await self.reply(reply)
                 self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
+                return
+            if isinstance(exc, p.FrameTooLarge):
+                await self.reply(reply)
+                self.close_soon(WSCloseCode.MESSAGE_TOO_BIG, "frame too large")
                 return
         metrics.child(metrics.latency, kind).observe(time.perf_counter() - started)
         await self.reply(reply)
 
 
-def _request_id(frame: str | bytes) -> int | None:
+def _request_id(frame: str | bytes, max_size: int = p.MAX_FRAME_SIZE) -> int | None:
     """The request id of a frame the server will not process, when it is easy to read."""
     try:
-        return p.decode(frame).id
+        return p.decode(frame, max_size=max_size).id
     except p.ProtocolError as exc:
         return exc.id
     except Exception:

@@ -206,6 +206,7 @@ class DailyDeals:
                 except StoreUnavailable:
                     log.warning("cannot prepare %s %s: Redis unavailable", variant_id, date)
 
+    @translate_redis_errors
     async def peek(self, variant_id: str, date: dt.date) -> Deal | None:
         """The deal if it has been computed, without computing it."""
         cached = self._cache.get((variant_id, date))
@@ -214,6 +215,7 @@ class DailyDeals:
         raw = await self.r.get(keys.daily_deal(variant_id, date))
         return Deal.load(variant_id, date, raw) if raw else None
 
+    @translate_redis_errors
     async def revealed(self, date: dt.date) -> dict[str, int]:
         """The seeds of a day that is over; raises ValueError for today and later."""
         if date >= utc_date(self.clock.now_ms()):

@@ -4,12 +4,14 @@ Rank key (lower is better; ZRANGE ascending), most to least significant field::
 
     bit 52      not_won                     1 bit
     bits 41-51  MAX_POINTS - points         11 bits (points clamped to 0..2047)
-    bits 14-40  time in centiseconds        27 bits (saturating)
+    bits 14-40  time in milliseconds        27 bits (saturating at ~37 h 17 min)
     bits 0-13   moves                       14 bits (saturating)
 
 Equal keys fall back to the ZSET member ``f"{finished_at_ms:013d}:{player_id}"``, which sorts
 lexicographically, i.e. earlier finish first. Every value is < 2**53, so the double-precision
-ZSET score holds it exactly.
+ZSET score holds it exactly. Times rank to the millisecond; times of 2**27 - 1 ms (37 h 16 min)
+or more rank as equal on time (then by moves): no timed game lasts that long in practice, and
+every field must fit in the 53 bits a score holds exactly.
 
 Entries are written only by the game-finish Lua script in :mod:`server.gamestore`, which embeds
 :data:`LUA_WRITE_ENTRY` so the game record and its entry change atomically, exactly once.
@@ -33,7 +35,7 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_MOVES",
     "MAX_POINTS",
-    "MAX_TIME_CS",
+    "MAX_TIME_MS",
     "BoardRef",
     "Entry",
     "Leaderboard",
@@ -47,7 +49,7 @@ __all__ = [
 ]
 
 MAX_POINTS = (1 << 11) - 1  # 2047
-MAX_TIME_CS = (1 << 27) - 1  # ~15.5 days
+MAX_TIME_MS = (1 << 27) - 1  # ~37.3 hours
 MAX_MOVES = (1 << 14) - 1  # 16383
 MAX_LIMIT = 100  # rows per query
 _MOVES_SHIFT, _TIME_SHIFT, _POINTS_SHIFT, _WON_SHIFT = 0, 14, 41, 52
@@ -58,7 +60,7 @@ class RankKey(NamedTuple):
 
     won: bool
     points: int
-    time_cs: int
+    time_ms: int
     moves: int
 
 
@@ -66,12 +68,12 @@ def _clamp(v: int, hi: int) -> int:
     return max(0, min(int(v), hi))
 
 
-def encode_rank_key(won: bool, points: int, time_cs: int, moves: int) -> int:
+def encode_rank_key(won: bool, points: int, time_ms: int, moves: int) -> int:
     """Pack a result into the ZSET score (lower is better). Out-of-range fields saturate."""
     return (
         (0 if won else 1) << _WON_SHIFT
         | (MAX_POINTS - _clamp(points, MAX_POINTS)) << _POINTS_SHIFT
-        | _clamp(time_cs, MAX_TIME_CS) << _TIME_SHIFT
+        | _clamp(time_ms, MAX_TIME_MS) << _TIME_SHIFT
         | _clamp(moves, MAX_MOVES) << _MOVES_SHIFT
     )
 
@@ -83,7 +85,7 @@ def decode_rank_key(key: int) -> RankKey:
     return RankKey(
         won=not (key >> _WON_SHIFT) & 1,
         points=MAX_POINTS - ((key >> _POINTS_SHIFT) & MAX_POINTS),
-        time_cs=(key >> _TIME_SHIFT) & MAX_TIME_CS,
+        time_ms=(key >> _TIME_SHIFT) & MAX_TIME_MS,
         moves=key & MAX_MOVES,
     )
 
@@ -162,7 +164,7 @@ def prepare_entry(
         "hints": int(hints),
     }
     return PreparedEntry(
-        score=encode_rank_key(won, points, time_ms // 10, moves),
+        score=encode_rank_key(won, points, time_ms, moves),
         member=f"{finished_at_ms:013d}:{player_id}",
         data=json.dumps(data, separators=(",", ":")),
     )
@@ -230,8 +232,8 @@ end
 # KEYS: board, entries. ARGV: start, stop (0-based, inclusive).
 _TOP_LUA = _LUA_ROWS + "return rows(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))"
 
-# KEYS: board, members, entries. ARGV: pid, k. A window of 2k+1 rows containing the player,
-# shifted inward at either end of the board so it stays full when the board is big enough.
+# KEYS: board, members, entries. ARGV: pid, k. The player's row with up to k rows above and
+# up to k below it (fewer at either end of the board).
 _AROUND_LUA = (
     _LUA_ROWS
     + """
@@ -240,9 +242,7 @@ if not m then return {} end
 local r = redis.call('ZRANK', KEYS[1], m)
 if not r then return {} end
 local k = tonumber(ARGV[2])
-local n = redis.call('ZCARD', KEYS[1])
-local start = math.max(0, math.min(r - k, n - 1 - 2 * k))
-return rows(KEYS[1], KEYS[3], start, start + 2 * k)
+return rows(KEYS[1], KEYS[3], math.max(0, r - k), r + k)
 """
 )
 
@@ -279,7 +279,8 @@ class Leaderboard:
 
     @translate_redis_errors
     async def around(self, board: BoardRef, player_id: str, k: int = 2) -> list[Entry]:
-        """Up to ``2k+1`` rows around the player; empty if the player has no entry."""
+        """The player's row with up to ``k`` rows above and ``k`` below it; empty if the
+        player has no entry."""
         k = min(max(0, k), MAX_LIMIT // 2)
         raw = await self._around(
             keys=[board.board_key, board.members_key, board.entries_key], args=[player_id, k]

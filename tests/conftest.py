@@ -9,7 +9,9 @@ code with `ast`, which crashed once on CPython 3.11.7 with a recursion-depth mis
 
 from __future__ import annotations
 
+import importlib
 import os
+import warnings
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -23,3 +25,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("project")
+
+# Hypothesis imports its regex module on first use; pytest then rewrites it with `ast.parse`,
+# which on CPython 3.11.7 failed twice with "AST constructor recursion depth mismatch" when that
+# happened deep inside a running test. Importing it here, at a shallow stack, avoids that.
+with warnings.catch_warnings():  # it reads its Unicode tables once, which it warns about
+    warnings.simplefilter("ignore")
+    importlib.import_module("hypothesis.strategies._internal.regex")

@@ -16,7 +16,7 @@ from server.gamestore import FinalResult, GameStore
 from server.leaderboard import (
     MAX_MOVES,
     MAX_POINTS,
-    MAX_TIME_CS,
+    MAX_TIME_MS,
     BoardRef,
     Entry,
     Leaderboard,
@@ -35,7 +35,7 @@ fields = st.builds(
     RankKey,
     won=st.booleans(),
     points=st.integers(0, MAX_POINTS),
-    time_cs=st.integers(0, MAX_TIME_CS),
+    time_ms=st.integers(0, MAX_TIME_MS),
     moves=st.integers(0, MAX_MOVES),
 )
 
@@ -56,7 +56,7 @@ def test_rank_key_round_trip_from_fields(f: RankKey) -> None:
 @given(fields, fields)
 def test_rank_key_order_is_lexicographic(a: RankKey, b: RankKey) -> None:
     def sort_tuple(f: RankKey) -> tuple[int, int, int, int]:
-        return (not f.won, -f.points, f.time_cs, f.moves)
+        return (not f.won, -f.points, f.time_ms, f.moves)
 
     ka, kb = encode_rank_key(*a), encode_rank_key(*b)
     assert (ka < kb) == (sort_tuple(a) < sort_tuple(b))
@@ -64,10 +64,10 @@ def test_rank_key_order_is_lexicographic(a: RankKey, b: RankKey) -> None:
 
 def test_rank_key_saturates() -> None:
     assert decode_rank_key(encode_rank_key(True, 5000, 10**12, 10**9)) == RankKey(
-        True, MAX_POINTS, MAX_TIME_CS, MAX_MOVES
+        True, MAX_POINTS, MAX_TIME_MS, MAX_MOVES
     )
     assert decode_rank_key(encode_rank_key(False, -3, -1, -1)) == RankKey(False, 0, 0, 0)
-    assert encode_rank_key(False, 0, MAX_TIME_CS, MAX_MOVES) == 2**53 - 1
+    assert encode_rank_key(False, 0, MAX_TIME_MS, MAX_MOVES) == 2**53 - 1
     with pytest.raises(ValueError):
         decode_rank_key(2**53)
 
@@ -107,7 +107,7 @@ async def test_ordering_rules(redis_client: redis.asyncio.Redis) -> None:
         ("early", dict(at=5_000)),  # identical to "late" but finished earlier
         ("late", dict(at=6_000)),
         ("moremoves", dict(moves=101)),  # more moves
-        ("slower", dict(time_ms=100_010, moves=1)),  # 1 cs slower beats any move count
+        ("slower", dict(time_ms=100_010, moves=1)),  # 10 ms slower: any move count
         ("fewerpts", dict(points=51, time_ms=1_000, moves=1)),  # fewer points beats time
         ("lost", dict(won=False, points=52, time_ms=1, moves=1)),  # not won: below all wins
         ("lost40", dict(won=False, points=40, time_ms=1, moves=1)),
@@ -126,11 +126,13 @@ async def test_ordering_rules(redis_client: redis.asyncio.Redis) -> None:
     assert await lb.total(BOARD) == 10
 
 
-async def test_sub_centisecond_time_ties_fall_to_moves(redis_client: redis.asyncio.Redis) -> None:
+async def test_time_ranks_to_the_millisecond(redis_client: redis.asyncio.Redis) -> None:
     store, lb = GameStore(redis_client), Leaderboard(redis_client)
-    await _finish(store, "a", time_ms=100_009, moves=10)
-    await _finish(store, "b", time_ms=100_000, moves=11)  # same centisecond, more moves
-    assert [e.player_id for e in await lb.top(BOARD)] == ["a", "b"]
+    await _finish(store, "slow", time_ms=13, at=1_000)  # finished first, 1 ms slower
+    await _finish(store, "fast", time_ms=12, at=2_000)
+    await _finish(store, "b", time_ms=100_001, moves=10)
+    await _finish(store, "a", time_ms=100_000, moves=11)  # 1 ms faster beats fewer moves
+    assert [e.player_id for e in await lb.top(BOARD)] == ["fast", "slow", "a", "b"]
 
 
 async def test_entry_fields(redis_client: redis.asyncio.Redis) -> None:
@@ -177,11 +179,11 @@ async def test_top_offset_limit(redis_client: redis.asyncio.Redis) -> None:
 @pytest.mark.parametrize(
     ("pid", "k", "ranks"),
     [
-        ("p00", 2, [1, 2, 3, 4, 5]),  # top edge: window shifted down, stays full
-        ("p01", 2, [1, 2, 3, 4, 5]),
+        ("p00", 2, [1, 2, 3]),  # top edge: up to k above, k below (issue 12)
+        ("p01", 2, [1, 2, 3, 4]),
         ("p04", 2, [3, 4, 5, 6, 7]),  # middle: centred
-        ("p08", 2, [6, 7, 8, 9, 10]),  # bottom edge: shifted up
-        ("p09", 2, [6, 7, 8, 9, 10]),
+        ("p08", 2, [7, 8, 9, 10]),  # bottom edge: never more than k above
+        ("p09", 2, [8, 9, 10]),
         ("p09", 0, [10]),
         ("p05", 20, list(range(1, 11))),  # window larger than the board
     ],

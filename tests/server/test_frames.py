@@ -1,0 +1,138 @@
+"""Frames, errors and close codes over a real socket (issue 12): the frame-size limit, the
+`too_large` reply before 1009, request ids kept on errors, `unsupported_version` with its
+`versions` and 1002, and a flood closed with 1008 after every reply already sent."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+import pytest_asyncio
+import redis.asyncio
+import websockets
+
+import protocol as p
+from server.app import hard_frame_limit
+from server.config import Config
+from tests.support.app import App, serve
+
+LIMIT = p.MAX_FRAME_SIZE
+
+
+@pytest_asyncio.fixture
+async def app(redis_url: str, redis_client: redis.asyncio.Redis,
+              tmp_path: Path) -> AsyncIterator[App]:
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"frames")
+    assert config.max_msg_size == LIMIT
+    async with serve(config) as running:
+        yield running
+
+
+async def raw(app: App) -> websockets.ClientConnection:
+    return await websockets.connect(app.url, max_size=2**20)
+
+
+async def frames_until_close(ws: websockets.ClientConnection) -> list[dict[str, Any]]:
+    """Every frame received until the connection closes."""
+    got: list[dict[str, Any]] = []
+    with contextlib.suppress(websockets.ConnectionClosed):
+        async for frame in ws:
+            got.append(msgpack.unpackb(frame) if isinstance(frame, bytes) else json.loads(frame))
+    return got
+
+
+def received_close(ws: websockets.ClientConnection) -> int | None:
+    """The code of the close frame the server sent; None if none arrived (1006)."""
+    rcvd = ws.protocol.close_rcvd
+    return rcvd.code if rcvd is not None else None
+
+
+def padded_ping(size: int, req_id: int = 1) -> str:
+    """A valid JSON `ping` of exactly ``size`` bytes (whitespace is legal JSON)."""
+    body = json.dumps({"type": "ping", "id": req_id})
+    return body[:-1] + " " * (size - len(body)) + "}"
+
+
+async def test_a_frame_of_exactly_64_kib_is_accepted(app: App) -> None:
+    ws = await raw(app)
+    frame = padded_ping(LIMIT, 3)
+    assert len(frame.encode()) == 65_536
+    await ws.send(frame)
+    reply = json.loads(await ws.recv())
+    assert reply["type"] == "pong" and reply["id"] == 3, reply
+    await ws.close()
+
+
+@pytest.mark.parametrize("binary", [False, True])
+async def test_a_larger_frame_gets_too_large_with_its_id_then_1009(app: App,
+                                                                    binary: bool) -> None:
+    ws = await raw(app)
+    if binary:
+        frame: str | bytes = msgpack.packb({"type": "ping", "id": 7, "pad": "x" * LIMIT})
+    else:
+        frame = padded_ping(LIMIT + 1, 7)
+    assert len(frame) > LIMIT
+    await ws.send(frame)
+    got = await frames_until_close(ws)
+    assert [(m["type"], m.get("id"), m.get("code")) for m in got] == [("error", 7, "too_large")]
+    assert received_close(ws) == 1009
+
+
+async def test_a_frame_beyond_the_hard_limit_is_closed_with_1009_unanswered(app: App) -> None:
+    ws = await raw(app)
+    await ws.send(padded_ping(hard_frame_limit(Config()) + 1, 8))
+    assert await frames_until_close(ws) == []
+    assert received_close(ws) == 1009
+
+
+async def test_an_error_keeps_a_readable_id(app: App) -> None:
+    ws = await raw(app)
+    await ws.send('{"id":5,"type":"leaderboard.top","variant":"fourteen-out","limit":'
+                  f'{2**64}}}')
+    reply = json.loads(await ws.recv())
+    assert (reply["type"], reply.get("id"), reply["code"]) == ("error", 5, "bad_request"), reply
+    await ws.close()
+
+
+async def test_unsupported_version_lists_the_servers_versions_and_closes_1002(app: App) -> None:
+    ws = await raw(app)
+    await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [7, 8], "name": "future"}))
+    got = await frames_until_close(ws)
+    assert got == [{"type": "error", "id": 1, "code": "unsupported_version",
+                    "message": got[0]["message"], "versions": [1, 2]}]
+    assert p.decode_server(json.dumps(got[0])) == p.ErrorReply(
+        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2))
+    assert received_close(ws) == 1002
+
+
+@pytest.mark.parametrize("attempt", range(3))
+async def test_a_flood_gets_every_reply_then_a_1008_close(app: App, attempt: int) -> None:
+    ws = await raw(app)
+    await ws.send(json.dumps({"type": "hello", "id": 0, "versions": [1],
+                              "name": f"flood{attempt}"}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+
+    async def flood() -> int:
+        sent = 0
+        with contextlib.suppress(websockets.ConnectionClosed):
+            for i in range(1, 20_001):  # still sending when the server closes
+                await ws.send(padded_ping(4_000, i))
+                sent = i
+        return sent
+
+    sent = await flood()  # the replies wait in the client's buffers meanwhile
+    got = await frames_until_close(ws)
+    assert received_close(ws) == 1008, f"no close frame (reset?): {ws.close_code}"
+    ids = [m["id"] for m in got]
+    # Every frame before the one that ended the flood is answered, in order: a pong, or
+    # `rate_limited` (the refusals never overflow the send queue before the close).
+    assert ids == list(range(1, len(ids) + 1)), ids
+    assert len(ids) < sent
+    assert {(m["type"], m.get("code")) for m in got} == {("pong", None),
+                                                          ("error", "rate_limited")}
