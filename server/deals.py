@@ -57,6 +57,14 @@ class Deal:
                    int(d["candidate"]))
 
 
+def _retrieved(task: asyncio.Task[Deal]) -> None:
+    """Mark a deal task's failure as seen: its waiters (if any are left) get it themselves; a
+    task whose waiters all went away (a closed connection, a shutdown) must not leave "Task
+    exception was never retrieved" behind."""
+    if not task.cancelled():
+        task.exception()
+
+
 def candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
     """The index-th seed of the day's sequence (index 0 is the plain daily seed)."""
     return daily_seed(secret, variant_id if index == 0 else f"{variant_id}#{index}", date)
@@ -140,6 +148,7 @@ class DailyDeals:
         task = self._local.get((variant_id, date))
         if task is None:
             task = asyncio.create_task(self._obtain(variant_id, date))
+            task.add_done_callback(_retrieved)
             self._local[(variant_id, date)] = task
         try:
             deal = await asyncio.shield(task)

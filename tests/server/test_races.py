@@ -58,6 +58,7 @@ async def test_queue_pairs_two_players_who_race_to_a_finish(race_app: App) -> No
     assert sa["view"] == sb["view"], "racers share the deal"
     assert sa["game_id"] != sb["game_id"]
     # a plays to the end of the game; b resigns: the race is over, a ranks first.
+    assert list(from_view(sa["view"]).legal_moves()), "a race never deals a dead deal"
     last = await play_out(a, sa)
     res = await b.request("resign", game_id=sb["game_id"])
     if last["result"]["won"]:  # the first racer to win ends the race: nothing left to resign

@@ -1,0 +1,85 @@
+"""Per-app Prometheus metrics: children, the loop-lag max, GC counters, and /metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+import redis.asyncio
+from prometheus_client.parser import text_string_to_metric_families
+
+from server.metrics import Metrics
+from tests.support.app import serve
+from tests.support.races import race_config
+
+
+def samples(text: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    raw = text.decode() if isinstance(text, bytes) else text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(raw) for s in fam.samples}
+
+
+def test_child_is_looked_up_once_per_metric_and_label() -> None:
+    m = Metrics()
+    a = m.child(m.moves, "fourteen-out")
+    assert m.child(m.moves, "fourteen-out") is a
+    assert m.child(m.moves, "triple-deck") is not a
+    assert m.child(m.games_finished, "fourteen-out") is not a, "keyed by metric too"
+    assert a is m.moves.labels("fourteen-out")
+
+
+def test_counts_land_in_the_rendered_text() -> None:
+    m = Metrics()
+    m.child(m.moves, "fourteen-out").inc()
+    m.child(m.moves, "fourteen-out").inc(2)
+    m.child(m.errors, "not_found").inc()
+    m.connections.inc()
+    got = samples(m.render())
+    assert got[("solitaire_moves_total", (("variant", "fourteen-out"),))] == 3
+    assert got[("solitaire_errors_total", (("code", "not_found"),))] == 1
+    assert got[("solitaire_connections", ())] == 1
+
+
+def test_two_apps_do_not_share_counts() -> None:
+    a, b = Metrics(), Metrics()
+    a.child(a.messages, "ping").inc()
+    assert ("solitaire_messages_total", (("type", "ping"),)) not in samples(b.render())
+
+
+def test_loop_lag_max_is_reset_by_each_scrape() -> None:
+    m = Metrics()
+    for s in (0.004, 0.050, 0.010):
+        m.observe_loop_lag(s)
+    first = samples(m.render())
+    assert first[("solitaire_loop_lag_max_seconds", ())] == 0.050
+    assert first[("solitaire_loop_lag_seconds_count", ())] == 3
+    assert first[("solitaire_loop_lag_seconds_bucket", (("le", "0.005"),))] == 1
+    again = samples(m.render())
+    assert again[("solitaire_loop_lag_max_seconds", ())] == 0.0
+    assert again[("solitaire_loop_lag_seconds_count", ())] == 3, "the histogram keeps counting"
+
+
+def test_gc_stats_are_exported_at_scrape_time() -> None:
+    m = Metrics()
+    m.gc.seconds, m.gc.collections = 0.25, 7
+    got = samples(m.render())
+    assert got[("solitaire_gc_seconds_total", ())] == 0.25
+    assert got[("solitaire_gc_collections_total", ())] == 7
+
+
+async def test_requests_and_errors_are_counted_on_the_metrics_endpoint(
+        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
+    async with serve(race_config(redis_url, tmp_path)) as app:
+        c = await app.client("metered")
+        for _ in range(3):
+            assert (await c.request("ping"))["type"] == "pong"
+        bad = await c.request("race.get", race_id="20300615-nosuchrace")
+        assert bad["type"] == "error"
+        async with aiohttp.ClientSession() as http, http.get(app.http + "/metrics") as r:
+            assert r.status == 200
+            got = samples(await r.text())
+        await c.close()
+    assert got[("solitaire_messages_total", (("type", "ping"),))] == 3
+    assert got[("solitaire_errors_total", (("code", bad["code"]),))] == 1
+    assert got[("solitaire_connections", ())] == 1
+    assert got[("solitaire_request_seconds_count", (("type", "ping"),))] == 3
