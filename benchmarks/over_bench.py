@@ -6,7 +6,8 @@ game, search run to a verdict or to `--cap` expansions) and timed. Prints the ti
 (median, mean, p90, p99, max), the expansions per check and the undecided count. Fixed seeds,
 so two runs check the same positions as long as their verdicts agree (a game stops when over;
 an undecided check counts as "not over"). Run from the repo root:
-``python benchmarks/over_bench.py [--quick] [--seeds N] [--after N] [--cap N] [--dump FILE]``.
+``python benchmarks/over_bench.py [--quick] [--seeds N] [--after N] [--cap N] [--save F]``
+(`--keys F` times the positions of a `--save` file instead of playing).
 """
 
 from __future__ import annotations
@@ -28,25 +29,33 @@ from engine.easthaven import TripleEasthaven
 POLICIES = (("greedy", 0.9, 0.15), ("uniform", 0.5, 0.05))
 
 
+Row = tuple[float, int, bool | None]
+
+
+def check(key: bytes, cap: int) -> Row:
+    """Time one fresh check: (seconds, expansions, over or None when undecided at `cap`)."""
+    t0 = time.perf_counter()
+    search = ProgressSearch(key)
+    progress = search.step(cap)
+    dt = time.perf_counter() - t0
+    return dt, search.expanded, None if progress is None else not progress
+
+
 def play(seed: int, policy: tuple[str, float, float], after: int, cap: int,
-         rows: list[tuple[float, int, bool | None]], dump: list[bytes] | None) -> None:
+         rows: list[Row], keys: list[bytes]) -> None:
     """Play one deal, timing the over-check of every position with an empty stock."""
     name, p_up, p_deal = policy
     rng = random.Random(f"{name}:{seed}")
     game = new_game("triple-easthaven", seed)
     assert isinstance(game, TripleEasthaven)
     played = 0
-    clock = time.perf_counter
     while True:
         if not game._stock:
-            t0 = clock()
-            search = ProgressSearch(game._over_key())
-            progress = search.step(cap)
-            dt = clock() - t0
-            over = None if progress is None else not progress
-            rows.append((dt, search.expanded, over))
-            if dump is not None and (dt > 0.005 or over is None):
-                dump.append(game._over_key())
+            key = game._over_key()
+            row = check(key, cap)
+            rows.append(row)
+            keys.append(key)
+            over = row[2]
             game._over = over is True or game.won
             if game._over or played >= after:
                 return
@@ -68,39 +77,50 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def report(name: str, rows: list[Row], cap: int) -> None:
+    times = [r[0] * 1e3 for r in rows]
+    exp = [float(r[1]) for r in rows]
+    over = sum(1 for r in rows if r[2] is True)
+    undecided = sum(1 for r in rows if r[2] is None)
+    print(f"{name}: {len(rows)} checks, {over} over, {undecided} undecided at {cap:,} "
+          f"expansions, {sum(1 for e in exp if e > 20_000)} over 20k expansions, "
+          f"{sum(1 for t in times if t < 1.0) / len(times):.1%} under 1 ms")
+    print(f"  {'':10} {'median':>9} {'mean':>9} {'p90':>9} {'p99':>9} {'max':>9}")
+    print(f"  {'time (ms)':10} {statistics.median(times):>9.3f} {statistics.fmean(times):>9.3f} "
+          f"{pct(times, 0.9):>9.3f} {pct(times, 0.99):>9.3f} {max(times):>9.3f}")
+    print(f"  {'expansions':10} {statistics.median(exp):>9.0f} {statistics.fmean(exp):>9.1f} "
+          f"{pct(exp, 0.9):>9.0f} {pct(exp, 0.99):>9.0f} {max(exp):>9.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 seeds instead of 32")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 32)")
     parser.add_argument("--after", type=int, default=150, help="moves after the stock ran out")
-    parser.add_argument("--cap", type=int, default=200_000, help="expansions per check at most")
-    parser.add_argument("--dump", type=Path, default=None, help="write slow keys (hex) here")
+    parser.add_argument("--cap", type=int, default=20_000, help="expansions per check at most")
+    parser.add_argument("--save", type=Path, default=None, help="write the checked keys (hex)")
+    parser.add_argument("--keys", type=Path, default=None,
+                        help="time the keys of a --save file instead of playing")
     args = parser.parse_args()
     seeds = args.seeds if args.seeds is not None else (8 if args.quick else 32)
-    rows: list[tuple[float, int, bool | None]] = []
-    dump: list[bytes] | None = [] if args.dump else None
     start = time.perf_counter()
-    for seed in range(seeds):
+    if args.keys:
+        keys = [bytes.fromhex(line) for line in args.keys.read_text().split()]
+        report(f"{args.keys}", [check(k, args.cap) for k in keys], args.cap)
+    else:
+        keys = []
+        every: list[Row] = []
         for policy in POLICIES:
-            play(seed, policy, args.after, args.cap, rows, dump)
-    total = time.perf_counter() - start
-    times = [r[0] * 1e3 for r in rows]
-    exp = [float(r[1]) for r in rows]
-    over = sum(1 for r in rows if r[2] is True)
-    undecided = sum(1 for r in rows if r[2] is None)
-    print(f"{len(rows)} checks ({seeds} seeds x {len(POLICIES)} policies, up to {args.after} "
-          f"moves after the stock), {over} over, {undecided} undecided at {args.cap:,} "
-          f"expansions; {total:.1f} s in all")
-    print(f"{'':12} {'median':>9} {'mean':>9} {'p90':>9} {'p99':>9} {'max':>9}")
-    print(f"{'time (ms)':12} {statistics.median(times):>9.3f} {statistics.fmean(times):>9.3f} "
-          f"{pct(times, 0.9):>9.3f} {pct(times, 0.99):>9.3f} {max(times):>9.3f}")
-    print(f"{'expansions':12} {statistics.median(exp):>9.0f} {statistics.fmean(exp):>9.1f} "
-          f"{pct(exp, 0.9):>9.0f} {pct(exp, 0.99):>9.0f} {max(exp):>9.0f}")
-    under = sum(1 for t in times if t < 1.0) / len(times)
-    print(f"under 1 ms: {under:.1%}; checks over 20k expansions: "
-          f"{sum(1 for e in exp if e > 20_000)}")
-    if args.dump and dump is not None:
-        args.dump.write_text("".join(k.hex() + "\n" for k in dump))
+            rows: list[Row] = []
+            for seed in range(seeds):
+                play(seed, policy, args.after, args.cap, rows, keys)
+            report(f"{policy[0]} ({seeds} seeds, up to {args.after} moves after the stock)",
+                   rows, args.cap)
+            every += rows
+        report("all", every, args.cap)
+    print(f"{time.perf_counter() - start:.1f} s in all")
+    if args.save:
+        args.save.write_text("".join(k.hex() + "\n" for k in keys))
 
 
 if __name__ == "__main__":

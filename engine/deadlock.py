@@ -23,6 +23,12 @@ Reductions, each exact (the tests compare with a plain exhaustive search):
   (turning any of them is progress; none ever turns inside the search).
 * **Empty piles are interchangeable**: only the first is tried as a destination; and a pile
   without face-down cards never moves whole to an empty pile (the same multiset again).
+* **Frozen cards** (`_freeze`, once, on the start): cards the relaxation `_relax` proves never
+  move (at or below a pile's `low`) are replaced by one anchor byte, the slot of the top one
+  (flag 2). They never move, play or turn anything, so all they do is host cards of that slot;
+  piles on identical anchors (the same slot: 9H and 9D alike) become interchangeable and the
+  sorted key merges which of them holds which run. Sound because every real move sequence
+  without progress stays inside the relaxation's facts (see `_relax`).
 
 Worst case: the search visits each canonical position at most once, and only positions with
 the same face-up/foundation cards, the same piles' bottom cards above face-down cards (such a

@@ -30,6 +30,9 @@ from .metrics import Metrics
 #: Positions the game-over search visits before it lets other connections run (Triple
 #: Easthaven's search expands one in 0.05-0.15 ms); every other variant decides in one slice.
 OVER_SLICE_NODES = 20
+#: Positions a game-over search may visit after its move's reply before it gives up (about
+#: 5 s of CPU at the worst positions measured; see `GameService._judge`).
+OVER_SEARCH_MAX_NODES = 40_000
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,7 @@ class GameService:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, LiveGame] = OrderedDict()
         self._metrics = metrics
+        self._search_slot = asyncio.Semaphore(1)  # game-over searches, one at a time
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
         self.on_finished: list[Callable[[LiveGame, Entry], Awaitable[None]]] = []
@@ -213,10 +217,20 @@ class GameService:
         position reachable from it dead too, so a verdict "over" about the position at `seq`
         holds for the current one unless an undo went back past it; a verdict "not over" about
         an earlier position says nothing about now, so the current position is searched next.
+
+        Searches run one at a time per process and give up after `OVER_SEARCH_MAX_NODES`
+        positions: a few Triple Easthaven positions have shuttle spaces of hundreds of
+        thousands of positions (issue #11), and one player must not hold a core for minutes.
+        The game then stays open (the player may finish it) until a later move's search decides.
         """
         try:
             while True:
-                over = await self._run(live, search)
+                async with self._search_slot:
+                    over = await self._run(live, search)
+                if over is None:
+                    log.info("game-over search of %s gave up after %d positions",
+                             live.record.game_id, OVER_SEARCH_MAX_NODES)
+                    return
                 async with live.lock:
                     if live.record.finished or live.stale or self._cache.get(
                             live.record.game_id) is not live:
@@ -234,14 +248,16 @@ class GameService:
         finally:
             live.judging = None
 
-    async def _run(self, live: LiveGame, search: OverStepper) -> bool:
-        while True:
+    async def _run(self, live: LiveGame, search: OverStepper) -> bool | None:
+        """The search's verdict, or None when it gave up (`OVER_SEARCH_MAX_NODES`)."""
+        for _ in range(0, OVER_SEARCH_MAX_NODES, OVER_SLICE_NODES):
             await asyncio.sleep(0)
             started = time.perf_counter()
             verdict = search.step(OVER_SLICE_NODES)
             self._count_engine(live, time.perf_counter() - started)
             if verdict is not None:
                 return verdict
+        return None
 
     async def _finish_over(self, live: LiveGame, name: str) -> None:
         """End a game found over after its last move: as of that move's time."""

@@ -85,21 +85,21 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
     srv.start()
     try:
         player = make_player(srv.url)
-        view = player.run("--name", "phoenix", "--json", "daily", "fourteen-out",
-                          "--show").json()["view"]
-        moves = solve_greedy(view)
-        assert player.run("daily", "fourteen-out", "--moves", "-",
+        assert player.run("--name", "phoenix", "--json", "daily", "triple-deck",
+                          "--show").code == 0
+        moves = ["d", "d", "d"]  # drawing is legal on every Triple Deck deal
+        assert player.run("daily", "triple-deck", "--moves", "-",
                           stdin=moves[0] + "\n").code == 0
         srv.restart()  # between two runs: the game is resumed from the server
-        doc = player.run("--json", "daily", "fourteen-out", "--show").json()
+        doc = player.run("--json", "daily", "triple-deck", "--show").json()
         assert doc["seq"] == 1
         # During a run: the CLI reconnects with its token and resumes by itself.
-        proc = player.popen("--json", "daily", "fourteen-out", "--moves", "-")
+        proc = player.popen("--json", "daily", "triple-deck", "--moves", "-")
         assert proc.stdin is not None
         proc.stdin.write(moves[1] + "\n")
         proc.stdin.flush()
         deadline = time.monotonic() + 30  # the running CLI has played moves[1]: restart now
-        while player.run("--json", "daily", "fourteen-out", "--show").json()["seq"] < 2:
+        while player.run("--json", "daily", "triple-deck", "--show").json()["seq"] < 2:
             assert time.monotonic() < deadline, "the CLI never played its first move"
             time.sleep(0.2)
         srv.restart()

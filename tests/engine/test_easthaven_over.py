@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from engine import new_game
 from engine.cards import RANK_TEXT, SUITS, card
-from engine.deadlock import ProgressSearch, may_progress
+from engine.deadlock import FOUND_LEN, ProgressSearch, _freeze, _relax, may_progress
 from engine.easthaven import TripleEasthaven
 from engine.game import Game, OverDecided
 
@@ -218,3 +218,17 @@ def test_relaxation_and_search_on_shuttles() -> None:
     key = game._over_key()
     assert not may_progress(key, 0)
     assert ProgressSearch(key).run() is False and game.over
+
+
+def test_frozen_hosts_are_interchangeable() -> None:
+    # The 9H and 9D sit on Kings and can never move (no black 10 anywhere, no empty pile):
+    # `_freeze` keeps only their slot, so the 8S on either is one position, and the 7H too.
+    def key(first: list[str], second: list[str]) -> bytes:
+        piles = [(1, ["KD", "9H", *first]), (1, ["KH", "9D", *second]), (1, ["QC", "7H"])]
+        game = position(piles + [(0, ["KS"])] * 9, [0] * 12)
+        assert reference_over(game) is True and game.over
+        k = game._over_key()
+        _, piles_, lows = _relax(k, 0)
+        return _freeze(k[:FOUND_LEN], piles_, lows)
+
+    assert key(["8S"], []) == key([], ["8S"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import random
 from collections.abc import AsyncIterator
@@ -14,6 +15,7 @@ import redis.asyncio
 
 from engine import OverStepper, new_game
 from engine.easthaven import TripleEasthaven
+from server import games
 from server.config import Config
 from server.daily import daily_seed
 from tests.support.app import App, serve
@@ -79,3 +81,44 @@ async def test_a_dead_end_found_after_the_reply_finishes_the_game(app: App) -> N
     assert late["code"] == "game_over"
     rank = await c.request("leaderboard.rank", variant="triple-easthaven")
     assert rank["entry"]["rank"] == 1 and rank["entry"]["moves"] == len(line)
+
+
+class Endless:
+    """A search that never decides, as the hardest positions do within any sane budget."""
+
+    def __init__(self) -> None:
+        self.slices = 0
+
+    def step(self, max_nodes: int) -> bool | None:
+        self.slices += 1
+        return None
+
+
+async def test_a_search_that_runs_too_long_gives_up_and_leaves_the_game_open(
+        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    searches: list[Endless] = []
+
+    def endless(game: TripleEasthaven) -> Endless:
+        searches.append(Endless())
+        return searches[-1]
+
+    monkeypatch.setattr(TripleEasthaven, "over_search", endless)
+    monkeypatch.setattr(games, "OVER_SEARCH_MAX_NODES", 200)
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET)
+    async with serve(config) as running:
+        c = await running.client("stuck", versions=(1, 2))
+        g = await c.request("daily.start", variant="triple-easthaven")
+        with caplog.at_level("INFO", logger="server.games"):
+            r = await c.request("move", game_id=g["game_id"], move="d", expected_seq=0)
+            assert r["type"] == "moved" and not r["finished"]
+            for _ in range(100):  # let the search run out of positions
+                if "gave up" in caplog.text:
+                    break
+                await asyncio.sleep(0.01)
+        assert "gave up after 200 positions" in caplog.text
+        assert searches[0].slices == 200 // games.OVER_SLICE_NODES + 1  # the inline one too
+        again = await c.request("move", game_id=g["game_id"], move="d", expected_seq=1)
+        assert again["type"] == "moved" and again["seq"] == 2, "the game stays open"
+        state = await c.request("game.get", game_id=g["game_id"])
+        assert not state["finished"]
