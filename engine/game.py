@@ -2,7 +2,7 @@
 
 A variant is a subclass that sets the class attributes and fills in the hooks (`_deal`,
 `_snapshot`, `_restore`, `_generate`, `_reason`, `_do`, `_is_over`, `_state_json`, `_view_json`,
-`_load_view`). Nothing here branches on a variant's name.
+`_load_view`; optionally `_undo_snapshot`). Nothing here branches on a variant's name.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Game:
         reason = self._why_illegal(move)
         if reason is not None:
             raise IllegalMove(move, reason)
-        before = self._snapshot()
+        before = self._undo_snapshot(move)
         result = self._do(move)
         self._history.append(None if result.revealed_hidden else before)
         self.moves += 1
@@ -215,6 +215,13 @@ class Game:
 
     def _restore(self, snapshot: Any) -> None:
         raise NotImplementedError
+
+    def _undo_snapshot(self, move: Move) -> Any:
+        """What `_restore` needs to take back the legal `move`, taken just before it is played.
+
+        The default is the full `_snapshot()`; a variant may record only what `move` changes,
+        as long as `_restore` of the result restores the position before `move` exactly."""
+        return self._snapshot()
 
     def _generate(self) -> Iterator[Move]:
         raise NotImplementedError

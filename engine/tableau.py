@@ -23,6 +23,8 @@ from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
 STOCK: Final = "d"
+#: Tags an undo snapshot of a pile's move (`TableauGame._undo_snapshot`).
+_PILE_MOVE: Final = "pile move"
 
 
 class TableauGame(Game):
@@ -67,7 +69,7 @@ class TableauGame(Game):
 
     @property
     def cleared(self) -> int:
-        return sum(len(f) for f in self._foundations)
+        return sum(map(len, self._foundations))
 
     def _top(self, i: int) -> Card | None:
         pile = self._piles[i]
@@ -214,12 +216,44 @@ class TableauGame(Game):
         return (tuple(tuple(p) for p in self._piles), tuple(self._down), tuple(self._stock),
                 tuple(tuple(f) for f in self._foundations))
 
+    def _undo_snapshot(self, move: Move) -> Any:
+        """A pile's move changes only its source pile, its destination pile (from the top up)
+        and, played to a foundation, the foundations' lengths: record just those. The source's
+        `down` is kept too, though a move that turns a card is never undone."""
+        src = pile_number(move.src, self.pile_count)
+        if src is None:
+            return self._snapshot()
+        piles = self._piles
+        if move.dst == FOUNDATION:
+            return (_PILE_MOVE, src, tuple(piles[src]), self._down[src], None, 0,
+                    tuple(map(len, self._foundations)))
+        dst = pile_number(move.dst, self.pile_count)
+        assert dst is not None
+        return (_PILE_MOVE, src, tuple(piles[src]), self._down[src], dst, len(piles[dst]), None)
+
     def _restore(self, snapshot: Any) -> None:
+        if snapshot[0] is _PILE_MOVE:
+            self._restore_pile_move(snapshot)
+            return
         piles, down, stock, foundations = snapshot
         self._piles = [list(p) for p in piles]
         self._down = list(down)
         self._stock = list(stock)
         self._foundations = [list(f) for f in foundations]
+
+    def _restore_pile_move(self, snapshot: Any) -> None:
+        _, src, cards, down, dst, dst_len, heights = snapshot
+        self._piles[src] = list(cards)
+        self._down[src] = down
+        if dst is not None:
+            del self._piles[dst][dst_len:]
+        if heights is not None:
+            self._restore_heights(heights)
+
+    def _restore_heights(self, heights: tuple[int, ...]) -> None:
+        """Take back cards played to the foundations since they had these lengths."""
+        for f, n in zip(self._foundations, heights, strict=True):
+            del f[n:]
 
     def _piles_state(self) -> list[list[OrientedCard]]:
         return [[{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]

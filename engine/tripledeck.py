@@ -25,6 +25,10 @@ from .views import (
 
 WASTE: Final = "w"
 DRAW_COUNT: Final = 3
+# Tags of the undo snapshots of the stock and waste moves (`TripleDeck._undo_snapshot`).
+_DRAW: Final = "draw"
+_RECYCLE: Final = "recycle"
+_WASTE_MOVE: Final = "waste move"
 
 
 def foundation_score(rank: int) -> int:
@@ -145,19 +149,46 @@ class TripleDeck(TableauGame):
         return self._move_cards(move)
 
     def _is_over(self) -> bool:
-        """Over when no move but drawing can ever be made again (RULINGS.md)."""
-        if next(self._tableau_moves(), None) is not None:
-            return False
-        if next(self._waste_moves(), None) is not None:
-            return False
-        return not any(self._playable(c) for c in self._cycle_cards())
+        """Over when no move but drawing can ever be made again (RULINGS.md).
 
-    def _playable(self, c: Card | None) -> bool:
-        if c is None:  # a player's copy cannot see the stock: assume it may play
-            return True
-        if self._foundation_for(c) is not None:
-            return True
-        return any(self._accepts(d, c) for d in range(self.pile_count))
+        The same test as "no tableau move, no waste move and no card the draws reach is
+        playable", on ranks directly: a foundation takes rank r when one has r - 1 cards; a
+        face-up top of rank t takes a run headed by rank t - 1 (never a run from its own pile,
+        whose head ranks at least t); an empty pile takes a run headed by `top_rank`."""
+        heights = {len(f) for f in self._foundations}
+        wanted: set[int] = set()  # the ranks that pile tops take
+        empty = False
+        for pile, down in zip(self._piles, self._down, strict=True):
+            if len(pile) > down:
+                top = pile[-1]
+                if top is not None:
+                    if top.rank - 1 in heights:
+                        return False  # to a foundation
+                    wanted.add(top.rank - 1)
+            elif not pile:
+                empty = True
+        top_rank = self.top_rank
+        for pile, down in zip(self._piles, self._down, strict=True):
+            k = len(pile) - 1
+            head = pile[k] if k >= down else None
+            while head is not None:  # up the pile's face-up run, each card a run's head
+                if head.rank in wanted or (empty and head.rank == top_rank):
+                    return False
+                k -= 1
+                if k < down:
+                    break
+                lower, head = head, pile[k]
+                if head is None or lower.rank != head.rank - 1:
+                    break
+        # Cards on a pile top or moving between piles cannot move: every card the draws bring
+        # to the waste top (now included) must be unplayable too.
+        for c in self._cycle_cards() | ({self._waste[-1]} if self._waste else set()):
+            if c is None:  # a player's copy cannot see the stock: assume it may play
+                return False
+            if (c.rank - 1 in heights or c.rank in wanted
+                    or (empty and c.rank == top_rank)):
+                return False
+        return True
 
     def _cycle_cards(self) -> set[Card | None]:
         """Every card that can reach the waste top by drawing alone, from here on, forever."""
@@ -181,10 +212,43 @@ class TripleDeck(TableauGame):
     def _snapshot(self) -> Any:
         return (super()._snapshot(), tuple(self._waste))
 
+    def _undo_snapshot(self, move: Move) -> Any:
+        """A draw changes only the stock and the waste's length, a recycle only the waste (the
+        stock was empty), a waste move only the waste's top, one pile or the foundations."""
+        if move.src == STOCK:
+            if self._stock:
+                return (_DRAW, tuple(self._stock), len(self._waste))
+            return (_RECYCLE, tuple(self._waste))
+        if move.src == WASTE:
+            heights = tuple(map(len, self._foundations)) if move.dst == FOUNDATION else None
+            dst = pile_number(move.dst, self.pile_count)
+            return (_WASTE_MOVE, self._waste[-1], len(self._waste), dst,
+                    len(self._piles[dst]) if dst is not None else 0, heights)
+        return super()._undo_snapshot(move)
+
     def _restore(self, snapshot: Any) -> None:
-        base, waste = snapshot
-        super()._restore(base)
-        self._waste = list(waste)
+        tag = snapshot[0]
+        if tag is _DRAW:
+            _, stock, waste_len = snapshot
+            self._stock = list(stock)
+            del self._waste[waste_len:]
+        elif tag is _RECYCLE:
+            self._stock = []
+            self._waste = list(snapshot[1])
+        elif tag is _WASTE_MOVE:
+            _, card, waste_len, dst, dst_len, heights = snapshot
+            del self._waste[waste_len - 1 :]
+            self._waste.append(card)
+            if dst is not None:
+                del self._piles[dst][dst_len:]
+            if heights is not None:
+                self._restore_heights(heights)
+        elif isinstance(tag, str):  # a pile's move
+            super()._restore(snapshot)
+        else:
+            base, waste = snapshot
+            super()._restore(base)
+            self._waste = list(waste)
 
     def _state_json(self) -> TripleDeckStateBody:
         return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
