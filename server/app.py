@@ -98,6 +98,8 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         deals_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await deals_task
+        await services.games.aclose()
+        await services.store.move_log.aclose()  # writes already sent complete before Redis goes
         services.deals.pool.close()
         await client.aclose()
         if embedded is not None:

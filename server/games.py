@@ -86,6 +86,7 @@ class GameService:
         self._cache: OrderedDict[str, LiveGame] = OrderedDict()
         self._metrics = metrics
         self._search_slot = asyncio.Semaphore(1)  # game-over searches, one at a time
+        self._searches: set[asyncio.Task[None]] = set()
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
         self.on_finished: list[Callable[[LiveGame, Entry], Awaitable[None]]] = []
@@ -203,6 +204,8 @@ class GameService:
                 live.undone_at = live.seq
             if over is None and live.judging is None:
                 live.judging = asyncio.create_task(self._judge(live, search, live.seq, name))
+                self._searches.add(live.judging)  # a reference until done (asyncio keeps none)
+                live.judging.add_done_callback(self._searches.discard)
             return Played(live, stored, outcome, None)
         except BaseException:
             live.stale = True  # the engine moved on but Redis did not: rebuild before next use
@@ -258,6 +261,12 @@ class GameService:
             if verdict is not None:
                 return verdict
         return None
+
+    async def aclose(self) -> None:
+        """Stop the game-over searches still running (shutdown); their games stay open."""
+        for task in list(self._searches):
+            task.cancel()
+        await asyncio.gather(*self._searches, return_exceptions=True)
 
     async def _finish_over(self, live: LiveGame, name: str) -> None:
         """End a game found over after its last move: as of that move's time."""
