@@ -28,7 +28,10 @@ Reductions, each exact (the tests compare with a plain exhaustive search):
   (flag 2). They never move, play or turn anything, so all they do is host cards of that slot;
   piles on identical anchors (the same slot: 9H and 9D alike) become interchangeable and the
   sorted key merges which of them holds which run. Sound because every real move sequence
-  without progress stays inside the relaxation's facts (see `_relax`).
+  without progress stays inside the relaxation's facts (see `_relax_core`).
+* **Host counting** (`_relax`, `_resources`): cards dealt on cards they do not fit never come
+  back once gone, so those that left are all away at once, each on a host of its own, an
+  empty pile or a foundation; when the relaxation's facts need more, it is split into cases.
 
 Worst case: the search visits each canonical position at most once, and only positions with
 the same face-up/foundation cards, the same piles' bottom cards above face-down cards (such a
@@ -293,6 +296,156 @@ def may_progress(key: bytes, goal_total: int) -> bool:
 
 
 def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
+    """The relaxation `_relax_core` refined by host counting (`_resources`): False first only
+    when no sequence of moves from `key` makes progress.
+
+    Returns (progress allowed, the piles with cards or none face down, their `low`; -1 for a
+    pile that can be emptied, or whose face-down cards can be exposed). The lows are those of
+    the plain relaxation (valid for every move sequence without progress), which `_freeze` uses.
+
+    Case split: a *break* is a face-up card on a face-up card it does not fit (it was dealt
+    so). Once it leaves it never comes back (nothing is ever put on a card it does not fit), so
+    the breaks that have left only grow, and at any moment they are all away at once. A branch
+    assumes a set X of breaks never leaves (before the progress move) and runs the relaxation
+    with those moves removed; if its facts violate the counting of `_resources` (all the
+    breaks it lets leave cannot be away at once), every move sequence of the branch keeps at
+    least one of the breaks named by `_resources` in place, so the branch is replaced by one
+    branch per named break, adding it to X. Every move sequence without progress lies in some
+    leaf, so progress is reachable only when some leaf's relaxation allows it. The split stops
+    at `_BRANCH_LIMIT` relaxations (then: progress allowed, as without it).
+    """
+    found = key[:FOUND_LEN]
+    piles = [p for p in key[FOUND_LEN:].split(_SEP_BYTES) if len(p) > 1 or p[0] == 0]
+    may, low, tops = _relax_core(found, piles, goal_total, frozenset())
+    root_low = low
+    todo: list[frozenset[tuple[int, int]]] = [frozenset()]
+    done: set[frozenset[tuple[int, int]]] = {frozenset()}
+    runs = 0
+    while todo:
+        forbid = todo.pop()
+        if runs:
+            may, low, tops = _relax_core(found, piles, goal_total, forbid)
+        runs += 1
+        if not may:
+            continue  # a dead leaf: none of its move sequences makes progress
+        named = _resources(found, piles, low, tops)
+        if not named:
+            return True, piles, root_low
+        for b in named:
+            child = forbid | {b}
+            if child not in done:
+                done.add(child)
+                todo.append(child)
+        if len(done) > _BRANCH_LIMIT:
+            return True, piles, root_low
+    return False, piles, root_low
+
+
+_BRANCH_LIMIT: Final = 64
+
+
+def _resources(found: bytes, piles: list[bytes], low: list[int],
+               tops: int) -> list[tuple[int, int]]:
+    """Host counting on the facts of one relaxation (valid for every move sequence without
+    progress of its branch): the breaks (pile, index) to split on when its facts cannot all
+    hold at once, else [].
+
+    Take the position P just before the progress move, and suppose every break above its
+    pile's `low` has left. The *free* cards are the cards above `low` (but not a bottom card
+    over face-down cards, which moves only in the progress move itself) and the foundation
+    cards now. A free card in the tableau in P lies on a card it fits (its host) or at the
+    bottom of an empty pile, since moves create no other contact (the only other contacts are
+    breaks in place and cards on face-down ones). A card holds at most one card; a pile holds
+    one bottom card; cards that are not free stay in place: of them only the one at `low`
+    (and anchors) and a bottom card over face-down cards can host, the others are covered for
+    good. Piles that can be empty in P are
+    those without face-down cards and `low` -1.
+
+    Per card type c, let K be its free copies and R the foundations of its suit that can be
+    at or above its rank in P (at or above it now, or every card up to it can be a top): at
+    least K - R and at most K free copies of c are in the tableau in P. Cards of rank r host
+    only cards of rank r - 1 of the other colour, so the types form two chains (rank parity
+    plus colour); along a chain, y_r (free cards of rank r in the tableau in P) must leave at
+    most (y_{r-1} - y_r - fixed_r)^+ cards of rank r - 1 on empty piles (fixed_r: the cards at
+    `low` of rank r that can host them), and every King is on an empty pile. A dynamic
+    program finds the least number of empty piles this needs over all admissible y; more
+    than the piles that can be empty means the breaks cannot all be away in P. The lower
+    bounds only grow with the set of breaks that have left (the upper bounds are taken for all
+    breaks away, which only loosens), so one of the breaks of the types with K > R on a
+    chain that needs empty piles never left: those are named. The breaks of the other types
+    may be in place in P, hosting without a host: they count as hosts that need none (and
+    also as free cards; more hosts and a looser bound, never a wrong one).
+    """
+    count = [0] * 52  # per card type: free copies
+    fixed = [0] * 32  # per slot: hosts that need no host: cards at `low`, anchors, ...
+    brk = [0] * 52  # per card type: breaks above `low`
+    empty = 0
+    for n, p in enumerate(piles):
+        e = low[n]
+        m = len(p) - 1
+        if e < 0 and p[0] == 0:
+            empty += 1
+        if e >= 0:
+            fixed[SLOT[p[e + 1]]] += 1
+        for i in range(e + 1, m):
+            c = p[i + 1]
+            if i == 0 and p[0]:
+                fixed[SLOT[c]] += 1  # in place in P, over the face-down cards: it hosts
+                continue
+            if c < ANCHOR:
+                count[c] += 1
+                if i > 0 and FIT[c] != SLOT[p[i]]:
+                    brk[c] += 1
+    lo = [0] * 52
+    for s in range(4):
+        trio = found[3 * s : 3 * s + 3]
+        for r in range(13):  # r = rank - 1
+            c = s * 13 + r
+            count[c] += sum(1 for h in trio if h > r)
+            if not count[c]:
+                continue
+            room = 0
+            for h in trio:
+                if h > r or all(tops >> (s * 13 + j) & 1 for j in range(h, r + 1)):
+                    room += 1
+            lo[c] = max(0, count[c] - room)
+    for c in range(52):
+        if not lo[c]:
+            fixed[SLOT[c]] += brk[c]  # ... and breaks not named below, which may be in place
+    # chains: a slot v = 2 * (rank - 1) + black; rank r of colour red hosts rank r - 1 black
+    need = 0
+    bad_chains = 0
+    for chain in range(2):
+        best: dict[int, int] = {0: 0}  # y of the previous rank -> least empty piles so far
+        for r in range(13):
+            # cards of rank r + 1 on this chain: colour red when (r + red) % 2 == chain
+            red = (r + chain) % 2
+            suits = (1, 2) if red else (0, 3)
+            ylo = sum(lo[s * 13 + r] for s in suits)
+            yhi = sum(count[s * 13 + r] for s in suits)
+            fx = fixed[2 * r + (not red)]
+            nxt: dict[int, int] = {}
+            for y in range(ylo, yhi + 1):
+                nxt[y] = min(v + max(0, yp - y - fx) for yp, v in best.items())
+            best = nxt
+        least = min(v + y for y, v in best.items())  # Kings: empty piles only
+        if least:
+            need += least
+            bad_chains |= 1 << chain
+    if need <= empty:
+        return []
+    named = []
+    for n, p in enumerate(piles):
+        for i in range(max(low[n], 0) + 1, len(p) - 1):
+            c = p[i + 1]
+            if (c < ANCHOR and FIT[c] != SLOT[p[i]] and lo[c]
+                    and bad_chains >> ((_RANK0[c] + _RED[c]) % 2) & 1):
+                named.append((n, i))
+    return named
+
+
+def _relax_core(found: bytes, piles: list[bytes], goal_total: int,
+                forbid: frozenset[tuple[int, int]]) -> tuple[bool, list[int], int]:
     """A monotone ("delete-relaxed") fixpoint over facts that, once possible, are assumed to stay
     possible: which card types can be a pile top, whether a pile can be empty, which foundation
     heights each suit can reach, and how deep each pile can be uncovered (`low`: the index in
@@ -302,13 +455,11 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
     progress, none is reachable. Progress is allowed when a pile with face-down cards can be
     uncovered below its bottom face-up card, or when the foundation cards plus every tableau card
     that can be uncovered could form foundations holding more than `goal_total` cards (a
-    counting bound per suit).
+    counting bound per suit). The breaks in `forbid` (pile, index) never leave (a case of
+    `_relax`): the facts then cover the move sequences in which they stay.
 
-    Returns (progress allowed, the piles with cards or none face down, their `low`; -1 for a
-    pile that can be emptied, or whose face-down cards can be exposed).
+    Returns (progress allowed, `low` per pile, the bits of the card types that can be tops).
     """
-    found = key[:FOUND_LEN]
-    piles = [p for p in key[FOUND_LEN:].split(_SEP_BYTES) if len(p) > 1 or p[0] == 0]
     empty = False
     exposed = False
     low = []
@@ -335,7 +486,8 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
                     continue
                 if h > 0:  # the top card comes back to the tableau
                     c = s * 13 + h - 1
-                    if (empty or slots >> FIT[c] & 1) and not bits >> (h - 1) & 1:
+                    if ((empty or slots >> FIT[c] & 1)
+                            and not (bits >> (h - 1) & 1 and tops >> c & 1)):
                         bits |= 1 << (h - 1)
                         tops |= 1 << c
                         slots |= 1 << SLOT[c]
@@ -353,6 +505,8 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
             while k >= 0:
                 c = p[k + 1]
                 if c >= ANCHOR:
+                    break
+                if k > 0 and FIT[c] != SLOT[p[k]] and (n, k) in forbid:
                     break
                 if (empty or slots >> FIT[c] & 1
                         or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1)):
@@ -374,14 +528,47 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
                         exposed = True  # progress; the pile never empties without it
                     else:
                         empty = True
+        # A card above `low` also becomes a top when the card on it leaves after the two moved
+        # away together. `up[i]`: card i can become a top: the card on it leaves as the head of
+        # a unit of the original cards up to a card j that can be a top (with any cards put on
+        # j when it was a top); cards put on a card later came when it was a top already.
+        for n, p in enumerate(piles):
+            m = len(p) - 1
+            e = max(low[n], 0)
+            if m - e < 2:
+                continue
+            up = [False] * m
+            up[m - 1] = True
+            for i in range(m - 2, e - 1, -1):
+                y = p[i + 2]
+                if FIT[y] != SLOT[p[i + 1]] and (n, i + 1) in forbid:
+                    continue
+                j = i + 1
+                ok = False
+                while True:
+                    if up[j] and (empty or slots >> FIT[y] & 1 or (
+                            j == i + 1 and tops >> y & 1 and fh[_SUIT[y]] >> _RANK0[y] & 1)):
+                        ok = True
+                        break
+                    if j + 1 >= m or FIT[p[j + 2]] != SLOT[p[j + 1]]:
+                        break
+                    j += 1
+                if ok:
+                    up[i] = True
+                    x = p[i + 1]
+                    if x < ANCHOR and not tops >> x & 1:
+                        tops |= 1 << x
+                        slots |= 1 << SLOT[x]
+                        changed = True
     if exposed:
-        return True, piles, low
+        return True, low, tops
     # Counting bound: the most cards foundations can hold, per suit, from the cards on them
-    # now plus every tableau card that can be uncovered.
+    # now plus every tableau card that can be uncovered and whose type can be a top.
     count = [0] * 256
     for n, p in enumerate(piles):
         for c in p[max(low[n], 0) + 1 :]:
-            count[c] += 1
+            if tops >> c & 1:  # only a top plays up
+                count[c] += 1
     best = 0
     for s in range(4):
         trio = found[3 * s : 3 * s + 3]
@@ -392,4 +579,4 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
             if least == 0:
                 break
             best += least
-    return best > goal_total, piles, low
+    return best > goal_total, low, tops

@@ -232,3 +232,92 @@ def test_frozen_hosts_are_interchangeable() -> None:
         return _freeze(k[:FOUND_LEN], piles_, lows)
 
     assert key(["8S"], []) == key([], ["8S"])
+
+
+# -- host counting (`_resources`): one host serves runs one after the other, not at once ---------
+
+def test_one_host_cannot_take_two_runs_at_once() -> None:
+    # The 2D and the 2H on the 5C both need the one black 3: the old relaxation let the 3S
+    # take both and "exposed" the pile; counting hosts proves it dead without searching.
+    piles = [(1, ["5C", "2H", "2D"]), (1, ["KD", "3S"]), (1, ["KS", "6H"])] + [(0, ["KS"])] * 9
+    game = position(piles, [0] * 12)
+    key = game._over_key()
+    assert reference_over(game) is True
+    assert not may_progress(key, sum(key[:FOUND_LEN]))
+    assert game.over
+
+
+def test_one_host_serves_two_runs_in_turn() -> None:
+    # The 2D leaves the KH for the 3S, the QC goes onto the KH, the 2D on to the empty pile,
+    # and the 3S, free again, takes the 2H: the 5C then goes onto the 6H and a card turns.
+    piles = [(1, ["5C", "2H"]), (1, ["KD", "3S"]), (1, ["KS", "6H"]), (0, ["KH", "2D"]),
+             (0, ["QC"])] + [(0, ["KS"])] * 7
+    game = position(piles, [0] * 12)
+    assert reference_over(game) is False
+    assert may_progress(game._over_key(), 0)
+    assert not game.over
+
+
+def test_a_host_from_the_foundation_serves_once() -> None:
+    # The 9C must leave its 2H and go onto the 10H, which must leave its 2H too; the 3S can
+    # come down from the foundation (onto the 4H) for one 2H only. Dead; alive with a second
+    # black 3 (the 3C on the QH).
+    def game(extra: list[tuple[int, list[str]]]) -> TripleEasthaven:
+        piles = [(1, ["9C", "2H"]), (1, ["10H", "2H"]), (1, ["KS", "4H"]), *extra]
+        return position(piles + [(0, ["KS"])] * (9 - len(extra)), [0] * 9 + [3, 0, 0])
+
+    dead = game([])
+    assert reference_over(dead) is True
+    key = dead._over_key()
+    assert not may_progress(key, sum(key[:FOUND_LEN]))
+    assert dead.over
+    live = game([(1, ["QH", "3C"])])
+    assert reference_over(live) is False
+    assert not live.over
+
+
+_LOW_CARDS = [RANK_TEXT[r] + s for r in range(1, 6) for s in SUITS]
+
+
+@st.composite
+def crowded_positions(draw: st.DrawFn) -> TripleEasthaven:
+    """Few ranks, many breaks: runs compete for the same hosts."""
+    n = draw(st.integers(2, 7))
+    piles = [(draw(st.integers(0, 1)), draw(st.lists(st.sampled_from(_LOW_CARDS), min_size=1,
+                                                      max_size=4))) for _ in range(n)]
+    heights = [draw(st.integers(0, 4)) for _ in range(12)]
+    return position(piles + [(0, ["KS"])] * (12 - n), heights)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(crowded_positions())
+def test_host_counting_never_cuts_a_live_position(game: TripleEasthaven) -> None:
+    expected = reference_over(game, limit=4_000)
+    key = game._over_key()
+    if not may_progress(key, sum(key[:FOUND_LEN])):
+        assert expected is not False
+    if expected is not None:
+        assert game.over is expected
+
+
+def test_a_card_comes_down_onto_a_height_already_reached() -> None:
+    # Spades at 2, 3 and 3: height 2 is reached already, yet a 3S can come down (onto the 4D)
+    # and take the 2H, emptying a pile for a KD. The relaxation once missed the 3S as a top
+    # and called this position over.
+    piles = [(0, ["KC", "4D"]), (0, ["2H"])] + [(1, ["KD"])] * 10
+    game = position(piles, [0] * 9 + [2, 3, 3])
+    assert reference_over(game) is False
+    assert may_progress(game._over_key(), sum(game._over_key()[:FOUND_LEN]))
+    assert not game.over
+
+
+def test_a_card_uncovered_in_a_moved_run_is_a_top() -> None:
+    # The 6S 5H go onto the 7H; then the 5H onto the 6C they uncovered, and the 6S is a top
+    # (it plays). The relaxation once saw the 6S a top only where it was dealt (harmless then,
+    # fatal once its counting bound counts only cards that can be tops).
+    piles = [(0, ["6C", "3C", "6C", "6S", "5H"]), (0, ["2D", "3S"])] + [(0, ["KS"])] * 8
+    piles += [(1, ["5C", "7S", "4C", "4C", "3H"]), (1, ["7H"])]
+    game = position(piles, [0, 4, 4, 2, 5, 5, 1, 3, 3, 1, 4, 5])
+    assert reference_over(game) is False
+    assert not game.over
