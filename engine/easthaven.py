@@ -156,7 +156,9 @@ class TripleEasthaven(TableauGame):
     def over_search(self) -> OverStepper:
         """The game-over check in slices: `step(max_nodes)` returns `over`, or None while
         undecided; the verdict is cached as `over` once decided (if the position is unchanged)."""
-        if self._over is not None or self._stock or self.won:
+        if self._stock or self.won:
+            return OverDecided(self.won)
+        if self._over_known:
             return OverDecided(self.over)
         return _EasthavenOverSearch(self)
 
@@ -193,7 +195,7 @@ class _EasthavenOverSearch:
         if progress is None:
             return None
         game = self._game
-        if (game._over is None and game.moves == self._moves and not game._stock
+        if (not game._over_known and game.moves == self._moves and not game._stock
                 and game._over_key() == self._key):
-            game._over = not progress
+            game.settle_over(not progress)
         return not progress

@@ -182,7 +182,7 @@ class Game:
             if [(r.card, r.at) for r in result.reveals] != [(r.card, r.at) for r in reveals]:
                 raise OutOfSync(f"the copy's move {move} revealed other cards than the server's")
         if over is not None:
-            self._over = over
+            self.settle_over(over)
         return result
 
     def _why_illegal(self, move: Move) -> str | None:
@@ -260,16 +260,32 @@ class Game:
 
     # -- the game-over check in slices --------------------------------------------------------
 
+    #: The move count at which `defer_over` was called (-1: not deferred).
+    _deferred_at: int = -1
+
     def settle_over(self, over: bool) -> None:
-        """Record a game-over verdict found by an `over_search` run to its end elsewhere, or
-        a provisional "not over" while it runs (a server must not wait for it): `over` returns
-        `over` until the next move."""
+        """Record a game-over verdict found by an `over_search` run to its end elsewhere:
+        `over` returns it until the next move."""
         self._over = over
+        self._deferred_at = -1
+
+    def defer_over(self) -> None:
+        """Until the next move, `over` answers "not over" without judging, while a caller that
+        must not wait (the server) runs `over_search()`, which still searches this position."""
+        self._over = False
+        self._deferred_at = self.moves
+
+    @property
+    def _over_known(self) -> bool:
+        """A verdict on this position is cached (not merely deferred)."""
+        return self._over is not None and self._deferred_at != self.moves
 
     def over_search(self) -> OverStepper:
         """`over`, computed in slices for a caller that must not block (the server's event
         loop): call `step(max_nodes)` until it returns a bool. Variants whose check is cheap
         decide here; Triple Easthaven returns a resumable search."""
+        if not self._over_known:
+            self.settle_over(self.won or self._is_over())
         return OverDecided(self.over)
 
 

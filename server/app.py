@@ -59,11 +59,11 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app[HANDLERS] = build_table()  # raises IncompleteTable when a request has no handler
     app.cleanup_ctx.append(_redis_ctx)
     # Race background jobs, each its own context (stopped before Redis closes):
-    app.cleanup_ctx.append(_background(lambda s: s.race_fanout.run()))
-    app.cleanup_ctx.append(_background(lambda s: s.race_clock.run()))
-    app.cleanup_ctx.append(_background(lambda s: s.matchmaking.run()))
+    app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_fanout.run()))
+    app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_clock.run()))
+    app.cleanup_ctx.append(_background(lambda a: a[SERVICES].matchmaking.run()))
     app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms))
-    app.cleanup_ctx.append(_idle_ctx)
+    app.cleanup_ctx.append(_background(_close_idle))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
@@ -107,12 +107,12 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 def _background(
-    job: Callable[[Services], Coroutine[None, None, None]],
+    job: Callable[[web.Application], Coroutine[None, None, None]],
 ) -> Callable[[web.Application], AsyncIterator[None]]:
-    """A cleanup_ctx running `job(services)` as a task from startup until cleanup."""
+    """A cleanup_ctx running `job(app)` as a task from startup until cleanup."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
-        task = asyncio.create_task(job(app[SERVICES]))
+        task = asyncio.create_task(job(app))
         try:
             yield
         finally:
@@ -125,16 +125,6 @@ def _background(
                 log.error("a background job failed", exc_info=task.exception())
 
     return ctx
-
-
-async def _idle_ctx(app: web.Application) -> AsyncIterator[None]:
-    task = asyncio.create_task(_close_idle(app))
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def _close_idle(app: web.Application) -> None:

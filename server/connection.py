@@ -80,6 +80,7 @@ class Connection:
         #: answered (set by `close_soon` while a frame is being handled).
         self.close_code: tuple[int, str] | None = None
         self._in_frame = False  # the reader is inside `handle_frame`
+        self._closer: asyncio.Task[None] | None = None
         self._sending = asyncio.Lock()  # one frame at a time onto the socket
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
@@ -165,15 +166,12 @@ class Connection:
             return
         self.closing = True
         self.close_code = (code, reason)
-        if not self._in_frame:
-            asyncio.get_running_loop().create_task(self._close_after_queue(code, reason))
+        if not self._in_frame:  # kept on the connection: asyncio holds no reference to it
+            self._closer = asyncio.get_running_loop().create_task(
+                self._close_after_queue(code, reason))
 
     async def _close_after_queue(self, code: int, reason: str, timeout: float = 1.0) -> None:
-        with contextlib.suppress(asyncio.QueueFull):
-            self.queue.put_nowait(None)
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not self.queue.empty() and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.01)
+        await self.flush(timeout)
         with contextlib.suppress(Exception):
             async with self._sending:
                 await self.ws.close(code=code, message=reason.encode())

@@ -16,8 +16,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from prometheus_client import Counter
-
 from engine import UNDO, Game, IllegalMove, MoveResult, OverStepper, new_game
 
 from .clock import Clock
@@ -90,8 +88,6 @@ class GameService:
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
         self.on_finished: list[Callable[[LiveGame, Entry], Awaitable[None]]] = []
-        # Prometheus children per variant, looked up once (labels() takes a lock each time).
-        self._engine_cpu: dict[str, Counter] = {}
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -118,9 +114,12 @@ class GameService:
         record, moves = await self.store.load(game_id)
         game = new_game(record.variant, record.seed)
         game.replay(moves)  # the log only ever holds moves the engine accepted
-        # Whether the last position ended the game was judged when its move was played (a
-        # finished record says so); judging it again here could take long.
-        game.settle_over(record.finished)
+        # Judging the last position here could take long: a finished record says it ended;
+        # otherwise the next move (or `over_search`) judges afresh.
+        if record.finished:
+            game.settle_over(True)
+        else:
+            game.defer_over()
         k = parse_game_id(game_id)
         race_id = k.race_id if isinstance(k, RaceGameKeys) else None
         live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log,
@@ -184,7 +183,7 @@ class GameService:
             search = game.over_search()
             over = search.step(OVER_SLICE_NODES)
             if over is None:  # a long search: the move does not wait for it (`_judge`)
-                game.settle_over(False)
+                game.defer_over()
         finally:
             self._count_engine(live, time.perf_counter() - started)
         try:
@@ -279,13 +278,8 @@ class GameService:
             await listener(live, entry)
 
     def _count_engine(self, live: LiveGame, seconds: float) -> None:
-        if self._metrics is None:
-            return
-        variant = live.record.variant
-        child = self._engine_cpu.get(variant)
-        if child is None:
-            child = self._engine_cpu[variant] = self._metrics.engine_cpu.labels(variant)
-        child.inc(seconds)
+        if self._metrics is not None:
+            self._metrics.child(self._metrics.engine_cpu, live.record.variant).inc(seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
         """End the game now, as it stands; the result goes on the leaderboard once."""

@@ -83,6 +83,25 @@ async def test_a_dead_end_found_after_the_reply_finishes_the_game(app: App) -> N
     assert rank["entry"]["rank"] == 1 and rank["entry"]["moves"] == len(line)
 
 
+async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(
+        app: App) -> None:
+    """The last two moves arrive together: the search of the position before the last one
+    ends after the last move, says "not over", and the current position is searched next."""
+    line = dead_line()
+    c = await app.client("quick", versions=(1, 2))
+    g = await c.request("daily.start", variant="triple-easthaven")
+    for seq, move in enumerate(line[:-2]):
+        r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+        assert r["type"] == "moved", r
+    n = len(line)
+    replies = await asyncio.gather(*(
+        c.request("move", game_id=g["game_id"], move=line[k], expected_seq=k)
+        for k in (n - 2, n - 1)))
+    assert [r["seq"] for r in replies] == [n - 1, n]
+    push = await c.push("game.finished", timeout=30)
+    assert push["seq"] == n and push["result"]["over"]
+
+
 class Endless:
     """A search that never decides, as the hardest positions do within any sane budget."""
 
