@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: venv install run test lint typecheck bench clean
+.PHONY: venv install run test browser coverage lint typecheck bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,10 +21,29 @@ venv install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/solitaire-server --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+# The browser tests (tests/web) drive Debian's Chromium through Playwright (no browser download):
+# installed here when missing and we are root, else the exact command is printed.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q chromium; \
+	  else echo "$(CHROMIUM) is missing; install it with: sudo apt-get install -y chromium" >&2; \
+	    exit 1; fi; \
+	fi
+
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+
+# The suite under coverage.py, subprocesses included (`[tool.coverage.run] patch` in
+# pyproject.toml); writes coverage.json and fails when a package is below its floor.
+coverage: $(STAMP) browser
+	rm -f .coverage .coverage.* coverage.json
+	$(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
+	$(BIN)/coverage combine -q && $(BIN)/coverage json -q && \
+	$(BIN)/coverage report --skip-covered --sort=cover | tail -n 40 && \
+	$(BIN)/python -m tests.support.coverage_floors coverage.json && exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -36,7 +55,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
 	$(BIN)/python benchmarks/server_bench.py
+	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/pytest -q -m slow
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -f .coverage .coverage.* coverage.json

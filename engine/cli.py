@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -35,12 +36,18 @@ def _solver_register() -> Register | None:
     return register
 
 
+_SEED_RE = re.compile(r"0|[1-9][0-9]{0,19}")
+
+
 def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value <= 2**64 - 1:
+    """A seed as docs/deals.md writes it: decimal ASCII digits, no sign, spaces, underscores
+    or leading zeros (Python's `int` would take ``+1``, `` 1``, ``1_0``, ``01``, ``١``)."""
+    if _SEED_RE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(
+            f"invalid seed {text!r}: write it in decimal ASCII digits without sign, spaces, "
+            "underscores or leading zeros (e.g. 0, 1, 18446744073709551615)")
+    value = int(text)
+    if value > 2**64 - 1:
         raise argparse.ArgumentTypeError("the seed must be in 0..2**64-1")
     return value
 

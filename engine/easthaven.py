@@ -153,6 +153,25 @@ class TripleEasthaven(TableauGame):
             return False
         return not ProgressSearch(self._over_key()).run()
 
+    def _stays_live(self, move: Move, result: MoveResult, was_live: bool) -> bool:
+        """Not over, without a search, after two kinds of move (exact, see below):
+
+        * a card back from a foundation: it can go straight back, which is progress from here;
+        * a pile-to-pile move that turned nothing, from a position judged not over, when the
+          same cards can move straight back (`_reason` of the reverse move). The position before
+          is then reachable from here with the same foundations and face-down cards, and
+          progress was reachable from it, so it is from here.
+
+        Most moves once the stock is empty shuttle runs back and forth, so the search runs only
+        after a play, a turn, or a move that cannot be taken back.
+        """
+        if move.src.startswith(FOUNDATION):
+            return True
+        if (not was_live or result.revealed_hidden or move.src == STOCK
+                or move.dst == FOUNDATION):
+            return False
+        return self._reason(Move(move.dst, move.src, move.count)) is None
+
     def over_search(self) -> OverStepper:
         """The game-over check in slices: `step(max_nodes)` returns `over`, or None while
         undecided; the verdict is cached as `over` once decided (if the position is unchanged)."""

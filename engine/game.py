@@ -125,11 +125,12 @@ class Game:
         reason = self._why_illegal(move)
         if reason is not None:
             raise IllegalMove(move, reason)
+        was_live = self._over is False and self._deferred_at != self.moves
         before = self._undo_snapshot(move)
         result = self._do(move)
         self._history.append(None if result.revealed_hidden else before)
         self.moves += 1
-        self._over = None
+        self._over = False if self._stays_live(move, result, was_live) else None
         return result
 
     def undo(self) -> MoveResult:
@@ -158,7 +159,7 @@ class Game:
         each step whether the game had ended: it had not, since the next move was accepted.
         Raises IllegalMove for a line that is not legal; `over` is judged afresh afterwards."""
         for line in lines:
-            self._over = False
+            self.defer_over()  # not over (the move was accepted), but not judged either
             self.play(line)
 
     def follow(self, text: str, reveals: Sequence[Reveal] = (), *,
@@ -238,6 +239,12 @@ class Game:
 
     def _is_over(self) -> bool:
         raise NotImplementedError
+
+    def _stays_live(self, move: Move, result: MoveResult, was_live: bool) -> bool:
+        """True when the position after the legal `move` (played, with `result`) is certainly
+        not over, known without judging it; `was_live` says the position before was judged
+        not over (a verdict, not a deferral). The default knows nothing: `over` judges afresh."""
+        return False
 
     def _state_json(self) -> StateBody:
         """The family's part of `to_json()` (without variant, seed and the result)."""

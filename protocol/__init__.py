@@ -12,6 +12,7 @@ Modules
 ``codec``     :func:`decode` / :func:`encode` (server side),
               :func:`encode_request` / :func:`decode_server` (client side)
 ``version``   :data:`PROTOCOL_VERSION` and :func:`negotiate`
+``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
 
 Exceptions
 ----------
@@ -61,6 +62,8 @@ from protocol.errors import (
 )
 from protocol.events import (
     SERVER_MESSAGES,
+    ActiveRace,
+    DailyGame,
     ErrorReply,
     Finished,
     GameFinished,
@@ -82,6 +85,7 @@ from protocol.messages import (
     CLIENT_MESSAGES,
     ClientMessage,
     DailyStart,
+    Finish,
     GameGet,
     Hello,
     LeaderboardAround,
@@ -118,8 +122,33 @@ from protocol.races import (
     RatingEntry,
 )
 from protocol.schema import Struct
+from protocol.social import (
+    DailyStats,
+    DayResult,
+    HistoryGet,
+    HistoryPage,
+    Profile,
+    ProfileGet,
+    RaceList,
+    RaceListing,
+    RaceListReply,
+    RaceSpectate,
+    RaceSpectators,
+    RaceStats,
+    RaceUnwatch,
+    RaceUnwatched,
+    RaceWatch,
+    RaceWatching,
+    SpectatorBoard,
+)
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
-from protocol.version import LEAN_MOVES, PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate
+from protocol.version import (
+    LEAN_MOVES,
+    PROTOCOL_VERSION,
+    RESUME,
+    SUPPORTED_VERSIONS,
+    negotiate,
+)
 
 __all__ = [
     "CLIENT_MESSAGES",
@@ -130,16 +159,22 @@ __all__ = [
     "MAX_REQUEST_ID",
     "MAX_SAFE_INT",
     "PROTOCOL_VERSION",
+    "RESUME",
     "SERVER_MESSAGES",
     "SUPPORTED_VERSIONS",
+    "ActiveRace",
     "BadRequest",
     "ClientMessage",
+    "DailyGame",
     "DailySeeds",
     "DailyStart",
+    "DailyStats",
+    "DayResult",
     "EncodeError",
     "ErrorCode",
     "ErrorReply",
     "ExportReply",
+    "Finish",
     "Finished",
     "FrameTooLarge",
     "GameExport",
@@ -150,6 +185,8 @@ __all__ = [
     "Hello",
     "Hint",
     "HintReply",
+    "HistoryGet",
+    "HistoryPage",
     "InvalidName",
     "Leaderboard",
     "LeaderboardAround",
@@ -161,6 +198,8 @@ __all__ = [
     "Ping",
     "PlayerRank",
     "Pong",
+    "Profile",
+    "ProfileGet",
     "ProtocolError",
     "Push",
     "RaceAround",
@@ -173,17 +212,27 @@ __all__ = [
     "RaceJoin",
     "RaceLeave",
     "RaceLeft",
+    "RaceList",
+    "RaceListReply",
+    "RaceListing",
     "RaceQueue",
     "RaceQueued",
     "RaceRank",
     "RaceRankReply",
     "RaceRecent",
     "RaceRoom",
+    "RaceSpectate",
+    "RaceSpectators",
     "RaceStart",
     "RaceStarted",
+    "RaceStats",
     "RaceSummary",
     "RaceTop",
+    "RaceUnwatch",
+    "RaceUnwatched",
     "RaceUpdate",
+    "RaceWatch",
+    "RaceWatching",
     "Racer",
     "RatingEntry",
     "Reply",
@@ -191,6 +240,7 @@ __all__ = [
     "SeedsReply",
     "ServerMessage",
     "Shutdown",
+    "SpectatorBoard",
     "Struct",
     "Undo",
     "UnknownType",

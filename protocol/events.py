@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Final
 
 from protocol.errors import ProtocolError, UnsupportedVersion
 from protocol.fields import (
@@ -27,12 +27,14 @@ from protocol.fields import (
     Kind,
     ListOf,
     Millis,
+    MoveLog,
     MoveText,
     PlayerId,
     RankNo,
     Reason,
     RequestId,
     Score,
+    Str,
     Text,
     Token,
     VariantName,
@@ -83,6 +85,29 @@ class LeaderboardEntry(Struct):
     finished_at: Millis
     me: Flag
     hints: Count = 0
+
+
+RACE_ID: Final = Str(1, 64, r"[A-Za-z0-9_-]{1,64}", "a race id")
+RACE_STATUS: Final = Str(1, 16, r"open|countdown|running|finished", "a race status")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActiveRace(Struct):
+    """The player's race that has not finished (``welcome.race``, version 3)."""
+
+    race_id: Annotated[str, RACE_ID]
+    variant: VariantName
+    status: Annotated[str, RACE_STATUS]  # open, countdown or running
+    game_id: GameId | None = None  # the player's own race game, once dealt
+
+
+@dataclass(frozen=True, kw_only=True)
+class DailyGame(Struct):
+    """One of the player's daily games of today (``welcome.daily``, version 3)."""
+
+    variant: VariantName
+    game_id: GameId
+    finished: Flag
 
 
 ResultMap = Annotated[GameResult, Nested(GameResult)]
@@ -158,6 +183,8 @@ class Welcome(Reply, type="welcome"):
     server_time: Millis
     variants: VariantNames
     token: Token | None = None
+    race: Annotated[ActiveRace, Nested(ActiveRace)] | None = None  # version 3 on
+    daily: Annotated[tuple[DailyGame, ...], ListOf(Nested(DailyGame), 0, 64)] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,6 +210,8 @@ class GameState(Reply, type="game"):
     result: ResultMap | None = None
     par: Count | None = None
     hints: Count = 0
+    #: The game's moves in order as stored (``undo`` included), version 3 on.
+    log: MoveLog | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,5 +284,5 @@ class Shutdown(Push, type="shutdown"):
     retry_after_ms: Millis
 
 
-for _cls in (GameResult, LeaderboardEntry, *_server_messages.values()):
+for _cls in (GameResult, LeaderboardEntry, ActiveRace, DailyGame, *_server_messages.values()):
     fields_of(_cls)  # fail at import time, not on first use, if a declaration is wrong

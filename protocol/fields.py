@@ -232,6 +232,9 @@ Text = Annotated[str, TEXT]
 Reason = Annotated[str, Str(0, 200)]
 View = Annotated[dict[str, Any], JsonMap()]
 EngineEvents = Annotated[tuple[dict[str, Any], ...], ListOf(JsonMap(), 0, 4096)]
+#: The most moves a game may hold (the server refuses more; `undo` counts as a move).
+MAX_GAME_MOVES: Final = 10_000
+MoveLog = Annotated[tuple[str, ...], ListOf(MOVE, 0, MAX_GAME_MOVES)]
 
 
 def validate_name(name: object) -> str:

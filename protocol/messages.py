@@ -117,6 +117,14 @@ class Resign(ClientMessage, type="resign"):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Finish(ClientMessage, type="finish"):
+    """End a scoring game (the Triple Deck games, which are finished, not lost) as it stands:
+    its score is recorded, not as a resignation. Protocol 3 on; answered by ``finished``."""
+
+    game_id: GameId
+
+
+@dataclass(frozen=True, kw_only=True)
 class LeaderboardTop(ClientMessage, type="leaderboard.top"):
     """A page of a daily leaderboard (``date`` defaults to today, UTC)."""
 

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final
 
 from protocol.errors import BadRequest
-from protocol.events import Push, Reply
+from protocol.events import RACE_ID, RACE_STATUS, Push, Reply
 from protocol.fields import (
     Count,
     DateText,
@@ -40,9 +40,8 @@ from protocol.fields import (
 from protocol.messages import ClientMessage
 from protocol.schema import Nested, Struct, fields_of, load_struct, register
 
-RACE_ID: Final = Str(1, 64, r"[A-Za-z0-9_-]{1,64}", "a race id")
 ROOM_CODE: Final = Str(4, 8, r"[A-Z0-9]{4,8}", "a room code of 4-8 capital letters or digits")
-STATUS: Final = Str(1, 16, r"open|countdown|running|finished", "a race status")
+STATUS: Final = RACE_STATUS
 BOARD: Final = Str(1, 8, r"rating|wins", "'rating' or 'wins'")
 
 RaceId = Annotated[str, RACE_ID]

@@ -7,18 +7,25 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 3
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
 ``view``; the client keeps its copy current from the events (``engine.Game.follow``) and asks
 ``game.get`` for the full view on a ``seq`` gap. Version 1 replies carry the whole view.
+
+Version 3 (resume): ``welcome`` carries the player's active race (``race``) and today's
+daily games (``daily``), so a client that lost them after a reconnect can rejoin; ``game``
+carries the game's move list (``log``); Triple Deck games take ``finish``.
 """
 
 LEAN_MOVES: Final = 2
 """The first version whose ``moved`` replies leave out the view."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2})
+RESUME: Final = 3
+"""The first version whose ``welcome`` carries the active race and today's daily games."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3})
 """Every protocol version this package can speak."""
 
 

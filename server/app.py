@@ -12,11 +12,11 @@ import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 
-import redis.asyncio
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
 
+from . import redisconn
 from .clock import Clock, system_clock
 from .config import Config
 from .connection import Connection, Handler
@@ -25,8 +25,8 @@ from .dispatch import build_table
 from .handlers import announce_finished
 from .looplag import runtime_probes
 from .metrics import Metrics
-from .redis_embedded import EmbeddedRedis
 from .services import Services
+from .web import add_web_routes
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,6 @@ BACKGROUND_STOP_S = 5.0
 RETRY_AFTER_MS = 2_000
 #: Frames up to this many times the frame limit are read, to answer them with `too_large`.
 HARD_FRAME_FACTOR = 4
-#: Redis connections per process (requests beyond this wait for a free one, up to 5 s).
-REDIS_POOL_SIZE = 128
 
 
 def create_app(config: Config, *, clock: Clock | None = None) -> web.Application:
@@ -69,41 +67,28 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+    add_web_routes(app)  # the browser client at / (server/web.py)
     return app
 
 
 async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     config = app[CONFIG]
-    embedded: EmbeddedRedis | None = None
-    url = config.redis_url
-    if url is None:
-        embedded = EmbeddedRedis(config.data_dir, config.redis_appendfsync)
-        url = await embedded.start()
-        log.info("embedded redis-server started at %s", url)
-    # Bounded timeouts: a Redis outage must turn into prompt `unavailable` replies, not hangs.
-    # A blocking pool: a burst of more concurrent requests than pooled connections waits
-    # for a free connection instead of failing with "Too many connections" (`unavailable`).
-    pool = redis.asyncio.BlockingConnectionPool.from_url(
-        url, decode_responses=True, max_connections=REDIS_POOL_SIZE, timeout=5.0,
-        socket_timeout=3.0, socket_connect_timeout=2.0, health_check_interval=15)
-    client = redis.asyncio.Redis.from_pool(pool)
-    services = Services.build(config, app[CLOCK], client, app[METRICS])
-    sockets = app[SOCKETS]
-    services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
-    app[SERVICES] = services
-    deals_task = asyncio.create_task(_prepare_deals(services))
-    try:
-        yield
-    finally:
-        deals_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await deals_task
-        await services.games.aclose()
-        await services.store.move_log.aclose()  # writes already sent complete before Redis goes
-        services.deals.pool.close()
-        await client.aclose()
-        if embedded is not None:
-            await embedded.stop()
+    # One Redis, embedded or external, or a Redis Cluster (`server.redisconn`).
+    async with redisconn.connected(config) as client:
+        services = Services.build(config, app[CLOCK], client, app[METRICS])
+        sockets = app[SOCKETS]
+        services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
+        app[SERVICES] = services
+        deals_task = asyncio.create_task(_prepare_deals(services))
+        try:
+            yield
+        finally:
+            deals_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deals_task
+            await services.games.aclose()
+            await services.store.move_log.aclose()  # writes already sent complete first
+            services.deals.pool.close()
 
 
 def _background(

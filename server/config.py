@@ -7,14 +7,19 @@ import logging
 import os
 import secrets
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["APPENDFSYNC_CHOICES", "Config", "load_or_create_secret"]
+__all__ = ["APPENDFSYNC_CHOICES", "CLUSTER_SCHEME", "ClusterUrl", "Config",
+           "load_or_create_secret", "parse_cluster_url"]
 
 APPENDFSYNC_CHOICES = ("always", "everysec", "no")
 SECRET_FILE = "daily_secret"
+#: URL scheme of a Redis Cluster (``rediss+cluster`` with TLS): every store runs on the cluster.
+CLUSTER_SCHEME = "redis+cluster"
+_TLS_CLUSTER_SCHEME = "rediss+cluster"
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -74,7 +79,9 @@ class Config:
         p.add_argument(
             "--redis-url",
             default=env.get("REDIS_URL") or None,
-            help="external Redis (redis://, rediss://, unix://); default: embedded redis-server",
+            help="external Redis (redis://, rediss://, unix://) or a Redis Cluster "
+                 "(redis+cluster://host:port[,host:port...], rediss+cluster:// with TLS); "
+                 "default: embedded redis-server",
         )
         p.add_argument(
             "--data-dir", type=Path, default=Path(env.get("SOLITAIRE_DATA_DIR", d.data_dir))
@@ -137,6 +144,11 @@ class Config:
                 p.error(f"--{name.replace('_', '-')} must be > 0")
         if a.loop_lag_interval_ms < 0:
             p.error("--loop-lag-interval-ms must be >= 0")
+        if a.redis_url:
+            try:
+                parse_cluster_url(a.redis_url)
+            except ValueError as exc:
+                p.error(f"--redis-url: {exc}")
 
         data_dir: Path = a.data_dir
         secret = a.daily_secret.encode() if a.daily_secret else load_or_create_secret(data_dir)
@@ -173,6 +185,55 @@ class Config:
     def log_level_no(self) -> int:
         """``log_level`` as a :mod:`logging` level number."""
         return logging.getLevelNamesMapping()[self.log_level]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterUrl:
+    """A parsed ``redis+cluster://`` URL: the startup nodes and their credentials."""
+
+    nodes: tuple[tuple[str, int], ...]
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls: bool = False
+
+
+def parse_cluster_url(url: str) -> ClusterUrl | None:
+    """The cluster a ``redis+cluster://[user:password@]host:port[,host:port...]`` URL names;
+    None for any other scheme (a single Redis). Raises ValueError for a malformed one."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in (CLUSTER_SCHEME, _TLS_CLUSTER_SCHEME):
+        return None
+    rest, _, query = rest.partition("?")
+    if query:
+        raise ValueError("a cluster URL takes no query options")
+    userinfo, at, hosts = rest.rpartition("@")
+    if not at:
+        hosts, userinfo = rest, ""
+    hosts, _, db = hosts.partition("/")
+    if db not in ("", "0"):
+        raise ValueError("a Redis Cluster has only database 0")
+    username = password = None
+    if userinfo:
+        user, colon, pw = userinfo.partition(":")
+        username = urllib.parse.unquote(user) or None
+        password = urllib.parse.unquote(pw) if colon else None
+    nodes = tuple(_host_port(part) for part in hosts.split(","))
+    return ClusterUrl(nodes, username, password, scheme.lower() == _TLS_CLUSTER_SCHEME)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    if text.startswith("["):  # [IPv6]:port
+        host, close, port = text[1:].partition("]")
+        if not close or not port.startswith(":"):
+            raise ValueError(f"bad cluster node {text!r}: expected [address]:port")
+        port = port[1:]
+    else:
+        host, colon, port = text.rpartition(":")
+        if not colon:
+            raise ValueError(f"bad cluster node {text!r}: expected host:port")
+    if not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise ValueError(f"bad cluster node {text!r}: expected host:port")
+    return host, int(port)
 
 
 def load_or_create_secret(data_dir: Path) -> bytes:

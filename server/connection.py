@@ -84,6 +84,9 @@ class Connection:
         self._sending = asyncio.Lock()  # one frame at a time onto the socket
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
+        #: Steps a handler asks to run once its reply is on its way (e.g. the pushes that must
+        #: follow `welcome`, never precede it); run and cleared after each reply.
+        self.after_reply: list[Callable[[], Awaitable[None]]] = []
 
     def require_player(self) -> Player:
         if self.player is None:
@@ -244,6 +247,12 @@ class Connection:
                 return
         metrics.child(metrics.latency, kind).observe(time.perf_counter() - started)
         await self.reply(reply)
+        steps, self.after_reply = self.after_reply, []
+        for step in steps:
+            try:
+                await step()
+            except Exception:  # the reply is sent; a failed follow-up must not end the reader
+                log.warning("a step after the %s reply failed", kind, exc_info=True)
 
 
 def _request_id(frame: str | bytes, max_size: int = p.MAX_FRAME_SIZE) -> int | None:

@@ -13,12 +13,14 @@ import protocol as p
 from .connection import Handler
 from .handlers import GAME_HANDLERS, HandlerTable
 from .race_handlers import RACE_HANDLERS
+from .social_handlers import SOCIAL_HANDLERS
 from .solver_handlers import SOLVER_HANDLERS
 
 __all__ = ["ALL_TABLES", "IncompleteTable", "build_table"]
 
 #: The handler tables of every request module.
-ALL_TABLES: tuple[HandlerTable, ...] = (GAME_HANDLERS, RACE_HANDLERS, SOLVER_HANDLERS)
+ALL_TABLES: tuple[HandlerTable, ...] = (GAME_HANDLERS, RACE_HANDLERS, SOLVER_HANDLERS,
+                                        SOCIAL_HANDLERS)
 
 
 class IncompleteTable(RuntimeError):

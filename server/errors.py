@@ -93,10 +93,15 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 # Connection-level failures only: script/logic errors (ResponseError) are bugs, not outages.
+# On a cluster also: the slot's master is down (CLUSTERDOWN, no slot owner known), a slot
+# mid-migration (TRYAGAIN), redirections that never settle (ClusterError).
 _OUTAGES: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.BusyLoadingError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
 )
 
 

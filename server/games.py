@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from engine import UNDO, Game, IllegalMove, MoveResult, OverStepper, new_game
 
 from .clock import Clock
-from .errors import Conflict, GameOver, NotFound, NotStarted
+from .errors import Conflict, GameOver, NotFound, NotStarted, StoreUnavailable
 from .gamestore import FinalResult, GameRecord, GameStore
 from .keys import RaceGameKeys, parse_game_id
 from .leaderboard import Entry
@@ -55,6 +55,8 @@ class LiveGame:
     judging: asyncio.Task[None] | None = None
     #: `seq` after the latest undo: a search of an earlier position no longer speaks for now.
     undone_at: int = -1
+    #: The stored move texts in order (`undo` included): the game's log, `seq` long.
+    log: list[str] = field(default_factory=list)
 
     @property
     def elapsed_ms(self) -> int:
@@ -123,7 +125,7 @@ class GameService:
         k = parse_game_id(game_id)
         race_id = k.race_id if isinstance(k, RaceGameKeys) else None
         live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log,
-                        race_id)
+                        race_id, log=list(moves))
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -162,6 +164,14 @@ class GameService:
                                    current_seq=live.seq)
                 try:
                     return await self._play_locked(live, name, text)
+                except IllegalMove:
+                    # Without `expected_seq` the player means the game as it is now: a copy
+                    # cached here may be behind one another process moved on (both windows
+                    # of one player). Illegal there too, or no newer state: the error stands.
+                    if (expected_seq is not None or attempt == 1
+                            or await self.store.length(live.log_key) == live.seq):
+                        raise
+                    live = await self.refresh(live)
                 except Conflict as exc:
                     if isinstance(exc, GameOver) or attempt == 1:
                         self.forget(game_id)
@@ -194,10 +204,12 @@ class GameService:
                     live.record.game_id, result, name, now, stored, live.seq)
                 live.record = record
                 live.seq += 1
+                live.log.append(stored)
                 live.last_move_at_ms = now
                 return Played(live, stored, outcome, entry)
             live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
                                                now)
+            live.log.append(stored)
             live.last_move_at_ms = now
             if stored == UNDO:
                 live.undone_at = live.seq
@@ -271,8 +283,12 @@ class GameService:
         """End a game found over after its last move: as of that move's time."""
         result = self._result(live, live.game, resigned=False,
                               last_move_at=live.last_move_at_ms)
-        record, entry = await self.store.finish(live.record.game_id, result, name,
-                                                self.clock.now_ms(), None, live.seq)
+        try:
+            record, entry = await self.store.finish(live.record.game_id, result, name,
+                                                    self.clock.now_ms(), None, live.seq)
+        except StoreUnavailable:  # maybe finished in Redis: the next load completes it
+            self.forget(live.record.game_id)
+            raise
         live.record = record
         for listener in self.on_finished:
             await listener(live, entry)
@@ -294,7 +310,7 @@ class GameService:
             try:
                 record, entry = await self.store.finish(
                     game_id, result, name, self.clock.now_ms(), None, live.seq)
-            except Conflict:
+            except (Conflict, StoreUnavailable):  # maybe finished in Redis: reload next time
                 self.forget(game_id)
                 raise
             live.record = record
@@ -318,6 +334,9 @@ class GameService:
                         raise
                     self.forget(game_id)
                     continue
+                except StoreUnavailable:  # maybe finished in Redis: reload next time
+                    self.forget(game_id)
+                    raise
                 live.record = record
                 return live, entry
         raise Conflict("the game kept changing while it was being closed")

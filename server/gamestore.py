@@ -1,7 +1,18 @@
 """Engine-agnostic persistence of daily games: a record hash plus an append-only move log.
 
-All writes are Lua scripts over keys sharing the day's hash tag, so every state change is
-atomic and single-slot. The caller must acknowledge a move only after :meth:`append_move`
+Every write is a Lua script over the keys of one hash slot. A daily game's record and log
+have their own tag (`server.keys`), so one board's moves spread over a cluster's masters;
+its board is elsewhere, and finishing it is two single-slot steps:
+
+1. the game's script marks it finished with its result, the `PendingEntry` it implies
+   (field ``entry``) and a ``pending`` mark (the game is first put in the board's outbox);
+2. the board's script writes the entry unless the player has one and takes the game out of
+   the outbox (`BoardEntries.write`); then the ``pending`` mark is cleared.
+
+`finish` returns (and the player is told) only after both steps: an acknowledged result is on
+its board. If the process dies or Redis fails between them, the next load of the game or read
+of its board writes the entry (`server.leaderboard`). A race game shares its race's slot and
+finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
 returns: the move is then in Redis (and its AOF).
 """
 
@@ -9,7 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import redis.asyncio
@@ -20,11 +32,15 @@ from server.errors import (
     GameOver,
     InvalidInput,
     NotFound,
+    StoreUnavailable,
     translate_redis_errors,
 )
+from server.history import DailyResult, History
 from server.leaderboard import (
     LUA_WRITE_ENTRY,
+    BoardEntries,
     Entry,
+    PendingEntry,
     board_expire_at,
     entry_from_json,
     prepare_entry,
@@ -32,6 +48,8 @@ from server.leaderboard import (
 from server.movelog import Append, MoveLog
 
 __all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore"]
+
+log = logging.getLogger(__name__)
 
 UNDO = "undo"  # log text for an undo
 
@@ -80,6 +98,31 @@ if st ~= 'playing' then return -2 end
 return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
 
+# KEYS: game, log. The game's step of a daily finish.
+# ARGV: one JSON object {seq, final (bool), move, now, entry, fields}: expected seq, the final
+#       move to log (if final), now_ms, the `PendingEntry` JSON and the result fields.
+# Returns {0, record} on first finish (now finished, 'pending'), {1, record} if the game was
+# already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+_FINISH_GAME_LUA = (
+    _LUA_PUSH
+    + """
+local a = cjson.decode(ARGV[1])
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1} end
+if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
+if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry, 'pending', '1'}
+for f, v in pairs(a.fields) do
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+return {0, redis.call('HGETALL', KEYS[1])}
+"""
+)
+
+# A race game's finish, in one script (its board shares the race's slot).
 # KEYS: game, log, board, members, entries.
 # ARGV: one JSON object {seq, final (bool), move, now, exp, pid, score, member, data, fields}:
 #       expected seq, the final move to log (if final), now_ms, the board's expire-at, the
@@ -160,6 +203,8 @@ class GameRecord:
     finished_at_ms: int | None = None
     result: FinalResult | None = None
     hints: int = 0
+    #: A finished daily game's board entry while its board's step may still be owed.
+    pending_entry: PendingEntry | None = None
 
     @property
     def finished(self) -> bool:
@@ -195,6 +240,8 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
         result=result,
         hints=int(d.get("hints", 0)),
+        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d
+        else None,
     )
 
 
@@ -217,7 +264,12 @@ class GameStore:
         #: Group commit of every append (one pipeline per event-loop iteration).
         self.move_log = MoveLog(redis, _APPEND_LUA)
         self._finish = redis.register_script(_FINISH_LUA)
+        self._finish_game = redis.register_script(_FINISH_GAME_LUA)
+        #: The board's step of daily finishes, and its recovery.
+        self.entries = BoardEntries(redis)
         self._hint = redis.register_script(_HINT_LUA)
+        #: Players' daily histories, derived exactly once from each finished daily game.
+        self.history = History(redis)
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -259,7 +311,7 @@ class GameStore:
         raw = cast(dict[str, str], await self._r.hgetall(k.game))
         if not raw:
             raise NotFound("no such game")
-        return _record(raw)
+        return await self._settled(k, _record(raw))
 
     @translate_redis_errors
     async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:
@@ -271,7 +323,20 @@ class GameStore:
             raw, moves = await pipe.execute()
         if not raw:
             raise NotFound("no such game")
-        return _record(raw), list(moves)
+        return await self._settled(k, _record(raw)), list(moves)
+
+    @translate_redis_errors
+    async def length(self, log_key: str) -> int:
+        """How many moves the game's log holds (its `seq` in Redis)."""
+        return int(await self._r.llen(log_key))
+
+    async def _settled(self, k: keys.DailyGameKeys | keys.RaceGameKeys,
+                       record: GameRecord) -> GameRecord:
+        """The record, its board entry written first if that step is still owed."""
+        if record.pending_entry is None or not isinstance(k, keys.DailyGameKeys):
+            return record
+        await self.entries.write(k, record.pending_entry)
+        return replace(record, pending_entry=None)
 
     async def append_move(
         self, game_id: str, expected_seq: int, move_text: str, now_ms: int
@@ -303,12 +368,14 @@ class GameStore:
         final_move: str | None,
         expected_seq: int,
     ) -> tuple[GameRecord, Entry]:
-        """Atomically (optionally) log ``final_move``, mark the game finished with ``result``
-        and write its leaderboard entry; returns the record and the entry with its rank now.
+        """(Optionally) log ``final_move``, mark the game finished with ``result`` and write
+        its leaderboard entry; returns the record and the entry with its rank now. A daily
+        game in two steps (module docstring): the entry is on the board when this returns.
 
-        Exactly once: if the game is already finished nothing is written and the stored
-        record and entry are returned (so a retried finish is harmless).
-        Raises ``NotFound`` or ``Conflict`` (stale ``expected_seq``).
+        Exactly once: if the game is already finished nothing new is written (an entry still
+        owed is written) and the stored record and entry are returned (so a retried finish is
+        harmless). Raises ``NotFound``, ``Conflict`` (stale ``expected_seq``) or
+        ``StoreUnavailable`` (then the result may be stored: a retry or a read completes it).
         """
         k = keys.parse_game_id(game_id)
         if final_move is not None:
@@ -325,12 +392,17 @@ class GameStore:
             finished_at_ms=now_ms,
             hints=result.hints,
         )
+        expire_at = board_expire_at(k.date, self.retention_days)
+        if isinstance(k, keys.DailyGameKeys):
+            return await self._finish_daily(
+                k, result, PendingEntry(entry.score, entry.member, entry.data, expire_at),
+                now_ms, final_move, expected_seq)
         arg = json.dumps({
             "seq": expected_seq,
             "final": final_move is not None,
             "move": final_move or "",
             "now": str(now_ms),
-            "exp": str(board_expire_at(k.date, self.retention_days)),
+            "exp": str(expire_at),
             "pid": k.player_id,
             "score": str(entry.score),
             "member": entry.member,
@@ -347,6 +419,52 @@ class GameStore:
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    async def _finish_daily(
+        self, k: keys.DailyGameKeys, result: FinalResult, entry: PendingEntry, now_ms: int,
+        final_move: str | None, expected_seq: int,
+    ) -> tuple[GameRecord, Entry]:
+        # The outboxes first: the history's (recorded below, or by the next profile read)
+        # and the board's (written below, or by the next read of the board).
+        await self.history.mark_pending(k.player_id, k.game_id)
+        await self.entries.enqueue(k, entry.expire_at)
+        arg = json.dumps({
+            "seq": expected_seq,
+            "final": final_move is not None,
+            "move": final_move or "",
+            "now": str(now_ms),
+            "entry": entry.dumps(),
+            "fields": {f: str(v) for f, v in result.fields().items()},
+        }, separators=(",", ":"))
+        res: list[Any] = await self._finish_game(keys=[k.game, k.log], args=[arg])
+        code = int(res[0])
+        if code == -1:  # no such game: nothing will be owed to the board
+            await self.entries.dequeue(k)
+        if code < 0:  # a stale seq stays: another process may be finishing the game now
+            raise _error(code, res[1] if len(res) > 1 else None)
+        record = _record(res[1])
+        # Step 2 with the stored entry (another process's, if it finished first).
+        rank, raw_entry = await self.entries.write(k, record.pending_entry)
+        record = replace(record, pending_entry=None)
+        await self.record_history(record)
+        if not raw_entry:  # finished long ago and the board expired meanwhile
+            raise GameOver("game already finished")
+        return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    async def record_history(self, record: GameRecord) -> None:
+        """Add a finished daily game to its player's history (idempotent). A failure is only
+        logged: the game stays in the player's outbox and is recorded on the next read."""
+        r = record.result
+        if record.kind != "daily" or r is None or record.finished_at_ms is None:
+            return
+        try:
+            await self.history.record(DailyResult(
+                variant=record.variant, date=record.date, player_id=record.player_id,
+                won=r.won, resigned=r.resigned, cleared=r.cleared, score=r.score,
+                points=r.points, time_ms=r.time_ms, moves=r.moves, hints=r.hints,
+                finished_at_ms=record.finished_at_ms))
+        except StoreUnavailable:
+            log.warning("history of %s not recorded yet (kept pending)", record.game_id)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str) -> int:

@@ -6,20 +6,33 @@ ProtocolError, ServerError or IllegalMove for error replies (see `connection.err
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import protocol as p
 from engine import VARIANT_IDS
+from engine import variant as variant_of
 from engine.views import json_map, json_maps
+from protocol.events import ActiveRace, DailyGame
+from protocol.messages import Finish
+from protocol.version import RESUME
 
+from . import keys
 from .connection import Connection, Handler
 from .daily import utc_date
+from .errors import Conflict, GameOver, NotFound
 from .games import LiveGame
+from .gamestore import GameRecord
 from .leaderboard import BoardRef, Entry
+from .racemodel import RaceState, RaceStatus
 from .services import Services
 
 HandlerTable = Mapping[type[p.ClientMessage], Handler]
+
+#: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
+SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
 
 
 def _variant(name: str) -> str:
@@ -67,9 +80,68 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
     conn.player, conn.version = player, version
+    s = conn.services
+    race = await s.races.active_race(player.id)
+    queued = await s.races.queued_as(player.id)
+    now = s.clock.now_ms()
+    resume = version >= RESUME
+    daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
+    # After the welcome (never before it): this connection hears of every race the player
+    # enters from any connection, follows the race or queue the player is in, wherever it
+    # was joined, and gets the race's state at once.
+    conn.after_reply.append(functools.partial(s.race_fanout.watch_player, conn, player.id))
+    if race is not None:
+        conn.after_reply.append(functools.partial(resume_race, conn, race.race_id))
+    elif queued is not None:
+        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id,
+                                                  queued))
     return p.Welcome(id=req.id, version=version, player_id=player.id, name=player.name,
-                     server_time=conn.services.clock.now_ms(), variants=VARIANT_IDS,
-                     token=token)
+                     server_time=now, variants=VARIANT_IDS, token=token,
+                     race=_active_race(race, player.id, now) if resume and race else None,
+                     daily=daily)
+
+
+def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
+    status = race.shown_status(now)
+    return ActiveRace(race_id=race.race_id, variant=race.variant, status=status.value,
+                      game_id=None if status is RaceStatus.OPEN
+                      else keys.race_game_id(race.race_id, pid))
+
+
+async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame, ...]:
+    """The player's daily games of `date` (started ones), in the order of the variants."""
+    async def record(variant: str) -> GameRecord | None:
+        try:
+            return await s.store.get(keys.daily_game_id(variant, date, pid))
+        except NotFound:
+            return None
+
+    records = await asyncio.gather(*(record(v) for v in VARIANT_IDS))
+    return tuple(DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
+                 for r in records if r is not None)
+
+
+async def resume_race(conn: Connection, race_id: str) -> None:
+    """Re-attach a (re)connected racer to their race on this process and push its state:
+    `race.update`, then `race.started` with their game when it has started. Their presence
+    is marked at once, so no process forfeits them."""
+    s = conn.services
+    pid = conn.require_player().id
+    fanout = s.race_fanout
+    await fanout.attach(conn, race_id)
+    now = s.clock.now_ms()
+    race = await s.races.load(race_id)  # after attaching: an end now is seen either way
+    if race.status is RaceStatus.FINISHED or pid not in race.names():
+        await fanout.detach_from(conn, race_id)
+        if pid in race.names():  # it ended meanwhile: the final race, with the results
+            conn.send(p.RaceUpdate(race=race.info(now, pid)))
+        return
+    if race.status is not RaceStatus.OPEN:
+        await s.races.mark_seen(race_id, [pid], now, fanout.instance)
+    fanout.remember(race)
+    conn.send(p.RaceUpdate(race=race.info(now, pid)))
+    if race.status is RaceStatus.RUNNING and race.start_at is not None and now >= race.start_at:
+        await fanout.send_started(race, now, s.races.start_view)
 
 
 async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
@@ -93,7 +165,8 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms, finished=live.record.finished,
         result=result_of(live, entry), par=deal.par if deal else None,
-        hints=live.record.hints)
+        hints=live.record.hints,
+        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None)
 
 
 async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
@@ -184,6 +257,27 @@ async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
 
 
+async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
+    """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
+    player = conn.require_player()
+    if conn.version is None or conn.version < RESUME:
+        raise p.ProtocolError("'finish' needs protocol version 3; use 'resign'",
+                              code=p.ErrorCode.UNKNOWN_TYPE)
+    s = conn.services
+    live = await s.games.get(req.game_id, player.id)
+    if not variant_of(live.record.variant).scored:
+        raise Conflict(f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; "
+                       "resign this one")
+    if live.record.finished:
+        raise GameOver("the game is over")
+    live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
+    s.metrics.games_finished.labels(live.record.variant).inc()
+    await _after_play(conn, live)
+    result = result_of(live, entry)
+    assert result is not None
+    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+
+
 # -- leaderboards ----------------------------------------------------------------------------
 
 
@@ -234,6 +328,7 @@ GAME_HANDLERS: HandlerTable = {
     p.Move: move,
     p.Undo: undo,
     p.Resign: resign,
+    Finish: finish,
     p.LeaderboardTop: leaderboard_top,
     p.LeaderboardAround: leaderboard_around,
     p.LeaderboardRank: leaderboard_rank,

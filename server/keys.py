@@ -9,17 +9,19 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
-    sol:{d:<variant>:<date>}:g:<pid>         hash   game record
-    sol:{d:<variant>:<date>}:log:<pid>       list   move texts in order ("undo" for undo)
+    sol:{d:<variant>:<date>}:outbox          zset   game id -> ms its finish began (board step due)
+    sol:{d:<variant>:<date>:<pid>}:g         hash   a daily game's record
+    sol:{d:<variant>:<date>:<pid>}:log       list   its move texts in order ("undo" for undo)
     sol:{d:<variant>:<date>}:deal            string the day's deal JSON (seed, par; secret)
     sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
     sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
     sol:{r:<race_id>}:racers                 hash   pid -> name
     sol:{r:<race_id>}:order                  list   pids in joining order
     sol:{r:<race_id>}:seen                   hash   pid -> last time a server saw it connected
+    sol:{r:<race_id>}:present                zset   "<pid>|<process>" -> live until (ms)
     sol:{r:<race_id>}:progress               hash   pid -> progress JSON (never a card)
     sol:{r:<race_id>}:events                 stream the race's versioned public event log
-    sol:{r:<race_id>}:board|members|entries  the race's own standings, as a daily board
+    sol:{r:<race_id>}:board|members|entries  the race's own standings, as a daily board (no outbox)
     sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
     sol:{rooms}:code:<CODE>                  string private room code -> race id
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
@@ -31,6 +33,24 @@ transaction share it, so they live in one slot)::
     sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
     sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
     sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
+    sol:{h:<pid>}:days:<variant>             zset   UTC day numbers with a finished daily game
+    sol:{h:<pid>}:won:<variant>              zset   UTC day numbers with a won daily game
+    sol:{h:<pid>}:res:<variant>              hash   day number -> result JSON (`server.history`)
+    sol:{h:<pid>}:rank:<variant>             hash   day number -> "rank:total" once the day is over
+    sol:{h:<pid>}:stats:<variant>            hash   totals, bests, streak runs, percentile sums
+    sol:{h:<pid>}:pending                    set    daily game ids being finished (an outbox)
+    sol:{r:<race_id>}:watchers               hash   server process id -> spectators there
+
+Each daily game has its own tag (``{d:<variant>:<date>:<pid>}``), not its board's: the moves of
+one board's players spread over every master of a cluster. So finishing a daily game is two
+single-slot steps (`server.gamestore`): the game's script marks it finished with the board entry
+it implies and a ``pending`` mark, then the board's script writes the entry (idempotently) and
+takes the game out of the board's ``outbox``; the mark is cleared last. A race's games keep the
+race's tag: a race has a handful of racers and each race its own random slot already, and its
+finish stays one atomic script.
+
+A player's history keys share the ``{h:<pid>}`` tag (one script updates them together); the
+day lists keep `HISTORY_KEEP_DAYS` days and are trimmed on every write.
 
 Channels (pub/sub fan-out between server processes; payloads are `server.pubsub` messages):
 ``sol:chan:race:<race_id>`` and ``sol:chan:player:<pid>``. A race id matches
@@ -56,8 +76,10 @@ __all__ = [
     "daily_entries",
     "daily_game",
     "daily_game_id",
+    "daily_game_tag",
     "daily_log",
     "daily_members",
+    "daily_outbox",
     "daily_tag",
     "new_race_id",
     "parse_game_id",
@@ -131,8 +153,13 @@ def players_by_token() -> str:
 
 
 def daily_tag(variant: str, date: dt.date) -> str:
-    """Hash tag shared by one day's board and all its games (single-slot finish script)."""
+    """Hash tag of one day's board, its outbox and its deal (not of its games)."""
     return f"{{d:{_variant(variant)}:{date.isoformat()}}}"
+
+
+def daily_game_tag(variant: str, date: dt.date, pid: str) -> str:
+    """Hash tag of one daily game's record and move log (one slot per game, see above)."""
+    return f"{{d:{_variant(variant)}:{date.isoformat()}:{_pid(pid)}}}"
 
 
 def daily_board(variant: str, date: dt.date) -> str:
@@ -147,12 +174,17 @@ def daily_entries(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:entries"
 
 
+def daily_outbox(variant: str, date: dt.date) -> str:
+    """The board's finishes whose entry may not be written yet (see `server.leaderboard`)."""
+    return f"{PREFIX}{daily_tag(variant, date)}:outbox"
+
+
 def daily_game(variant: str, date: dt.date, pid: str) -> str:
-    return f"{PREFIX}{daily_tag(variant, date)}:g:{_pid(pid)}"
+    return f"{PREFIX}{daily_game_tag(variant, date, pid)}:g"
 
 
 def daily_log(variant: str, date: dt.date, pid: str) -> str:
-    return f"{PREFIX}{daily_tag(variant, date)}:log:{_pid(pid)}"
+    return f"{PREFIX}{daily_game_tag(variant, date, pid)}:log"
 
 
 def daily_deal(variant: str, date: dt.date) -> str:
@@ -221,6 +253,10 @@ class DailyGameKeys:
     def entries(self) -> str:
         return daily_entries(self.variant, self.date)
 
+    @property
+    def outbox(self) -> str:
+        return daily_outbox(self.variant, self.date)
+
 
 def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
     return f"d.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
@@ -272,6 +308,11 @@ def race_seen(race_id: str) -> str:
 
 def race_progress(race_id: str) -> str:
     return _race(race_id, "progress")
+
+
+def race_present(race_id: str) -> str:
+    """Zset ``<pid>|<process>`` -> until when that process holds a live connection of pid."""
+    return _race(race_id, "present")
 
 
 def race_events(race_id: str) -> str:
@@ -333,6 +374,50 @@ def race_wins_board(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:board"
 
 
+# -- player history (profiles, streaks) ------------------------------------------------------
+
+#: Days of daily results kept per player and variant (older ones are trimmed on write).
+HISTORY_KEEP_DAYS = 400
+
+
+def history_tag(pid: str) -> str:
+    """Hash tag of all one player's history keys (single-slot record script)."""
+    return f"{{h:{_pid(pid)}}}"
+
+
+def _history(pid: str, name: str, variant: str) -> str:
+    return f"{PREFIX}{history_tag(pid)}:{name}:{_variant(variant)}"
+
+
+def history_days(pid: str, variant: str) -> str:
+    return _history(pid, "days", variant)
+
+
+def history_won(pid: str, variant: str) -> str:
+    return _history(pid, "won", variant)
+
+
+def history_results(pid: str, variant: str) -> str:
+    return _history(pid, "res", variant)
+
+
+def history_ranks(pid: str, variant: str) -> str:
+    return _history(pid, "rank", variant)
+
+
+def history_stats(pid: str, variant: str) -> str:
+    return _history(pid, "stats", variant)
+
+
+def history_pending(pid: str) -> str:
+    return f"{PREFIX}{history_tag(pid)}:pending"
+
+
+def race_watchers(race_id: str) -> str:
+    """Spectators of a race: server process id -> how many watch there."""
+    return _race(race_id, "watchers")
+
+
 @dataclass(frozen=True, slots=True)
 class RaceGameKeys:
     """A parsed race game id; the race's own standings play the part of the daily board."""
@@ -361,3 +446,8 @@ class RaceGameKeys:
     @property
     def entries(self) -> str:
         return _race(self.race_id, "entries")
+
+    @property
+    def outbox(self) -> str:
+        """Never written: a race game's finish writes its entry in the same script."""
+        return _race(self.race_id, "outbox")

@@ -50,6 +50,13 @@ class Matchmaking:
             self.forget(conn)
         return waiting, race_id
 
+    async def resume(self, conn: Recipient, pid: str, queue: str) -> None:
+        """A player waiting in `queue` (``<variant>:<size>``, as stored) reconnected through
+        `conn`: it hears of the match, and this process sweeps that queue."""
+        variant, _, size = queue.rpartition(":")
+        await self.fanout.watch_player(conn, pid)
+        self._waiting[conn] = (variant, int(size))
+
     async def leave(self, conn: Recipient, pid: str) -> bool:
         """Leave the queue or an open room."""
         self.forget(conn)

@@ -5,25 +5,42 @@ against its own game's `seq`; batching only shares the round trip and the client
 cost. A caller awaits its own append's result: it is acknowledged only once Redis has run
 that script, and a failed script fails only that append. A connection failure fails every
 append of the batch (none of them can be known to be stored), exactly as separate calls would.
+
+On a Redis Cluster the batch is split by the master of each game's slot and the pipelines go
+out at once; a master that is down fails only the appends sent to it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import redis.asyncio
 import redis.exceptions
 from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection
+from redis.crc import key_slot
+from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
 from .errors import StoreUnavailable, is_outage
+from .redisconn import SOCKET_TIMEOUT_S, cluster_of
 
 __all__ = ["Append", "MoveLog"]
+
+#: Least time between two reloads of a cluster's slot map after a master failed.
+REFRESH_INTERVAL_S = 1.0
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
     return bytes(pack_command(cast(Any, args)))
+
+
+_ASKING = _pack(("ASKING",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +61,13 @@ class MoveLog:
     def __init__(self, client: redis.asyncio.Redis, script: str) -> None:
         self._r = client
         self._script = client.register_script(script)
+        self._source = script
         self._pending: list[tuple[Append, asyncio.Future[list[int]]]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         #: Pipelines sent and appends written (for tests and the benchmark).
         self.batches = 0
         self.appends = 0
+        self._next_refresh = 0.0
 
     def append(self, item: Append) -> asyncio.Future[list[int]]:
         """Queue one append; the future holds the script's reply ``[code, seq]``."""
@@ -90,42 +109,141 @@ class MoveLog:
                 fut.set_result([int(code), int(seq)])
 
     async def _run(self, items: list[Append]) -> list[object]:
-        replies = await self._pipeline(items)
-        missing = [i for i, r in enumerate(replies)
-                   if isinstance(r, redis.exceptions.NoScriptError)]
-        if missing:  # first use on this Redis, or its script cache was flushed: load, retry
-            await self._r.script_load(self._script.script)
-            again = await self._pipeline([items[i] for i in missing])
-            for i, reply in zip(missing, again, strict=True):
-                replies[i] = reply
-        return replies
+        """Each item's script reply, or the exception that stands for it."""
+        cluster = cluster_of(self._r)
+        if cluster is None:
+            pool = self._r.connection_pool
+            conn = await pool.get_connection()  # type: ignore[no-untyped-call]
+            try:
+                return await self._send(conn, items)
+            finally:
+                await pool.release(conn)
+        return await self._run_on_cluster(cluster, items)
 
-    async def _pipeline(self, items: list[Append]) -> list[object]:
-        """Send every EVALSHA in one write on one pooled connection, then read the replies.
+    async def _run_on_cluster(self, cluster: RedisCluster, items: list[Append]) -> list[object]:
+        """One pipeline per master, all at once: each append goes to the master of its game's
+        slot. A master that fails fails only the appends it was sent; a MOVED or ASK reply
+        (a slot that moved) sends that append once more, where the reply points."""
+        try:
+            await cluster.initialize()  # the slot map (a no-op once loaded)
+        except Exception as exc:  # no node reachable at all
+            raise StoreUnavailable(f"redis cluster unavailable: {exc}") from exc
+        replies: list[object] = [None] * len(items)
+        await self._send_by_slot(cluster, items, range(len(items)), replies)
+        moved = [i for i, r in enumerate(replies) if isinstance(r, MovedError)]
+        if moved:
+            for i in moved:
+                await cluster.nodes_manager.move_slot(cast(MovedError, replies[i]))
+            await self._send_by_slot(cluster, items, moved, replies)
+        asked = [i for i, r in enumerate(replies)
+                 if isinstance(r, AskError) and not isinstance(r, MovedError)]
+        for i in asked:  # a slot being migrated: rare, one at a time
+            err = cast(AskError, replies[i])
+            node = cluster.get_node(host=err.host, port=err.port)
+            replies[i] = (await self._on_node(node, [items[i]], asking=True))[0] if node \
+                else err
+        # Still redirected after one retry: the slot is moving again; the caller may retry.
+        return [StoreUnavailable(f"redis cluster slot moving: {r}") if isinstance(r, AskError)
+                else r for r in replies]
+
+    async def _send_by_slot(self, cluster: RedisCluster, items: list[Append],
+                            which: Sequence[int], replies: list[object]) -> None:
+        groups: dict[str, tuple[ClusterNode, list[int]]] = {}
+        for i in which:
+            try:
+                node = cluster.nodes_manager.get_node_from_slot(
+                    key_slot(items[i].game_key.encode()))
+            except SlotNotCoveredError as exc:
+                replies[i] = exc
+                continue
+            groups.setdefault(node.name, (node, []))[1].append(i)
+        done = await asyncio.gather(
+            *(self._on_node(node, [items[i] for i in idx]) for node, idx in groups.values()),
+            return_exceptions=True)
+        for (_, idx), result in zip(groups.values(), done, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, redis.exceptions.ConnectionError):
+                    self._refresh_soon(cluster)
+                for i in idx:
+                    replies[i] = result
+            else:
+                for i, reply in zip(idx, result, strict=True):
+                    replies[i] = reply
+
+    def _refresh_soon(self, cluster: RedisCluster) -> None:
+        """Reload the slot map in the background after a master failed (at most once a
+        second): a replica may have taken over its slots."""
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._next_refresh:
+            return
+        self._next_refresh = loop.time() + REFRESH_INTERVAL_S
+
+        async def refresh() -> None:
+            with contextlib.suppress(Exception):  # every node down: the next failure retries
+                await cluster.nodes_manager.initialize()
+
+        task = loop.create_task(refresh())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _on_node(self, node: ClusterNode, items: list[Append], *,
+                       asking: bool = False) -> list[object]:
+        conn = node.acquire_connection()
+        try:
+            return await self._send(conn, items, asking=asking)
+        finally:
+            node.release(conn)
+
+    async def _send(self, conn: Connection, items: list[Append], *,
+                    asking: bool = False) -> list[object]:
+        """Every EVALSHA in one write on one connection, then the replies; a script missing
+        from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
 
         Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
         retries and per-command callbacks, and costs more than the commands themselves on
         this path; the connection, its parser (hiredis) and its timeouts are redis-py's.
         An error reply is that command's result; a connection failure fails the batch.
         """
-        sha = self._script.sha
-        packed = [_pack(("EVALSHA", sha, 2, a.game_key, a.log_key, a.expected_seq, a.move,
-                         a.now_ms, a.max_moves)) for a in items]
-        pool = self._r.connection_pool
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            await conn.send_packed_command(packed, check_health=False)
-            replies: list[object] = []
-            for _ in items:
-                try:
-                    replies.append(await conn.read_response())
-                except redis.exceptions.ResponseError as exc:
-                    replies.append(exc)
+            replies = await self._exchange(conn, items, asking)
+            missing = [i for i, r in enumerate(replies)
+                       if isinstance(r, redis.exceptions.NoScriptError)]
+            if missing:
+                await conn.send_packed_command(_pack(("SCRIPT", "LOAD", self._source)),
+                                               check_health=False)
+                await conn.read_response()
+                again = await self._exchange(conn, [items[i] for i in missing], asking)
+                for i, reply in zip(missing, again, strict=True):
+                    replies[i] = reply
         except BaseException:
             await conn.disconnect()  # replies may be left unread: never reuse it
             raise
-        finally:
-            await pool.release(conn)
+        return replies
+
+    async def _exchange(self, conn: Connection, items: list[Append],
+                        asking: bool) -> list[object]:
+        sha = self._script.sha
+        packed: list[bytes] = []
+        for a in items:
+            if asking:
+                packed.append(_ASKING)
+            packed.append(_pack(("EVALSHA", sha, 2, a.game_key, a.log_key, a.expected_seq,
+                                 a.move, a.now_ms, a.max_moves)))
+        # One deadline for the batch instead of redis-py's timer per reply (`timeout=inf`
+        # turns its own off): a timer armed and cancelled per move cost ~5 % of a move.
+        replies: list[object] = []
+        try:
+            async with asyncio.timeout(SOCKET_TIMEOUT_S):
+                await conn.send_packed_command(packed, check_health=False)
+                for _ in items:
+                    if asking:
+                        await conn.read_response(timeout=math.inf)
+                    try:
+                        replies.append(await conn.read_response(timeout=math.inf))
+                    except redis.exceptions.ResponseError as exc:
+                        replies.append(exc)
+        except TimeoutError:
+            raise redis.exceptions.TimeoutError("timeout reading from redis") from None
         return replies
 
     async def aclose(self) -> None:

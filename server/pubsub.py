@@ -9,6 +9,8 @@ Every payload is one UTF-8 JSON object whose ``"t"`` names the message class:
   `race_event_frame` — the only payload not encoded by `encode` itself, and byte for byte
   what `encode` produces.
 * `PlayerMatched` on ``keys.player_channel(pid)``: the matchmaker put the player in a race.
+* `SpectatorsChanged` on ``keys.race_channel(race_id)``: how many spectators watch the race
+  now (`server.spectate`), ``{"t":"race.spectators","race_id":...,"count":N}``.
 
 `decode` returns one of these classes or raises `PubSubDecodeError`; nothing else gets
 through (unknown ``t``, missing or extra fields, wrong types, malformed ids or events).
@@ -49,7 +51,15 @@ class PlayerMatched:
     race_id: str
 
 
-PubSubMessage = RaceEventPublished | PlayerMatched
+@dataclass(frozen=True, slots=True)
+class SpectatorsChanged:
+    TAG: ClassVar[str] = "race.spectators"
+
+    race_id: str
+    count: int
+
+
+PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged
 
 
 def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
@@ -65,6 +75,11 @@ def encode(msg: PubSubMessage) -> bytes:
     if isinstance(msg, RaceEventPublished):
         head, tail = race_event_frame(msg.race_id, msg.event)
         return f"{head}{int(msg.version)}{tail}".encode()
+    if isinstance(msg, SpectatorsChanged):
+        if not keys.valid_race_id(msg.race_id) or msg.count < 0:
+            raise ValueError(f"bad fields in {msg!r}")
+        return json.dumps({"t": SpectatorsChanged.TAG, "race_id": msg.race_id,
+                           "count": int(msg.count)}, separators=_SEPARATORS).encode()
     if not (keys.valid_player_id(msg.player_id) and keys.valid_race_id(msg.race_id)):
         raise ValueError(f"bad ids in {msg!r}")
     return json.dumps({"t": PlayerMatched.TAG, "player_id": msg.player_id,
@@ -115,4 +130,10 @@ def decode(data: bytes | str) -> PubSubMessage:
         if not isinstance(pid, str) or not keys.valid_player_id(pid):
             raise PubSubDecodeError("player_id: not a player id")
         return PlayerMatched(player_id=pid, race_id=_race_id(obj))
+    if tag == SpectatorsChanged.TAG:
+        _exact(obj, frozenset({"race_id", "count"}))
+        count = _field(obj, "count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PubSubDecodeError("count: expected a non-negative integer")
+        return SpectatorsChanged(race_id=_race_id(obj), count=count)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

@@ -50,6 +50,7 @@ async def race_create(conn: Connection, req: p.RaceCreate) -> p.ServerMessage:
     race_id = await conn.services.races.create_room(player.id, player.name,
                                                     _variant(req.variant), req.size)
     await conn.services.race_fanout.attach(conn, race_id)
+    await conn.services.races.announce(player.id, race_id)
     return await _room(conn, req.id, race_id)
 
 
@@ -57,6 +58,7 @@ async def race_join(conn: Connection, req: p.RaceJoin) -> p.ServerMessage:
     player = conn.require_player()
     race_id = await conn.services.races.join_room(player.id, player.name, req.code)
     await conn.services.race_fanout.attach(conn, race_id)
+    await conn.services.races.announce(player.id, race_id)
     return await _room(conn, req.id, race_id)
 
 
@@ -73,7 +75,7 @@ async def race_get(conn: Connection, req: p.RaceGet) -> p.ServerMessage:
     race = await s.races.load(req.race_id)
     if player.id in race.names() and race.status is not RaceStatus.FINISHED:
         await s.race_fanout.attach(conn, req.race_id)
-        await s.races.mark_seen(req.race_id, [player.id])
+        await s.races.mark_seen(req.race_id, [player.id], instance=s.race_fanout.instance)
     return await _room(conn, req.id, req.race_id, since=req.since)
 
 

@@ -58,7 +58,8 @@ class RaceClock:
             if race.status is not RaceStatus.RUNNING or race.start_at is None:
                 continue
             if sweep or now >= race.start_at:
-                await self.races.mark_seen(race_id, self.fanout.connected_players(race_id), now)
+                await self.races.mark_seen(race_id, self.fanout.connected_players(race_id), now,
+                                           self.fanout.instance)
             if now >= race.start_at:
                 await self.fanout.send_started(race, now, self.races.start_view)
             if sweep or (race.ends_at is not None and now >= race.ends_at):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -43,6 +44,15 @@ class Recipient(Protocol):
     def send(self, message: p.ServerMessage) -> None: ...
 
 
+class RaceWatcher(Protocol):
+    """Spectators of races (`server.spectate`): told every message on a race channel."""
+
+    def watching(self, race_id: str) -> bool: ...
+
+    async def on_message(
+        self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None: ...
+
+
 Listener = Callable[[Recipient], None]
 StartView = Callable[[RaceState, str, int], Awaitable[p.RaceStarted]]
 
@@ -59,6 +69,10 @@ class RaceFanout:
         self._subscribed: set[str] = set()
         self._on_matched: list[Listener] = []
         self._on_gone: list[Listener] = []
+        #: This process's name in the racers' presence marks (`RaceService.mark_seen`).
+        self.instance = secrets.token_hex(6)
+        #: Spectator hubs here; a race channel stays subscribed while one watches the race.
+        self.watchers: list[RaceWatcher] = []
 
     # -- what the race clock and matchmaking see ----------------------------------------------
 
@@ -105,6 +119,25 @@ class RaceFanout:
             self._by_race[race_id].add(conn)
             await self._subscribe(keys.race_channel(race_id))
 
+    async def follow(self, race_id: str) -> None:
+        """Receive the race's channel here (for spectators, who are not attached)."""
+        await self._subscribe(keys.race_channel(race_id))
+
+    async def unfollow(self, race_id: str) -> None:
+        """Drop the race's channel unless a connection or a spectator here still needs it."""
+        if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+            await self._unsubscribe(keys.race_channel(race_id))
+
+    async def detach_from(self, conn: Recipient, race_id: str) -> None:
+        """Stop sending this connection the race's events (e.g. a race found over)."""
+        conns = self._by_race.get(race_id)
+        if conns is None or conn not in conns:
+            return
+        conns.discard(conn)
+        self._started[race_id].discard(conn)
+        if not conns:
+            await self._forget_race(race_id)
+
     async def watch_player(self, conn: Recipient, pid: str) -> None:
         """Send this connection the messages to player `pid` (a match) from now on."""
         self._by_player[pid].add(conn)
@@ -114,9 +147,13 @@ class RaceFanout:
         """A connection closed: stop sending to it (its racer's grace period runs from now)."""
         for listener in self._on_gone:
             listener(conn)
+        pid = conn.player.id if conn.player else None
         for race_id in [r for r, conns in self._by_race.items() if conn in conns]:
             self._by_race[race_id].discard(conn)
             self._started[race_id].discard(conn)
+            if pid is not None and pid not in self.connected_players(race_id):
+                with contextlib.suppress(Exception):  # Redis down: the mark lapses by itself
+                    await self._races.mark_absent(race_id, pid, self.instance)
             if not self._by_race[race_id]:
                 await self._forget_race(race_id)
         for pid in [q for q, conns in self._by_player.items() if conn in conns]:
@@ -129,7 +166,7 @@ class RaceFanout:
         self._by_race.pop(race_id, None)
         self._started.pop(race_id, None)
         self._latest.pop(race_id, None)
-        await self._unsubscribe(keys.race_channel(race_id))
+        await self.unfollow(race_id)
 
     # -- delivery -----------------------------------------------------------------------------
 
@@ -165,7 +202,11 @@ class RaceFanout:
 
     async def deliver(self, msg: pubsub.PubSubMessage) -> None:
         """Hand one message to the connections here it concerns."""
-        if isinstance(msg, pubsub.RaceEventPublished):
+        if isinstance(msg, pubsub.SpectatorsChanged):
+            push = p.RaceSpectators(race_id=msg.race_id, count=msg.count)
+            for conn in list(self._by_race.get(msg.race_id, ())):
+                conn.send(push)
+        elif isinstance(msg, pubsub.RaceEventPublished):
             race_id, event = msg.race_id, msg.event
             wire = pr.dump_race_event(event)
             for conn in list(self._by_race.get(race_id, ())):
@@ -174,16 +215,23 @@ class RaceFanout:
                 await self.push_update(race_id)
             if isinstance(event, pr.RaceEnded):
                 await self._forget_race(race_id)
-        else:
+        else:  # the player entered a race: every connection of theirs here follows it
+            fresh = []
             for conn in list(self._by_player.get(msg.player_id, ())):
                 for listener in self._on_matched:
                     listener(conn)
-                await self.attach(conn, msg.race_id)
-            await self.push_update(msg.race_id)
+                if conn not in self._by_race.get(msg.race_id, ()):
+                    await self.attach(conn, msg.race_id)
+                    fresh.append(conn)
+            await self.push_update(msg.race_id, only=fresh)
+        if not isinstance(msg, pubsub.PlayerMatched):  # spectators after the racers
+            for watcher in self.watchers:
+                await watcher.on_message(msg)
 
-    async def push_update(self, race_id: str) -> None:
-        """Send every connection of the race here the whole race, as each may see it."""
-        conns = list(self._by_race.get(race_id, ()))
+    async def push_update(self, race_id: str, only: list[Recipient] | None = None) -> None:
+        """Send every connection of the race here (or `only` these) the whole race, as each
+        may see it."""
+        conns = list(self._by_race.get(race_id, ())) if only is None else only
         if not conns:
             return
         race = await self._races.load(race_id)

@@ -238,6 +238,8 @@ class RaceState:
     racers: tuple[tuple[str, str], ...]  # (pid, name)
     progress: Mapping[str, Progress] = field(default_factory=dict)
     seen: Mapping[str, int] = field(default_factory=dict)
+    #: pid -> until when some process holds a live connection of the racer (`mark_present`)
+    present_until: Mapping[str, int] = field(default_factory=dict)
     forfeited: frozenset[str] = frozenset()
     results: tuple[RaceResult, ...] | None = None
     closed: bool = False
@@ -250,6 +252,10 @@ class RaceState:
 
     def progress_of(self, pid: str) -> Progress:
         return self.progress.get(pid, NO_PROGRESS)
+
+    def present(self, pid: str, now: int) -> bool:
+        """Some process held a live connection of the racer at its latest refresh."""
+        return self.present_until.get(pid, 0) > now
 
     def all_done(self) -> bool:
         """Every racer has finished, is stuck or forfeited."""
@@ -275,7 +281,7 @@ class RaceState:
                 player_id=pid, name=name, cleared=prog.cleared, score=prog.score,
                 moves=prog.moves, finished=prog.finished, stuck=prog.stuck, won=prog.won,
                 forfeited=pid in self.forfeited,
-                connected=(now - self.seen.get(pid, 0) <= CONNECTED_MS
+                connected=(self.present(pid, now) or now - self.seen.get(pid, 0) <= CONNECTED_MS
                            or self.status is RaceStatus.OPEN),
                 place=res.place if res else None, rating=res.rating if res else None,
                 rating_change=res.rating_change if res else None))
@@ -292,6 +298,9 @@ NO_PROGRESS = Progress()
 
 
 class RaceLoader(Protocol):
-    """Reads a race (what fan-out needs to build `race.update` pushes)."""
+    """Reads a race (what fan-out needs to build `race.update` pushes) and hears when a
+    racer's last connection on this process leaves it (their grace period starts)."""
 
     async def load(self, race_id: str) -> RaceState: ...
+
+    async def mark_absent(self, race_id: str, pid: str, instance: str) -> None: ...

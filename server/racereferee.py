@@ -47,8 +47,7 @@ class RaceReferee:
         """After a racer's move (or resign): publish progress, end the race when decided."""
         pid = live.record.player_id
         progress = progress_of(live)
-        await self.store.set_progress(race_id, pid, progress)
-        await self.store.emit(race_id, progress.event(pid))
+        await self.store.record_progress(race_id, pid, progress)
         if progress.won:
             await self.end(race_id, reason="won")
         elif progress.done:
@@ -65,7 +64,8 @@ class RaceReferee:
         race = await self.store.load(race_id)
         if race.status is not RaceStatus.RUNNING or race.start_at is None \
                 or race.ends_at is None:
-            if race.status is RaceStatus.FINISHED:
+            if race.status is RaceStatus.FINISHED:  # also completes an end cut short
+                await self.store.release(race.pids(), race_id)
                 await self.store.set_active(race_id, None)
             return
         now = self.clock.now_ms()
@@ -74,30 +74,34 @@ class RaceReferee:
             return
         if now < race.start_at:
             return
-        forfeits = [pid for pid in race.pids()
-                    if pid not in race.forfeited
-                    and not race.progress_of(pid).finished
-                    and now - race.seen.get(pid, race.start_at) > self.grace_ms]
-        for pid in forfeits:
-            await self.forfeit(race, pid)
-        if forfeits:
+        gone = [pid for pid in race.pids()
+                if pid not in race.forfeited
+                and not race.progress_of(pid).finished
+                and not race.present(pid, now)
+                and now - race.seen.get(pid, race.start_at) > self.grace_ms]
+        for pid in gone:
+            await self.forfeit(race, pid, now)
+        if gone:  # reloaded after our forfeits: whoever forfeits last sees them all
             race = await self.store.load(race_id)
-            if race.all_done() or len(race.racers) - len(race.forfeited) <= 1:
+            if race.status is RaceStatus.RUNNING and (
+                    race.all_done() or len(race.racers) - len(race.forfeited) <= 1):
                 await self.end(race_id, reason="forfeit")
                 return
         await self.store.set_active(race_id, race.ends_at)
 
-    async def forfeit(self, race: RaceState, pid: str) -> None:
-        """The racer loses by default: their game is closed as resigned, once."""
-        if not await self.store.add_forfeit(race.race_id, pid):
-            return
+    async def forfeit(self, race: RaceState, pid: str, now_ms: int) -> bool:
+        """The racer loses by default when gone beyond the grace and connected to no process
+        (decided and announced atomically in Redis, once); their game is closed as resigned."""
+        if not await self.store.forfeit_if_gone(race.race_id, pid, now_ms, self.grace_ms):
+            return False
         try:
             live, _ = await self.games.close(keys.race_game_id(race.race_id, pid), pid,
                                              race.names().get(pid, "?"), resigned=True)
             await self.store.set_progress(race.race_id, pid, progress_of(live))
         except (GameOver, NotFound):
             pass
-        await self.store.emit(race.race_id, pr.RacerForfeited(player_id=pid))
+        await self.games.store.history.add_forfeit(pid, race.variant)  # for the profile
+        return True
 
     # -- the end ------------------------------------------------------------------------------
 
@@ -136,8 +140,9 @@ class RaceReferee:
                 rating_change=change[1] - change[0] if change else None))
         if ordered:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0])
-        await self.store.finish(race_id, tuple(results))
-        await self.store.set_racing(race.pids(), None)
+        ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
+        await self.store.finish(race_id, tuple(results), ended)
+        # The racers' index and the deadline index live in other slots (Redis Cluster): freed
+        # after the race's own atomic end, idempotently (`tick` completes an end cut short).
+        await self.store.release(race.pids(), race_id)
         await self.store.set_active(race_id, None)
-        await self.store.emit(race_id, pr.RaceEnded(
-            reason=reason, results=tuple(r.to_wire() for r in results)))

@@ -30,6 +30,12 @@ from .ratings import RaceBoards, RatingRow
 
 log = logging.getLogger(__name__)
 
+#: How long a process's mark that it holds a racer's live connection lasts without a refresh
+#: (its race clock refreshes it every tick; a crashed process's marks lapse after this).
+PRESENCE_MS = 5_000
+#: A matched race is dealt the moment it is made; one still undealt after this is abandoned.
+UNDEALT_MS = 30_000
+
 
 @dataclass(frozen=True, slots=True)
 class RaceSettings:
@@ -62,16 +68,47 @@ class RaceService:
         """The race a game belongs to, or None for a daily game."""
         return live.race_id
 
-    async def mark_seen(self, race_id: str, pids: Sequence[str],
-                        now_ms: int | None = None) -> None:
-        """Racers connected now (their disconnect grace counts from the latest mark)."""
-        await self.store.touch(race_id, pids, self.clock.now_ms() if now_ms is None else now_ms)
+    async def mark_seen(self, race_id: str, pids: Sequence[str], now_ms: int | None = None,
+                        instance: str | None = None) -> None:
+        """Racers connected now (their disconnect grace counts from the latest mark); with
+        `instance`, process `instance` holds their live connections (refreshed every race
+        clock tick; a racer with one is never forfeited)."""
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        await self.store.mark_present(race_id, pids, now, instance, PRESENCE_MS)
+
+    async def mark_absent(self, race_id: str, pid: str, instance: str) -> None:
+        """The racer's last connection on process `instance` closed: the grace starts now."""
+        await self.store.mark_absent(race_id, pid, self.clock.now_ms(), instance)
+
+    async def queued_as(self, pid: str) -> str | None:
+        """The queue (``<variant>:<size>``) the player waits in, if any."""
+        return await self.store.queued_as(pid)
+
+    async def active_race(self, pid: str) -> RaceState | None:
+        """The player's race (open, in countdown or running), if any."""
+        race_id = await self.store.racing(pid)
+        if race_id is None:
+            return None
+        try:
+            race = await self.store.load(race_id)
+        except NotFound:
+            return None
+        if race.status is RaceStatus.FINISHED or pid not in race.names():
+            return None
+        return race
 
     async def start_view(self, race: RaceState, pid: str, now_ms: int) -> p.RaceStarted:
         """A racer's own view of the shared deal, at the start and after a reconnect."""
         assert race.start_at is not None and race.ends_at is not None
         game_id = keys.race_game_id(race.race_id, pid)
-        live = await self.games.get(game_id, pid)
+        try:
+            live = await self.games.get(game_id, pid)
+        except NotFound:
+            # The process that dealt the race stopped before creating every game: the deal
+            # and start are in the race, so any process completes it (creation is idempotent).
+            await self.games.store.start_game(game_id, "race", race.variant, race.seed,
+                                              race.start_at)
+            live = await self.games.get(game_id, pid)
         return p.RaceStarted(race_id=race.race_id, game_id=game_id, view=json_map(live.game.view()),
                              start_at=race.start_at, ends_at=race.ends_at, server_time=now_ms)
 
@@ -97,6 +134,7 @@ class RaceService:
 
     async def queue(self, pid: str, name: str, variant: str, size: int) -> tuple[int, str | None]:
         """Wait for opponents; returns (players waiting, race id when matched at once)."""
+        await self._free_if_over(pid)
         now = self.clock.now_ms()
         waiting, matched = await self.store.enqueue(pid, variant, size, now,
                                                     self.settings.fill_wait_ms)
@@ -121,6 +159,11 @@ class RaceService:
         await self.store.announce_match(pids, race_id)
         return race_id
 
+    async def announce(self, pid: str, race_id: str) -> None:
+        """Tell the player's connections, wherever they are, that they are in the race (the
+        ones not yet following it attach: a second socket of the player)."""
+        await self.store.announce_match([pid], race_id)
+
     async def leave(self, pid: str) -> bool:
         """Leave the queue or an open room."""
         left = await self.store.unqueue(pid, VARIANT_IDS)
@@ -129,15 +172,13 @@ class RaceService:
             try:
                 race = await self.store.load(race_id)
             except NotFound:
-                await self.store.set_racing([pid], None)
+                await self.store.release([pid], race_id)
                 return left
             if race.status is RaceStatus.OPEN:
-                outcome = await self.store.leave_room(race_id, pid)
+                outcome = await self.store.leave_room(race_id, pid)  # announced with it
                 if outcome:
                     freed = race.pids() if outcome == 2 else [pid]
-                    await self.store.set_racing(freed, None)
-                    await self.store.emit(race_id, pr.RacerLeft(player_id=pid,
-                                                                 closed=outcome == 2))
+                    await self.store.release(freed, race_id)
                     return True
         return left
 
@@ -156,9 +197,8 @@ class RaceService:
         if current == race_id:
             return race_id
         await self._ensure_free(pid)
-        await self.store.join(race_id, pid, name)
+        await self.store.join(race_id, pid, name)  # announced with it
         await self.store.set_racing([pid], race_id)
-        await self.store.emit(race_id, pr.RacerJoined(player_id=pid, name=name))
         return race_id
 
     async def start_room(self, pid: str, race_id: str) -> None:
@@ -175,16 +215,27 @@ class RaceService:
     async def _ensure_free(self, pid: str) -> None:
         if await self.store.queued_as(pid):
             raise Conflict("leave the race queue first")
+        current = await self._free_if_over(pid)
+        if current is not None:
+            raise Conflict(f"already in race {current}")
+
+    async def _free_if_over(self, pid: str) -> str | None:
+        """The player's race if it is still on; a pointer to a race that is over (or gone, or
+        a matched race never dealt because its process stopped) is cleared first."""
         current = await self.store.racing(pid)
-        if current:
-            try:
-                race = await self.store.load(current)
-            except NotFound:
-                await self.store.set_racing([pid], None)
-                return
-            if race.status is not RaceStatus.FINISHED:
-                raise Conflict(f"already in race {current}")
-            await self.store.set_racing([pid], None)
+        if not current:
+            return None
+        try:
+            race = await self.store.load(current)
+        except NotFound:
+            race = None
+        now = self.clock.now_ms()
+        if race is None or race.status is RaceStatus.FINISHED or (
+                race.status is RaceStatus.OPEN and race.creator is None
+                and now - race.created_at > UNDEALT_MS):
+            await self.store.release([pid], current)
+            return None
+        return current
 
     async def _begin(self, race_id: str) -> bool:
         """Deal an open race: everyone's game starts at the same server time after a

@@ -9,6 +9,7 @@ race's channel in the same script, so the log and the fan-out never disagree.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Sequence
@@ -34,14 +35,114 @@ from .racemodel import (
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 EVENT_LOG_MAX = 2000
 
-# KEYS: race, events. ARGV: event json, then the two halves of the channel payload around
-# the version (`pubsub.race_event_frame`), then the channel. Returns the event's version.
-_EMIT_LUA = """
-local v = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', ARGV[1])
-redis.call('PUBLISH', ARGV[4], ARGV[2] .. v .. ARGV[3])
-return v
+# Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
+# event json, the two halves of the channel payload around the version
+# (`pubsub.race_event_frame`), the channel). Scripts that change a race and announce the change
+# include it, so the change, the log and the fan-out never disagree.
+_EMIT_FN = """
+local function emit(race, events, body, head, tail, channel)
+  local v = redis.call('HINCRBY', race, 'version', 1)
+  redis.call('XADD', events, 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', body)
+  redis.call('PUBLISH', channel, head .. v .. tail)
+  return v
+end
 """.replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
+
+# KEYS: race, events. ARGV: the event (4 values, see `_EMIT_FN`). Returns its version.
+_EMIT_LUA = _EMIT_FN + """
+return emit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
+
+# KEYS: race, progress, events. ARGV: pid, progress json, ttl_ms, then the progress event.
+# A racer's progress and its event in one step. Returns the event's version.
+_PROGRESS_LUA = _EMIT_FN + """
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+"""
+
+# KEYS: race, seen, present, progress, events. ARGV: pid, now, grace_ms, then the forfeit
+# event. The forfeit decision, taken and announced in one step: only in a running race after
+# its start, never for a racer some process holds a live connection of (`present`), nor
+# within the grace since the racer was last seen, nor for a finished game; once. Two
+# processes forfeiting two racers at once both count. Returns 1 forfeited, else 0.
+_FORFEIT_IF_GONE_LUA = _EMIT_FN + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'start_at', 'forfeited')
+if st[1] ~= 'running' or not st[2] then return 0 end
+local pid, now = ARGV[1], tonumber(ARGV[2])
+if now < tonumber(st[2]) then return 0 end
+local prefix = pid .. '|'
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')) do
+  if string.sub(m, 1, #prefix) == prefix then return 0 end
+end
+local seen = tonumber(redis.call('HGET', KEYS[2], pid) or st[2])
+if now - seen <= tonumber(ARGV[3]) then return 0 end
+local prog = redis.call('HGET', KEYS[4], pid)
+if prog and cjson.decode(prog).finished then return 0 end
+local list = st[3] and cjson.decode(st[3]) or {}
+for _, p in ipairs(list) do if p == pid then return 0 end end
+table.insert(list, pid)
+table.sort(list)
+redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
+emit(KEYS[1], KEYS[5], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return 1
+"""
+
+# KEYS: race, events. ARGV: results json, then the end event. finishing -> finished with
+# the results, announced in the same step. Returns 1, or 0 when the race was not finishing.
+_FINISH_LUA = _EMIT_FN + """
+if redis.call('HGET', KEYS[1], 'status') ~= 'finishing' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'finished', 'results', ARGV[1])
+emit(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+"""
+
+# KEYS: inrace. ARGV: race id, pids. Frees the racers of this race only: a racer who has
+# already moved on to another race keeps it.
+_RELEASE_LUA = """
+local n = 0
+for i = 2, #ARGV do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    n = n + 1
+  end
+end
+return n
+"""
+
+# KEYS: seen, present. ARGV: now, ttl_ms, live_until (0: a mark, not a live connection),
+# process, pids. Marks racers seen now; with live_until, records that this process holds a
+# live connection of each until then (refreshed by its race clock, dropped on disconnect).
+# Marks only ever move forward: a late mark taken earlier does not shorten a newer one.
+_PRESENT_LUA = """
+local now, live = tonumber(ARGV[1]), tonumber(ARGV[3])
+for i = 5, #ARGV do
+  if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') < now then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[1])
+  end
+  if live > 0 then
+    local m = ARGV[i] .. '|' .. ARGV[4]
+    if tonumber(redis.call('ZSCORE', KEYS[2], m) or '0') < live then
+      redis.call('ZADD', KEYS[2], live, m)
+    end
+  end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+"""
+
+# KEYS: seen, present. ARGV: now, process, pid, ttl_ms. The last connection of pid on this
+# process closed: its grace period counts from now (unless another process holds one).
+_ABSENT_LUA = """
+redis.call('ZREM', KEYS[2], ARGV[3] .. '|' .. ARGV[2])
+if tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
 
 # KEYS: race. ARGV: pid. Adds a forfeit to a running race in one step (no lost update when
 # two processes forfeit two racers at once). Returns 1 added, 0 already in or not running.
@@ -56,9 +157,10 @@ redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
 return 1
 """
 
-# KEYS: race, racers, order. ARGV: pid, name, ttl_ms. Joins an open room.
+# KEYS: race, racers, order, events. ARGV: pid, name, ttl_ms, then the `joined` event. Joins
+# an open room and announces it in one step.
 # Returns the number of racers, or -1 no race, -2 not open, -3 full, -4 already in.
-_JOIN_LUA = """
+_JOIN_LUA = _EMIT_FN + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'size')
 if not st[1] then return -1 end
 if st[1] ~= 'open' then return -2 end
@@ -68,19 +170,23 @@ if n >= tonumber(st[2]) then return -3 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[1])
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+emit(KEYS[1], KEYS[4], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 return n + 1
 """
 
-# KEYS: race, racers, order. ARGV: pid. Leaves an open room; the creator leaving closes it.
-# Returns 1 left, 2 room closed, 0 not in it / not open.
-_LEAVE_LUA = """
+# KEYS: race, racers, order, events. ARGV: pid, then the `left` event, then the `left` event
+# of the room closing (4 values each). Leaves an open room and announces it in one step; the
+# creator leaving closes it. Returns 1 left, 2 room closed, 0 not in it / not open.
+_LEAVE_LUA = _EMIT_FN + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'creator')
 if st[1] ~= 'open' or redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return 0 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 if st[2] == ARGV[1] then
   redis.call('HSET', KEYS[1], 'status', 'finished', 'closed', '1')
+  emit(KEYS[1], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
   return 2
 end
+emit(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
 
@@ -139,6 +245,12 @@ class RaceStore:
         self.r = client
         self.ttl_ms = ttl_ms
         self._emit = client.register_script(_EMIT_LUA)
+        self._progress = client.register_script(_PROGRESS_LUA)
+        self._forfeit_if_gone = client.register_script(_FORFEIT_IF_GONE_LUA)
+        self._finish = client.register_script(_FINISH_LUA)
+        self._release = client.register_script(_RELEASE_LUA)
+        self._present = client.register_script(_PRESENT_LUA)
+        self._absent = client.register_script(_ABSENT_LUA)
         self._forfeit = client.register_script(_FORFEIT_LUA)
         self._join = client.register_script(_JOIN_LUA)
         self._leave = client.register_script(_LEAVE_LUA)
@@ -185,8 +297,11 @@ class RaceStore:
 
     @translate_redis_errors
     async def join(self, race_id: str, pid: str, name: str) -> int:
+        """Join an open room and announce it (`joined`); returns the number of racers."""
+        joined = self._event_args(race_id, pr.RacerJoined(player_id=pid, name=name))
         n = int(await self._join(keys=[keys.race(race_id), keys.race_racers(race_id),
-                                       keys.race_order(race_id)], args=[pid, name, self.ttl_ms]))
+                                       keys.race_order(race_id), keys.race_events(race_id)],
+                                 args=[pid, name, self.ttl_ms, *joined]))
         if n == -1:
             raise NotFound("no such race")
         if n == -2:
@@ -197,9 +312,13 @@ class RaceStore:
 
     @translate_redis_errors
     async def leave_room(self, race_id: str, pid: str) -> int:
-        """1 left, 2 the creator left and the room is closed, 0 not in it or not open."""
+        """1 left, 2 the creator left and the room is closed, 0 not in it or not open; the
+        `left` event is announced in the same step."""
+        left = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=False))
+        closed = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=True))
         return int(await self._leave(keys=[keys.race(race_id), keys.race_racers(race_id),
-                                           keys.race_order(race_id)], args=[pid]))
+                                           keys.race_order(race_id), keys.race_events(race_id)],
+                                     args=[pid, *left, *closed]))
 
     # -- guarded status changes ---------------------------------------------------------------
 
@@ -221,10 +340,15 @@ class RaceStore:
                                 "finished_at", now_ms, "reason", reason)
 
     @translate_redis_errors
-    async def finish(self, race_id: str, results: tuple[RaceResult, ...]) -> bool:
-        """finishing -> finished with the results."""
-        return await self._move(race_id, RaceStatus.FINISHING, RaceStatus.FINISHED,
-                                "results", dump_results(results))
+    async def finish(self, race_id: str, results: tuple[RaceResult, ...],
+                     ended: pr.RaceEnded | None = None) -> bool:
+        """finishing -> finished with the results, and `ended` announced in the same step."""
+        if ended is None:
+            return await self._move(race_id, RaceStatus.FINISHING, RaceStatus.FINISHED,
+                                    "results", dump_results(results))
+        return bool(await self._finish(keys=[keys.race(race_id), keys.race_events(race_id)],
+                                       args=[dump_results(results),
+                                             *self._event_args(race_id, ended)]))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -238,7 +362,12 @@ class RaceStore:
             pipe.hgetall(keys.race_racers(race_id))
             pipe.hgetall(keys.race_progress(race_id))
             pipe.hgetall(keys.race_seen(race_id))
+            pipe.zrange(keys.race_present(race_id), 0, -1, withscores=True)
             replies = await pipe.execute()
+        present: dict[str, int] = {}
+        for member, until in cast(list[tuple[str, float]], replies[5]):
+            who = member.rpartition("|")[0]
+            present[who] = max(present.get(who, 0), int(until))
         h = cast(dict[str, str], replies[0])
         order = cast(list[str], replies[1])
         names = cast(dict[str, str], replies[2])
@@ -257,6 +386,7 @@ class RaceStore:
             racers=tuple((pid, names[pid]) for pid in order if pid in names),
             progress={pid: Progress.loads(v) for pid, v in progress.items()},
             seen={pid: int(v) for pid, v in seen.items()},
+            present_until=present,
             forfeited=frozenset(str(pid) for pid in forfeited),
             results=load_results(h["results"]) if "results" in h else None,
             closed=h.get("closed") == "1",
@@ -271,22 +401,71 @@ class RaceStore:
 
     # -- writing ------------------------------------------------------------------------------
 
+    @staticmethod
+    def _event_args(race_id: str, event: pr.RaceEventBody) -> list[str]:
+        """The four `_EMIT_FN` arguments announcing `event`."""
+        head, tail = pubsub.race_event_frame(race_id, event)
+        return [json.dumps(pr.dump_race_event(event)), head, tail, keys.race_channel(race_id)]
+
     @translate_redis_errors
     async def emit(self, race_id: str, event: pr.RaceEventBody) -> int:
         """Append a public event to the race's log and publish it; returns its version."""
-        head, tail = pubsub.race_event_frame(race_id, event)
-        body = json.dumps(pr.dump_race_event(event))
         return int(await self._emit(keys=[keys.race(race_id), keys.race_events(race_id)],
-                                    args=[body, head, tail, keys.race_channel(race_id)]))
+                                    args=self._event_args(race_id, event)))
+
+    @translate_redis_errors
+    async def record_progress(self, race_id: str, pid: str, progress: Progress) -> int:
+        """Store a racer's progress and announce it (`progress` event) in one step."""
+        return int(await self._progress(
+            keys=[keys.race(race_id), keys.race_progress(race_id), keys.race_events(race_id)],
+            args=[pid, progress.dumps(), self.ttl_ms,
+                  *self._event_args(race_id, progress.event(pid))]))
+
+    @translate_redis_errors
+    async def forfeit_if_gone(self, race_id: str, pid: str, now_ms: int, grace_ms: int) -> bool:
+        """Forfeit a racer gone for longer than the grace, and announce it, in one step.
+
+        False when the racer is connected to some process, was seen within the grace, has
+        finished, already forfeited, or the race is not running (`_FORFEIT_IF_GONE_LUA`).
+        """
+        return bool(await self._forfeit_if_gone(
+            keys=[keys.race(race_id), keys.race_seen(race_id), keys.race_present(race_id),
+                  keys.race_progress(race_id), keys.race_events(race_id)],
+            args=[pid, now_ms, grace_ms,
+                  *self._event_args(race_id, pr.RacerForfeited(player_id=pid))]))
+
+    @translate_redis_errors
+    async def mark_present(self, race_id: str, pids: Sequence[str], now_ms: int,
+                           instance: str | None = None, live_ms: int = 0) -> None:
+        """Mark racers seen now; with `instance`, that process holds a live connection of each
+        for the next `live_ms` (it refreshes this while they stay connected)."""
+        if not pids:
+            return
+        live_until = now_ms + live_ms if instance is not None else 0
+        await self._present(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+                            args=[now_ms, self.ttl_ms, live_until, instance or "", *pids])
+
+    @translate_redis_errors
+    async def mark_absent(self, race_id: str, pid: str, now_ms: int, instance: str) -> None:
+        """The last connection of `pid` to the race on process `instance` closed now."""
+        await self._absent(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+                           args=[now_ms, instance, pid, self.ttl_ms])
+
+    @translate_redis_errors
+    async def release(self, pids: Sequence[str], race_id: str) -> int:
+        """Free racers of this race (not of a newer one); returns how many were freed."""
+        if not pids:
+            return 0
+        return int(await self._release(keys=[keys.race_inrace()], args=[race_id, *pids]))
 
     @translate_redis_errors
     async def announce_match(self, pids: Sequence[str], race_id: str) -> None:
         """Tell each matched player's connections, wherever they are, about the race."""
-        async with self.r.pipeline(transaction=False) as pipe:
-            for pid in pids:
-                msg = pubsub.PlayerMatched(player_id=pid, race_id=race_id)
-                pipe.publish(keys.player_channel(pid), pubsub.encode(msg))
-            await pipe.execute()
+        # Separate PUBLISHes, sent together: a Redis Cluster pipeline refuses PUBLISH.
+        await asyncio.gather(*(
+            self.r.publish(keys.player_channel(pid),
+                           pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id)))
+            for pid in pids))
 
     @translate_redis_errors
     async def set_progress(self, race_id: str, pid: str, progress: Progress) -> None:
@@ -298,12 +477,7 @@ class RaceStore:
     @translate_redis_errors
     async def touch(self, race_id: str, pids: Sequence[str], now_ms: int) -> None:
         """Mark racers as seen connected now (the grace period counts from the last mark)."""
-        if pids:
-            async with self.r.pipeline(transaction=False) as pipe:
-                pipe.hset(keys.race_seen(race_id),
-                          mapping=dict.fromkeys(pids, now_ms))
-                pipe.pexpire(keys.race_seen(race_id), self.ttl_ms)
-                await pipe.execute()
+        await self.mark_present(race_id, pids, now_ms)
 
     @translate_redis_errors
     async def add_forfeit(self, race_id: str, pid: str) -> bool:
@@ -350,7 +524,7 @@ class RaceStore:
         if code == -1:
             raise Conflict(f"already in race {res[1]}")
         if code == -2:
-            raise Conflict(f"already waiting in the {res[1]} queue")
+            raise Conflict(f"already waiting in the {res[1]} queue: leave the race queue first")
         if code == 0:
             return int(res[1]), []
         return 0, [str(x) for x in res[1:]]

@@ -34,7 +34,7 @@ import redis.asyncio
 from server.config import APPENDFSYNC_CHOICES
 from server.errors import StoreUnavailable
 
-__all__ = ["EmbeddedRedis", "connect", "find_redis_server"]
+__all__ = ["EmbeddedRedis", "conf_quote", "connect", "find_redis_server", "pdeathsig_preexec"]
 
 T = TypeVar("T")
 # Steps yield seconds to sleep, so one implementation serves sync and async callers.
@@ -183,18 +183,25 @@ class EmbeddedRedis:
     def _spawn(self, exe: str) -> None:
         preexec: Callable[[], None] | None = None
         if self.die_with_parent and sys.platform.startswith("linux"):
-            preexec = _pdeathsig_preexec()
+            preexec = pdeathsig_preexec()
         with open(self.data_dir / self.LOGFILE, "ab") as log:
-            self._proc = subprocess.Popen(
-                [exe, str(self.data_dir / self.CONFFILE)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.data_dir,
-                # Own session: a terminal's Ctrl-C must not kill redis before we SHUTDOWN it.
-                start_new_session=True,
-                preexec_fn=preexec,
-            )
+            try:
+                self._proc = self._popen(exe, log, preexec)
+            except OSError as exc:  # missing, not executable, not a program
+                raise StoreUnavailable(f"cannot start redis-server {exe!r}: {exc}") from exc
+
+    def _popen(self, exe: str, log: IO[bytes],
+               preexec: Callable[[], None] | None) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [exe, str(self.data_dir / self.CONFFILE)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.data_dir,
+            # Own session: a terminal's Ctrl-C must not kill redis before we SHUTDOWN it.
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
 
     def _wait_ready(self) -> Steps[None]:
         assert self._proc is not None
@@ -259,11 +266,11 @@ class EmbeddedRedis:
         d = self.data_dir
         conf = {
             "port": "0",  # no TCP listener at all
-            "unixsocket": _quote(str(d / self.SOCKET)),
+            "unixsocket": conf_quote(str(d / self.SOCKET)),
             "unixsocketperm": "700",
-            "dir": _quote(str(d)),
+            "dir": conf_quote(str(d)),
             "daemonize": "no",
-            "pidfile": _quote(str(d / self.PIDFILE)),
+            "pidfile": conf_quote(str(d / self.PIDFILE)),
             "logfile": '""',  # stdout, which we redirect to redis.log (catches early errors)
             "loglevel": "notice",
             "appendonly": "yes",
@@ -376,7 +383,7 @@ def _pid_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
-def _pdeathsig_preexec() -> Callable[[], None]:
+def pdeathsig_preexec() -> Callable[[], None]:
     """preexec_fn asking the kernel to SIGTERM the child when we (the forking thread) die."""
     libc = ctypes.CDLL(None, use_errno=True)  # resolved before fork: no dlopen in the child
     prctl = libc.prctl
@@ -393,6 +400,6 @@ def _pdeathsig_preexec() -> Callable[[], None]:
     return preexec
 
 
-def _quote(value: str) -> str:
+def conf_quote(value: str) -> str:
     """Quote a redis.conf argument (paths may contain spaces)."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

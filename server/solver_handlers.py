@@ -40,13 +40,16 @@ async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
 
 
 async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
-    conn.require_player()
+    player = conn.require_player()
     s = conn.services
     ref = parse_game_id(req.game_id)
     record, moves = await s.store.load(req.game_id)
     today = utc_date(s.clock.now_ms())
     if isinstance(ref, RaceGameKeys):
         race = await s.races.store.load(ref.race_id)
+        if player.id not in race.names():  # a race's seed would show spectators the stock
+            raise p.ProtocolError("a race's games are exported to its racers only",
+                                  code=p.ErrorCode.NOT_FOUND)
         over = race.status == "finished"
     else:
         over = record.date < today

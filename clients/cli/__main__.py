@@ -27,6 +27,7 @@ from .config import DEFAULT_SERVER
 from .race import cmd_race
 from .render import View
 from .session import EXIT_USAGE, SessionError
+from .social import cmd_history, cmd_me, cmd_profile, cmd_share, cmd_watch
 
 Command = Callable[[argparse.Namespace, Ctx], Coroutine[Any, Any, int]]
 EXIT_INTERRUPTED: Final = 130
@@ -130,6 +131,28 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--join", metavar="CODE", type=_room_code,
                        help="join a private room by its code")
     sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+
+    add("me", cmd_me, "your profile: daily streaks and bests, races, the last 30 days")
+
+    sp = add("profile", cmd_profile, "another player's profile")
+    sp.add_argument("who", metavar="NAME_OR_ID", help="a display name or a player id")
+
+    sp = add("history", cmd_history, "your daily results of a variant, newest first")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--before", type=_date, help="only days before YYYY-MM-DD (next page)")
+    sp.add_argument("--limit", type=_limit, default=30, help="days to show (1-100)")
+    sp.add_argument("--player", metavar="NAME_OR_ID", help="another player's history")
+    sp.add_argument("--replay", type=_date, metavar="DATE",
+                    help="replay that day's game move by move (once the day is over)")
+
+    sp = add("watch", cmd_watch, "watch a race live, a few seconds behind")
+    sp.add_argument("race_id", nargs="?", metavar="RACE_ID",
+                    help="the race (default: the newest race running)")
+    sp.add_argument("--list", action="store_true", help="list the races running and exit")
+    sp.add_argument("--variant", choices=VARIANT_IDS, metavar="VARIANT",
+                    help="only races of this variant")
+
+    add("share", cmd_share, "a text summary of today's results, to paste into a chat")
     return parser
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,11 @@ def _input(prompt: str) -> str:
     return input(prompt)
 
 
+def _show(prompt: str) -> None:
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+
+
 class LineReader:
     """Reads stdin lines on a daemon thread so the event loop (and Ctrl-C) stay responsive.
 
@@ -33,10 +39,13 @@ class LineReader:
     the end of input.
     """
 
-    def __init__(self, read: Callable[[str], str] = _input) -> None:
+    def __init__(self, read: Callable[[str], str] = _input,
+                 show: Callable[[str], None] = _show) -> None:
         self._read = read
+        self._show = show
         self._wanted = threading.Condition()
         self._prompt: str | None = None
+        self._shown = ""  # the prompt of the line being typed
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._future: asyncio.Future[str | None] | None = None
@@ -66,6 +75,9 @@ class LineReader:
         already shown stays)."""
         loop = asyncio.get_running_loop()
         if self._future is not None and not self._future.done():
+            if prompt and prompt != self._shown:  # e.g. a race started while in its room
+                self._shown = prompt
+                self._show(prompt)
             return self._future
         fut: asyncio.Future[str | None] = loop.create_future()
         if self._eof:
@@ -77,7 +89,7 @@ class LineReader:
             self._thread = threading.Thread(target=self._run, name="stdin", daemon=True)
             self._thread.start()
         with self._wanted:
-            self._prompt = prompt
+            self._prompt = self._shown = prompt
             self._wanted.notify()
         return fut
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import protocol as p
 from engine import (
+    UNDO,
     EngineError,
     Game,
     IllegalMove,
@@ -22,8 +23,10 @@ from engine import (
     from_view,
     new_game,
     parse_card,
+    variant,
 )
 from engine.views import Event, View, as_events, as_view
+from protocol.messages import Finish
 from protocol.schema import dump_struct
 
 from .session import RequestFailed, ServerSession
@@ -91,6 +94,9 @@ class ServerGame:
         self._apply_state(state)
         session.on_resume.append(self.resync)
 
+    #: The game's moves as the server stored them (protocol 3; None before).
+    log: list[str] | None = None
+
     def _apply_state(self, state: p.GameState) -> None:
         self.view = as_view(dict(state.view))
         self.copy = local_copy(self.view)
@@ -98,6 +104,7 @@ class ServerGame:
         self.finished = state.finished
         self.result = dump_struct(state.result) if state.result else None
         self._elapsed_at = (state.elapsed_ms, time.monotonic())
+        self.log = list(state.log) if state.log is not None else None
 
     async def _apply_moved(self, reply: p.Moved) -> None:
         """Bring the board up to date: from the reply's view (protocol 1), else by following
@@ -117,6 +124,11 @@ class ServerGame:
                 await self.resync()
                 return
             self.view = self.copy.view()
+        if self.log is not None:
+            if reply.seq == self.seq + 1:
+                self.log.append(reply.move)
+            else:  # protocol 1 after a gap: the log is unknown until the next resync
+                self.log = None
         self.seq = reply.seq
         self.finished = reply.finished
         if reply.result is not None:
@@ -141,6 +153,7 @@ class ServerGame:
     async def _play(self, text: str, undo: bool) -> Outcome:
         expected = self.seq
         gid = self.game_id
+        sent = UNDO if undo else self._canonical(text)
         try:
             if undo:
                 reply = await self.session.request(
@@ -155,7 +168,11 @@ class ServerGame:
         except RequestFailed as exc:
             if exc.code == p.ErrorCode.CONFLICT:
                 await self.resync()
-                if self.seq == expected + 1:  # our move was applied; its reply was lost
+                # Our move was applied, its reply lost (a reconnect resent it): the log says
+                # so. One move made elsewhere (another window) is not ours, nor is any move
+                # when the server keeps no log for us (protocol < 3): the board is refreshed.
+                if (self.seq == expected + 1 and self.log is not None
+                        and self.log[expected] == sent):
                     return Outcome(text, True)
                 return Outcome(text, False, "the game changed elsewhere; the board is refreshed",
                                exc.code)
@@ -164,6 +181,13 @@ class ServerGame:
             return Outcome(text, False, exc.message, exc.code)
         await self._apply_moved(reply)
         return Outcome(reply.move, True, events=as_events(dict(e) for e in reply.events))
+
+    def _canonical(self, text: str) -> str:
+        """The move as the server will store it (`parse_move` of the copy), else the text."""
+        try:
+            return str(self.copy.parse_move(text))
+        except IllegalMove:
+            return text
 
     async def move(self, text: str) -> Outcome:
         return await self._play(text, undo=False)
@@ -184,10 +208,15 @@ class ServerGame:
         return True
 
     async def resign(self) -> Outcome:
+        """End the game now. A Triple Deck game is finished (`finish`: its score counts, it is
+        not recorded as resigned) when the server speaks protocol 3; any other is resigned."""
         gid = self.game_id
+        welcome = self.session.welcome
+        finish = variant(self.variant).scored and welcome is not None and welcome.version >= 3
+        make = ((lambda rid: Finish(id=rid, game_id=gid)) if finish
+                else (lambda rid: p.Resign(id=rid, game_id=gid)))
         try:
-            reply = await self.session.request(lambda rid: p.Resign(id=rid, game_id=gid),
-                                               p.Finished)
+            reply = await self.session.request(make, p.Finished)
         except RequestFailed as exc:
             if exc.code == p.ErrorCode.GAME_OVER:
                 await self.resync()
@@ -247,6 +276,7 @@ class LocalGame:
         self.result: dict[str, Any] | None = None
         self._start = time.monotonic()
         self._resigned = False
+        self._ended = False  # ended by the player (resigned, or a Triple Deck game finished)
 
     def elapsed_ms(self) -> int:
         if self.result is not None:
@@ -255,7 +285,7 @@ class LocalGame:
 
     def _after(self) -> None:
         self.view = self.game.view()
-        if self.game.over or self._resigned:
+        if self.game.over or self._ended:
             self.finished = True
             self.result = {**self.game.result(), "over": True, "time_ms": self.elapsed_ms(),
                            "resigned": self._resigned}
@@ -282,7 +312,8 @@ class LocalGame:
     async def resign(self) -> Outcome:
         if self.finished:
             return Outcome("resign", False, "the game is over", "game_over")
-        self._resigned = True
+        self._ended = True
+        self._resigned = not variant(self.variant).scored  # Triple Deck games are finished
         self._after()
         return Outcome("resign", True)
 

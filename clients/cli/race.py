@@ -24,6 +24,8 @@ from .session import RequestFailed, ServerSession
 #: How long to wait for the race's end after one's own game is over, beyond its time limit.
 END_GRACE_S = 30.0
 LEAVE_WORDS = frozenset({"quit", "leave", "q"})
+#: How often the waiting room checks that the connection is still up.
+WAIT_CHECK_S = 1.0
 
 
 class RaceState:
@@ -36,6 +38,7 @@ class RaceState:
         self.racers: dict[str, dict[str, Any]] = {}
         self.results: list[dict[str, Any]] | None = None
         self.reason = ""
+        self.spectators = 0  # how many watch the race (`race.spectators`)
 
     @property
     def race_id(self) -> str:
@@ -86,18 +89,23 @@ class RaceState:
             return self.apply_event(msg.version, dict(msg.event))
         if isinstance(msg, p.RaceUpdate):
             self.apply_info(msg.race)
+        elif isinstance(msg, p.RaceSpectators) and msg.race_id == self.race_id:
+            self.spectators = msg.count
         return None
 
 
 class RaceGame(ServerGame):
     """A racer's own game: no daily rank; the race standings come at the end."""
 
-    def __init__(self, session: ServerSession, started: p.RaceStarted, race: RaceState) -> None:
+    def __init__(self, session: ServerSession, started: p.RaceStarted, race: RaceState,
+                 state: p.GameState | None = None) -> None:
+        """`state`: the game as `game.get` returned it, when rejoining a race under way."""
         view = dict(started.view)
-        state = p.GameState(id=0, game_id=started.game_id, variant=str(view["variant"]),
-                            date="1970-01-01", view=view, seq=int(view.get("moves", 0)),
-                            started_at=started.start_at, server_time=started.server_time,
-                            elapsed_ms=0, finished=False)
+        if state is None:
+            state = p.GameState(id=0, game_id=started.game_id, variant=str(view["variant"]),
+                                date="1970-01-01", view=view, seq=int(view.get("moves", 0)),
+                                started_at=started.start_at, server_time=started.server_time,
+                                elapsed_ms=0, finished=False)
         super().__init__(session, state)
         self.date = None
         self.race = race
@@ -156,14 +164,24 @@ class _Waiting:
 
     def __init__(self, session: ServerSession, race: RaceState, ctx: Ctx,
                  creator: bool) -> None:
-        self.session, self.race, self.ctx, self.creator = session, race, ctx, creator
+        self.session, self.race, self.ctx, self._creator = session, race, ctx, creator
+
+    @property
+    def creator(self) -> bool:
+        """This player opened the room (also when rejoining it after a restart)."""
+        info = self.race.info
+        return self._creator or (info is not None and info.creator == self.race.me)
 
     async def run(self) -> p.RaceStarted:
         reader = self.ctx.reader if self.ctx.interactive else None
         with EventSource(self.session.pushes, reader) as events:
             while True:
-                event = await events.next("")
-                if isinstance(event, Line):
+                event = await events.next_within(WAIT_CHECK_S, "")
+                if event is None:
+                    # Nothing comes while the server is away: reconnect (its `hello`
+                    # re-attaches us to the room or queue, whose news then follow).
+                    await self.session.ensure_connected()
+                elif isinstance(event, Line):
                     await self._line(event)
                 elif isinstance(event.message, p.RaceStarted):
                     return event.message
@@ -215,10 +233,16 @@ async def _wait_end(session: ServerSession, race: RaceState, deadline: float) ->
 
 
 def _follow_resumes(session: ServerSession, race: RaceState) -> None:
-    """After a reconnect, catch up with the race's events missed meanwhile."""
+    """After a reconnect, catch up with the race's events missed meanwhile. (The server
+    re-attaches the racer on `hello` and pushes the race; `welcome.race` says whether it is
+    still under way. The events missed, and the results of a race that ended meanwhile,
+    come from `race.get`.)"""
 
     async def resume() -> None:
         rid = race.race_id
+        active = session.active_race
+        if active is not None and active.race_id != rid:
+            return  # already in another race: this one is long over for us
         room = await session.request(lambda i: p.RaceGet(id=i, race_id=rid,
                                                          since=race.version), p.RaceRoom)
         race.apply_info(room.race)
@@ -229,12 +253,17 @@ def _follow_resumes(session: ServerSession, race: RaceState) -> None:
 
 
 async def _play(args: argparse.Namespace, ctx: Ctx, session: ServerSession, race: RaceState,
-                started: p.RaceStarted) -> int:
+                started: p.RaceStarted, rejoined: bool = False) -> int:
     out = ctx.out
-    game = RaceGame(session, started, race)
+    state = None
+    if rejoined:  # moves may have been made before: the game as the server has it
+        gid = started.game_id
+        state = await session.request(lambda i: p.GameGet(id=i, game_id=gid), p.GameState)
+    game = RaceGame(session, started, race, state)
     lines = script_source(args.moves, ctx)  # stdin is streamed: a script may see the deal first
     _follow_resumes(session, race)
-    out.side = lambda: render.race_panel(race.racers, race.me, race.variant)
+    out.side = lambda: render.race_panel(race.racers, race.me, race.variant,
+                                             race.spectators)
     info: dict[str, Any] = {"command": "race", "race_id": started.race_id,
                             "variant": game.variant, "game_id": game.game_id}
     deadline = time.monotonic() + (started.ends_at - started.server_time) / 1000 + END_GRACE_S
@@ -261,16 +290,25 @@ async def _play(args: argparse.Namespace, ctx: Ctx, session: ServerSession, race
 
 
 async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
-    """Race: queue (default), --create a private room or --join one by code."""
-    if args.variant is None and args.join is None:
-        raise UsageError("name a VARIANT (or --join CODE)")
+    """Race: queue (default), --create a private room or --join one by code. A player who is
+    already in a race (the client was closed or crashed during it) rejoins that race."""
     if not 2 <= args.players <= 8:
         raise UsageError("--players must be from 2 to 8")
     session = await open_session(ctx)
     race = RaceState(session.welcome.player_id if session.welcome else "")
     try:
-        await _enter(args, ctx, session, race)
+        active = session.active_race
+        if active is not None:
+            # The server re-attached us on hello: `race.update` and (once the race has
+            # started) `race.started` are on their way.
+            ctx.err.print(render.notice(
+                f"you are in race {active.race_id} ({active.variant}, {active.status}); "
+                "rejoining it"))
+        elif args.variant is None and args.join is None:
+            raise UsageError("name a VARIANT (or --join CODE)")
+        else:
+            await _enter(args, ctx, session, race)
         started = await _Waiting(session, race, ctx, creator=bool(args.create)).run()
-        return await _play(args, ctx, session, race, started)
+        return await _play(args, ctx, session, race, started, rejoined=active is not None)
     finally:
         await session.close()

@@ -557,10 +557,11 @@ WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", st
 
 
 def race_panel(racers: Mapping[str, Mapping[str, Any]], me: str,
-               variant_id: str) -> RenderableType:
-    """The racers' progress, one line each (never a card)."""
+               variant_id: str, spectators: int = 0) -> RenderableType:
+    """The racers' progress, one line each (never a card), and how many watch."""
     grid = Table.grid(padding=(0, 1))
-    grid.add_row(Text("Racers", style="bold"))
+    grid.add_row(Text("Racers", style="bold"),
+                 Text(f"{spectators} watching" if spectators else "", style="dim"))
     for pid, r in racers.items():
         grid.add_row(Text(("▶ " if pid == me else "  ") + str(r.get("name", pid)),
                           style="bold" if pid == me else ""),

@@ -21,6 +21,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
 import protocol as p
+from protocol.events import ActiveRace
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,12 @@ class ServerSession:
         self.clock_offset_ms = 0  # server_time - local time, from the last welcome/pong
 
     # -- connection -----------------------------------------------------------------------------
+
+    @property
+    def active_race(self) -> ActiveRace | None:
+        """The player's unfinished race as the last `welcome` told it (protocol 3 on): a
+        client that lost it (restarted, reconnected) rejoins it from here."""
+        return self.welcome.race if self.welcome is not None else None
 
     @property
     def connected(self) -> bool:

@@ -12,8 +12,10 @@ The Triple Deck games are scored: their search maximises `game.score` and report
 
 from __future__ import annotations
 
+import time
+
 from ..game import Game
-from . import easthaven, pairing, tripeaks, tripledeck  # noqa: F401  (register the solvers)
+from . import easthaven_solver, pairing, tripeaks, tripledeck  # noqa: F401  (register them)
 from .base import (
     IMPOSSIBLE,
     UNKNOWN,
@@ -31,14 +33,15 @@ from .base import (
 HINT_SECONDS = 2.0
 
 
-def solve(game: Game, *, max_nodes: int | None = None,
-          max_seconds: float | None = None) -> SolveResult:
+def solve(game: Game, *, max_nodes: int | None = None, max_seconds: float | None = None,
+          cpu_time: bool = False) -> SolveResult:
     """Search the game's current position (full information; the game is not modified).
 
-    With no budget the search runs until it decides. The returned line is replayed through
-    the engine on a copy before it is handed back.
+    With no budget the search runs until it decides. `cpu_time` counts `max_seconds` in this
+    process's CPU time instead of wall time (benchmarks on a shared machine). The returned
+    line is replayed through the engine on a copy before it is handed back.
     """
-    budget = Budget(max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds, time.process_time if cpu_time else time.perf_counter)
     if game.over:
         verdict: Verdict = WINNABLE if game.won else IMPOSSIBLE
         result = SolveResult(verdict, stats=budget.stats())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Final, Literal
@@ -69,21 +69,43 @@ class OutOfBudget(Exception):
 class Budget:
     """Counts nodes and watches the clock; `tick` raises OutOfBudget when either runs out."""
 
-    __slots__ = ("deadline", "max_depth", "max_nodes", "next_check", "nodes", "start",
+    __slots__ = ("clock", "deadline", "max_depth", "max_nodes", "next_check", "nodes", "start",
                  "tt_hits")
 
     CLOCK_EVERY: ClassVar[int] = 256
     _NEVER: ClassVar[int] = 1 << 62
 
-    def __init__(self, max_nodes: int | None, max_seconds: float | None) -> None:
-        self.start = time.perf_counter()
+    def __init__(self, max_nodes: int | None, max_seconds: float | None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock  # wall time; `time.process_time` for CPU time (benchmarks)
+        self.start = clock()
         self.max_nodes = max_nodes
         self.deadline = None if max_seconds is None else self.start + max_seconds
         self.nodes = 0
         self.tt_hits = 0
         self.max_depth = 0
-        self.next_check = 0
-        self.check()
+        self.next_check = 0  # the first tick checks both limits
+
+    def share(self, fraction: float, cap: int | None = None) -> Budget:
+        """A budget for one phase of a search: `fraction` of the nodes and of the time left
+        (each where this budget has one), at most `cap` nodes. Hand it back to `absorb`."""
+        nodes = None
+        if self.max_nodes is not None:
+            nodes = max(0, int(fraction * (self.max_nodes - self.nodes)))
+        if cap is not None:
+            nodes = cap if nodes is None else min(nodes, cap)
+        seconds = None
+        if self.deadline is not None:
+            seconds = max(0.0, fraction * (self.deadline - self.clock()))
+        return Budget(nodes, seconds, self.clock)
+
+    def absorb(self, part: Budget) -> None:
+        """Count a phase's work (a budget from `share`) as this budget's own; the next tick
+        checks the limits."""
+        self.nodes += part.nodes
+        self.tt_hits += part.tt_hits
+        self.max_depth = max(self.max_depth, part.max_depth)
+        self.next_check = self.nodes
 
     def tick(self, depth: int) -> None:
         """Count a node at this depth (every search calls this once per node: keep it lean)."""
@@ -100,7 +122,7 @@ class Budget:
         if self.max_nodes is not None and nodes > self.max_nodes:
             raise OutOfBudget
         if (self.deadline is not None and nodes % self.CLOCK_EVERY == 0
-                and time.perf_counter() > self.deadline):
+                and self.clock() > self.deadline):
             raise OutOfBudget
         nxt = self._NEVER
         if self.max_nodes is not None:
@@ -110,7 +132,7 @@ class Budget:
         self.next_check = nxt
 
     def stats(self) -> SolveStats:
-        return SolveStats(self.nodes, self.tt_hits, round(time.perf_counter() - self.start, 6),
+        return SolveStats(self.nodes, self.tt_hits, round(self.clock() - self.start, 6),
                           self.max_depth)
 
 
@@ -162,10 +184,13 @@ def deep_recursion(limit: int = SEARCH_RECURSION_LIMIT) -> Iterator[None]:
 
 
 def replay(game: Game, solution: list[str]) -> Game:
-    """A copy of `game` with `solution` played on it; raises IllegalMove at a bad move."""
+    """A copy of `game` with `solution` played on it; raises IllegalMove at a bad move.
+
+    `Game.replay` checks every move but does not judge after each one whether the game has
+    ended: Triple Easthaven's exact game-over search can take seconds on some positions,
+    and a position from which the rest of a line is legal is not over anyway."""
     copy_ = copy.deepcopy(game)
-    for text in solution:
-        copy_.play(text)
+    copy_.replay(solution)
     return copy_
 
 

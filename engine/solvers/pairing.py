@@ -1,7 +1,8 @@
-"""Fourteen Out and Triple Fourteens: depth-first search over pile heights.
+"""Fourteen Out and Triple Fourteens: depth-first search over pile heights, with restarts.
 
 The deal is fixed, so the tuple of pile heights is the whole position and serves as the
-transposition key. Only ranks matter. Pruning:
+transposition key. Only ranks matter. Every cut is exact (a win exists after it iff before;
+`tests/engine/test_solver_pairing.py` compares verdicts with an unpruned search):
 
 * dead position: Hall's condition per rank class (ranks r and 14 - r): the cards of a pile
   must find partners in other piles, so no pile may hold more of the class than remain of
@@ -9,11 +10,21 @@ transposition key. Only ranks matter. Pruning:
 * safe pairs: when every remaining card of ranks r and 14 - r is a top card, removing any such
   pair now is as good as any other order (an exchange argument: the piles under those cards
   are frozen until they go), so it is the only move tried;
-* move ordering: pairs taking from the tallest piles first (they bury the most cards).
+* dead set: a position whose subtree was searched to the end without a win is dead whatever
+  the move order, so it is kept across restarts (heights only fall: no cycles, so a position
+  on the current path is never reached again below itself).
+
+Move order: pairs that keep the most slack in Hall's condition first, then the tallest piles.
+A depth-first search stuck under one bad early choice can spend minutes there although the
+deal is easy (Triple Fourteens: 2 % of deals unknown after 1 s, every one of those sampled
+winnable at once in another order), so an attempt that spends its nodes starts over with
+ties broken by a seeded generator, with twice the nodes. Only an attempt that ends within its
+nodes gives a verdict, so an `impossible` is a complete search.
 """
 
 from __future__ import annotations
 
+import random
 from functools import cache
 from operator import getitem
 from typing import NamedTuple
@@ -66,11 +77,20 @@ def _pair_table(n: int) -> tuple[tuple[_Pair, ...], ...]:
 _CLASS = tuple(r if r <= 7 else 14 - r for r in range(14))
 
 
-class _PairingSearch:
-    """The mutable state of one search: pile heights, the cards left per class, the path."""
+#: Nodes of the first attempt; each restart doubles them.
+FIRST_ATTEMPT_NODES = 2000
 
-    __slots__ = ("budget", "heights", "needs", "pairs", "path", "pile_range", "piles", "rem",
-                 "seen", "weight")
+
+class _Restart(Exception):
+    """An attempt spent its nodes: start again with ties broken another way."""
+
+
+class _PairingSearch:
+    """The mutable state of one search: pile heights, the cards left per class, the path, the
+    dead positions and the current attempt's node limit and tie-breaking generator."""
+
+    __slots__ = ("budget", "dead", "heights", "needs", "node_limit", "pairs", "path",
+                 "pile_range", "piles", "rem", "rng", "weight")
 
     def __init__(self, state: PairingState, budget: Budget) -> None:
         self.budget = budget
@@ -91,8 +111,10 @@ class _PairingSearch:
         for i in self.pile_range[1:]:
             self.weight[i] = self.weight[i - 1] * (len(self.piles[i - 1]) + 1)
         self.pairs = _pair_table(len(self.piles))
-        self.seen: set[int] = set()
+        self.dead: set[int] = set()
         self.path: list[_Pair] = []
+        self.node_limit = 0
+        self.rng: random.Random | None = None  # None: the plain order (the first attempt)
 
     def hopeless(self) -> bool:
         """Dead before any search: unbalanced ranks, an odd number of 7s or Hall's condition."""
@@ -108,23 +130,39 @@ class _PairingSearch:
         return max(map(getitem, self.needs[c], self.heights)) <= self.rem[c]
 
     def run(self) -> bool:
-        """Search from the start; True when the piles can all be cleared (the line in `path`)."""
+        """Search from the start; True when the piles can all be cleared (the line in `path`).
+        Restarts until an attempt ends within its nodes; raises OutOfBudget."""
         left = sum(self.heights)
+        if left == 0:
+            return True
         key = sum(h * w for h, w in zip(self.heights, self.weight, strict=True))
-        return left == 0 or self.dfs(0, left, key)
+        start = list(self.heights), list(self.rem)
+        limit, attempt = FIRST_ATTEMPT_NODES, 0
+        while True:
+            self.node_limit = self.budget.nodes + limit
+            try:
+                return self.dfs(0, left, key)
+            except _Restart:
+                self.heights[:], self.rem[:] = start[0], start[1]
+                self.path.clear()
+                attempt += 1
+                self.rng = random.Random(attempt)
+                limit *= 2
 
     def dfs(self, depth: int, left: int, key: int) -> bool:
         """Search on with `left` cards in the piles; `key` is the position's key."""
-        self.budget.tick(depth)
+        budget = self.budget
+        budget.tick(depth)
+        if budget.nodes > self.node_limit:
+            raise _Restart
         piles, heights, rem, weight = self.piles, self.heights, self.rem, self.weight
-        seen, needs = self.seen, self.needs
+        dead, needs = self.dead, self.needs
         for pair in self.moves():
             i, j = pair
             child = key - weight[i] - weight[j]
-            if child in seen:
-                self.budget.tt_hits += 1
+            if child in dead:
+                budget.tt_hits += 1
                 continue
-            seen.add(child)
             c = _CLASS[piles[i][heights[i] - 1]]
             heights[i] -= 1
             heights[j] -= 1
@@ -133,9 +171,10 @@ class _PairingSearch:
             if left == 2:
                 return True
             # Hall's condition for the class (`hall_holds`, inline: no call in this loop).
-            if (max(map(getitem, needs[c], heights)) <= rem[c]
-                    and self.dfs(depth + 1, left - 2, child)):
-                return True
+            if max(map(getitem, needs[c], heights)) <= rem[c]:
+                if self.dfs(depth + 1, left - 2, child):
+                    return True
+                dead.add(child)  # searched to the end: dead in any move order
             self.path.pop()
             heights[i] += 1
             heights[j] += 1
@@ -166,8 +205,9 @@ class _PairingSearch:
             moves.sort(key=self.order_key, reverse=True)
         return moves
 
-    def order_key(self, pair: _Pair) -> tuple[int, int]:
-        """Pairs that keep the most slack in Hall's condition, then from the tallest piles."""
+    def order_key(self, pair: _Pair) -> tuple[int, float]:
+        """Pairs that keep the most slack in Hall's condition, then from the tallest piles
+        (after a restart: ties broken at random instead)."""
         i, j = pair
         heights = self.heights
         c = _CLASS[self.piles[i][heights[i] - 1]]
@@ -176,6 +216,8 @@ class _PairingSearch:
         worst = max(map(getitem, self.needs[c], heights))
         heights[i] += 1
         heights[j] += 1
+        if self.rng is not None:
+            return (self.rem[c] - 1 - worst, self.rng.random())
         return (self.rem[c] - 1 - worst, heights[i] + heights[j])
 
 

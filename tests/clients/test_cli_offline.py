@@ -52,7 +52,9 @@ def test_practice_plays_offline_to_the_end(make_player: Any) -> None:
 
 def test_practice_show_json(make_player: Any) -> None:
     run = make_player(None).run("--json", "practice", "triple-deck", "--seed", "5", "--show")
+    assert run.code == 0, run.err
     doc = json.loads(run.out)
+    assert doc["view"] == new_game("triple-deck", 5).view()
     assert doc["view"]["variant"] == "triple-deck" and "d" in doc["legal_moves"]
 
 

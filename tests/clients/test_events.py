@@ -107,3 +107,18 @@ async def test_closing_a_waiting_source_takes_nothing() -> None:
 def test_a_source_needs_something_to_read() -> None:
     with pytest.raises(ValueError):
         EventSource(None, None)
+
+
+async def test_a_new_prompt_is_shown_for_the_line_being_typed() -> None:
+    """A race that starts while its room waits for a line: the `move> ` prompt appears,
+    and the line typed afterwards answers it."""
+    keys = Keyboard()
+    shown: list[str] = []
+    reader = LineReader(keys.read, shown.append)
+    waiting = reader.readline_future("")  # the room's line, with no prompt
+    assert reader.readline_future("move> ") is waiting
+    assert reader.readline_future("move> ") is waiting  # shown once, not on every ask
+    assert shown == ["move> "]
+    keys.lines.put("3 5")
+    assert await asyncio.wait_for(waiting, 5) == "3 5"
+    keys.lines.put(None)

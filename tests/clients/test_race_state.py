@@ -56,3 +56,15 @@ def test_news_of_the_other_racers_and_the_standings() -> None:
     assert left is not None and str(render.race_news(left, race.me, race.variant)) \
         == "bobby left"
     assert "bo2" not in race.racers
+
+
+def test_racers_see_how_many_watch() -> None:
+    race = RaceState("me1")
+    race.apply(p.RaceUpdate(race=info(p.Racer(player_id="me1", name="alice"))))
+    assert "watching" not in text_of(render.race_panel(race.racers, race.me, race.variant,
+                                                       race.spectators))
+    race.apply(p.RaceSpectators(race_id="r1", count=3))
+    race.apply(p.RaceSpectators(race_id="other", count=9))  # another race's count
+    assert race.spectators == 3
+    assert "3 watching" in text_of(render.race_panel(race.racers, race.me, race.variant,
+                                                     race.spectators))

@@ -63,3 +63,16 @@ def test_bad_arguments() -> None:
     assert run("deal", "fourteen-out", "--seed", "-1").returncode == 2
     assert run("deal", "fourteen-out").returncode == 2
     assert run().returncode == 2
+
+
+def test_seed_must_be_written_as_docs_deals_says() -> None:
+    """docs/deals.md §1: decimal ASCII without sign, spaces, underscores or leading zeros."""
+    for bad in ("01", "+1", " 1", "1 ", "1_0", "\u0661", "\uff11", "1.0", "", "0x1",
+                str(2**64)):
+        out = run("deal", "fourteen-out", "--seed", bad)
+        assert out.returncode == 2, bad
+        assert "seed" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    for good in ("0", "1", str(2**64 - 1)):
+        out = run("deal", "fourteen-out", "--seed", good)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == new_game("fourteen-out", int(good)).to_json()

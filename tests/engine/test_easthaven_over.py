@@ -321,3 +321,49 @@ def test_a_card_uncovered_in_a_moved_run_is_a_top() -> None:
     game = position(piles, [0, 4, 4, 2, 5, 5, 1, 3, 3, 1, 4, 5])
     assert reference_over(game) is False
     assert not game.over
+
+
+# -- verdicts carried over from the position before -------------------------------------------
+
+def test_inherited_verdicts_agree_with_a_fresh_search() -> None:
+    """After a move that can be taken back (or a card back from a foundation), `over` is
+    known without a search; every such verdict equals a search of the position from scratch,
+    and the shortcut is taken often once the stock is empty (else this test proves nothing)."""
+    inherited = searched = 0
+    for seed in range(4):
+        rng = random.Random(seed)
+        game = new_game("triple-easthaven", seed)
+        assert isinstance(game, TripleEasthaven)
+        for _ in range(400):
+            if game.over:
+                break
+            moves = list(game.legal_moves())
+            ups = [m for m in moves if m.dst == "f"]
+            if ups and rng.random() < 0.5:
+                game.apply(rng.choice(ups))
+            elif game._stock and rng.random() < 0.2:
+                game.apply("d")
+            else:
+                game.apply(rng.choice([m for m in moves if m.src != "d"] or moves))
+            if game._stock:
+                continue
+            if game._over_known:
+                inherited += 1
+                assert game.over is False
+                assert ProgressSearch(game._over_key()).run() is True, game.to_json()
+            else:
+                searched += 1
+    assert inherited >= 200 and searched >= 20, (inherited, searched)
+
+
+def test_only_moves_that_can_be_taken_back_carry_the_verdict() -> None:
+    # 9H lies on 4C (no fit) over a face-down card; 4C can go to 5D, which turns that card.
+    game = position([(1, ["4C", "9H"]), (0, ["10S"]), (0, ["5D"]), (0, ["6C"])]
+                    + [(0, ["KS"])] * 8, [0] * 12)
+    assert game.over is False
+    game.apply("1 2 1")  # 9H onto 10S: it cannot go back onto 4C, so this is judged afresh
+    assert not game._over_known
+    assert game.over is False
+    game.apply("3 4 1")  # 5D onto 6C: it can go back to the empty pile 3, so still live
+    assert game._over_known and game.over is False
+    assert reference_over(game) is False

@@ -41,6 +41,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Undo(id=7, game_id="g1"),
     p.Undo(id=8, game_id="g1", expected_seq=0),
     p.Resign(id=9, game_id="g1"),
+    p.Finish(id=9, game_id="d.triple-deck.2024-06-10.p_1"),
     p.LeaderboardTop(id=10, variant="klondike"),
     p.LeaderboardTop(id=11, variant="klondike", date="2024-02-29", offset=40, limit=100),
     p.LeaderboardAround(id=12, variant="klondike", k=50),
@@ -58,6 +59,12 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hint(id=23, game_id="g1"),
     p.DailySeeds(id=24, date="2024-06-09"),
     p.GameExport(id=25, game_id="g1"),
+    p.ProfileGet(id=40),
+    p.ProfileGet(id=41, name="alice"),
+    p.HistoryGet(id=42, variant="fourteen-out", before="2024-06-09", limit=7),
+    p.RaceList(id=43, variant="fourteen-out"),
+    p.RaceWatch(id=44, race_id="20240610-a1b2c3"),
+    p.RaceUnwatch(id=45, race_id="20240610-a1b2c3"),
 ]
 
 RACER = p.Racer(player_id="p_1", name="alice", cleared=12, score=12, moves=9)
@@ -67,7 +74,19 @@ RACE = p.RaceInfo(race_id="20240610-a1b2c3", variant="fourteen-out", status="cou
 RATING = p.RatingEntry(rank=1, player_id="p_1", name="alice", rating=1130, wins=1, losses=0,
                        played=1, me=True)
 
+DAY = p.DayResult(variant="fourteen-out", date="2024-06-09",
+                  game_id="d.fourteen-out.2024-06-09.p_1", won=True, resigned=False,
+                  cleared=52, score=52, time_ms=61_000, moves=26, hints=0, finished_at=9,
+                  replayable=True, rank=3, total=41, percentile=95)
+BOARD = p.SpectatorBoard(player_id="p_1", name="alice", seq=4, as_of=5005, view=VIEW)
+
 SERVER_EXAMPLES: list[p.ServerMessage] = [
+    p.Welcome(id=0, version=3, player_id="p_1", name="alice", server_time=1,
+              variants=("fourteen-out",),
+              race=p.ActiveRace(race_id="20240610-a1b2c3", variant="fourteen-out",
+                                status="running", game_id="r.20240610-a1b2c3.p_1"),
+              daily=(p.DailyGame(variant="fourteen-out",
+                                 game_id="d.fourteen-out.2024-06-10.p_1", finished=True),)),
     p.Welcome(
         id=0,
         version=1,
@@ -149,6 +168,22 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.SeedsReply(id=24, date="2024-06-09", seeds={"fourteen-out": 42}),
     p.ExportReply(id=25, game_id="g1", variant="fourteen-out", seed=42, moves=("3 7", "undo"),
                   date="2024-06-09"),
+    p.Profile(id=40, player_id="p_1", name="alice", joined=1, me=True, daily=(p.DailyStats(
+        variant="fourteen-out", played=3, won=2, streak=2, longest_streak=3, won_streak=1,
+        longest_won_streak=2, best_time_ms=61_000, best_score=52, percentile=80,
+        last_played="2024-06-10"),), races=(p.RaceStats(
+            variant="fourteen-out", rating=1130, wins=1, losses=0, played=1, forfeits=0),),
+        recent=(DAY,)),
+    p.HistoryPage(id=42, player_id="p_1", variant="fourteen-out", entries=(DAY,),
+                  next_before="2024-06-09"),
+    p.RaceListReply(id=43, races=(p.RaceListing(
+        race_id="20240610-a1b2c3", variant="fourteen-out", status="running", racers=(RACER,),
+        spectators=2, start_at=3005, ends_at=603005),)),
+    p.RaceWatching(id=44, race=RACE, boards=(BOARD, p.SpectatorBoard(
+        player_id="p_2", name="bob", seq=0, as_of=3005)), spectators=1, delay_ms=3000),
+    p.RaceUnwatched(id=45, race_id="20240610-a1b2c3"),
+    p.RaceSpectate(race_id="20240610-a1b2c3", board=BOARD),
+    p.RaceSpectators(race_id="20240610-a1b2c3", count=0),
 ]
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import msgpack
+import pytest
 import pytest_asyncio
 import redis.asyncio
 import websockets
@@ -148,7 +150,14 @@ async def test_ranking_among_players(app: App) -> None:
     assert order == expected
     assert [e["rank"] for e in top["entries"]] == [1, 2, 3]
     around = await players[1].request("leaderboard.around", variant="fourteen-out", k=1)
-    assert any(e["me"] for e in around["entries"])
+    ben = players[1].player_id
+    at = order.index(ben)  # k=1: ben's entry with one neighbour above and one below
+    assert [e["player_id"] for e in around["entries"]] == order[max(0, at - 1):at + 2]
+    assert [e["rank"] for e in around["entries"]] == [order.index(e["player_id"]) + 1
+                                                      for e in around["entries"]]
+    assert [e["me"] for e in around["entries"]] == [e["player_id"] == ben
+                                                    for e in around["entries"]]
+    assert around["total"] == 3
 
 
 async def test_illegal_move_changes_nothing_and_stale_seq_conflicts(app: App) -> None:
@@ -204,20 +213,30 @@ async def test_day_rollover(app: App) -> None:
 
 async def test_bad_frames_get_errors_while_others_are_served(app: App) -> None:
     good = await app.client("hank")
+    bad_frames: list[tuple[str | bytes, str, int | None]] = [
+        (b"\xc1\xff garbage", "bad_request", None),  # not msgpack
+        ("not json", "bad_request", None),
+        ('{"type":"nope","id":3}', "unknown_type", 3),
+        ('{"type":"ping"}', "bad_request", None),  # no id
+        ('{"type":"ping","id":"x"}', "bad_request", None),  # an id that is not an integer
+        (b"\x93\x01\x02\x03", "bad_request", None),  # msgpack, but an array
+    ]
     async with websockets.connect(app.url) as ws:
-        for frame in (b"\xc1\xff garbage", "not json", '{"type":"nope","id":3}',
-                      '{"type":"ping"}', '{"type":"ping","id":"x"}', b"\x93\x01\x02\x03"):
+        for frame, code, req_id in bad_frames:
             await ws.send(frame)
-            reply = await ws.recv()
-            text = reply if isinstance(reply, str) else reply.decode("latin-1")
-            assert "error" in text
+            raw = await ws.recv()
+            # Answered in the form it came in: text for text, msgpack for binary.
+            assert isinstance(raw, type(frame)), frame
+            reply = json.loads(raw) if isinstance(raw, str) else msgpack.unpackb(raw)
+            assert (reply["type"], reply["code"], reply.get("id")) == ("error", code, req_id)
             pong = await good.request("ping")
             assert pong["type"] == "pong"
-        await ws.send("x" * 70_000)
-        try:
+        await ws.send(json.dumps({"type": "ping", "id": 9, "pad": "x" * 70_000}))
+        too_large = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert (too_large["code"], too_large["id"]) == ("too_large", 9)
+        with pytest.raises(websockets.ConnectionClosed) as closed:
             await asyncio.wait_for(ws.recv(), 5)
-        except websockets.ConnectionClosed as closed:
-            assert closed.rcvd is not None and closed.rcvd.code == 1009
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     assert (await good.request("ping"))["type"] == "pong"
 
 

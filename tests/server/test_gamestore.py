@@ -1,4 +1,5 @@
-"""GameStore against a real Redis: atomic appends, exactly-once finish."""
+"""GameStore against a real Redis: atomic appends, exactly-once finish in two steps (the
+game's slot, then its board's), and the board's step recovered after a crash between them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import pytest
 import redis.asyncio
 
 from server import keys
+from server.clock import ManualClock
 from server.errors import Conflict, GameOver, InvalidInput, NotFound, StoreUnavailable
+from server.games import GameService
 from server.gamestore import UNDO, FinalResult, GameStore
-from server.leaderboard import BoardRef, Leaderboard
+from server.leaderboard import BoardEntries, BoardRef, Leaderboard, PendingEntry
 from server.redis_embedded import connect
 
 D = dt.date(2030, 6, 15)
@@ -194,3 +197,154 @@ async def test_unreachable_redis_is_store_unavailable(tmp_path: Path) -> None:
             await GameStore(client).load("d.klondike.2030-06-15.p1")
     finally:
         await client.aclose()
+
+
+class DiesBeforeTheBoard(BoardEntries):
+    """A process that dies (or whose Redis fails) after the game's step of a finish: its
+    board's step never runs."""
+
+    async def write(self, k: keys.DailyGameKeys, entry: PendingEntry | None
+                    ) -> tuple[int, str]:
+        raise StoreUnavailable("died between the two steps")
+
+
+async def _crash_after_game_step(redis_client: redis.asyncio.Redis, pid: str) -> str:
+    """Finish ``pid``'s game but only its game's step; returns the game id."""
+    store = GameStore(redis_client)
+    store.entries = DiesBeforeTheBoard(redis_client)
+    gid = (await store.start_daily("klondike", D, pid, 1, T0)).game_id
+    await store.append_move(gid, 0, "a", T0 + 1)
+    with pytest.raises(StoreUnavailable):  # the player is told `unavailable`, no result
+        await store.finish(gid, WIN, "Alice", T0 + 90_000, "b", 1)
+    k = keys.parse_game_id(gid)
+    assert isinstance(k, keys.DailyGameKeys)
+    raw = await redis_client.hgetall(k.game)
+    assert raw["status"] == "finished" and raw["pending"] == "1"  # the result is stored
+    assert await redis_client.hget(k.entries, pid) is None  # but not on the board yet
+    assert await redis_client.zscore(k.outbox, gid) is not None
+    return gid
+
+
+async def test_finish_writes_the_entry_before_it_returns(
+        redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    _, entry = await store.finish(gid, WIN, "Alice", T0 + 90_000, None, 0)
+    k = keys.parse_game_id(gid)
+    assert await redis_client.hget(k.entries, "p1") is not None  # on the board on return
+    assert await redis_client.hget(k.game, "pending") is None  # the mark is cleared
+    assert await redis_client.zcard(k.outbox) == 0  # and the outbox is empty
+    rec = await store.get(gid)
+    assert rec.pending_entry is None and rec.finished and entry.rank == 1
+
+
+async def test_a_game_load_writes_the_entry_a_crash_left_owed(
+        redis_client: redis.asyncio.Redis) -> None:
+    gid = await _crash_after_game_step(redis_client, "p1")
+    other = GameStore(redis_client)  # another process, or the same one later
+    rec, log = await other.load(gid)
+    assert rec.finished and rec.pending_entry is None and log == ["a", "b"]
+    k = keys.parse_game_id(gid)
+    assert await redis_client.hget(k.game, "pending") is None
+    assert await redis_client.zcard(k.outbox) == 0
+    top = await Leaderboard(redis_client).top(BoardRef.daily("klondike", D))
+    assert [(e.player_id, e.name, e.won, e.time_ms) for e in top] == \
+        [("p1", "Alice", True, WIN.time_ms)]
+
+
+async def test_a_game_get_writes_the_entry_a_crash_left_owed(
+        redis_client: redis.asyncio.Redis) -> None:
+    gid = await _crash_after_game_step(redis_client, "p1")
+    rec = await GameStore(redis_client).get(gid)
+    assert rec.finished and rec.pending_entry is None
+    assert await redis_client.hget(keys.daily_entries("klondike", D), "p1") is not None
+
+
+@pytest.mark.parametrize("read", ["top", "around", "rank"])
+async def test_a_board_read_settles_the_boards_outbox(
+        redis_client: redis.asyncio.Redis, read: str) -> None:
+    """Any reader of the board writes what its outbox still owes, before it answers."""
+    await _crash_after_game_step(redis_client, "p1")
+    board, lb = BoardRef.daily("klondike", D), Leaderboard(redis_client)
+    if read == "top":
+        rows = await lb.top(board)
+    elif read == "around":
+        rows = await lb.around(board, "p1")
+    else:
+        row = await lb.rank(board, "p1")
+        rows = [row] if row else []
+    assert [(e.rank, e.player_id) for e in rows] == [(1, "p1")]
+    assert await redis_client.zcard(board.outbox_key) == 0
+    assert await redis_client.hget(keys.daily_game("klondike", D, "p1"), "pending") is None
+
+
+async def test_a_retried_finish_completes_the_owed_entry(
+        redis_client: redis.asyncio.Redis) -> None:
+    gid = await _crash_after_game_step(redis_client, "p1")
+    worse = FinalResult(False, True, True, 3, 30, 3, 1, 1)
+    rec, entry = await GameStore(redis_client).finish(gid, worse, "Mallory", T0 + 99_000,
+                                                      None, 2)
+    assert rec.result == WIN  # the stored result, written once, not the retry's
+    assert (entry.rank, entry.name, entry.won) == (1, "Alice", True)
+    assert await redis_client.hlen(keys.daily_members("klondike", D)) == 1
+
+
+async def test_concurrent_finishes_from_two_processes_count_once(
+        redis_client: redis.asyncio.Redis, redis_url: str) -> None:
+    other = connect(redis_url)  # a second server process: its own connections
+    try:
+        stores = [GameStore(redis_client), GameStore(other)]
+        gids = [(await stores[0].start_daily("klondike", D, f"p{i}", 1, T0)).game_id
+                for i in range(5)]
+        results = [WIN, FinalResult(False, True, True, 3, 30, 3, 1, 1)]
+        outs = await asyncio.gather(*(
+            stores[j].finish(gid, results[j], f"n{j}", T0 + j, None, 0)
+            for gid in gids for j in (0, 1) for _ in range(3)))
+        board = BoardRef.daily("klondike", D)
+        assert await redis_client.zcard(board.board_key) == 5
+        assert await redis_client.hlen(board.members_key) == 5
+        assert await redis_client.zcard(board.outbox_key) == 0
+        for i in range(len(gids)):  # every caller got the one stored result and entry
+            mine = {(rec.result, entry.name) for rec, entry in outs[i * 6:(i + 1) * 6]}
+            assert len(mine) == 1, mine
+        assert len(await Leaderboard(other).top(board)) == 5
+    finally:
+        await other.aclose()
+
+
+async def test_an_outbox_member_whose_finish_never_ran_is_dropped(
+        redis_client: redis.asyncio.Redis) -> None:
+    """A process that died after putting a game in the outbox but before its game's step:
+    the game is still in play, so the reader leaves it until it is abandoned, then drops it."""
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    k = keys.parse_game_id(gid)
+    assert isinstance(k, keys.DailyGameKeys)
+    await store.entries.enqueue(k, 4_000_000_000)
+    board = BoardRef.daily("klondike", D)
+    assert await Leaderboard(redis_client).top(board) == []
+    assert await redis_client.zcard(board.outbox_key) == 1  # maybe a finish under way
+    patient = Leaderboard(redis_client, BoardEntries(redis_client, abandon_after_ms=0))
+    assert await patient.top(board) == []
+    assert await redis_client.zcard(board.outbox_key) == 0
+    _, entry = await store.finish(gid, WIN, "Alice", T0 + 1, None, 0)  # it can still finish
+    assert entry.rank == 1 and await redis_client.zcard(board.outbox_key) == 0
+
+
+async def test_a_resign_cut_between_the_steps_is_complete_on_the_next_read(
+        redis_client: redis.asyncio.Redis) -> None:
+    """Through the game service: the resign answers `unavailable`, and the same process's
+    next read of the game shows it finished, with its entry on the board."""
+    store = GameStore(redis_client)
+    games = GameService(store, ManualClock(T0))
+    live = await games.start_daily("fourteen-out", D, "p1", 7)
+    store.entries = DiesBeforeTheBoard(redis_client)
+    with pytest.raises(StoreUnavailable):
+        await games.resign(live.record.game_id, "p1", "Alice")
+    store.entries = BoardEntries(redis_client)  # Redis answers again
+    again = await games.get(live.record.game_id, "p1")
+    assert again.record.finished and again.record.result is not None
+    assert again.record.result.resigned
+    assert await redis_client.hget(keys.daily_entries("fourteen-out", D), "p1") is not None
+    row = await Leaderboard(redis_client).rank(BoardRef.daily("fourteen-out", D), "p1")
+    assert row is not None and (row.rank, row.name) == (1, "Alice")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest_asyncio
 import redis.asyncio
 
+from engine import from_view
 from server.config import Config
 from tests.support.app import App, serve
 from tests.support.wsclient import Client
@@ -77,4 +78,113 @@ async def test_only_the_resigned_game_counts_once(app: App) -> None:
     assert moved["type"] == "error" and moved["code"] == "game_over"
     rank = await c.request("leaderboard.rank", variant="fourteen-out")
     assert rank["total"] == 1 and rank["entry"]["me"] and rank["entry"]["name"] == "hazel"
+    await c.close()
+
+
+async def test_welcome_v3_lists_todays_daily_games_and_v1_v2_do_not(app: App) -> None:
+    c = await app.client("ivy01", versions=(1, 2, 3))
+    first = await c.request("daily.start", variant="fourteen-out")
+    second = await c.request("daily.start", variant="triple-deck")
+    await c.request("resign", game_id=second["game_id"])
+    await c.close()
+    back = await Client.connect(app.url)
+    welcome = await back.hello(token=c.token, versions=(1, 2, 3))
+    assert welcome["version"] == 3
+    assert welcome["daily"] == [
+        {"variant": "fourteen-out", "game_id": first["game_id"], "finished": False},
+        {"variant": "triple-deck", "game_id": second["game_id"], "finished": True}]
+    assert "race" not in welcome, "no race: the field is left out"
+    for versions in ((1,), (1, 2)):
+        old = await Client.connect(app.url)
+        w = await old.hello(token=c.token, versions=versions)
+        assert w["version"] == max(versions)
+        assert "daily" not in w and "race" not in w, "older clients get the welcome they know"
+        await old.close()
+    await back.close()
+
+
+async def test_a_new_player_has_no_daily_games_yet(app: App) -> None:
+    c = await Client.connect(app.url)
+    welcome = await c.hello(name="ivy02", versions=(3,))
+    assert welcome["daily"] == [] and "race" not in welcome
+    await c.close()
+
+
+async def test_two_sockets_with_one_token_are_both_live(app: App) -> None:
+    """docs/protocol.md §5 `hello`: every connection of a player is a full session."""
+    one = await app.client("jade1", versions=(1, 2, 3))
+    two = await Client.connect(app.url)
+    await two.hello(token=one.token, versions=(1, 2, 3))
+    game = await one.request("daily.start", variant="fourteen-out")
+    same = await two.request("daily.start", variant="fourteen-out")
+    assert same["game_id"] == game["game_id"] and same["seq"] == 0
+    move = str(next(iter(from_view(game["view"]).legal_moves())))
+    played = await two.request("move", game_id=game["game_id"], move=move, expected_seq=0)
+    assert played["type"] == "moved" and played["seq"] == 1
+    stale = await one.request("move", game_id=game["game_id"], move=move, expected_seq=0)
+    assert stale["type"] == "error" and stale["code"] == "conflict", "one game, two windows"
+    seen = await one.request("game.get", game_id=game["game_id"])
+    assert seen["seq"] == 1
+    await two.close()  # closing one leaves the other as it was
+    pong = await one.request("ping")
+    assert pong["type"] == "pong"
+    await one.close()
+
+
+async def test_finish_ends_a_triple_deck_game_without_resigning(app: App) -> None:
+    c = await app.client("kira1", versions=(1, 2, 3))
+    game = await c.request("daily.start", variant="triple-deck")
+    app.clock.advance(5_000)
+    await c.request("move", game_id=game["game_id"], move="d", expected_seq=0)
+    done = await c.request("finish", game_id=game["game_id"])
+    assert done["type"] == "finished", done
+    result = done["result"]
+    assert (result["resigned"], result["won"], result["moves"]) == (False, False, 1)
+    assert result["rank"] == 1 and result["time_ms"] == 5_000
+    again = await c.request("finish", game_id=game["game_id"])
+    assert again["type"] == "error" and again["code"] == "game_over"
+    state = await c.request("game.get", game_id=game["game_id"])
+    assert state["finished"] and state["result"]["resigned"] is False
+    other = await c.request("daily.start", variant="fourteen-out")
+    refused = await c.request("finish", game_id=other["game_id"])
+    assert refused["type"] == "error" and refused["code"] == "conflict", "resign that one"
+    assert not (await c.request("game.get", game_id=other["game_id"]))["finished"]
+    missing = await c.request("finish", game_id="d.triple-deck.2030-06-15.nobody")
+    assert missing["type"] == "error" and missing["code"] == "not_found"
+    await c.close()
+
+
+async def test_finish_needs_protocol_3(app: App) -> None:
+    c = await app.client("kira2", versions=(1, 2))
+    game = await c.request("daily.start", variant="triple-deck")
+    refused = await c.request("finish", game_id=game["game_id"])
+    assert refused["type"] == "error" and refused["code"] == "unknown_type"
+    await c.close()
+
+
+async def test_game_carries_its_move_list_from_version_3(app: App) -> None:
+    """`game.log`: the moves as stored, `undo` included, also after the game left the cache."""
+    c = await app.client("kim01", versions=(1, 2, 3))
+    game = await c.request("daily.start", variant="triple-deck")
+    assert game["log"] == []
+    played: list[str] = []
+    while "undo" not in played:  # moves until one can be taken back, then take it back
+        assert len(played) < 40, "no move that can be undone"
+        view = (await c.request("game.get", game_id=game["game_id"]))["view"]
+        if view["can_undo"]:
+            reply = await c.request("undo", game_id=game["game_id"], expected_seq=len(played))
+        else:
+            move = str(next(iter(from_view(view).legal_moves())))
+            reply = await c.request("move", game_id=game["game_id"], move=move,
+                                    expected_seq=len(played))
+        assert reply["type"] == "moved", reply
+        played.append(reply["move"])
+    assert (await c.request("game.get", game_id=game["game_id"]))["log"] == played
+    app.services.games.forget(game["game_id"])  # as another process would: from Redis
+    again = await c.request("game.get", game_id=game["game_id"])
+    assert again["log"] == played and again["seq"] == len(played)
+    old = await Client.connect(app.url)
+    await old.hello(token=c.token, versions=(1, 2))
+    assert "log" not in await old.request("game.get", game_id=game["game_id"])
+    await old.close()
     await c.close()

@@ -97,14 +97,32 @@ def test_names_refuse_parts_that_would_break_the_layout() -> None:
         keys.race_game_id("20300615-abc", "p1")
 
 
-def test_a_daily_games_keys_share_the_days_board_tag() -> None:
+def test_a_daily_game_has_its_own_tag_apart_from_its_board() -> None:
+    """The finish contract's layout: a game's record and log share one tag (the game's step
+    of a finish is one script), the board's keys, outbox and deal share the day's tag (the
+    board's step), and the two tags differ, so one board's games spread over slots."""
     parsed = keys.parse_game_id(keys.daily_game_id("fourteen-out", D, "p1"))
-    names = [parsed.game, parsed.log, parsed.board, parsed.members, parsed.entries,
+    assert isinstance(parsed, keys.DailyGameKeys)
+    game = [parsed.game, parsed.log]
+    board = [parsed.board, parsed.members, parsed.entries, parsed.outbox,
              keys.daily_deal("fourteen-out", D), keys.daily_deal_lock("fourteen-out", D)]
-    assert {tag(k) for k in names} == {"d:fourteen-out:2030-06-15"}
-    assert len(set(names)) == len(names)
+    assert {tag(k) for k in game} == {"d:fourteen-out:2030-06-15:p1"}
+    assert "{" + tag(parsed.game) + "}" == keys.daily_game_tag("fourteen-out", D, "p1")
+    assert {tag(k) for k in board} == {"d:fourteen-out:2030-06-15"}
+    assert "{" + tag(parsed.board) + "}" == keys.daily_tag("fourteen-out", D)
+    assert len(set(game + board)) == len(game + board)
     other_day = keys.daily_board("fourteen-out", D + dt.timedelta(days=1))
     assert tag(other_day) != tag(parsed.board)
+    others = {tag(keys.daily_game("fourteen-out", D, f"p{i}")) for i in range(50)}
+    assert len(others) == 50  # one tag per player: not one per board
+
+
+@given(variants, dates, pids)
+def test_every_daily_game_tag_is_its_own(variant: str, date: dt.date, pid: str) -> None:
+    k = keys.parse_game_id(keys.daily_game_id(variant, date, pid))
+    assert isinstance(k, keys.DailyGameKeys)
+    assert tag(k.game) == tag(k.log) == f"d:{variant}:{date.isoformat()}:{pid}"
+    assert tag(k.board) == tag(k.outbox) == f"d:{variant}:{date.isoformat()}"
 
 
 def test_a_races_keys_share_its_tag() -> None:

@@ -17,13 +17,16 @@ from server.leaderboard import (
     MAX_MOVES,
     MAX_POINTS,
     MAX_TIME_MS,
+    BoardEntries,
     BoardRef,
     Entry,
     Leaderboard,
+    PendingEntry,
     RankKey,
     board_expire_at,
     decode_rank_key,
     encode_rank_key,
+    prepare_entry,
 )
 
 D = dt.date(2030, 6, 15)
@@ -231,3 +234,36 @@ async def test_retention_ttl(redis_client: redis.asyncio.Redis) -> None:
     ):
         assert abs(await redis_client.ttl(key) - expected) < 5, key
     assert len(await Leaderboard(redis_client).top(BOARD)) == 1
+
+
+def _pending(pid: str, time_ms: int, at: int) -> PendingEntry:
+    e = prepare_entry(player_id=pid, name=f"n_{pid}", won=True, cleared=52, score=52,
+                      points=52, time_ms=time_ms, moves=10, finished_at_ms=at)
+    return PendingEntry(e.score, e.member, e.data, board_expire_at(D, 90))
+
+
+def test_pending_entries_round_trip() -> None:
+    p = _pending("p1", 1_234, T0)
+    assert PendingEntry.loads(p.dumps()) == p
+
+
+async def test_the_boards_step_is_idempotent_and_keeps_the_first_entry(
+        redis_client: redis.asyncio.Redis) -> None:
+    """Run twice (a retry, a recovery racing the finisher) it writes one row; a different
+    entry for the same player never replaces the first (one ranked attempt per board)."""
+    entries = BoardEntries(redis_client)
+    k = keys.parse_game_id(keys.daily_game_id("klondike", D, "p1"))
+    assert isinstance(k, keys.DailyGameKeys)
+    first = _pending("p1", 50_000, T0)
+    assert (await entries.write(k, first))[0] == 1
+    rank, raw = await entries.write(k, first)
+    assert rank == 1 and '"time_ms":50000' in raw
+    rank, raw = await entries.write(k, _pending("p1", 1_000, T0 + 5))  # better, later: ignored
+    assert rank == 1 and '"time_ms":50000' in raw
+    assert await redis_client.zcard(BOARD.board_key) == 1
+    assert await redis_client.hlen(BOARD.members_key) == 1
+    assert await entries.write(k, None) == (rank, raw)  # only reads
+    other = keys.parse_game_id(keys.daily_game_id("klondike", D, "p2"))
+    assert isinstance(other, keys.DailyGameKeys)
+    assert await entries.write(other, None) == (0, "")  # no entry: nothing written
+    assert [e.player_id for e in await Leaderboard(redis_client).top(BOARD)] == ["p1"]

@@ -93,9 +93,10 @@ async def test_an_event_reaches_an_attached_recipient_once_and_a_detached_one_ne
     await subscribed(redis_client, keys.race_channel(race_id))
     v1 = await parts.store.emit(race_id, progress(b.player.id, 1))
     v2 = await parts.store.emit(race_id, progress(b.player.id, 2))
-    await until(lambda: len(race_events(a)) >= 2)
-    await asyncio.sleep(0.05)
-    assert [(e.version, e.event["moves"]) for e in race_events(a)] == [(v1, 1), (v2, 2)]
+    v3 = await parts.store.emit(race_id, progress(b.player.id, 3))  # the last one: a marker
+    await until(lambda: any(e.version == v3 for e in race_events(a)))
+    assert [(e.version, e.event["moves"]) for e in race_events(a)] == \
+        [(v1, 1), (v2, 2), (v3, 3)], "each event once, in order"
     assert v2 == v1 + 1
     assert b.sent == [], "a detached connection gets nothing"
     assert not updates(a), "progress alone does not resend the whole race"
@@ -139,9 +140,17 @@ async def test_race_end_is_delivered_then_the_race_is_forgotten(
     ((_, subs),) = await redis_client.pubsub_numsub(keys.race_channel(race_id))
     assert subs == 0, "unsubscribed"
     assert a.player is not None
+    # A marker on another race this process follows: the pub/sub connection delivers in
+    # order, so once it arrives an event of the forgotten race would have too.
+    c, d = await parts.inbox("gwen1"), await parts.inbox("hank1")
+    other = await room(parts, c, d, start=True)
+    await parts.fanout.attach(c, other)
+    await subscribed(redis_client, keys.race_channel(other))
     await parts.store.emit(race_id, progress(a.player.id, 3))
-    await asyncio.sleep(0.1)
-    assert len(race_events(a)) == 1
+    assert c.player is not None
+    await parts.store.emit(other, progress(c.player.id, 1))
+    await until(lambda: bool(race_events(c)))
+    assert len(race_events(a)) == 1, "nothing after the end"
 
 
 async def test_a_match_attaches_the_watching_connection(
@@ -174,10 +183,12 @@ async def test_two_processes_each_deliver_to_their_own_connections(
         await other.fanout.attach(b, race_id)
         await subscribed(redis_client, keys.race_channel(race_id), 2)
         assert a.player is not None
-        await parts.store.emit(race_id, progress(a.player.id, 1))
-        await until(lambda: bool(race_events(a)) and bool(race_events(b)))
-        await asyncio.sleep(0.05)
-        assert len(race_events(a)) == len(race_events(b)) == 1
+        v1 = await parts.store.emit(race_id, progress(a.player.id, 1))
+        v2 = await parts.store.emit(race_id, progress(a.player.id, 2))  # a marker
+        await until(lambda: all(any(e.version == v2 for e in race_events(ib))
+                                for ib in (a, b)))
+        for ib in (a, b):
+            assert [e.version for e in race_events(ib)] == [v1, v2], "once each, on each"
 
 
 async def test_start_views_go_once_per_connection_to_racers_only(parts: RaceParts) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 
 import redis.asyncio
 
 import protocol.races as pr
+from engine import Game, Move
 from server import keys
 from server.clock import ManualClock
 from server.racemodel import RaceState, RaceStatus
@@ -38,15 +40,23 @@ def pid(ib: Inbox) -> str:
 
 
 async def play(parts: RaceParts, race_id: str, ib: Inbox, n: int) -> None:
-    """`n` moves of the racer (the first legal move each time), each refereed."""
+    """`n` moves of the racer, each refereed: the first legal move after which the game goes
+    on (the race's deal is random: the first move alone may leave a racer stuck, done)."""
     assert ib.player is not None
     gid = keys.race_game_id(race_id, ib.player.id)
     for _ in range(n):
         live = await parts.races.games.get(gid, ib.player.id)
-        move = next(iter(live.game.legal_moves()))
+        moves = list(live.game.legal_moves())
+        move = next((m for m in moves if not _ends(live.game, m)), moves[0])
         played = await parts.races.games.play(gid, ib.player.id, ib.player.name, str(move),
                                               None)
         await parts.referee.on_played(race_id, played.live)
+
+
+def _ends(game: Game, move: Move) -> bool:
+    after = copy.deepcopy(game)
+    after.apply(move)
+    return after.over
 
 
 async def events(parts: RaceParts, race_id: str) -> list[pr.RaceEventBody]:

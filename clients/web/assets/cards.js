@@ -1,0 +1,46 @@
+// Cards drawn with HTML and CSS: a face shows rank and suit, a back shows nothing of the card.
+
+const SUITS = { C: ["♣", "clubs"], D: ["♦", "diamonds"], H: ["♥", "hearts"], S: ["♠", "spades"] };
+const RANKS = { A: "ace", J: "jack", Q: "queen", K: "king" };
+
+/** "10H" -> {rank: "10", suit: "H"}. */
+export function parseCard(code) {
+  return { rank: code.slice(0, -1), suit: code.slice(-1) };
+}
+
+/** "10H" -> "10 of hearts" (for screen readers). */
+export function cardName(code) {
+  const { rank, suit } = parseCard(code);
+  return `${RANKS[rank] || rank} of ${SUITS[suit][1]}`;
+}
+
+/** A face-up card; a <button> when `interactive` so it can be focused and played by keyboard. */
+export function faceCard(code, interactive = false, extra = "") {
+  const { rank, suit } = parseCard(code);
+  const [glyph] = SUITS[suit];
+  const node = document.createElement(interactive ? "button" : "div");
+  node.className = `card face ${suit === "D" || suit === "H" ? "red" : "black"} ${extra}`.trim();
+  node.dataset.card = code;
+  node.setAttribute("aria-label", cardName(code));
+  if (interactive) node.type = "button";
+  node.innerHTML = `<span class="corner">${rank}${glyph}</span><span class="pip">${glyph}</span>`;
+  return node;
+}
+
+/** A face-down card: a back, with nothing of the card's identity. */
+export function backCard(interactive = false, label = "face-down card") {
+  const node = document.createElement(interactive ? "button" : "div");
+  node.className = "card back";
+  node.setAttribute("aria-label", label);
+  if (interactive) node.type = "button";
+  return node;
+}
+
+/** An empty place (an emptied pile, an empty foundation). */
+export function emptySlot(label, interactive = false) {
+  const node = document.createElement(interactive ? "button" : "div");
+  node.className = "card slot";
+  node.setAttribute("aria-label", label);
+  if (interactive) node.type = "button";
+  return node;
+}

@@ -1,0 +1,348 @@
+// One game on screen: the board, the server's clock, moves, undo, hint, resign or finish, and
+// the result. Daily and race games alike; `race` adds nothing here but hides hints.
+
+import { Board } from "./board.js";
+import { describe, FINISH, ServerError } from "./net.js";
+import { clock, dialog, el, mayFinish, points, scoring, title, toast } from "./ui.js";
+
+const TOTALS = {
+  "fourteen-out": 52, "triple-fourteens": 156, "triple-triangle": 28,
+  "triple-deck": 144, "triple-deck-kings": 156, "triple-easthaven": 156,
+};
+const MAX_SCORE = { "triple-deck": 936, "triple-deck-kings": 1092 };
+
+/** "You won!", "Finished" (the games one may end at will), "Resigned" or "Game over". */
+export function outcome(variant, r) {
+  if (r.won) return "You won!";
+  if (mayFinish(variant) && (r.resigned || !r.over)) return "Finished";
+  return r.resigned ? "Resigned" : "Game over";
+}
+
+function movesKey(gameId) {
+  return `solitaire.moves.${gameId}`;
+}
+
+export class GameScreen {
+  /** `opts`: {race: true for a race game, onResult(result), showRules(variant)}. */
+  constructor(app, gameId, opts = {}) {
+    this.app = app;
+    this.conn = app.conn;
+    this.gameId = gameId;
+    this.race = !!opts.race;
+    this.onResult = opts.onResult || (() => {});
+    this.board = new Board((m) => this.play(m));
+    this.busy = false;
+    this.game = null;
+    this.startedAt = null;
+    this.hints = 0;
+    this.penalty = null;
+    this.history = JSON.parse(localStorage.getItem(movesKey(gameId)) || "[]");
+    this.node = el("section.game", { "aria-label": "Game" });
+    this.timer = setInterval(() => this.tick(), 250);
+    this.keys = (e) => this.key(e);
+    document.addEventListener("keydown", this.keys);
+  }
+
+  destroy() {
+    clearInterval(this.timer);
+    clearTimeout(this.verdictTimer);
+    document.removeEventListener("keydown", this.keys);
+  }
+
+  /** Fetch the game from the server (the first time, and whenever we lost track of it). */
+  async load() {
+    const g = await this.conn.request({ type: "game.get", game_id: this.gameId });
+    this.setGame(g);
+    return g;
+  }
+
+  setGame(g) {
+    const wasPlaying = this.game !== null && !this.finished;
+    this.game = g;
+    this.view = g.view;
+    this.seq = g.seq;
+    this.startedAt = g.started_at;
+    this.conn.offset = g.server_time - Date.now(); // the clock runs on the server's time
+    this.finished = g.finished;
+    this.result = g.result || null;
+    this.hints = g.hints || 0;
+    // Version 3 servers send the game's move list; older ones leave the page its own record.
+    if (Array.isArray(g.log)) this.history = g.log.slice();
+    if (this.history.length > g.seq) this.history = this.history.slice(0, g.seq);
+    this.render();
+    if (this.finished && wasPlaying) this.ended();
+    else if (this.finished && !this.resultShown) this.showResult();
+  }
+
+  render() {
+    const v = this.view;
+    const finishLabel = mayFinish(v.variant) ? "Finish" : "Resign";
+    this.clockNode = el("span.clock", { "aria-label": "time" }, clock(this.elapsedNow()));
+    const progress = scoring(v.variant)
+      ? `Score ${v.score} / ${MAX_SCORE[v.variant]}`
+      : `Cleared ${v.cleared} / ${TOTALS[v.variant]}`;
+    const par = this.game.par != null ? `Par ${this.game.par}${scoring(v.variant) ? " pts" : " moves"}` : null;
+    const stats = el("div.stats", {},
+      el("span", { "data-stat": "moves" }, `Moves ${v.moves}`),
+      el("span", { "data-stat": "points" }, progress),
+      par && el("span", { "data-stat": "par" }, par),
+      !this.race && el("span", { "data-stat": "hints" },
+        `Hints ${this.hints}${this.hints ? ` (+${clock(this.penaltyMs())})` : ""}`));
+    const off = this.finished || this.busy;
+    const actions = el("div.actions", {},
+      el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo, title: "Undo (U)" }, "Undo"),
+      !this.race && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
+        `Hint (+${Math.round(this.penaltyStep() / 1000)} s)`),
+      el("button.danger", { "data-action": "resign", onclick: () => this.resign(), disabled: this.finished }, finishLabel),
+      el("button", { onclick: () => this.app.showRules(v.variant) }, "Rules"),
+      this.finished && !this.race && el("button.primary", { onclick: () => this.showResult() }, "Result"));
+    this.board.set(v, { locked: this.finished });
+    this.hintNode = el("p.hint", { "aria-live": "polite" });
+    const list = el("ol.movelist", { "aria-label": "Moves played" },
+      this.history.map((m) => el("li", {}, m)));
+    const missing = this.seq - this.history.length;
+    const aside = el("aside.side", {},
+      this.sideExtra || null,
+      el("h2", {}, "Moves"),
+      missing > 0 ? el("p.muted", {}, `${missing} earlier move${missing > 1 ? "s" : ""} made on another device`) : null,
+      this.seq === 0 ? el("p.muted", {}, "No moves yet.") : null,
+      list);
+    this.node.replaceChildren(
+      el("div.gamebar", {},
+        el("h1", {}, title(v.variant), this.game.date && !this.race ? el("small", {}, ` ${this.game.date}`) : null),
+        this.clockNode, stats, actions),
+      this.hintNode,
+      el("div.layout", {}, el("div", {}, this.board.node,
+        el("p.keys", {}, "Click or drag a card, then its place · Keys: arrows move, Enter picks and plays, Esc cancels, U undo",
+          this.race ? "" : ", H hint", ", D draw")), aside));
+    list.scrollTop = list.scrollHeight;
+  }
+
+  /** Something shown above the move list (the race panel). */
+  setSide(node) {
+    this.sideExtra = node;
+    if (this.view) {
+      const aside = this.node.querySelector("aside.side");
+      if (aside && !aside.contains(node)) aside.prepend(node);
+    }
+  }
+
+  /** Playing time by the server's clock, hint penalties included (as the result counts it). */
+  elapsedNow() {
+    if (this.finished && this.result) return this.result.time_ms;
+    if (this.startedAt == null) return 0;
+    return Math.max(0, this.conn.serverNow() - this.startedAt) + this.penaltyMs();
+  }
+
+  penaltyStep() {
+    return this.penalty != null && this.hints ? this.penalty / this.hints : 30000;
+  }
+
+  penaltyMs() {
+    return this.penalty != null ? this.penalty : this.hints * 30000;
+  }
+
+  tick() {
+    if (this.clockNode) this.clockNode.textContent = clock(this.elapsedNow());
+  }
+
+  key(e) {
+    if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA")) return;
+    if (document.querySelector("dialog[open]") || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!this.view || this.finished || !document.body.contains(this.node)) return;
+    if (e.key === "u") this.undo();
+    else if (e.key === "h" && !this.race) this.hint();
+    else if (e.key === "d" && !this.board.node.contains(e.target)) this.play("d");
+  }
+
+  async play(move) {
+    if (this.busy || this.finished) return;
+    await this.send({ type: "move", game_id: this.gameId, move, expected_seq: this.seq });
+  }
+
+  async undo() {
+    if (this.busy || this.finished) return;
+    await this.send({ type: "undo", game_id: this.gameId, expected_seq: this.seq });
+  }
+
+  async send(req) {
+    this.busy = true;
+    let reply, game = null;
+    try {
+      reply = await this.conn.request(req);
+      // Lean moves (protocol 2 on): the reply has the move's events, the view comes from the
+      // server again rather than from replaying the move here.
+      if (!reply.view) game = await this.conn.request({ type: "game.get", game_id: this.gameId });
+    } catch (e) {
+      this.busy = false;
+      if (reply) await this.load().catch(() => {});
+      else await this.failed(e);
+      return;
+    }
+    this.busy = false;
+    this.moved(reply, game);
+  }
+
+  moved(r, game = null) {
+    if (game) {
+      this.history.push(r.move);
+      localStorage.setItem(movesKey(this.gameId), JSON.stringify(this.history));
+      this.setGame(game);
+      if (!this.finished && game.view.variant === "triple-easthaven" && game.view.stock === 0) {
+        this.awaitVerdict(game.seq);
+      }
+      return;
+    }
+    this.view = r.view;
+    this.seq = r.seq;
+    this.history.push(r.move);
+    localStorage.setItem(movesKey(this.gameId), JSON.stringify(this.history));
+    if (r.finished) {
+      this.finished = true;
+      this.result = r.result || null;
+    }
+    this.render();
+    if (this.finished) this.ended();
+    else if (this.view.variant === "triple-easthaven" && this.view.stock === 0) this.awaitVerdict(r.seq);
+  }
+
+  /** The `game.finished` push (protocol 2 on): the server decided the end after the move. */
+  finishedPush(msg) {
+    if (msg.game_id !== this.gameId || this.finished) return;
+    this.load().catch(() => {});
+  }
+
+  /** Easthaven's end (no progress possible once the stock is out) may be decided after the
+   * move's reply; protocol 1 learns it from `game.get`, asked a few times while nothing moves. */
+  awaitVerdict(seq, delay = 1500) {
+    clearTimeout(this.verdictTimer);
+    this.verdictTimer = setTimeout(async () => {
+      if (this.finished || this.seq !== seq || this.busy) return;
+      try {
+        const g = await this.conn.request({ type: "game.get", game_id: this.gameId });
+        if (g.seq !== this.seq || g.finished) this.setGame(g);
+        else if (delay < 12000) this.awaitVerdict(seq, delay * 2);
+      } catch (e) { /* a later move or reload asks again */ }
+    }, delay);
+  }
+
+  async failed(e) {
+    if (e instanceof ServerError && e.code === "illegal_move") {
+      this.board.snapBack();
+      this.say(describe(e), "error");
+      toast(describe(e), "error");
+      return;
+    }
+    if (e instanceof ServerError && ["conflict", "game_over", "internal"].includes(e.code)) {
+      toast(describe(e), "error");
+      await this.load().catch(() => {});
+      return;
+    }
+    this.board.snapBack();
+    toast(describe(e), "error");
+  }
+
+  say(text, kind = "info") {
+    if (this.hintNode) {
+      this.hintNode.textContent = text;
+      this.hintNode.className = `hint ${kind}`;
+    }
+  }
+
+  async hint() {
+    if (this.busy || this.finished) return;
+    this.busy = true;
+    this.say("Asking the server for a hint…");
+    try {
+      const r = await this.conn.request({ type: "hint", game_id: this.gameId });
+      this.hints = r.hints;
+      this.penalty = r.penalty_ms;
+      this.busy = false;
+      this.render();
+      if (r.move) {
+        this.board.showHint(r.move);
+        this.say(`Hint: ${r.move} (${r.hints} hint${r.hints > 1 ? "s" : ""}, +${clock(r.penalty_ms)} on your time)`);
+      } else {
+        this.say("The solver found no move in time; that hint was not counted.");
+      }
+    } catch (e) {
+      this.say(describe(e), "error");
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async resign() {
+    if (this.finished) return;
+    const finish = mayFinish(this.view.variant);
+    const ok = await dialog(finish ? "Finish this game?" : "Resign this game?",
+      el("p", {}, finish
+        ? "Your score so far is recorded as your result."
+        : "The game ends now and your result is recorded."),
+      [{ label: "Cancel", value: false }, { label: finish ? "Finish" : "Resign", value: true, primary: true }]);
+    if (!ok) return;
+    // Triple Deck games are finished, not resigned, where the server speaks `finish`.
+    const type = scoring(this.view.variant) && this.conn.version >= FINISH ? "finish" : "resign";
+    try {
+      const r = await this.conn.request({ type, game_id: this.gameId });
+      this.finished = true;
+      this.result = r.result;
+      this.view = { ...this.view, over: true };
+      this.render();
+      this.ended();
+    } catch (e) {
+      await this.failed(e);
+    }
+  }
+
+  ended() {
+    this.onResult(this.result);
+    if (!this.race) this.showResult();
+  }
+
+  /** The win / over screen: result, rank, par and a text to share. */
+  async showResult() {
+    if (this.race || !this.result) return;
+    this.resultShown = true;
+    const r = this.result, v = this.view;
+    let rank = r.rank, total = null;
+    try {
+      const mine = await this.conn.request({ type: "leaderboard.rank", variant: v.variant, date: this.game.date });
+      if (mine.entry) rank = mine.entry.rank;
+      total = mine.total;
+    } catch (e) { /* the rank is a bonus; the result stands */ }
+    const headline = outcome(v.variant, r);
+    const amount = scoring(v.variant) ? points(r.score) : `${r.cleared}/${TOTALS[v.variant]} cleared`;
+    const par = this.game.par != null ? ` (par ${this.game.par})` : "";
+    const share = [
+      `Solitaire daily ${this.game.date} · ${title(v.variant)}`,
+      `${r.won ? "Won" : headline} · ${amount} · ${clock(r.time_ms)} · ${r.moves} moves${scoring(v.variant) ? "" : par}` +
+        `${scoring(v.variant) ? par : ""}${r.hints ? ` · ${r.hints} hint${r.hints > 1 ? "s" : ""}` : ""}`,
+      rank ? `Rank #${rank}${total ? ` of ${total}` : ""}` : null,
+    ].filter(Boolean).join("\n");
+    const text = el("textarea.share", { readonly: true, rows: 3, "aria-label": "Shareable summary" });
+    text.value = share;
+    const body = el("div.result", {},
+      el("dl", {},
+        el("dt", {}, scoring(v.variant) ? "Score" : "Cleared"), el("dd", { "data-result": "points" }, amount),
+        el("dt", {}, "Time"), el("dd", { "data-result": "time" }, clock(r.time_ms)),
+        el("dt", {}, "Moves"), el("dd", {}, String(r.moves)),
+        el("dt", {}, "Hints"), el("dd", {}, String(r.hints || 0)),
+        el("dt", {}, "Rank"), el("dd", { "data-result": "rank" }, rank ? `#${rank}${total ? ` of ${total}` : ""}` : "—"),
+        el("dt", {}, "Par"), el("dd", {}, this.game.par != null ? String(this.game.par) : "—")),
+      text,
+      el("button", {
+        onclick: async () => {
+          try { await navigator.clipboard.writeText(share); toast("Copied."); }
+          catch (e) { text.select(); toast("Select the text and copy it."); }
+        },
+      }, "Copy summary"));
+    const next = await dialog(headline, body, [
+      { label: "See the board", value: null },
+      { label: "Leaderboard", value: "boards" },
+      { label: "Daily deals", value: "daily", primary: true },
+    ]);
+    if (next === "boards") location.hash = `#/boards/${v.variant}`;
+    else if (next === "daily") location.hash = "#/daily";
+  }
+}

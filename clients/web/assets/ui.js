@@ -1,0 +1,84 @@
+// Small DOM helpers shared by the screens.
+
+/** An element: el("button.primary", {onclick}, "text", child…). */
+export function el(spec, attrs = {}, ...children) {
+  const [tag, ...classes] = spec.split(".");
+  const node = document.createElement(tag || "div");
+  if (classes.length) node.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k === "text") node.textContent = v;
+    else if (k === "style") node.style.cssText = v; // CSSOM: allowed by the page's CSP
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+/** A short message in the corner (errors say what happened and what to do). */
+export function toast(message, kind = "info") {
+  const box = document.getElementById("toasts");
+  const t = el(`div.toast.${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
+  box.append(t);
+  setTimeout(() => t.remove(), kind === "error" ? 6000 : 3500);
+}
+
+/** 83450 -> "1:23" (or "1:02:03"). */
+export function clock(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  const mm = h ? String(m).padStart(2, "0") : String(m);
+  return (h ? `${h}:` : "") + `${mm}:${String(sec).padStart(2, "0")}`;
+}
+
+/** 1 -> "1 point", 412 -> "412 points". */
+export function points(n) {
+  return `${n} point${n === 1 ? "" : "s"}`;
+}
+
+export function signed(n) {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+/** A modal dialog with `content` and buttons [{label, value, primary}]; resolves to a value. */
+export function dialog(title, content, buttons = [{ label: "Close", value: null }]) {
+  return new Promise((resolve) => {
+    const d = el("dialog.dialog", { "aria-label": title });
+    const close = (v) => { d.close(); d.remove(); resolve(v); };
+    d.append(el("h2", {}, title), content,
+      el("div.actions", {}, buttons.map((b) =>
+        el(`button${b.primary ? ".primary" : ""}`, { onclick: () => close(b.value) }, b.label))));
+    d.addEventListener("cancel", (e) => { e.preventDefault(); close(null); });
+    document.body.append(d);
+    d.showModal();
+  });
+}
+
+/** The titles of the variants, as the server's rules text names them. */
+export const TITLES = {
+  "fourteen-out": "Fourteen Out",
+  "triple-fourteens": "Triple Fourteens",
+  "triple-triangle": "Tri Peaks",
+  "triple-deck": "Triple Deck",
+  "triple-deck-kings": "Triple Deck with Kings",
+  "triple-easthaven": "Triple Easthaven",
+};
+
+export function title(variant) {
+  return TITLES[variant] || variant;
+}
+
+/** Variants scored by points (Triple Deck) rather than cards cleared. */
+export function scoring(variant) {
+  return variant === "triple-deck" || variant === "triple-deck-kings";
+}
+
+/** Variants the player may end at any time: "Finish" rather than "Resign". */
+export function mayFinish(variant) {
+  return scoring(variant) || variant === "triple-easthaven";
+}

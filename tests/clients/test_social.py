@@ -1,0 +1,142 @@
+"""`solitaire me / profile / history / share / watch` against a real server subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import protocol as p
+from clients.cli.social import share_text
+from engine import from_view
+from tests.support.procs import QUIET, ServerProcess
+from tests.support.wsclient import Client
+
+
+def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
+    """Play today's Fourteen Out to its end with the CLI (first legal move each time)."""
+    first = ("--name", name) if name else ()
+    shown = player.run(*first, "--json", "daily", "fourteen-out", "--show")
+    assert shown.code == 0, shown.err
+    game = from_view(shown.json()["view"])
+    moves = []
+    while (move := next(game.legal_moves(), None)) is not None:
+        game.apply(move)
+        moves.append(str(move))
+    run = player.run("--json", "daily", "fourteen-out", "--moves", "-",
+                     stdin="\n".join(moves) + "\n")
+    assert run.code == 0, run.err
+    result: dict[str, Any] = run.json()
+    assert result["finished"]
+    return result
+
+
+def test_me_history_share_and_profile(server: ServerProcess, make_player: Any) -> None:
+    fresh = make_player(server.url)
+    empty = fresh.run("--name", "newcomer", "me")
+    assert empty.code == 0, empty.err
+    assert "No daily games yet" in empty.out
+
+    player = make_player(server.url)
+    played = finish_daily(player, "historian")
+    me = player.run("--json", "me").json()
+    assert me["command"] == "profile" and me["name"] == "historian" and me["me"] is True
+    [daily] = me["daily"]
+    assert (daily["variant"], daily["played"], daily["streak"]) == ("fourteen-out", 1, 1)
+    assert [r["game_id"] for r in me["recent"]] == [played["game_id"]]
+    text = player.run("me")
+    assert "Fourteen Out" in text.out and "Last 30 days" in text.out
+
+    history = player.run("--json", "history", "fourteen-out").json()
+    assert [e["game_id"] for e in history["entries"]] == [played["game_id"]]
+    replay = player.run("history", "fourteen-out", "--replay", history["entries"][0]["date"])
+    assert replay.code == 2 and "once its day is over" in replay.err
+
+    share = player.run("--ascii", "share")
+    assert share.code == 0, share.err
+    assert share.out.startswith("Solitaire daily ") and "Fourteen Out" in share.out
+    assert "#1 of 1" in share.out  # the only Fourteen Out player on this server today
+
+    other = fresh.run("--json", "profile", "HISTORIAN").json()  # by name, any case
+    assert other["player_id"] == me["player_id"] and other["me"] is False
+    by_id = fresh.run("--json", "profile", me["player_id"]).json()
+    assert by_id["name"] == "historian"
+    missing = fresh.run("profile", "nobody-at-all")
+    assert missing.code == 1 and "no player" in missing.err
+
+
+def test_share_text() -> None:
+    day = dt.date(2030, 6, 15)
+    won = p.DayResult(variant="fourteen-out", date="2030-06-15", game_id="d.x", won=True,
+                      resigned=False, cleared=52, score=52, time_ms=75_000, moves=26, hints=0,
+                      finished_at=0, replayable=False)
+    text = share_text(day, [won], {"fourteen-out": 4}, {"fourteen-out": (3, 41)}, ascii=True)
+    assert text.splitlines() == [
+        "Solitaire daily 2030-06-15",
+        "WON Fourteen Out · cleared 52/52 · 1:15 · 26 moves · #3 of 41 · streak 4 days"]
+    assert "no daily game" in share_text(day, [], {}, {}, ascii=True)
+
+
+async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) -> None:
+    watcher = make_player(server.url)
+    listed = watcher.run("--name", "cli_watcher", "watch", "--list")
+    assert listed.code == 0 and "No race is running now" in listed.out
+    a, b = await Client.connect(server.url), await Client.connect(server.url)
+    await a.hello(name="cli_racer_a")
+    await b.hello(name="cli_racer_b")
+    created = await a.request("race.create", variant="fourteen-out", size=2)
+    race_id = created["race"]["race_id"]
+    await b.request("race.join", code=created["race"]["code"])
+    await a.request("race.start", race_id=race_id)
+    proc = watcher.popen("--json", "watch", race_id)
+    try:
+        # The watcher is counted: both racers hear of it (then the race may end).
+        for c in (a, b):
+            assert (await c.push("race.spectators", timeout=30))["count"] == 1
+        started = {c.player_id: await c.push("race.started", timeout=20) for c in (a, b)}
+        view = started[a.player_id]["view"]
+        move = str(next(from_view(view).legal_moves()))
+        assert (await a.request("move", game_id=started[a.player_id]["game_id"],
+                                move=move))["type"] == "moved"
+        for c in (a, b):
+            await c.request("resign", game_id=started[c.player_id]["game_id"])
+        out, err = await asyncio.to_thread(proc.communicate, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert result["command"] == "watch" and result["race"]["status"] == "finished"
+    assert {r["name"] for r in result["race"]["racers"]} == {"cli_racer_a", "cli_racer_b"}
+    assert "code" not in result["race"] and "game_id" not in result["race"]
+    assert {b["player_id"] for b in result["boards"]} == {a.player_id, b.player_id}
+    for c in (a, b):
+        await c.close()
+
+
+def test_replay_a_day_that_is_over(make_player: Any, tmp_path: Path) -> None:
+    day = dt.datetime(2031, 4, 1, 12, tzinfo=dt.UTC)
+
+    def flags(at: dt.datetime) -> tuple[str, ...]:
+        offset = int(at.timestamp() * 1000) - time.time_ns() // 1_000_000
+        return (*QUIET, "--daily-secret", "x", "--clock-offset-ms", str(offset))
+
+    srv = ServerProcess(tmp_path / "data", flags(day))
+    with srv:
+        player = make_player(srv.url)
+        played = finish_daily(player, "replayer")
+        srv.flags = flags(day + dt.timedelta(days=1))
+        srv.restart()  # the next day, same port and data
+        run = player.run("--json", "history", "fourteen-out", "--replay", "2031-04-01")
+        assert run.code == 0, run.err
+        doc = run.json()
+        assert doc["command"] == "replay" and doc["game_id"] == played["game_id"]
+        assert len(doc["steps"]) == len(doc["moves"]) + 1
+        assert doc["steps"][-1]["view"]["cleared"] == played["result"]["cleared"]
+        text = player.run("history", "fourteen-out", "--replay", "2031-04-01")
+        assert "deal" in text.out and f"move {len(doc['moves'])}:" in text.out
+        table = player.run("history", "fourteen-out")
+        assert "2031-04-01" in table.out and "1/1" in table.out

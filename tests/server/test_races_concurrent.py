@@ -1,0 +1,221 @@
+"""Race transitions from two server processes against one Redis (and a Redis Cluster):
+forfeits, finishes and the end race each other, many times, and nothing is lost or taken
+twice; what a stopped process leaves undone after a transition, another completes.
+
+The two "processes" are two full sets of race units (`tests.support.races.build`), each on
+its own Redis connection pool, sharing one manual clock; their steps interleave at every
+Redis round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+import redis.asyncio
+
+import protocol.races as pr
+from server import keys, redisconn
+from server.clock import ManualClock
+from server.errors import Conflict, GameOver
+from server.racemodel import RaceStatus
+from server.races import UNDEALT_MS
+from server.redis_embedded import connect
+from tests.support.races import SETTINGS, Inbox, RaceParts, build
+
+pytest_plugins = ["tests.support.cluster"]
+
+RACES = 50
+VARIANT = "fourteen-out"
+
+
+def pid(ib: Inbox) -> str:
+    assert ib.player is not None
+    return ib.player.id
+
+
+async def events(parts: RaceParts, race_id: str) -> list[pr.RaceEventBody]:
+    return [e.event for e in await parts.store.events_since(race_id, 0)]
+
+
+@pytest_asyncio.fixture
+async def second_client(redis_url: str,
+                        redis_client: redis.asyncio.Redis) -> AsyncIterator[redis.asyncio.Redis]:
+    client = connect(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def _started(parts: RaceParts, racers: list[Inbox]) -> str:
+    pids = [pid(r) for r in racers]
+    names = [r.player.name for r in racers if r.player]
+    race_id = await parts.races.create_room(pids[0], names[0], VARIANT, len(racers))
+    code = (await parts.races.load(race_id)).code
+    assert code is not None
+    for p_, n in zip(pids[1:], names[1:], strict=True):
+        await parts.races.join_room(p_, n, code)
+    await parts.races.start_room(pids[0], race_id)
+    return race_id
+
+
+async def _resign(parts: RaceParts, race_id: str, racer: Inbox) -> None:
+    """A racer ends their game (as the `resign` handler does) and the referee hears of it."""
+    assert racer.player is not None
+    try:
+        live, _ = await parts.races.games.resign(keys.race_game_id(race_id, pid(racer)),
+                                                 pid(racer), racer.player.name)
+    except GameOver:  # the race ended first and closed the game
+        return
+    await parts.referee.on_played(race_id, live)
+
+
+async def test_concurrent_forfeits_and_finishes_from_two_processes(
+        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
+        clock: ManualClock) -> None:
+    await forfeits_and_finishes(redis_client, second_client, clock, RACES)
+
+
+async def test_concurrent_forfeits_and_finishes_on_a_redis_cluster(
+        cluster_url: str, cluster_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    """The same on three masters: every script's keys are in one slot (the race's tag)."""
+    other = redisconn.connect(cluster_url)
+    try:
+        await forfeits_and_finishes(cluster_client, other, clock, RACES // 5)
+    finally:
+        await other.aclose()
+
+
+async def forfeits_and_finishes(first: redis.asyncio.Redis, second: redis.asyncio.Redis,
+                                clock: ManualClock, races: int) -> None:
+    """`races` races of four, each ended by two forfeits (one per process), a resign on each
+    process and both processes' referee ticks, all at once; then every invariant holds."""
+    one, two = build(first, clock), build(second, clock)
+    racers = [await one.inbox(n) for n in ("anna", "bert", "cleo", "dirk")]
+    a, b, c, d = racers
+    for _ in range(races):
+        race_id = await _started(one, racers)
+        clock.advance(SETTINGS.countdown_ms)
+        # a stays connected (to process one); b, c and d have been gone beyond the grace.
+        clock.advance(SETTINGS.grace_ms + 1)
+        now = clock.now_ms()
+        await one.races.mark_seen(race_id, [pid(a)], now, one.fanout.instance)
+        race = await one.races.load(race_id)
+        await asyncio.gather(
+            one.referee.forfeit(race, pid(b), now),
+            two.referee.forfeit(race, pid(c), now),
+            _resign(two, race_id, d),
+            one.referee.tick(race_id),
+            two.referee.tick(race_id),
+            _resign(one, race_id, a),
+        )
+        for parts in (one, two):  # the clocks' next ticks complete whatever is left
+            await parts.referee.tick(race_id)
+        race = await one.races.load(race_id)
+        assert race.status is RaceStatus.FINISHED and race.results is not None
+        evs = await events(one, race_id)
+        ends = [e for e in evs if isinstance(e, pr.RaceEnded)]
+        assert len(ends) == 1 and evs[-1] is ends[0], "one end, announced last"
+        forfeit_events = [e.player_id for e in evs if isinstance(e, pr.RacerForfeited)]
+        assert sorted(forfeit_events) == sorted(set(forfeit_events)), "each forfeit once"
+        assert set(forfeit_events) == race.forfeited, "every forfeit recorded and announced"
+        assert {r.player_id for r in race.results if r.forfeited} == race.forfeited
+        assert {pid(b), pid(c)} <= race.forfeited, "two forfeits at once: neither lost"
+        assert pid(a) not in race.forfeited, "a connected racer is never forfeited"
+        assert [r.player_id for r in ends[0].results] == [r.player_id for r in race.results]
+        assert sorted(r.place for r in race.results) == [1, 2, 3, 4]
+        for racer in racers:
+            live = await one.races.games.get(keys.race_game_id(race_id, pid(racer)),
+                                             pid(racer))
+            assert live.record.finished
+            assert race.progress_of(pid(racer)).finished, "opponents see every game end"
+            assert await one.store.racing(pid(racer)) is None, "every racer is free again"
+        assert race_id not in await one.referee.due(clock.now_ms() + 10 * SETTINGS.time_limit_ms)
+    recent = await one.races.recent(VARIANT, pid(a), 50)
+    assert len(recent) == races, "each race rated exactly once"
+
+
+async def test_a_racer_connected_to_another_process_is_never_forfeited(
+        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
+        clock: ManualClock) -> None:
+    one, two = build(redis_client, clock), build(second_client, clock)
+    racers = [await one.inbox(n) for n in ("erin", "finn", "gwen")]
+    a, b, c = racers
+    race_id = await _started(one, racers)
+    clock.advance(SETTINGS.countdown_ms)
+    # b's connection is on process two, which marks it live for a long while
+    await two.races.mark_seen(race_id, [pid(b)], clock.now_ms(), two.fanout.instance)
+    await two.store.mark_present(race_id, [pid(b)], clock.now_ms(), two.fanout.instance,
+                                 live_ms=10 * SETTINGS.grace_ms)
+    clock.advance(SETTINGS.grace_ms + 1)
+    await one.races.mark_seen(race_id, [pid(a)], clock.now_ms(), one.fanout.instance)
+    await one.referee.tick(race_id)
+    race = await one.races.load(race_id)
+    assert race.forfeited == {pid(c)}, "c is gone; b is connected elsewhere"
+    assert next(r for r in race.info(clock.now_ms(), None).racers
+                if r.player_id == pid(b)).connected
+    # b's connection closes: the grace starts then, and b forfeits once it has run out
+    await two.races.mark_absent(race_id, pid(b), two.fanout.instance)
+    clock.advance(SETTINGS.grace_ms)
+    await one.races.mark_seen(race_id, [pid(a)], clock.now_ms(), one.fanout.instance)
+    await one.referee.tick(race_id)
+    assert (await one.races.load(race_id)).forfeited == {pid(c)}, "exactly the grace: not yet"
+    clock.advance(1)
+    await one.races.mark_seen(race_id, [pid(a)], clock.now_ms(), one.fanout.instance)
+    await one.referee.tick(race_id)
+    race = await one.races.load(race_id)
+    assert race.status is RaceStatus.FINISHED and race.forfeited == {pid(b), pid(c)}
+    assert race.results is not None and race.results[0].player_id == pid(a)
+
+
+async def test_steps_left_undone_by_a_stopped_process_are_completed_by_another(
+        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
+        clock: ManualClock) -> None:
+    """Each race transition is one atomic step; what follows it in other slots (the racers'
+    games, their race pointers, the deadline index) is completed by whichever process comes
+    next, as if the process that took the step had stopped right after it."""
+    one, two = build(redis_client, clock), build(second_client, clock)
+    a, b = await one.inbox("hugo1"), await one.inbox("iris1")
+    # Dealt (open -> running) and then nothing: no games yet. Another process's start view
+    # creates each racer's game from the race's own deal and start.
+    race_id = await one.races.create_room(pid(a), "hugo1", VARIANT, 2)
+    code = (await one.races.load(race_id)).code
+    assert code is not None
+    await one.races.join_room(pid(b), "iris1", code)
+    start_at = clock.now_ms() + SETTINGS.countdown_ms
+    assert await one.store.begin(race_id, start_at, start_at + SETTINGS.time_limit_ms)
+    race = await two.races.load(race_id)
+    views = [await two.races.start_view(race, pid(r), clock.now_ms()) for r in (a, b)]
+    assert views[0].view == views[1].view and views[0].start_at == start_at
+    game = await two.races.games.get(keys.race_game_id(race_id, pid(a)), pid(a))
+    assert game.record.started_at_ms == start_at and game.record.seed == race.seed
+    # Ended (with its results and `finished` event) and then nothing: the racers still point
+    # at it and it is still due. The next tick anywhere frees them and drops it.
+    clock.advance(SETTINGS.countdown_ms + SETTINGS.time_limit_ms)
+    await one.store.set_active(race_id, clock.now_ms())
+    assert await one.store.start_finishing(race_id, clock.now_ms(), "time limit")
+    ended = pr.RaceEnded(reason="time limit", results=())
+    assert await one.store.finish(race_id, (), ended)
+    assert await one.store.racing(pid(a)) == race_id
+    await two.referee.tick(race_id)
+    assert await one.store.racing(pid(a)) is None and await one.store.racing(pid(b)) is None
+    assert race_id not in await one.referee.due(clock.now_ms())
+    assert [e for e in await events(one, race_id) if isinstance(e, pr.RaceEnded)] == [ended]
+
+
+async def test_a_matched_race_never_dealt_does_not_hold_its_players(
+        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    one = build(redis_client, clock)
+    a, b = await one.inbox("jack1"), await one.inbox("kate1")
+    race_id = keys.new_race_id(clock.now_ms())
+    await one.store.create(race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), "jack1"),
+                                                                     (pid(b), "kate1")])
+    await one.store.set_racing([pid(a), pid(b)], race_id)  # ...and the process stopped here
+    with pytest.raises(Conflict):
+        await one.races.queue(pid(a), "jack1", VARIANT, 2)  # a fresh match is still dealt
+    clock.advance(UNDEALT_MS + 1)
+    waiting, matched = await one.races.queue(pid(a), "jack1", VARIANT, 2)
+    assert (waiting, matched) == (1, None), "free again: waiting for a new opponent"
