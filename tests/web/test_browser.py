@@ -11,8 +11,10 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import websockets.sync.client
 from playwright.sync_api import Browser, Page, expect
 
 from engine import new_game
@@ -292,6 +294,21 @@ def test_two_browsers_race_each_other(browser: Browser, web_server: WebServer,
         for page in (a, b):
             page.wait_for_selector(".board.pairing")
         expect(a.locator('[data-stat="hints"]')).to_have_count(0)  # no hints in races
+        # Someone watches: the racers see how many do.
+        race_id = a.evaluate("localStorage.getItem('solitaire.race')")
+        with websockets.sync.client.connect(web_server.process.url) as spectator:
+            def ask(msg: dict[str, Any]) -> dict[str, Any]:
+                spectator.send(json.dumps(msg))
+                while True:
+                    reply: dict[str, Any] = json.loads(spectator.recv(timeout=10))
+                    if reply.get("id") == msg["id"]:
+                        return reply
+            assert ask({"type": "hello", "id": 1, "versions": [3],
+                        "name": "carol_watch"})["type"] == "welcome"
+            assert ask({"type": "race.watch", "id": 2, "race_id": race_id})["type"] \
+                == "race.watching"
+            for page in (a, b):
+                expect(page.locator("[data-spectators]")).to_have_text("1 watching")
         # Alice plays two pairs; bob sees her progress live.
         for n in (1, 2):
             tops = _pairing_tops(a)

@@ -71,6 +71,11 @@ export class RaceScreen {
       this.render();
       return;
     }
+    if (msg.type === "race.spectators" && this.race && msg.race_id === this.race.race_id) {
+      this.spectators = msg.count;
+      this.renderPanel();
+      return;
+    }
     if (msg.type === "race.event" && this.race && msg.race_id === this.race.race_id) {
       const ev = msg.event;
       if (ev.kind === "progress") {
@@ -182,9 +187,11 @@ export class RaceScreen {
     const head = done
       ? el("h2", { "data-race-result": "" }, me && me.place === 1 ? "You won the race!" : `Race over${me && me.place ? ` · you placed ${me.place} of ${r.racers.length}` : ""}`)
       : el("h2", {}, "Race ", el("span.muted", { "data-time-left": "" }, ""));
+    const watching = this.spectators
+      ? el("p.muted", { "data-spectators": "" }, `${this.spectators} watching`) : null;
     const waiting = !done && this.game && this.game.finished ? el("p.muted", {}, "Your game is over: waiting for the others…") : null;
     const newRace = done ? el("button.primary", { onclick: () => this.leaveRace() }, "New race") : null;
-    this.panel.replaceChildren(...[head, waiting, this.standings(), newRace].filter(Boolean));
+    this.panel.replaceChildren(...[head, watching, waiting, this.standings(), newRace].filter(Boolean));
   }
 
   standings() {
