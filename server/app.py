@@ -22,6 +22,7 @@ from .config import Config
 from .connection import Connection, Handler
 from .daily import ms_until_rollover
 from .dispatch import build_table
+from .errors import raise_if_cancelled
 from .handlers import announce_finished
 from .looplag import runtime_probes
 from .metrics import Metrics
@@ -132,6 +133,7 @@ async def _prepare_deals(services: Services) -> None:
         try:
             await services.deals.prepare_ahead()
         except Exception:
+            raise_if_cancelled()
             log.exception("preparing daily deals failed")
         await asyncio.sleep(min(3600.0, ms_until_rollover(services.clock.now_ms()) / 1000 + 1))
 

@@ -15,6 +15,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, ClassVar, ParamSpec, TypeVar
@@ -33,6 +34,7 @@ __all__ = [
     "ServerError",
     "StoreUnavailable",
     "is_outage",
+    "raise_if_cancelled",
     "translate_redis_errors",
 ]
 
@@ -103,6 +105,15 @@ _OUTAGES: tuple[type[BaseException], ...] = (
     redis.exceptions.TryAgainError,
     redis.exceptions.SlotNotCoveredError,
 )
+
+
+def raise_if_cancelled() -> None:
+    """Re-raise a cancellation that a library turned into an ordinary exception (redis-py can,
+    when a read is cancelled): a background loop that caught it must stop, not go on forever
+    and hold up the shutdown that cancelled it."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def is_outage(exc: BaseException) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from .errors import ServerError
+from .errors import ServerError, raise_if_cancelled
 from .racefanout import RaceFanout, Recipient
 from .races import RaceService
 
@@ -75,6 +75,8 @@ class Matchmaking:
             except asyncio.CancelledError:
                 raise
             except ServerError:
+                raise_if_cancelled()
                 log.warning("matchmaking sweep failed", exc_info=True)
             except Exception:
+                raise_if_cancelled()
                 log.exception("matchmaking sweep failed")

@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from .clock import Clock
-from .errors import ServerError
+from .errors import ServerError, raise_if_cancelled
 from .racefanout import RaceFanout
 from .racemodel import RaceStatus
 from .racereferee import RaceReferee
@@ -44,8 +44,10 @@ class RaceClock:
             except asyncio.CancelledError:
                 raise
             except ServerError:
+                raise_if_cancelled()
                 log.warning("race tick failed", exc_info=True)
             except Exception:
+                raise_if_cancelled()
                 log.exception("race tick failed")
 
     async def tick(self, sweep: bool) -> None:

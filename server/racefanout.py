@@ -23,6 +23,7 @@ import protocol.races as pr
 
 from . import keys, pubsub
 from .clock import Clock
+from .errors import raise_if_cancelled
 from .players import Player
 from .racemodel import RaceLoader, RaceState
 
@@ -182,6 +183,7 @@ class RaceFanout:
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # a Redis outage: keep trying, the race clock resyncs
+                    raise_if_cancelled()
                     log.warning("race pub/sub read failed", exc_info=True)
                     await asyncio.sleep(1.0)
                     continue
@@ -195,6 +197,7 @@ class RaceFanout:
                 try:
                     await self.deliver(decoded)
                 except Exception:
+                    raise_if_cancelled()
                     log.exception("cannot deliver race message")
         finally:
             with contextlib.suppress(Exception):
