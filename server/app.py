@@ -130,6 +130,7 @@ async def _close_idle(app: web.Application) -> None:
 async def _prepare_deals(services: Services) -> None:
     """Keep today's and tomorrow's daily deals computed, so rollover is instant."""
     while True:
+        raise_if_cancelled()
         try:
             await services.deals.prepare_ahead()
         except Exception:

@@ -69,6 +69,7 @@ class Matchmaking:
     async def run(self) -> None:
         """Sweep until cancelled (an app cleanup_ctx)."""
         while True:
+            raise_if_cancelled()
             await asyncio.sleep(SWEEP_S)
             try:
                 await self.sweep()

@@ -37,6 +37,7 @@ class RaceClock:
         """Tick until cancelled (an app cleanup_ctx)."""
         n = 0
         while True:
+            raise_if_cancelled()
             await asyncio.sleep(TICK_S)
             n += 1
             try:

@@ -175,6 +175,8 @@ class RaceFanout:
         """Read the subscribed channels and deliver, until cancelled (an app cleanup_ctx)."""
         try:
             while True:
+                # redis-py's `get_message` may swallow a cancellation and return None: check.
+                raise_if_cancelled()
                 if not self._subscribed:
                     await asyncio.sleep(IDLE_S)
                     continue
