@@ -1,10 +1,10 @@
 """Each player's daily results by UTC day, and the streaks and totals computed from them.
 
-A finished daily game is first of all its leaderboard entry, written by the finish script of
-`server.gamestore` on the day's keys (``{d:<variant>:<date>}``). A player's history lives on
-the player's own keys (``{h:<pid>}``, `server.keys`), which Redis Cluster may put in another
-slot, so no one script can write both. Instead the history is derived from the stored result,
-exactly once:
+A finished daily game is first of all its stored result, written by the finish steps of
+`server.gamestore` on the game's own keys (``{d:<variant>:<date>:<pid>}``) and its board's
+(``{d:<variant>:<date>}``). A player's history lives on the player's own keys (``{h:<pid>}``,
+`server.keys`), which Redis Cluster may put in another slot, so no one script can write both.
+Instead the history is derived from the stored result, exactly once:
 
 1. before the finish script, the game id goes into the player's ``pending`` set (an outbox);
 2. after it, `History.record` runs one script on the player's keys that adds the day's result
