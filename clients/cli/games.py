@@ -153,7 +153,6 @@ class ServerGame:
     async def _play(self, text: str, undo: bool) -> Outcome:
         expected = self.seq
         gid = self.game_id
-        sent = UNDO if undo else self._canonical(text)
         try:
             if undo:
                 reply = await self.session.request(
@@ -167,6 +166,7 @@ class ServerGame:
                            "bad_request")
         except RequestFailed as exc:
             if exc.code == p.ErrorCode.CONFLICT:
+                sent = UNDO if undo else self._canonical(text)  # on the copy, before resync
                 await self.resync()
                 # Our move was applied, its reply lost (a reconnect resent it): the log says
                 # so. One move made elsewhere (another window) is not ours, nor is any move
