@@ -10,6 +10,7 @@ below(i + 1).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Final, TypeVar
@@ -64,4 +65,13 @@ class DealRng:
 
 def shuffled_cards(variant: str, seed: int, decks: int, ranks: range) -> list[Card]:
     """The variant's cards in dealing order: `decks` canonical decks concatenated, then shuffled."""
-    return DealRng(variant, seed).shuffle(full_deck(ranks) * decks)
+    return list(_shuffled(variant, seed, decks, ranks))
+
+
+@functools.lru_cache(maxsize=256, typed=True)  # typed: 1.0 is no seed, 1 is
+def _shuffled(variant: str, seed: int, decks: int, ranks: range) -> tuple[Card, ...]:
+    # Remembered: a day's deal is the same for every player of that variant (and every replay
+    # of a stored game starts from it); cards are immutable values, so sharing them is safe.
+    if isinstance(seed, bool) or not isinstance(seed, int):  # before hashing: 1 == True
+        raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+    return tuple(DealRng(variant, seed).shuffle(full_deck(ranks) * decks))

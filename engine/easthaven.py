@@ -179,7 +179,36 @@ class TripleEasthaven(TableauGame):
             return OverDecided(self.won)
         if self._over_known:
             return OverDecided(self.over)
+        if self._progress_at_hand():
+            self.settle_over(False)
+            return OverDecided(False)
         return _EasthavenOverSearch(self)
+
+    def _progress_at_hand(self) -> bool:
+        """True when one move makes progress: a pile's top plays to a foundation, or a
+        pile's whole face-up run moves away and turns the card beneath. Then the game is
+        not over (exact), and the search, which costs far more to set up, is not needed."""
+        piles, down = self._piles, self._down
+        slots = set()
+        empty = False
+        for i in range(PILES):
+            pile = piles[i]
+            if not pile:
+                empty = True
+            elif len(pile) > down[i]:
+                top = pile[-1]
+                if top is not None:
+                    if self._foundation_for(top) is not None:
+                        return True
+                    slots.add(self._slot(top))
+        for i in range(PILES):
+            d = down[i]
+            if d and self._run_length(i) == len(piles[i]) - d:
+                head = piles[i][d]
+                # never its own pile's slot: the head ranks at least the top's rank
+                if head is not None and (empty or self._fit(head) in slots):
+                    return True
+        return False
 
     # -- serialisation ------------------------------------------------------------------------
 

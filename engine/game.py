@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol, cast
 from .cards import Card, parse_card
 from .deals import shuffled_cards
 from .errors import IllegalMove, OutOfSync
-from .moves import UNDO, Move, MoveResult, Reveal
+from .moves import UNDO, Move, MoveResult, Reveal, parse_text
 from .views import ResultJson, StateBody, StateJson, View, ViewBody
 
 HIDDEN = "??"  # how a face-down card is written in a view
@@ -115,8 +115,7 @@ class Game:
         Short forms are completed (`3 5` gets the card count that makes it legal); the returned
         move is canonical. Raises IllegalMove when the text is not a move of this variant.
         """
-        move = Move.parse(text)
-        return self._canonical(move, text)
+        return self._canonical(parse_text(text), text)
 
     def apply(self, move: Move | str) -> MoveResult:
         """Validate and play a move; raises IllegalMove (state untouched) when it is not legal."""
@@ -321,10 +320,16 @@ def card_or_hidden(text: str | None) -> Card | None:
     return parse_card(text)
 
 
+#: 1-based pile tokens -> 0-based indexes (no variant has more than 30 piles): one dict
+#: lookup on the move path instead of parsing digits.
+_PILE_INDEX: dict[str, int] = {str(n): n - 1 for n in range(1, 31)}
+
+
 def pile_number(token: str, piles: int) -> int | None:
     """The 0-based index of a 1-based pile token, or None when it is not one."""
-    if token.isdigit() and not token.startswith("0"):
-        n = int(token)
-        if 1 <= n <= piles:
-            return n - 1
+    i = _PILE_INDEX.get(token)
+    if i is not None and i < piles:
+        return i
+    if i is None and token.isdigit() and not token.startswith("0") and int(token) <= piles:
+        return int(token) - 1  # beyond the table: a variant with more piles
     return None

@@ -7,6 +7,7 @@ reads the syntax only; a game's `parse_move` checks it against the variant and t
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Final
@@ -49,6 +50,19 @@ class Move:
             count = int(tokens[2])
         return cls(tokens[0].lower() if tokens[0].isalpha() else tokens[0],
                    tokens[1].lower() if len(tokens) > 1 else "", count)
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_text(text: str) -> Move:
+    """`Move.parse`, remembered: the same few texts come again and again (a move is a
+    value, so sharing one is safe); a text that is not a move raises every time."""
+    return Move.parse(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def token_count(text: str) -> int:
+    """How many whitespace-separated tokens a move's text has (short forms have fewer)."""
+    return len(text.split())
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Final
 from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
-from .moves import Move, MoveResult, Reveal, Transfer
+from .moves import Move, MoveResult, Reveal, Transfer, token_count
 from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
@@ -160,7 +160,7 @@ class TableauGame(Game):
         if src is None or dst is None:
             return move
         count = move.count
-        if len(text.split()) == 2 and src != dst:
+        if token_count(text) == 2 and src != dst:
             legal = [k for k in range(1, self._run_length(src) + 1)
                      if self._pile_move_reason(Move(move.src, move.dst, k)) is None]
             count = max(legal, default=count)

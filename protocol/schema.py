@@ -90,36 +90,61 @@ def fields_of(cls: type[Struct]) -> tuple[FieldSpec, ...]:
     return _fields_cache[cls]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _LoadPlan:
+    """What `load_struct` needs of a class, worked out once per class (top-level maps)."""
+
+    known: frozenset[str]
+    #: name, spec, optional, the path written in errors, required (no default)
+    fields: tuple[tuple[str, Spec, bool, str, bool], ...]
+
+
+_plans: dict[tuple[type[Struct], frozenset[str]], _LoadPlan] = {}
+
+
+def _plan(cls: type[Struct], path: str, ignore: frozenset[str]) -> _LoadPlan:
+    """The class's load plan; cached for top-level maps only (a nested path varies)."""
+    if not path:
+        cached = _plans.get((cls, ignore))
+        if cached is not None:
+            return cached
+    specs = fields_of(cls)
+    dc_fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    fields = tuple(
+        (f.name, f.spec, f.optional, _join(path, f.name),
+         dc_fields[f.name].default is dataclasses.MISSING
+         and dc_fields[f.name].default_factory is dataclasses.MISSING)
+        for f in specs)
+    plan = _LoadPlan(frozenset(f.name for f in specs) | ignore, fields)
+    if not path:
+        _plans[(cls, ignore)] = plan
+    return plan
+
+
 def load_struct(
     cls: type[S], data: Mapping[str, object], path: str = "", ignore: frozenset[str] = frozenset()
 ) -> S:
     """Build ``cls`` from a parsed map, validating every field; keys in ``ignore`` are skipped."""
-    specs = fields_of(cls)
-    known = {f.name for f in specs} | ignore
-    unknown = sorted(str(k) for k in data if k not in known)
-    if unknown:
-        names = ", ".join(repr(_join(path, k)) for k in unknown)
-        raise BadRequest(f"unknown field{'s' if len(unknown) > 1 else ''} {names}")
+    plan = _plan(cls, path, ignore)
+    known = plan.known
+    for k in data:
+        if k not in known:
+            unknown = sorted(str(k) for k in data if k not in known)
+            names = ", ".join(repr(_join(path, k)) for k in unknown)
+            raise BadRequest(f"unknown field{'s' if len(unknown) > 1 else ''} {names}")
     values: dict[str, Any] = {}
-    for f in specs:
-        where = _join(path, f.name)
-        if f.name not in data:
-            if f.optional:
-                continue
-            field = cls.__dataclass_fields__[f.name]  # type: ignore[attr-defined]
-            if (
-                field.default is dataclasses.MISSING
-                and field.default_factory is dataclasses.MISSING
-            ):
+    for name, spec, optional, where, required in plan.fields:
+        if name not in data:
+            if not optional and required:
                 raise BadRequest(f"missing field {where!r}")
             continue
-        value = data[f.name]
-        if value is None and f.optional:
-            values[f.name] = None
-            continue
+        value = data[name]
         if value is None:
+            if optional:
+                values[name] = None
+                continue
             raise BadRequest(f"{where}: must not be null")
-        values[f.name] = f.spec.load(value, where)
+        values[name] = spec.load(value, where)
     obj = cls(**values)
     obj.check()
     return obj

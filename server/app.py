@@ -24,7 +24,7 @@ from .daily import ms_until_rollover
 from .dispatch import build_table
 from .errors import raise_if_cancelled
 from .handlers import announce_finished
-from .looplag import runtime_probes
+from .looplag import LoopPacer, runtime_probes
 from .metrics import Metrics
 from .services import Services
 from .web import add_web_routes
@@ -37,6 +37,7 @@ METRICS = web.AppKey("metrics", Metrics)
 SERVICES = web.AppKey("services", Services)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
 HANDLERS = web.AppKey("handlers", Mapping[type[p.ClientMessage], Handler])
+PACER = web.AppKey("pacer", LoopPacer)
 
 #: Longest pause between two sweeps for idle connections.
 IDLE_SWEEP_MAX_S = 5.0
@@ -61,7 +62,9 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_fanout.run()))
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_clock.run()))
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].matchmaking.run()))
-    app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms))
+    app[PACER] = LoopPacer()
+    app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms,
+                                          app[PACER]))
     app.cleanup_ctx.append(_background(_close_idle))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
@@ -172,10 +175,13 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     metrics = app[METRICS]
     metrics.connections.inc()
     writer = asyncio.create_task(conn.writer())
+    pacer = app[PACER]
     try:
         while not ws.closed:
             msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                if pacer.behind():  # let the loop's overdue timers run first (`LoopPacer`)
+                    await pacer.catch_up()
                 await conn.handle_frame(msg.data)
                 if conn.close_code is not None:
                     break  # `finish` closes, after the replies already sent or queued

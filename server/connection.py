@@ -211,7 +211,7 @@ class Connection:
         metrics = self.services.metrics
         if not self.bucket.take():
             self.refused += 1
-            metrics.errors.labels("rate_limited").inc()
+            metrics.errors.inc("rate_limited")
             if self.refused >= FLOOD_CLOSE_AFTER:
                 self.close_soon(WSCloseCode.POLICY_VIOLATION, "rate limit exceeded")
                 return
@@ -228,7 +228,7 @@ class Connection:
         try:
             request = p.decode(frame, max_size=self.services.config.max_msg_size)
             req_id, kind = request.id, request.type
-            metrics.child(metrics.messages, kind).inc()
+            metrics.messages.inc(kind)
             if self.player is None and not isinstance(request, OPEN_REQUESTS):
                 raise NotAuthenticated()
             reply = await self.handlers[type(request)](self, request)
@@ -236,7 +236,7 @@ class Connection:
             if isinstance(exc, p.FrameTooLarge) and req_id is None:
                 req_id = _request_id(frame, max_size=len(frame) * 4)
             reply = error_reply(exc, req_id if req_id is not None else getattr(exc, "id", None))
-            metrics.child(metrics.errors, str(reply.code)).inc()
+            metrics.errors.inc(str(reply.code))
             if isinstance(exc, p.UnsupportedVersion):
                 await self.reply(reply)
                 self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
@@ -245,7 +245,7 @@ class Connection:
                 await self.reply(reply)
                 self.close_soon(WSCloseCode.MESSAGE_TOO_BIG, "frame too large")
                 return
-        metrics.child(metrics.latency, kind).observe(time.perf_counter() - started)
+        metrics.latency.observe(kind, time.perf_counter() - started)
         await self.reply(reply)
         steps, self.after_reply = self.after_reply, []
         for step in steps:

@@ -98,6 +98,8 @@ class GameService:
         """The player's game of the day: created now, or the one already started (resumed)."""
         record = await self.store.start_daily(variant, date, player_id, seed,
                                               self.clock.now_ms())
+        if record.seq == 0 and not record.finished and record.game_id not in self._cache:
+            return self._build(record, [])  # nothing played yet: no log to read back
         return await self.get(record.game_id, player_id)
 
     async def get(self, game_id: str, player_id: str) -> LiveGame:
@@ -114,6 +116,11 @@ class GameService:
 
     async def _load(self, game_id: str) -> LiveGame:
         record, moves = await self.store.load(game_id)
+        return self._build(record, moves)
+
+    def _build(self, record: GameRecord, moves: list[str]) -> LiveGame:
+        """The engine state of a stored game and its log, cached."""
+        game_id = record.game_id
         game = new_game(record.variant, record.seed)
         game.replay(moves)  # the log only ever holds moves the engine accepted
         # Judging the last position here could take long: a finished record says it ended;
@@ -295,7 +302,7 @@ class GameService:
 
     def _count_engine(self, live: LiveGame, seconds: float) -> None:
         if self._metrics is not None:
-            self._metrics.child(self._metrics.engine_cpu, live.record.variant).inc(seconds)
+            self._metrics.engine_cpu.inc(live.record.variant, seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
         """End the game now, as it stands; the result goes on the leaderboard once."""

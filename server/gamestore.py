@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -312,6 +313,18 @@ class GameStore:
         if not raw:
             raise NotFound("no such game")
         return await self._settled(k, _record(raw))
+
+    @translate_redis_errors
+    async def get_many(self, game_ids: Sequence[str]) -> list[GameRecord | None]:
+        """The records of several games in one round trip (None: no such game); on Redis
+        Cluster the pipeline goes to each game's master."""
+        ks = [keys.parse_game_id(g) for g in game_ids]
+        async with self._r.pipeline(transaction=False) as pipe:
+            for k in ks:
+                pipe.hgetall(k.game)
+            raws = cast(list[dict[str, str]], await pipe.execute())
+        return [await self._settled(k, _record(raw)) if raw else None
+                for k, raw in zip(ks, raws, strict=True)]
 
     @translate_redis_errors
     async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:

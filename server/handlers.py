@@ -6,7 +6,6 @@ ProtocolError, ServerError or IllegalMove for error replies (see `connection.err
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -22,10 +21,10 @@ from protocol.version import RESUME
 from . import keys
 from .connection import Connection, Handler
 from .daily import utc_date
-from .errors import Conflict, GameOver, NotFound
+from .errors import Conflict, GameOver
 from .games import LiveGame
-from .gamestore import GameRecord
 from .leaderboard import BoardRef, Entry
+from .players import Player
 from .racemodel import RaceState, RaceStatus
 from .services import Services
 
@@ -71,9 +70,9 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     version = p.negotiate(req.versions)
     players = conn.services.players
     token: str | None = None
+    player: Player | None
     if req.name is not None:
-        pid, token = await players.create(req.name)
-        player = await players.get(pid)
+        player, token = await players.register(req.name)
     else:
         assert req.token is not None
         player = await players.authenticate(req.token)
@@ -81,11 +80,15 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
     conn.player, conn.version = player, version
     s = conn.services
-    race = await s.races.active_race(player.id)
-    queued = await s.races.queued_as(player.id)
     now = s.clock.now_ms()
     resume = version >= RESUME
-    daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
+    race: RaceState | None = None
+    queued: str | None = None
+    daily: tuple[DailyGame, ...] | None = () if resume else None
+    if token is None:  # a new player has no race, queue or game yet: nothing to read
+        race = await s.races.active_race(player.id)
+        queued = await s.races.queued_as(player.id)
+        daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
     # After the welcome (never before it): this connection hears of every race the player
     # enters from any connection, follows the race or queue the player is in, wherever it
     # was joined, and gets the race's state at once.
@@ -110,13 +113,7 @@ def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
 
 async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame, ...]:
     """The player's daily games of `date` (started ones), in the order of the variants."""
-    async def record(variant: str) -> GameRecord | None:
-        try:
-            return await s.store.get(keys.daily_game_id(variant, date, pid))
-        except NotFound:
-            return None
-
-    records = await asyncio.gather(*(record(v) for v in VARIANT_IDS))
+    records = await s.store.get_many([keys.daily_game_id(v, date, pid) for v in VARIANT_IDS])
     return tuple(DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
                  for r in records if r is not None)
 
@@ -192,9 +189,9 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
     live = played.live
     variant = live.record.variant
-    s.metrics.child(s.metrics.moves, variant).inc()
+    s.metrics.moves.inc(variant)
     if played.entry is not None:
-        s.metrics.child(s.metrics.games_finished, variant).inc()
+        s.metrics.games_finished.inc(variant)
     await _after_play(conn, live)
     # Version 2 clients follow the events; only version 1 gets the whole view every move.
     lean = conn.version is not None and conn.version >= p.LEAN_MOVES
@@ -214,7 +211,7 @@ def announce_finished(
 
     async def announce(live: LiveGame, entry: Entry) -> None:
         record = live.record
-        services.metrics.child(services.metrics.games_finished, record.variant).inc()
+        services.metrics.games_finished.inc(record.variant)
         race_id = services.races.race_of(live)
         if race_id is not None:
             await services.race_referee.on_played(race_id, live)
@@ -250,7 +247,7 @@ async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
     player = conn.require_player()
     s = conn.services
     live, entry = await s.games.resign(req.game_id, player.id, player.name)
-    s.metrics.games_finished.labels(live.record.variant).inc()
+    s.metrics.games_finished.inc(live.record.variant)
     await _after_play(conn, live)
     result = result_of(live, entry)
     assert result is not None
@@ -271,7 +268,7 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
     if live.record.finished:
         raise GameOver("the game is over")
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
-    s.metrics.games_finished.labels(live.record.variant).inc()
+    s.metrics.games_finished.inc(live.record.variant)
     await _after_play(conn, live)
     result = result_of(live, entry)
     assert result is not None

@@ -1,17 +1,20 @@
-"""Prometheus metrics, one registry per app so several apps can live in one process (tests)."""
+"""Prometheus metrics, one registry per app so several apps can live in one process (tests).
+
+The per-request metrics (`LabeledCounter`, `LabeledHistogram`) are plain numbers updated
+without a lock or a library call (the server is one thread: an event loop) and exported by a
+collector when /metrics is scraped; prometheus_client's own metrics take a lock per update,
+which cost ~5 % of a move's CPU (issue #11). The rare ones keep prometheus_client's types.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
-
-M = TypeVar("M", bound=MetricWrapperBase)
 
 #: Buckets of the event-loop lag histogram (seconds): fine below 10 ms, up to 1 s.
 LOOP_LAG_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02,
@@ -42,6 +45,63 @@ class _GcCollector(Collector):
                                   value=self.stats.collections)
 
 
+class LabeledCounter(Collector):
+    """A counter with one label, as a dict of floats (one event loop: no lock needed)."""
+
+    def __init__(self, name: str, documentation: str, label: str) -> None:
+        self.name, self.documentation, self.label = name, documentation, label
+        self.values: dict[str, float] = {}
+
+    def inc(self, label: str, amount: float = 1.0) -> None:
+        values = self.values
+        values[label] = values.get(label, 0.0) + amount
+
+    def value(self, label: str) -> float:
+        return self.values.get(label, 0.0)
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=[self.label])
+        for label, value in sorted(self.values.items()):
+            family.add_metric([label], value)
+        yield family
+
+
+class LabeledHistogram(Collector):
+    """A histogram with one label: per label, a count per bucket and the sum."""
+
+    def __init__(self, name: str, documentation: str, label: str,
+                 buckets: Iterable[float]) -> None:
+        self.name, self.documentation, self.label = name, documentation, label
+        self.bounds = sorted(buckets)
+        self._counts: dict[str, list[int]] = {}
+        self._sums: dict[str, float] = {}
+
+    def observe(self, label: str, value: float) -> None:
+        counts = self._counts.get(label)
+        if counts is None:
+            counts = self._counts[label] = [0] * (len(self.bounds) + 1)
+            self._sums[label] = 0.0
+        counts[bisect.bisect_left(self.bounds, value)] += 1
+        self._sums[label] += value
+
+    def count(self, label: str) -> int:
+        return sum(self._counts.get(label, ()))
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=[self.label])
+        for label, counts in sorted(self._counts.items()):
+            cumulative, running = [], 0
+            for bound, n in zip([*self.bounds, float("inf")], counts, strict=True):
+                running += n
+                cumulative.append((_bound_text(bound), float(running)))
+            family.add_metric([label], cumulative, self._sums[label])
+        yield family
+
+
+def _bound_text(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(float(bound))
+
+
 @dataclass
 class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
@@ -50,22 +110,22 @@ class Metrics:
         r = self.registry
         self.connections = Gauge("solitaire_connections", "Open WebSocket connections",
                                  registry=r)
-        self.messages = Counter("solitaire_messages_total", "Requests received, by type",
-                                ["type"], registry=r)
-        self.moves = Counter("solitaire_moves_total", "Moves accepted, by variant",
-                             ["variant"], registry=r)
-        self.errors = Counter("solitaire_errors_total", "Error replies, by code", ["code"],
-                              registry=r)
-        self.latency = Histogram(
-            "solitaire_request_seconds", "Time to handle a request, by type", ["type"],
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
-            registry=r)
-        self.games_finished = Counter("solitaire_games_finished_total",
-                                      "Games finished, by variant", ["variant"], registry=r)
-        self.engine_cpu = Counter(
-            "solitaire_engine_cpu_seconds_total",
+        self.messages = LabeledCounter("solitaire_messages", "Requests received, by type",
+                                       "type")
+        self.moves = LabeledCounter("solitaire_moves", "Moves accepted, by variant", "variant")
+        self.errors = LabeledCounter("solitaire_errors", "Error replies, by code", "code")
+        self.latency = LabeledHistogram(
+            "solitaire_request_seconds", "Time to handle a request, by type", "type",
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0))
+        self.games_finished = LabeledCounter("solitaire_games_finished",
+                                             "Games finished, by variant", "variant")
+        self.engine_cpu = LabeledCounter(
+            "solitaire_engine_cpu_seconds",
             "CPU seconds in the rules engine per move (parse, apply, over, events, view)",
-            ["variant"], registry=r)
+            "variant")
+        for collector in (self.messages, self.moves, self.errors, self.latency,
+                          self.games_finished, self.engine_cpu):
+            r.register(collector)
         # Event-loop lag (server/looplag.py): how late a periodic timer fires.
         self.loop_lag = Histogram(
             "solitaire_loop_lag_seconds",
@@ -76,18 +136,9 @@ class Metrics:
             "Largest event-loop lag since the previous scrape (each scrape resets it)",
             registry=r)
         self._loop_lag_max = 0.0
-        self._children: dict[tuple[int, str], MetricWrapperBase] = {}
         self.loop_lag_max.set_function(self._take_loop_lag_max)
         self.gc = GcStats()
         r.register(_GcCollector(self.gc))
-
-    def child(self, metric: M, label: str) -> M:
-        """`metric.labels(label)`, looked up once: `labels()` takes a lock on every call."""
-        key = (id(metric), label)
-        found = self._children.get(key)
-        if found is None:
-            found = self._children[key] = metric.labels(label)
-        return cast(M, found)
 
     def observe_loop_lag(self, seconds: float) -> None:
         self.loop_lag.observe(seconds)

@@ -34,6 +34,8 @@ __all__ = ["Append", "MoveLog"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
+#: Appends whose callers are woken per event-loop iteration once their batch is written.
+RESOLVE_CHUNK = 16
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
@@ -98,7 +100,12 @@ class MoveLog:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return
-        for (_, fut), reply in zip(batch, replies, strict=True):
+        for n, ((_, fut), reply) in enumerate(zip(batch, replies, strict=True)):
+            if n and not n % RESOLVE_CHUNK:
+                # Each resolved append wakes a request that then builds and sends its reply:
+                # a chunk per loop iteration keeps timers and other connections waiting at
+                # most a chunk's worth of replies, not a whole batch's (event-loop lag).
+                await asyncio.sleep(0)
             if fut.done():  # the caller went away; the write stands regardless
                 continue
             if isinstance(reply, BaseException):

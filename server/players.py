@@ -68,22 +68,28 @@ class PlayerRegistry:
         self._clock = clock or SystemClock()
         self._create = redis.register_script(_CREATE_LUA)
 
-    @translate_redis_errors
     async def create(self, name: str) -> tuple[str, str]:
         """Register ``name``; returns ``(player_id, token)``. The token is shown only once.
 
         Raises ``NameTaken`` if the name is used by anyone, ignoring case.
         """
+        player, token = await self.register(name)
+        return player.id, token
+
+    @translate_redis_errors
+    async def register(self, name: str) -> tuple[Player, str]:
+        """`create`, returning the new player as stored (no read back)."""
         check_name(name)
         folded = name.casefold()
         for _ in range(5):
             pid, token = _new_player_id(), secrets.token_urlsafe(24)  # 192-bit token
+            now = self._clock.now_ms()
             res = await self._create(
                 keys=[keys.players_by_name(), keys.players_by_token(), keys.player(pid)],
-                args=[folded, pid, hash_token(token), name, self._clock.now_ms()],
+                args=[folded, pid, hash_token(token), name, now],
             )
             if res == 1:
-                return pid, token
+                return Player(id=pid, name=name, created_at_ms=now), token
             if res == 0:
                 raise NameTaken(f"name {name!r} is taken")
         raise RuntimeError("could not allocate a unique player id")  # ~impossible

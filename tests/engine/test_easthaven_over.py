@@ -367,3 +367,33 @@ def test_only_moves_that_can_be_taken_back_carry_the_verdict() -> None:
     game.apply("3 4 1")  # 5D onto 6C: it can go back to the empty pile 3, so still live
     assert game._over_known and game.over is False
     assert reference_over(game) is False
+
+
+def _stepped(game: TripleEasthaven) -> bool:
+    search = game.over_search()
+    while (verdict := search.step(50)) is None:
+        pass
+    return verdict
+
+
+@settings(derandomize=True, max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(small_positions())
+def test_progress_at_hand_is_never_claimed_for_a_dead_position(game: TripleEasthaven) -> None:
+    """The one-move shortcut of `over_search` (no search when a foundation play or a turn is
+    one move away) agrees with the reference, and `over_search` with `over`."""
+    expected = reference_over(game, limit=4_000)
+    if game._progress_at_hand():
+        assert expected is not True
+    if expected is not None:
+        assert _stepped(game) is expected
+
+
+def test_progress_at_hand_on_real_positions() -> None:
+    hits = 0
+    for game in _real_positions(range(8), after=60):
+        if game._stock or not game._progress_at_hand():
+            continue
+        hits += 1
+        assert ProgressSearch(game._over_key()).run() is True, "progress is reachable"
+    assert hits, "some real positions have progress one move away"

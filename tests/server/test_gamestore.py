@@ -348,3 +348,29 @@ async def test_a_resign_cut_between_the_steps_is_complete_on_the_next_read(
     assert await redis_client.hget(keys.daily_entries("fourteen-out", D), "p1") is not None
     row = await Leaderboard(redis_client).rank(BoardRef.daily("fourteen-out", D), "p1")
     assert row is not None and (row.rank, row.name) == (1, "Alice")
+
+
+async def test_get_many_reads_several_records_at_once(redis_client: redis.asyncio.Redis) -> None:
+    store = GameStore(redis_client)
+    a = await store.start_daily("fourteen-out", D, "p_many", 7, T0)
+    b = await store.start_daily("triple-deck", D, "p_many", 8, T0)
+    await store.append_move(b.game_id, 0, "d", T0 + 5)
+    missing = keys.daily_game_id("triple-easthaven", D, "p_many")
+    got = await store.get_many([a.game_id, missing, b.game_id])
+    assert got[0] == await store.get(a.game_id) and got[1] is None
+    assert got[2] is not None and got[2].seq == 1 and got[2] == await store.get(b.game_id)
+    assert await store.get_many([]) == []
+
+
+async def test_a_fresh_daily_game_is_served_without_reading_it_back(
+        redis_client: redis.asyncio.Redis) -> None:
+    """`start_daily` builds a game nothing was played in from its record; a resumed one is
+    loaded with its moves (both equal to a fresh load)."""
+    store = GameStore(redis_client)
+    games = GameService(store, ManualClock(T0))
+    live = await games.start_daily("triple-deck", D, "p_fresh", 11)
+    assert live.seq == 0 and live.log == [] and live.game.moves == 0
+    await games.play(live.record.game_id, "p_fresh", "fresh", "d", None)
+    games.forget(live.record.game_id)
+    resumed = await games.start_daily("triple-deck", D, "p_fresh", 11)
+    assert resumed.seq == 1 and resumed.log == ["d"] and resumed.game.moves == 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 import pytest
 from aiohttp import web
 
-from server.looplag import GcTimer, LoopLagMonitor, runtime_probes
+from server.looplag import GcTimer, LoopLagMonitor, LoopPacer, runtime_probes
 from server.metrics import GcStats, Metrics
 
 
@@ -84,3 +85,48 @@ async def test_interval_zero_turns_the_monitor_off() -> None:
     with pytest.raises(StopAsyncIteration):
         await ctx.__anext__()
     assert lag_count(metrics) == 0
+
+
+def test_a_pacer_without_a_probe_never_holds_anything_back() -> None:
+    assert not LoopPacer().behind()
+
+
+async def test_the_pacer_yields_until_overdue_timers_have_run() -> None:
+    seen: list[float] = []
+    pacer = LoopPacer(budget_s=0.001)
+    monitor = LoopLagMonitor(seen.append, 0.002, pacer)
+    monitor.start()
+    try:
+        assert not pacer.behind()
+        time.sleep(0.01)  # a callback hogging the loop: the probe's timer is now overdue
+        assert pacer.behind()
+        ticks = len(seen)
+        await pacer.catch_up()
+        assert len(seen) == ticks + 1, "the overdue timer ran before the caller went on"
+        assert pacer.yields >= 1 and not pacer.behind()
+    finally:
+        monitor.stop()
+    assert not pacer.behind(), "a stopped probe leaves nothing to wait for"
+
+
+async def test_paced_work_lets_timers_run_between_requests() -> None:
+    """Many ready 'requests' of 1 ms each: with the pacer the probe's timer runs among them,
+    not after all of them (the order of events, not a duration, is asserted)."""
+    order: list[str] = []
+    pacer = LoopPacer(budget_s=0.002)
+    monitor = LoopLagMonitor(lambda s: order.append("tick"), 0.002, pacer)
+
+    async def request(paced: bool) -> None:
+        if paced and pacer.behind():
+            await pacer.catch_up()
+        time.sleep(0.001)
+        order.append("request")
+
+    monitor.start()
+    try:
+        await asyncio.sleep(0)
+        await asyncio.gather(*(request(paced=True) for _ in range(60)))
+    finally:
+        monitor.stop()
+    first, last = order.index("request"), len(order) - 1 - order[::-1].index("request")
+    assert "tick" in order[first:last], "timers ran while requests were still waiting"

@@ -19,20 +19,35 @@ def samples(text: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
             for fam in text_string_to_metric_families(raw) for s in fam.samples}
 
 
-def test_child_is_looked_up_once_per_metric_and_label() -> None:
+def test_labels_count_separately_per_metric() -> None:
     m = Metrics()
-    a = m.child(m.moves, "fourteen-out")
-    assert m.child(m.moves, "fourteen-out") is a
-    assert m.child(m.moves, "triple-deck") is not a
-    assert m.child(m.games_finished, "fourteen-out") is not a, "keyed by metric too"
-    assert a is m.moves.labels("fourteen-out")
+    m.moves.inc("fourteen-out")
+    m.moves.inc("fourteen-out", 2)
+    m.moves.inc("triple-deck")
+    assert m.moves.value("fourteen-out") == 3
+    assert m.moves.value("triple-deck") == 1
+    assert m.games_finished.value("fourteen-out") == 0, "each metric counts its own"
+
+
+def test_histogram_buckets_sum_and_count() -> None:
+    m = Metrics()
+    for s in (0.0001, 0.0005, 0.003, 2.0):
+        m.latency.observe("move", s)
+    got = samples(m.render())
+    label = (("le", "0.0005"), ("type", "move"))
+    assert got[("solitaire_request_seconds_bucket", label)] == 2, "le is inclusive"
+    assert got[("solitaire_request_seconds_bucket", (("le", "0.005"), ("type", "move")))] == 3
+    assert got[("solitaire_request_seconds_bucket", (("le", "+Inf"), ("type", "move")))] == 4
+    assert got[("solitaire_request_seconds_count", (("type", "move"),))] == 4
+    assert abs(got[("solitaire_request_seconds_sum", (("type", "move"),))] - 2.0036) < 1e-9
+    assert m.latency.count("move") == 4 and m.latency.count("ping") == 0
 
 
 def test_counts_land_in_the_rendered_text() -> None:
     m = Metrics()
-    m.child(m.moves, "fourteen-out").inc()
-    m.child(m.moves, "fourteen-out").inc(2)
-    m.child(m.errors, "not_found").inc()
+    m.moves.inc("fourteen-out")
+    m.moves.inc("fourteen-out", 2)
+    m.errors.inc("not_found")
     m.connections.inc()
     got = samples(m.render())
     assert got[("solitaire_moves_total", (("variant", "fourteen-out"),))] == 3
@@ -42,7 +57,7 @@ def test_counts_land_in_the_rendered_text() -> None:
 
 def test_two_apps_do_not_share_counts() -> None:
     a, b = Metrics(), Metrics()
-    a.child(a.messages, "ping").inc()
+    a.messages.inc("ping")
     assert ("solitaire_messages_total", (("type", "ping"),)) not in samples(b.render())
 
 

@@ -82,3 +82,26 @@ async def test_move_text_is_checked_before_it_is_queued(
     with pytest.raises(Exception, match="move text"):
         await store.append_move(gid, 0, text, 1)
     assert store.move_log.appends == 0
+
+
+async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
+        redis_client: redis.asyncio.Redis) -> None:
+    """Every append of a 50-move batch gets its own result, and other work runs between the
+    chunks of callers woken (so one batch does not hold the loop for all its replies)."""
+    from server.movelog import RESOLVE_CHUNK
+
+    store = GameStore(redis_client)
+    ids = await _games(store, 50)
+    order: list[str] = []
+
+    async def play(gid: str) -> int:
+        seq = await store.append_move(gid, 0, "1 2", 2_000)
+        order.append("reply")
+        if len(order) == 1:  # other work, ready as soon as the first caller is woken
+            asyncio.get_running_loop().call_soon(order.append, "other")
+        return seq
+
+    before = store.move_log.batches
+    assert await asyncio.gather(*(play(g) for g in ids)) == [1] * 50
+    assert store.move_log.batches - before == 1
+    assert order.index("other") <= RESOLVE_CHUNK + 1 < 50, "it ran before the later chunks"

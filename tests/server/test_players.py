@@ -94,3 +94,10 @@ async def test_names_batch(redis_client: redis.asyncio.Redis) -> None:
     got = await reg.names([a, b, a, "unknownpid00", "bad id"])
     assert got == {a: "erin", b: "frank"}
     assert await reg.names([]) == {}
+
+
+async def test_register_returns_the_player_as_stored(redis_client: redis.asyncio.Redis) -> None:
+    reg = PlayerRegistry(redis_client)
+    player, token = await reg.register("Grace_7")
+    assert await reg.get(player.id) == player
+    assert await reg.authenticate(token) == player
