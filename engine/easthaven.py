@@ -170,7 +170,13 @@ class TripleEasthaven(TableauGame):
         if (not was_live or result.revealed_hidden or move.src == STOCK
                 or move.dst == FOUNDATION):
             return False
-        return self._reason(Move(move.dst, move.src, move.count)) is None
+        # The moved cards are still one run on top of the destination and nothing turned, so
+        # the source is empty (any run fills it) or shows a face-up top the head may build on.
+        back = self._piles[int(move.src) - 1]
+        if not back:
+            return True
+        head, top = self._piles[int(move.dst) - 1][-move.count], back[-1]
+        return head is not None and top is not None and self._builds_on(head, top)
 
     def over_search(self) -> OverStepper:
         """The game-over check in slices: `step(max_nodes)` returns `over`, or None while

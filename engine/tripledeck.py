@@ -148,6 +148,24 @@ class TripleDeck(TableauGame):
             return MoveResult(str(move), (Transfer((c,), WASTE, move.dst),))
         return self._move_cards(move)
 
+    def _stays_live(self, move: Move, result: MoveResult, was_live: bool) -> bool:
+        """Not over, without a check, after a pile-to-pile move that turned nothing and whose
+        cards can move straight back: that move back is a legal move other than drawing."""
+        if (result.revealed_hidden or move.dst == FOUNDATION or move.src == STOCK
+                or move.src == WASTE):
+            return False
+        # The cards moved as one run and still are one on top of the destination; nothing
+        # was turned, so the source shows a face-up top (or is empty): the run goes back when
+        # its head builds on that top or fills the empty pile.
+        back = self._piles[int(move.src) - 1]
+        head = self._piles[int(move.dst) - 1][-move.count]
+        if head is None:
+            return False
+        if not back:
+            return head.rank == self.top_rank
+        top = back[-1]
+        return top is not None and top.rank == head.rank + 1
+
     def _is_over(self) -> bool:
         """Over when no move but drawing can ever be made again (RULINGS.md).
 

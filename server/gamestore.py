@@ -66,13 +66,14 @@ return redis.call('HGETALL', KEYS[1])
 
 # Appends to the log; the log inherits the record's TTL when the first move creates it.
 _LUA_PUSH = """
-local function push_move(game, log, text, now)
+-- `seq`: the game's seq (checked by the caller); one HSET writes the time and the new seq.
+local function push_move(game, log, text, now, seq)
   if redis.call('RPUSH', log, text) == 1 then
     local ttl = redis.call('PTTL', game)
     if ttl > 0 then redis.call('PEXPIRE', log, ttl) end
   end
-  redis.call('HSET', game, 'last_move_at_ms', now)
-  return redis.call('HINCRBY', game, 'seq', 1)
+  redis.call('HSET', game, 'last_move_at_ms', now, 'seq', seq + 1)
+  return seq + 1
 end
 """
 
@@ -87,7 +88,7 @@ local seq = tonumber(st[2])
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
-return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3])}
+return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3], seq)}
 """
 )
 
@@ -112,7 +113,7 @@ local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
 if not st[1] then return {-1} end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now) end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
 local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry, 'pending', '1'}
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f
@@ -144,7 +145,7 @@ if st[1] == 'finished' then
           redis.call('HGET', KEYS[5], pid) or ''}
 end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now) end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
 local fields = {'status', 'finished', 'finished_at_ms', a.now}
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f

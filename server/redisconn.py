@@ -17,6 +17,7 @@ and routes by slot itself.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -26,7 +27,7 @@ import redis.asyncio
 import redis.exceptions
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.connection import Connection
+from redis.asyncio.connection import AbstractConnection, Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.commands.core import AsyncScript
@@ -169,6 +170,37 @@ class SolitaireCluster(RedisCluster):
         return FailoverPubSub(self, **kwargs)
 
 
+class _OneTimerSend(AbstractConnection):
+    """A connection whose writes run under `asyncio.timeout` rather than redis-py's
+    `asyncio.wait_for`, which wraps every command's write in a task of its own (~2 % of the
+    server's CPU per move, issue #11). The same deadline, the same errors: a write that times
+    out disconnects and raises redis-py's `TimeoutError`."""
+
+    async def send_packed_command(self, command: bytes | str | Iterable[bytes],
+                                  check_health: bool = True) -> None:
+        timeout = self.socket_timeout
+        if not timeout:
+            await super().send_packed_command(command, check_health)
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                # redis-py writes without a timer of its own when it has none; the read of the
+                # reply (after this returns) has its timeout back.
+                self.socket_timeout = None
+                try:
+                    await super().send_packed_command(command, check_health)
+                finally:
+                    self.socket_timeout = timeout
+        except TimeoutError:
+            await self.disconnect(nowait=True)
+            raise redis.exceptions.TimeoutError("Timeout writing to socket") from None
+
+
+def _one_timer(cls: type[AbstractConnection]) -> type[AbstractConnection]:
+    """`cls` (TCP, TLS or unix socket, as the URL chose) with `_OneTimerSend`'s write."""
+    return type(f"OneTimer{cls.__name__}", (_OneTimerSend, cls), {})
+
+
 def _driver_info() -> DriverInfo:
     """The CLIENT SETINFO name and version, read once. Left to redis-py, every new connection
     reads the package's metadata (an email-format parse, 0.4-5 ms): under a burst of new
@@ -187,6 +219,7 @@ def connect(url: str, *, pool_size: int = REDIS_POOL_SIZE) -> redis.asyncio.Redi
             url, decode_responses=True, max_connections=pool_size, timeout=5.0,
             socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
             health_check_interval=15, driver_info=driver)
+        pool.connection_class = _one_timer(pool.connection_class)
         return redis.asyncio.Redis.from_pool(pool)
     cluster = SolitaireCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in cluster_url.nodes],

@@ -289,3 +289,25 @@ def test_players_copy_takes_over_from_the_view() -> None:
     assert copy.over and list(copy.legal_moves()) == []
     live = td(piles=[("", "9S"), ("", "JC")], stock="5C 4D 8H")
     assert not live.over and not from_view(live.view()).over
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_verdict_carried_over_a_reversible_move_matches_a_fresh_check(variant: str) -> None:
+    """After a pile-to-pile move whose cards can go straight back, `over` is False without a
+    check (`_stays_live`); a full check of the same position agrees, on many random games."""
+    import random
+
+    carried = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        game = new_game(variant, seed)
+        for _ in range(300):
+            legal = list(game.legal_moves())
+            if not legal:
+                break
+            move = rng.choice(legal)
+            result = game.apply(move)
+            if game._stays_live(move, result, was_live=False):
+                carried += 1
+                assert game.over is False and not game._is_over()
+    assert carried > 100, "random play makes many reversible pile moves"

@@ -3,17 +3,20 @@ cluster behind one client, the embedded Redis's lifetime, scripts on a cluster."
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import redis.asyncio
+import redis.exceptions
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import Connection
 from redis.crc import key_slot
 
 from server.config import ClusterUrl, Config, parse_cluster_url
 from server.redis_cluster import LocalCluster
-from server.redisconn import ClusterScript, cluster_of, connect, connected
+from server.redisconn import ClusterScript, _OneTimerSend, cluster_of, connect, connected
 
 pytest_plugins = ["tests.support.cluster"]
 
@@ -116,3 +119,33 @@ def test_new_connections_do_not_read_package_metadata(monkeypatch: pytest.Monkey
     assert reads == []
     assert first.driver_info is second.driver_info
     assert first.driver_info is not None and first.driver_info.lib_version == redis.__version__
+
+
+async def test_writes_keep_their_deadline_without_a_task_per_command(redis_url: str) -> None:
+    """The pool's connections write under one `asyncio.timeout` (no `wait_for` task), keep
+    the URL's transport, and a write to a server that stops reading still times out."""
+    client = connect(redis_url)
+    try:
+        cls = client.connection_pool.connection_class
+        assert issubclass(cls, _OneTimerSend)
+        await client.set("one-timer", "x")
+        assert await client.get("one-timer") == "x"
+    finally:
+        await client.aclose()
+
+    async def never_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)  # accepts, then reads nothing: the socket buffers fill up
+
+    server = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    stalled = type("Stalled", (_OneTimerSend, Connection), {})(
+        host="127.0.0.1", port=port, socket_timeout=0.2)
+    try:
+        await stalled._connect()  # the bare socket: the server would never answer a handshake
+        with pytest.raises(redis.exceptions.TimeoutError, match="writing"):
+            await stalled.send_packed_command(b"*1\r\n$4\r\nPING\r\n" * 2_000_000,
+                                              check_health=False)
+        assert not stalled.is_connected, "a timed-out write drops the connection"
+        assert stalled.socket_timeout == 0.2, "the read deadline is back"
+    finally:
+        server.close()
