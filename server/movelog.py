@@ -36,6 +36,8 @@ __all__ = ["Append", "MoveLog"]
 REFRESH_INTERVAL_S = 1.0
 #: Appends whose callers are woken per event-loop iteration once their batch is written.
 RESOLVE_CHUNK = 16
+#: Connections the log keeps between batches instead of returning them to the pool.
+IDLE_CONNECTIONS = 4
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
@@ -70,6 +72,7 @@ class MoveLog:
         self.batches = 0
         self.appends = 0
         self._next_refresh = 0.0
+        self._idle: list[Connection] = []
 
     def append(self, item: Append) -> asyncio.Future[list[int]]:
         """Queue one append; the future holds the script's reply ``[code, seq]``."""
@@ -119,13 +122,33 @@ class MoveLog:
         """Each item's script reply, or the exception that stands for it."""
         cluster = cluster_of(self._r)
         if cluster is None:
-            pool = self._r.connection_pool
-            conn = await pool.get_connection()  # type: ignore[no-untyped-call]
+            conn = await self._connection()
             try:
-                return await self._send(conn, items)
-            finally:
-                await pool.release(conn)
+                replies = await self._send(conn, items)
+            except BaseException:
+                await self._r.connection_pool.release(conn)
+                raise
+            if len(self._idle) < IDLE_CONNECTIONS:
+                self._idle.append(conn)
+            else:
+                await self._r.connection_pool.release(conn)
+            return replies
         return await self._run_on_cluster(cluster, items)
+
+    async def _connection(self) -> Connection:
+        """A connection ready to send: one this log keeps between batches (checked as the
+        pool checks one it hands out: connected, nothing unread), else one from the pool.
+        The pool's checkout and release cost ~16 µs a batch; batches follow each other."""
+        while self._idle:
+            conn = self._idle.pop()
+            try:
+                if conn.is_connected and not await conn.can_read():
+                    return conn
+            except (redis.exceptions.ConnectionError, OSError):
+                pass
+            await self._r.connection_pool.release(conn)  # the pool reconnects it when used
+        pool = self._r.connection_pool
+        return cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
 
     async def _run_on_cluster(self, cluster: RedisCluster, items: list[Append]) -> list[object]:
         """One pipeline per master, all at once: each append goes to the master of its game's
@@ -254,8 +277,10 @@ class MoveLog:
         return replies
 
     async def aclose(self) -> None:
-        """Wait for the writes already sent (shutdown)."""
+        """Wait for the writes already sent (shutdown), then give the kept connections back."""
         if self._pending:
             self._flush()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        while self._idle:
+            await self._r.connection_pool.release(self._idle.pop())

@@ -105,3 +105,21 @@ async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
     assert await asyncio.gather(*(play(g) for g in ids)) == [1] * 50
     assert store.move_log.batches - before == 1
     assert order.index("other") <= RESOLVE_CHUNK + 1 < 50, "it ran before the later chunks"
+
+
+async def test_a_kept_connection_closed_by_redis_is_replaced(
+        redis_client: redis.asyncio.Redis) -> None:
+    """The log keeps its connection between batches; one Redis closed meanwhile (a restart,
+    a CLIENT KILL, an idle timeout) is noticed before use, and the next batch still lands."""
+    store = GameStore(redis_client)
+    (gid,) = await _games(store, 1)
+    assert await store.append_move(gid, 0, "1 2", 2_000) == 1
+    assert store.move_log._idle, "the connection is kept for the next batch"
+    me = await redis_client.client_id()
+    for client in await redis_client.client_list():
+        if int(client["id"]) != me:
+            await redis_client.client_kill_filter(_id=client["id"])
+    assert await store.append_move(gid, 1, "3 4", 3_000) == 2
+    assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2", "3 4"]
+    await store.move_log.aclose()
+    assert not store.move_log._idle
