@@ -46,7 +46,7 @@ from server.leaderboard import (
     entry_from_json,
     prepare_entry,
 )
-from server.movelog import Append, MoveLog
+from server.movelog import Append, LuaScript, MoveLog
 
 __all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore"]
 
@@ -262,13 +262,13 @@ class GameStore:
         self.retention_days = retention_days
         self.max_moves = max_moves
         self.max_move_len = max_move_len
-        self._start = redis.register_script(_START_LUA)
+        self._start = LuaScript.of(_START_LUA)
         #: Group commit of every append (one pipeline per event-loop iteration).
         self.move_log = MoveLog(redis, _APPEND_LUA)
-        self._finish = redis.register_script(_FINISH_LUA)
-        self._finish_game = redis.register_script(_FINISH_GAME_LUA)
+        self._finish = LuaScript.of(_FINISH_LUA)
+        self._finish_game = LuaScript.of(_FINISH_GAME_LUA)
         #: The board's step of daily finishes, and its recovery.
-        self.entries = BoardEntries(redis)
+        self.entries = BoardEntries(redis, commit=self.move_log)
         self._hint = redis.register_script(_HINT_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis)
@@ -303,8 +303,8 @@ class GameStore:
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]
-        raw = await self._start(keys=[k.game], args=args)
-        return _record(raw)
+        raw = await self.move_log.eval(self._start, (k.game,), tuple(args))
+        return _record(cast(list[str], raw))
 
     @translate_redis_errors
     async def get(self, game_id: str) -> GameRecord:
@@ -423,9 +423,8 @@ class GameStore:
             "data": entry.data,
             "fields": {f: str(v) for f, v in result.fields().items()},
         }, separators=(",", ":"))
-        res: list[Any] = await self._finish(
-            keys=[k.game, k.log, k.board, k.members, k.entries], args=[arg]
-        )
+        res = cast(list[Any], await self.move_log.eval(
+            self._finish, (k.game, k.log, k.board, k.members, k.entries), (arg,)))
         code = int(res[0])
         if code < 0:
             raise _error(code, res[1] if len(res) > 1 else None)
@@ -450,7 +449,7 @@ class GameStore:
             "entry": entry.dumps(),
             "fields": {f: str(v) for f, v in result.fields().items()},
         }, separators=(",", ":"))
-        res: list[Any] = await self._finish_game(keys=[k.game, k.log], args=[arg])
+        res = cast(list[Any], await self.move_log.eval(self._finish_game, (k.game, k.log), (arg,)))
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
             await self.entries.dequeue(k)

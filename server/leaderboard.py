@@ -43,6 +43,7 @@ from server import keys
 from server.daily import day_start_ms
 from server.errors import translate_redis_errors
 from server.keys import DailyGameKeys
+from server.movelog import LuaScript, MoveLog
 
 __all__ = [
     "LUA_WRITE_ENTRY",
@@ -326,15 +327,18 @@ class BoardEntries:
     clock) after its finish began is dropped: the process died before the game's step, so
     there is nothing to write (a finish that does go on writes its entry itself)."""
 
-    def __init__(self, redis: redis.asyncio.Redis, *, abandon_after_ms: int = 60_000) -> None:
+    def __init__(self, redis: redis.asyncio.Redis, *, abandon_after_ms: int = 60_000,
+                 commit: MoveLog | None = None) -> None:
         self._r = redis
         self.abandon_after_ms = abandon_after_ms
-        self._write = redis.register_script(_WRITE_LUA)
-        self._enqueue = redis.register_script(_ENQUEUE_LUA)
+        #: The finish path's commands go through the game store's group commit.
+        self._commit = commit or MoveLog(redis)
+        self._write = LuaScript.of(_WRITE_LUA)
+        self._enqueue = LuaScript.of(_ENQUEUE_LUA)
 
     async def enqueue(self, k: DailyGameKeys, expire_at: int) -> None:
         """Put a game in its board's outbox (before the game's step of its finish)."""
-        await self._enqueue(keys=[k.outbox], args=[k.game_id, _wall_ms(), expire_at])
+        await self._commit.eval(self._enqueue, (k.outbox,), (k.game_id, _wall_ms(), expire_at))
 
     async def dequeue(self, k: DailyGameKeys) -> None:
         """Take a game out of the outbox: it does not exist, or its finish was abandoned."""
@@ -348,10 +352,10 @@ class BoardEntries:
                                  entry.member if entry else "", entry.data if entry else "",
                                  entry.expire_at if entry else 0, k.game_id,
                                  "1" if entry else "0"]
-        rank, data = await self._write(
-            keys=[k.board, k.members, k.entries, k.outbox], args=args)
+        rank, data = cast(tuple[int, str], await self._commit.eval(
+            self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)))
         if entry is not None:
-            await self._r.hdel(k.game, "pending")
+            await self._commit.run(k.game, "HDEL", k.game, "pending")
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:

@@ -1,19 +1,24 @@
-"""Group commit of moves: the appends of one event-loop iteration go to Redis in one pipeline.
+"""Group commit: the moves (and the other commands of a game's hot path) of one event-loop
+iteration go to Redis in one pipeline.
 
 Each append is the game store's append script (`EVALSHA`), so each stays atomic and checked
 against its own game's `seq`; batching only shares the round trip and the client's per-command
 cost. A caller awaits its own append's result: it is acknowledged only once Redis has run
 that script, and a failed script fails only that append. A connection failure fails every
 append of the batch (none of them can be known to be stored), exactly as separate calls would.
+The same machinery runs any other command (`run`, `eval`): the scripts that start and finish
+games and the steps around them, whose per-call cost through redis-py's command layer (a pool
+checkout, retries, callbacks) was most of a game's fixed cost.
 
-On a Redis Cluster the batch is split by the master of each game's slot and the pipelines go
-out at once; a master that is down fails only the appends sent to it.
+On a Redis Cluster the batch is split by the master of each command's slot (its routing key)
+and the pipelines go out at once; a master that is down fails only the commands sent to it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +35,7 @@ from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 from .errors import StoreUnavailable, is_outage
 from .redisconn import SOCKET_TIMEOUT_S, cluster_of
 
-__all__ = ["Append", "MoveLog"]
+__all__ = ["Append", "Command", "LuaScript", "MoveLog"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
@@ -48,6 +53,28 @@ _ASKING = _pack(("ASKING",))
 
 
 @dataclass(frozen=True, slots=True)
+class LuaScript:
+    """A Lua script run by its SHA-1 (`EVALSHA`); its source is loaded when Redis lacks it."""
+
+    source: str
+    sha: str
+
+    @classmethod
+    def of(cls, source: str) -> LuaScript:
+        return cls(source, hashlib.sha1(source.encode()).hexdigest())
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command of a batch: its arguments, the key whose slot routes it on a cluster, and
+    the script to load first when it is an `EVALSHA` Redis does not know yet."""
+
+    args: tuple[str | int, ...]
+    key: str
+    script: LuaScript | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Append:
     """One move to append: the game's record and log keys, the seq it was played at."""
 
@@ -60,13 +87,13 @@ class Append:
 
 
 class MoveLog:
-    """Runs the append script for many games in one pipeline per event-loop iteration."""
+    """Runs the commands of each event-loop iteration (appends first of all) in one pipeline
+    per Redis master."""
 
-    def __init__(self, client: redis.asyncio.Redis, script: str) -> None:
+    def __init__(self, client: redis.asyncio.Redis, append_script: str | None = None) -> None:
         self._r = client
-        self._script = client.register_script(script)
-        self._source = script
-        self._pending: list[tuple[Append, asyncio.Future[list[int]]]] = []
+        self._append = LuaScript.of(append_script) if append_script is not None else None
+        self._pending: list[tuple[Command, asyncio.Future[object]]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         #: Pipelines sent and appends written (for tests and the benchmark).
         self.batches = 0
@@ -74,14 +101,35 @@ class MoveLog:
         self._next_refresh = 0.0
         self._idle: list[Connection] = []
 
-    def append(self, item: Append) -> asyncio.Future[list[int]]:
-        """Queue one append; the future holds the script's reply ``[code, seq]``."""
+    def send(self, command: Command) -> asyncio.Future[object]:
+        """Queue one command; the future holds its reply (an error reply raises)."""
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[int]] = loop.create_future()
+        fut: asyncio.Future[object] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._flush)
-        self._pending.append((item, fut))
+        self._pending.append((command, fut))
         return fut
+
+    async def run(self, key: str, *args: str | int) -> object:
+        """One plain command (routed by `key`, which it must name), in this iteration's batch."""
+        return await self.send(Command(args, key))
+
+    async def eval(self, script: LuaScript, keys: tuple[str, ...],
+                   args: tuple[str | int, ...] = ()) -> object:
+        """One script call (all keys in one slot), in this iteration's batch."""
+        return await self.send(Command(("EVALSHA", script.sha, len(keys), *keys, *args),
+                                       keys[0], script))
+
+    async def append(self, item: Append) -> list[int]:
+        """Append one move; the script's reply ``[code, seq]``."""
+        if self._append is None:
+            raise TypeError("this MoveLog was made without the append script")
+        self.appends += 1
+        reply = await self.send(Command(
+            ("EVALSHA", self._append.sha, 2, item.game_key, item.log_key, item.expected_seq,
+             item.move, item.now_ms, item.max_moves), item.game_key, self._append))
+        code, seq = cast(list[int], reply)
+        return [int(code), int(seq)]
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
@@ -89,9 +137,8 @@ class MoveLog:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _write(self, batch: list[tuple[Append, asyncio.Future[list[int]]]]) -> None:
+    async def _write(self, batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
         self.batches += 1
-        self.appends += len(batch)
         try:
             replies = await self._run([a for a, _ in batch])
         except BaseException as exc:
@@ -115,11 +162,10 @@ class MoveLog:
                 fut.set_exception(StoreUnavailable(f"redis unavailable: {reply}")
                                   if is_outage(reply) else reply)
             else:
-                code, seq = cast(list[int], reply)
-                fut.set_result([int(code), int(seq)])
+                fut.set_result(reply)
 
-    async def _run(self, items: list[Append]) -> list[object]:
-        """Each item's script reply, or the exception that stands for it."""
+    async def _run(self, items: list[Command]) -> list[object]:
+        """Each command's reply, or the exception that stands for it."""
         cluster = cluster_of(self._r)
         if cluster is None:
             conn = await self._connection()
@@ -150,10 +196,10 @@ class MoveLog:
         pool = self._r.connection_pool
         return cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
 
-    async def _run_on_cluster(self, cluster: RedisCluster, items: list[Append]) -> list[object]:
-        """One pipeline per master, all at once: each append goes to the master of its game's
-        slot. A master that fails fails only the appends it was sent; a MOVED or ASK reply
-        (a slot that moved) sends that append once more, where the reply points."""
+    async def _run_on_cluster(self, cluster: RedisCluster, items: list[Command]) -> list[object]:
+        """One pipeline per master, all at once: each command goes to the master of its key's
+        slot. A master that fails fails only the commands it was sent; a MOVED or ASK reply
+        (a slot that moved) sends that command once more, where the reply points."""
         try:
             await cluster.initialize()  # the slot map (a no-op once loaded)
         except Exception as exc:  # no node reachable at all
@@ -176,13 +222,13 @@ class MoveLog:
         return [StoreUnavailable(f"redis cluster slot moving: {r}") if isinstance(r, AskError)
                 else r for r in replies]
 
-    async def _send_by_slot(self, cluster: RedisCluster, items: list[Append],
+    async def _send_by_slot(self, cluster: RedisCluster, items: list[Command],
                             which: Sequence[int], replies: list[object]) -> None:
         groups: dict[str, tuple[ClusterNode, list[int]]] = {}
         for i in which:
             try:
                 node = cluster.nodes_manager.get_node_from_slot(
-                    key_slot(items[i].game_key.encode()))
+                    key_slot(items[i].key.encode()))
             except SlotNotCoveredError as exc:
                 replies[i] = exc
                 continue
@@ -216,7 +262,7 @@ class MoveLog:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _on_node(self, node: ClusterNode, items: list[Append], *,
+    async def _on_node(self, node: ClusterNode, items: list[Command], *,
                        asking: bool = False) -> list[object]:
         conn = node.acquire_connection()
         try:
@@ -224,9 +270,9 @@ class MoveLog:
         finally:
             node.release(conn)
 
-    async def _send(self, conn: Connection, items: list[Append], *,
+    async def _send(self, conn: Connection, items: list[Command], *,
                     asking: bool = False) -> list[object]:
-        """Every EVALSHA in one write on one connection, then the replies; a script missing
+        """Every command in one write on one connection, then the replies; a script missing
         from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
 
         Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
@@ -239,9 +285,11 @@ class MoveLog:
             missing = [i for i, r in enumerate(replies)
                        if isinstance(r, redis.exceptions.NoScriptError)]
             if missing:
-                await conn.send_packed_command(_pack(("SCRIPT", "LOAD", self._source)),
-                                               check_health=False)
-                await conn.read_response()
+                sources = {s.sha: s.source for i in missing if (s := items[i].script)}
+                for source in sources.values():
+                    await conn.send_packed_command(_pack(("SCRIPT", "LOAD", source)),
+                                                   check_health=False)
+                    await conn.read_response()
                 again = await self._exchange(conn, [items[i] for i in missing], asking)
                 for i, reply in zip(missing, again, strict=True):
                     replies[i] = reply
@@ -250,15 +298,13 @@ class MoveLog:
             raise
         return replies
 
-    async def _exchange(self, conn: Connection, items: list[Append],
+    async def _exchange(self, conn: Connection, items: list[Command],
                         asking: bool) -> list[object]:
-        sha = self._script.sha
         packed: list[bytes] = []
-        for a in items:
+        for c in items:
             if asking:
                 packed.append(_ASKING)
-            packed.append(_pack(("EVALSHA", sha, 2, a.game_key, a.log_key, a.expected_seq,
-                                 a.move, a.now_ms, a.max_moves)))
+            packed.append(_pack(c.args))
         # One deadline for the batch instead of redis-py's timer per reply (`timeout=inf`
         # turns its own off): a timer armed and cancelled per move cost ~5 % of a move.
         replies: list[object] = []

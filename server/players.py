@@ -14,6 +14,7 @@ import redis.asyncio
 from server import keys
 from server.clock import Clock, SystemClock
 from server.errors import InvalidInput, NameTaken, translate_redis_errors
+from server.movelog import LuaScript, MoveLog
 
 __all__ = ["MAX_TOKEN_LEN", "Player", "PlayerRegistry", "check_name", "hash_token"]
 
@@ -63,10 +64,13 @@ def _new_player_id() -> str:
 class PlayerRegistry:
     """Creates and looks up players. ``redis`` must use ``decode_responses=True``."""
 
-    def __init__(self, redis: redis.asyncio.Redis, clock: Clock | None = None) -> None:
+    def __init__(self, redis: redis.asyncio.Redis, clock: Clock | None = None,
+                 commit: MoveLog | None = None) -> None:
         self._r = redis
         self._clock = clock or SystemClock()
-        self._create = redis.register_script(_CREATE_LUA)
+        #: A new player's script goes through the group commit (a burst of sign-ups batches).
+        self._commit = commit or MoveLog(redis)
+        self._create = LuaScript.of(_CREATE_LUA)
 
     async def create(self, name: str) -> tuple[str, str]:
         """Register ``name``; returns ``(player_id, token)``. The token is shown only once.
@@ -84,10 +88,9 @@ class PlayerRegistry:
         for _ in range(5):
             pid, token = _new_player_id(), secrets.token_urlsafe(24)  # 192-bit token
             now = self._clock.now_ms()
-            res = await self._create(
-                keys=[keys.players_by_name(), keys.players_by_token(), keys.player(pid)],
-                args=[folded, pid, hash_token(token), name, now],
-            )
+            res = await self._commit.eval(
+                self._create, (keys.players_by_name(), keys.players_by_token(), keys.player(pid)),
+                (folded, pid, hash_token(token), name, now))
             if res == 1:
                 return Player(id=pid, name=name, created_at_ms=now), token
             if res == 0:

@@ -48,8 +48,8 @@ class Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
         games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms,
                             metrics=metrics)
-        players = PlayerRegistry(client, clock)
-        leaderboard = Leaderboard(client)
+        players = PlayerRegistry(client, clock, commit=store.move_log)
+        leaderboard = Leaderboard(client, store.entries)
         settings = RaceSettings(countdown_ms=config.race_countdown_ms,
                                 time_limit_ms=config.race_time_limit_ms,
                                 grace_ms=config.race_grace_ms,
