@@ -7,10 +7,12 @@ import datetime as dt
 
 import pytest
 import redis.asyncio
+import redis.exceptions
 
 from server import keys
 from server.errors import Conflict, GameOver, StoreUnavailable
 from server.gamestore import FinalResult, GameStore
+from server.movelog import Append, LuaScript, MoveLog
 
 DAY = dt.date(2030, 6, 15)
 
@@ -123,3 +125,26 @@ async def test_a_kept_connection_closed_by_redis_is_replaced(
     assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2", "3 4"]
     await store.move_log.aclose()
     assert not store.move_log._idle
+
+
+async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
+        redis_client: redis.asyncio.Redis) -> None:
+    """`eval` and `run` go in the same pipeline as the appends of their iteration; a script
+    Redis does not know (flushed) is loaded and run; an error reply fails only its command."""
+    log = MoveLog(redis_client)
+    incr = LuaScript.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    await redis_client.set("{t}:str", "x")
+    await redis_client.script_flush()
+    before = log.batches
+    results = await asyncio.gather(
+        log.eval(incr, ("{t}:n",), (5,)),
+        log.run("{t}:s", "SADD", "{t}:s", "a", "b"),
+        log.run("{t}:str", "HGET", "{t}:str", "x"),  # a string key: WRONGTYPE
+        log.eval(incr, ("{t}:n",), (2,)),
+        return_exceptions=True)
+    assert log.batches - before == 1
+    assert results[0] == 5 and results[1] == 2 and results[3] == 7
+    assert isinstance(results[2], redis.exceptions.ResponseError)
+    with pytest.raises(TypeError):
+        await log.append(Append("{t}:g", "{t}:l", 0, "1 2", 1, 10))
+    await log.aclose()
