@@ -334,6 +334,11 @@ def player_channel(pid: str) -> str:
     return f"{PREFIX}chan:player:{_pid(pid)}"
 
 
+def player_channel_pattern() -> str:
+    """The pattern every `player_channel` matches (one subscription per process)."""
+    return f"{PREFIX}chan:player:*"
+
+
 def room_code(code: str) -> str:
     return f"{PREFIX}{{rooms}}:code:{code}"
 

@@ -1,9 +1,11 @@
 """Per-process fan-out of race messages to the connections here, and who is connected.
 
-Every process subscribes (Redis pub/sub) to the channels of the races its connections are in
-and of the players waiting in its queue, so racers on different server processes see each
-other. Messages are the typed ones of `pubsub`; each is delivered to the connections it
-concerns (a race's event to that race's connections, a match to that player's).
+Every process subscribes (Redis pub/sub) to the channels of the races its connections are in,
+and once to the pattern of every player's channel (a match or an announcement reaches a
+player's connections wherever they are: rare messages, so every process may read them all,
+instead of a SUBSCRIBE and an UNSUBSCRIBE per connection), so racers on different server
+processes see each other. Messages are the typed ones of `pubsub`; each is delivered to the
+connections it concerns (a race's event to that race's connections, a match to that player's).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class RaceFanout:
         self._started: dict[str, set[Recipient]] = defaultdict(set)
         self._latest: dict[str, RaceState] = {}
         self._subscribed: set[str] = set()
+        self._players_followed = False
         self._on_matched: list[Listener] = []
         self._on_gone: list[Listener] = []
         #: This process's name in the racers' presence marks (`RaceService.mark_seen`).
@@ -142,7 +145,9 @@ class RaceFanout:
     async def watch_player(self, conn: Recipient, pid: str) -> None:
         """Send this connection the messages to player `pid` (a match) from now on."""
         self._by_player[pid].add(conn)
-        await self._subscribe(keys.player_channel(pid))
+        if not self._players_followed:
+            self._players_followed = True
+            await self._pubsub.psubscribe(keys.player_channel_pattern())
 
     async def detach(self, conn: Recipient) -> None:
         """A connection closed: stop sending to it (its racer's grace period runs from now)."""
@@ -161,7 +166,6 @@ class RaceFanout:
             self._by_player[pid].discard(conn)
             if not self._by_player[pid]:
                 del self._by_player[pid]
-                await self._unsubscribe(keys.player_channel(pid))
 
     async def _forget_race(self, race_id: str) -> None:
         self._by_race.pop(race_id, None)
@@ -177,7 +181,7 @@ class RaceFanout:
             while True:
                 # redis-py's `get_message` may swallow a cancellation and return None: check.
                 raise_if_cancelled()
-                if not self._subscribed:
+                if not self._subscribed and not self._players_followed:
                     await asyncio.sleep(IDLE_S)
                     continue
                 try:
@@ -189,7 +193,7 @@ class RaceFanout:
                     log.warning("race pub/sub read failed", exc_info=True)
                     await asyncio.sleep(1.0)
                     continue
-                if msg is None or msg.get("type") != "message":
+                if msg is None or msg.get("type") not in ("message", "pmessage"):
                     continue
                 try:
                     decoded = pubsub.decode(msg["data"])

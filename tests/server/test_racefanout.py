@@ -46,6 +46,15 @@ async def subscribed(client: redis.asyncio.Redis, channel: str, n: int = 1) -> N
     raise AssertionError(f"{channel}: not subscribed")
 
 
+async def patterns(client: redis.asyncio.Redis, n: int = 1) -> None:
+    """Wait until `n` pattern subscriptions exist (PSUBSCRIBE is not acknowledged)."""
+    for _ in range(200):
+        if await client.pubsub_numpat() >= n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the players' pattern is not subscribed")
+
+
 async def until(pred: object, timeout: float = 5.0) -> None:
     for _ in range(int(timeout / 0.01)):
         if pred():  # type: ignore[operator]
@@ -159,8 +168,14 @@ async def test_a_match_attaches_the_watching_connection(
     matched: list[Inbox] = []
     parts.fanout.on_matched(matched.append)  # type: ignore[arg-type]
     assert a.player is not None and b.player is not None
+    numpat = await redis_client.pubsub_numpat()
     await parts.fanout.watch_player(a, a.player.id)
-    await subscribed(redis_client, keys.player_channel(a.player.id))
+    await patterns(redis_client, numpat + 1)
+    c = await parts.inbox("judy1")
+    assert c.player is not None
+    await parts.fanout.watch_player(c, c.player.id)
+    await parts.fanout.detach(c)
+    assert await redis_client.pubsub_numpat() == numpat + 1, "one pattern for every player"
     race_id = await room(parts, a, b, start=True)
     await parts.store.announce_match([a.player.id, b.player.id], race_id)
     await until(lambda: bool(updates(a)))
