@@ -2,8 +2,9 @@
 
 The day's deal of a variant is the first seed of the day's HMAC-derived sequence that the
 solver proves winnable (for the scoring Triple Deck games: the first seed, with the best score
-found as par). Deals are computed once per (variant, day) by whichever process takes the Redis
-lock; the others wait for the result in Redis. Tomorrow's deals are computed ahead.
+found as par); without a proof (certification off, failed or out of time), the first seed
+whose deal offers a move. Deals are computed once per (variant, day) by whichever process takes
+the Redis lock; the others wait for the result in Redis. Tomorrow's deals are computed ahead.
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ def _retrieved(task: asyncio.Task[Deal]) -> None:
 def candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
     """The index-th seed of the day's sequence (index 0 is the plain daily seed)."""
     return daily_seed(secret, variant_id if index == 0 else f"{variant_id}#{index}", date)
+
+
+def first_playable(secret: bytes, variant_id: str, date: dt.date) -> tuple[int, int]:
+    """(seed, index) of the day's first candidate whose deal offers a move: the deal served
+    when none is certified. A deal dead from the start (about 3 in 1,000 Fourteen Out deals)
+    would be a game over before it begins, which no player could finish."""
+    for index in range(MAX_CANDIDATES):
+        seed = candidate_seed(secret, variant_id, date, index)
+        if next(new_game(variant_id, seed).legal_moves(), None) is not None:
+            return seed, index
+    return candidate_seed(secret, variant_id, date, 0), 0  # never seen: 40 dead deals in a row
 
 
 # -- work done in the solver processes (picklable top-level functions) ------------------------
@@ -176,15 +188,19 @@ class DailyDeals:
             await asyncio.sleep(0.2)  # another process is computing it
 
     async def _compute(self, variant_id: str, date: dt.date) -> Deal:
-        first = candidate_seed(self.secret, variant_id, date, 0)
         if not self.certify:
-            return Deal(variant_id, date, first, None, False, 0)
+            return self._uncertified(variant_id, date)
         try:
-            return await self._certified(variant_id, date, first)
+            return await self._certified(variant_id, date,
+                                         candidate_seed(self.secret, variant_id, date, 0))
         except Exception:  # a broken solver must not cost players their daily game
-            log.exception("%s %s: certification failed; dealing the first seed", variant_id,
-                          date)
-            return Deal(variant_id, date, first, None, False, 0)
+            log.exception("%s %s: certification failed; dealing the first playable seed",
+                          variant_id, date)
+            return self._uncertified(variant_id, date)
+
+    def _uncertified(self, variant_id: str, date: dt.date) -> Deal:
+        seed, index = first_playable(self.secret, variant_id, date)
+        return Deal(variant_id, date, seed, None, False, index)
 
     async def _certified(self, variant_id: str, date: dt.date, first: int) -> Deal:
         if variant(variant_id).scored:
@@ -199,9 +215,9 @@ class DailyDeals:
             if verdict == "winnable":
                 log.info("%s %s: certified seed #%d, par %s", variant_id, date, index, par)
                 return Deal(variant_id, date, seed, par, True, index)
-        log.warning("%s %s: no seed proven winnable in time; dealing the first", variant_id,
-                    date)
-        return Deal(variant_id, date, first, None, False, 0)
+        log.warning("%s %s: no seed proven winnable in time; dealing the first playable",
+                    variant_id, date)
+        return self._uncertified(variant_id, date)
 
     async def prepare_ahead(self) -> None:
         """Compute today's and tomorrow's deals of every variant (background task)."""

@@ -1,7 +1,7 @@
 """Move scripts computed before a benchmark run, so the load generator does no engine work.
 
 The server deals the daily game of a variant from the daily secret and the date; with
-``--no-certify`` the seed is the plain daily seed (``server.deals.candidate_seed(..., 0)``),
+``--no-certify`` the seed is the day's first that offers a move (``server.deals.first_playable``),
 which the benchmark knows because it chooses both (``--daily-secret``, and ``--date`` through
 the server's ``--clock-offset-ms``). A script is a random legal game on that deal (fixed RNG):
 the moves in the server's notation, played with ``expected_seq`` by every simulated player.
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from engine import new_game
 from engine.views import View
-from server.daily import DAY_MS, daily_seed, day_start_ms
+from server.daily import DAY_MS, day_start_ms
+from server.deals import first_playable
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,9 @@ class Script:
 
 
 def deal_seed(secret: bytes, variant: str, date: dt.date) -> int:
-    """The seed the server deals for ``variant`` on ``date`` with ``--no-certify``: the first
-    candidate of the day (``server.deals.candidate_seed(secret, variant, date, 0)``)."""
-    return daily_seed(secret, variant, date)
+    """The seed the server deals for ``variant`` on ``date`` with ``--no-certify``: the day's
+    first candidate whose deal offers a move (``server.deals.first_playable``)."""
+    return first_playable(secret, variant, date)[0]
 
 
 def initial_view(secret: bytes, variant: str, date: dt.date) -> View:

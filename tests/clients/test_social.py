@@ -1,23 +1,41 @@
-"""`solitaire me / profile / history / share / watch` against a real server subprocess."""
+"""`solitaire me / profile / history / share / watch` against a real server subprocess.
+
+The module's server deals a fixed day (`pinned_day`): with its data dir's random secret the
+Fourteen Out deal would change every run, and about 1 in 350 has no legal move at all (the
+game can then only be resigned, never played to its end), so `finish_daily` failed at random.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import json
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import protocol as p
 from clients.cli.social import share_text
 from engine import from_view
-from tests.support.procs import QUIET, ServerProcess
+from tests.support.procs import ServerProcess, pinned_day
 from tests.support.wsclient import Client
+
+#: The module server's day: noon UTC, so the day cannot change during the module's tests.
+DAY = dt.datetime(2031, 4, 2, 12, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Overrides the package's `server`: the same server on a pinned day and secret."""
+    with ServerProcess(tmp_path_factory.mktemp("server") / "data", pinned_day(DAY)) as srv:
+        yield srv
 
 
 def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
-    """Play today's Fourteen Out to its end with the CLI (first legal move each time)."""
+    """Play the server's Fourteen Out of the day to its end with the CLI (first legal move
+    each time). The server must deal a fixed day (`pinned_day`): some deals cannot be played."""
     first = ("--name", name) if name else ()
     shown = player.run(*first, "--json", "daily", "fourteen-out", "--show")
     assert shown.code == 0, shown.err
@@ -26,11 +44,12 @@ def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
     while (move := next(game.legal_moves(), None)) is not None:
         game.apply(move)
         moves.append(str(move))
+    assert moves, f"the deal of {shown.json()['date']} has no legal move: pin another day"
     run = player.run("--json", "daily", "fourteen-out", "--moves", "-",
                      stdin="\n".join(moves) + "\n")
-    assert run.code == 0, run.err
+    assert run.code == 0, run.out + run.err  # a refused move is in the JSON on stdout
     result: dict[str, Any] = run.json()
-    assert result["finished"]
+    assert result["finished"], run.out
     return result
 
 
@@ -80,6 +99,22 @@ def test_share_text() -> None:
     assert "no daily game" in share_text(day, [], {}, {}, ascii=True)
 
 
+async def first_pushes(client: Client, types: tuple[str, ...],
+                       timeout: float) -> dict[str, dict[str, Any]]:
+    """The first push of each of ``types``, in whatever order they come (`Client.push` drops
+    every other push while it waits for one type)."""
+    got: dict[str, dict[str, Any]] = {}
+
+    async def collect() -> None:
+        while len(got) < len(types):
+            msg = await client.pushes.get()
+            if msg.get("type") in types:
+                got.setdefault(msg["type"], msg)
+
+    await asyncio.wait_for(collect(), timeout)
+    return got
+
+
 async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) -> None:
     watcher = make_player(server.url)
     listed = watcher.run("--name", "cli_watcher", "watch", "--list")
@@ -93,12 +128,15 @@ async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) 
     await a.request("race.start", race_id=race_id)
     proc = watcher.popen("--json", "watch", race_id)
     try:
-        # The watcher is counted: both racers hear of it (then the race may end).
+        # The watcher is counted: both racers hear of it (then the race may end). The CLI
+        # may attach before or after the countdown ends: the two pushes come in either order.
+        started = {}
         for c in (a, b):
-            assert (await c.push("race.spectators", timeout=30))["count"] == 1
-        started = {c.player_id: await c.push("race.started", timeout=20) for c in (a, b)}
+            got = await first_pushes(c, ("race.spectators", "race.started"), timeout=30)
+            assert got["race.spectators"]["count"] == 1
+            started[c.player_id] = got["race.started"]
         view = started[a.player_id]["view"]
-        move = str(next(from_view(view).legal_moves()))
+        move = str(next(from_view(view).legal_moves()))  # a race never deals a dead deal
         assert (await a.request("move", game_id=started[a.player_id]["game_id"],
                                 move=move))["type"] == "moved"
         for c in (a, b):
@@ -119,16 +157,11 @@ async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) 
 
 def test_replay_a_day_that_is_over(make_player: Any, tmp_path: Path) -> None:
     day = dt.datetime(2031, 4, 1, 12, tzinfo=dt.UTC)
-
-    def flags(at: dt.datetime) -> tuple[str, ...]:
-        offset = int(at.timestamp() * 1000) - time.time_ns() // 1_000_000
-        return (*QUIET, "--daily-secret", "x", "--clock-offset-ms", str(offset))
-
-    srv = ServerProcess(tmp_path / "data", flags(day))
+    srv = ServerProcess(tmp_path / "data", pinned_day(day))
     with srv:
         player = make_player(srv.url)
         played = finish_daily(player, "replayer")
-        srv.flags = flags(day + dt.timedelta(days=1))
+        srv.flags = pinned_day(day + dt.timedelta(days=1))
         srv.restart()  # the next day, same port and data
         run = player.run("--json", "history", "fourteen-out", "--replay", "2031-04-01")
         assert run.code == 0, run.err

@@ -135,3 +135,19 @@ async def test_one_process_certifies_the_others_wait(redis_client: redis.asyncio
         await services[0].revealed(DAY)  # today's seeds stay secret
     clock.advance(86_400_000)
     assert (await services[0].revealed(DAY))["triple-triangle"] == a.seed
+
+
+async def test_an_uncertified_daily_deal_is_never_dead_from_the_start(
+        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    """Without certification the day's first candidate is dealt unless it offers no move (a
+    game over before it begins, which nobody could finish): then the next one that does."""
+    dead_day = dt.date(2027, 10, 14)  # secret "x": Fourteen Out's first candidate is dead
+    first = candidate_seed(b"x", "fourteen-out", dead_day, 0)
+    assert next(new_game("fourteen-out", first).legal_moves(), None) is None
+    deals = DailyDeals(redis_client, clock, b"x", CountingPool(), certify=False)
+    deal = await deals.get("fourteen-out", dead_day)
+    assert deal.candidate == 1 and not deal.certified
+    assert deal.seed == candidate_seed(b"x", "fourteen-out", dead_day, 1)
+    assert next(new_game("fourteen-out", deal.seed).legal_moves(), None) is not None
+    ordinary = await deals.get("triple-triangle", dead_day)
+    assert ordinary.candidate == 0, "a playable first candidate is dealt as before"
