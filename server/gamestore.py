@@ -18,6 +18,7 @@ returns: the move is then in Redis (and its AOF).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
@@ -271,7 +272,7 @@ class GameStore:
         self.entries = BoardEntries(redis, commit=self.move_log)
         self._hint = redis.register_script(_HINT_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
-        self.history = History(redis)
+        self.history = History(redis, commit=self.move_log)
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -438,9 +439,10 @@ class GameStore:
         final_move: str | None, expected_seq: int,
     ) -> tuple[GameRecord, Entry]:
         # The outboxes first: the history's (recorded below, or by the next profile read)
-        # and the board's (written below, or by the next read of the board).
-        await self.history.mark_pending(k.player_id, k.game_id)
-        await self.entries.enqueue(k, entry.expire_at)
+        # and the board's (written below, or by the next read of the board). Independent, so
+        # sent together: one batch of the group commit.
+        await asyncio.gather(self.history.mark_pending(k.player_id, k.game_id),
+                             self.entries.enqueue(k, entry.expire_at))
         arg = json.dumps({
             "seq": expected_seq,
             "final": final_move is not None,
@@ -456,10 +458,11 @@ class GameStore:
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
         record = _record(res[1])
-        # Step 2 with the stored entry (another process's, if it finished first).
-        rank, raw_entry = await self.entries.write(k, record.pending_entry)
+        # Step 2 with the stored entry (another process's, if it finished first), and the
+        # history's record beside it (independent of the board).
+        (rank, raw_entry), _ = await asyncio.gather(
+            self.entries.write(k, record.pending_entry), self.record_history(record))
         record = replace(record, pending_entry=None)
-        await self.record_history(record)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)

@@ -35,6 +35,7 @@ import redis.asyncio
 
 from server import keys
 from server.errors import is_outage, translate_redis_errors
+from server.movelog import LuaScript, MoveLog
 
 __all__ = [
     "DailyResult",
@@ -251,16 +252,19 @@ class History:
     """Player histories in Redis. ``redis`` must use ``decode_responses=True``."""
 
     def __init__(self, redis: redis.asyncio.Redis,
-                 keep_days: int = keys.HISTORY_KEEP_DAYS) -> None:
+                 keep_days: int = keys.HISTORY_KEEP_DAYS, commit: MoveLog | None = None) -> None:
         self._r = redis
         self.keep_days = keep_days
-        self._record = redis.register_script(_RECORD_LUA)
+        #: The finish path's two steps here go through the game store's group commit.
+        self._commit = commit or MoveLog(redis)
+        self._record = LuaScript.of(_RECORD_LUA)
         self._final_rank = redis.register_script(_FINAL_RANK_LUA)
 
     @translate_redis_errors
     async def mark_pending(self, pid: str, game_id: str) -> None:
         """Put a game in the player's outbox before its finish script runs (step 1)."""
-        await self._r.sadd(keys.history_pending(pid), game_id)
+        pending = keys.history_pending(pid)
+        await self._commit.run(pending, "SADD", pending, game_id)
 
     @translate_redis_errors
     async def pending(self, pid: str) -> list[str]:
@@ -275,12 +279,13 @@ class History:
     async def record(self, result: DailyResult) -> bool:
         """Record a finished daily game once; True when it was recorded now."""
         pid, v = result.player_id, result.variant
-        done = await self._record(
-            keys=[keys.history_days(pid, v), keys.history_won(pid, v),
-                  keys.history_results(pid, v), keys.history_ranks(pid, v),
-                  keys.history_stats(pid, v), keys.history_pending(pid)],
-            args=[day_number(result.date), int(result.won), result.dumps(), result.game_id,
-                  result.score, result.time_ms, self.keep_days])
+        done = await self._commit.eval(
+            self._record,
+            (keys.history_days(pid, v), keys.history_won(pid, v),
+             keys.history_results(pid, v), keys.history_ranks(pid, v),
+             keys.history_stats(pid, v), keys.history_pending(pid)),
+            (day_number(result.date), int(result.won), result.dumps(), result.game_id,
+             result.score, result.time_ms, self.keep_days))
         return bool(done)
 
     @translate_redis_errors
