@@ -185,9 +185,25 @@ _BUCKETS: Final = 64
 PROBE_NODES: Final = 8
 
 
+_PLAYABLE: dict[bytes, frozenset[int]] = {}
+
+
+def _playable(found: bytes) -> frozenset[int]:
+    """The card codes the foundations `found` take (one per foundation below a King),
+    remembered: a search meets few distinct foundation states."""
+    got = _PLAYABLE.get(found)
+    if got is None:
+        if len(_PLAYABLE) >= 4096:
+            _PLAYABLE.clear()
+        got = _PLAYABLE[found] = frozenset(
+            (f // 3) * 13 + h for f, h in enumerate(found) if h < 13)
+    return got
+
+
 def _estimate(key: bytes, goal_total: int) -> int:
     """Search order only (any order is exact): how far `key` looks from progress, 0 to 63."""
     found = key[:FOUND_LEN]
+    playable = _playable(found)
     best = 40
     for p in key[FOUND_LEN:].split(_SEP_BYTES):
         m = len(p) - 1
@@ -199,10 +215,14 @@ def _estimate(key: bytes, goal_total: int) -> int:
                 b += 1
             if m - b < best:
                 best = m - b
-        for d in range(min(m, best)):
-            if _plays(found, p[m - d]) >= 0:
+        d, stop = 0, m if m < best else best
+        while d < stop:
+            if p[m - d] in playable:
                 best = d
                 break
+            d += 1
+        if best == 0:
+            break  # nothing scores lower
     return min(best + 2 * (goal_total - sum(found)), _BUCKETS - 1)
 
 
@@ -227,10 +247,11 @@ def _children(key: bytes, goal_total: int) -> list[bytes] | None:
     at_goal_total = sum(found) >= goal_total
     slots: dict[int, list[int]] = {}
     empty = -1
+    playable = _playable(found)
     for i, p in enumerate(piles):
         if len(p) > 1:
             top = p[-1]
-            if at_goal_total and _plays(found, top) >= 0:
+            if at_goal_total and top in playable:
                 return None
             s = SLOT[top]
             if s in slots:

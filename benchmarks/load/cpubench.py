@@ -110,6 +110,12 @@ class Window:
     def metric(self, name: str) -> float:
         return cpumeter.total(self.b.samples, name) - cpumeter.total(self.a.samples, name)
 
+    def engine_share(self) -> float | None:
+        """The rules engine's part of the server's CPU in this window (its own counter)."""
+        cpu = self.cpu("server")
+        engine = self.metric("solitaire_engine_cpu_seconds_total")
+        return engine / cpu if cpu > 0 and engine > 0 else None
+
     @property
     def moves(self) -> int:
         if self.target.echo:
@@ -339,14 +345,15 @@ class CpuBench:
     def show_variants(self, per_variant: dict[str, Window]) -> None:
         say("  per variant (only that variant played, whole games):")
         say(f"    {'variant':<18} {'players x games':>15} {'server µs/move':>14} "
-            f"{'µs/request':>10} {'redis µs/move':>13} {'moves/s':>8} {'lag p99':>8} "
-            f"{'errors':>6}  generator")
+            f"{'µs/request':>10} {'redis µs/move':>13} {'engine':>6} {'moves/s':>8} "
+            f"{'lag p99':>8} {'errors':>6}  generator")
         for v, w in per_variant.items():
             p99, _ = w.lag_ms()
             say(f"    {v:<18} {f'{w.players} x {w.games}':>15} "
                 f"{_fmt(w.per_move_us('server')):>14} "
                 f"{_fmt(w.per_request_us('server')):>10} "
-                f"{_fmt(w.per_move_us('redis')):>13} {w.moves / w.wall:>8,.0f} "
+                f"{_fmt(w.per_move_us('redis')):>13} {_fmt(w.engine_share(), '.0%'):>6} "
+                f"{w.moves / w.wall:>8,.0f} "
                 f"{_fmt(p99, '.1f'):>5} ms {sum(w.gen.errors.values()):>6}  "
                 + ", ".join(f"{u:.0%}" for u in w.gen_utilisation()))
 
@@ -404,6 +411,7 @@ class CpuBench:
             "per_variant_server_cpu_us_per_request": {v: w.per_request_us("server")
                                                       for v, w in per_variant.items()},
             "per_variant_loop_lag_p99_ms": {v: w.lag_ms()[0] for v, w in per_variant.items()},
+            "per_variant_engine_share": {v: w.engine_share() for v, w in per_variant.items()},
             "machine": {"mixed": mixed.machine(), "echo": echo.machine(),
                         **{v: w.machine() for v, w in per_variant.items()}},
             "moves_per_s": mixed.moves / mixed.wall,
