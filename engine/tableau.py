@@ -182,7 +182,9 @@ class TableauGame(Game):
             moving = pile[-move.count :]
             del pile[-move.count :]
             self._piles[int(move.dst) - 1].extend(moving)
-            cards = tuple(c for c in moving if c is not None)
+            # A player's copy may move cards it cannot see (None); the server never does.
+            cards = (tuple(moving) if None not in moving  # type: ignore[arg-type]
+                     else tuple(c for c in moving if c is not None))
         transfer = Transfer(cards, move.src, move.dst)
         text = str(move) if move.dst == FOUNDATION else f"{move.src} {move.dst} {move.count}"
         return MoveResult(text, (transfer,), self._turn_up(src))
