@@ -164,6 +164,9 @@ def hard_frame_limit(config: Config) -> int:
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     app = request.app
     config = app[CONFIG]
+    pacer = app[PACER]
+    if pacer.behind():  # a burst of new connections waits for the loop's overdue timers too
+        await pacer.catch_up()
     # aiohttp refuses a frame of `max_msg_size` bytes or more (it closes with 1009, no reply),
     # so it gets a larger limit: the codec refuses frames over `config.max_msg_size` with a
     # `too_large` reply before the close, for frames up to `hard_frame_limit(config)`.
@@ -175,7 +178,6 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     metrics = app[METRICS]
     metrics.connections.inc()
     writer = asyncio.create_task(conn.writer())
-    pacer = app[PACER]
     try:
         while not ws.closed:
             msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
