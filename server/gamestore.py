@@ -49,7 +49,7 @@ from server.leaderboard import (
 )
 from server.movelog import Append, LuaScript, MoveLog
 
-__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore"]
+__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore", "new_game_fields"]
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +248,26 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
     )
 
 
+def new_game_fields(
+    game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+) -> dict[str, str | int]:
+    """A new game record's fields (`GameStore.start_game`; a race's start writes its racers'
+    games with them in its own script)."""
+    k = keys.parse_game_id(game_id)
+    return {
+        "game_id": game_id,
+        "kind": kind,
+        "variant": variant,
+        "date": k.date.isoformat(),
+        "player_id": k.player_id,
+        "seed": str(int(seed)),
+        "started_at_ms": started_at_ms,
+        "status": "playing",
+        "seq": 0,
+        "last_move_at_ms": started_at_ms,
+    }
+
+
 class GameStore:
     """Daily game persistence. ``redis`` must use ``decode_responses=True``."""
 
@@ -289,18 +309,7 @@ class GameStore:
         """Create a game record unless it exists (then return it unchanged). The game's time
         counts from ``started_at_ms``: when the deal is served, or when a race starts."""
         k = keys.parse_game_id(game_id)
-        fields: dict[str, str | int] = {
-            "game_id": game_id,
-            "kind": kind,
-            "variant": variant,
-            "date": k.date.isoformat(),
-            "player_id": k.player_id,
-            "seed": str(int(seed)),
-            "started_at_ms": started_at_ms,
-            "status": "playing",
-            "seq": 0,
-            "last_move_at_ms": started_at_ms,
-        }
+        fields = new_game_fields(game_id, kind, variant, seed, started_at_ms)
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]

@@ -33,6 +33,7 @@ transaction share it, so they live in one slot)::
     sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
     sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
     sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
+    sol:{rw:<variant>:<date>}:applied        set    race ids whose win is counted (once)
     sol:{h:<pid>}:days:<variant>             zset   UTC day numbers with a finished daily game
     sol:{h:<pid>}:won:<variant>              zset   UTC day numbers with a won daily game
     sol:{h:<pid>}:res:<variant>              hash   day number -> result JSON (`server.history`)
@@ -377,6 +378,11 @@ def rating_recent(variant: str, pid: str) -> str:
 
 def race_wins_board(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:board"
+
+
+def race_wins_applied(variant: str, date: dt.date) -> str:
+    """Races whose win that day is counted (each once)."""
+    return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:applied"
 
 
 # -- player history (profiles, streaks) ------------------------------------------------------

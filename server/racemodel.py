@@ -243,6 +243,9 @@ class RaceState:
     forfeited: frozenset[str] = frozenset()
     results: tuple[RaceResult, ...] | None = None
     closed: bool = False
+    #: when the race's end began (`finishing`), and why (the `finished` event's reason)
+    finished_at: int | None = None
+    reason: str | None = None
 
     def names(self) -> dict[str, str]:
         return dict(self.racers)

@@ -17,10 +17,15 @@ from .errors import GameOver, NotFound
 from .games import GameService, LiveGame
 from .leaderboard import BoardRef, Leaderboard
 from .racemodel import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
+from .races import UNDEALT_MS
 from .racestore import RaceStore
 from .ratings import RaceBoards
 
 log = logging.getLogger(__name__)
+
+#: A race whose end began this long ago and is still `finishing` was left so by a process that
+#: stopped: the next tick anywhere takes its end over (ending takes well under a second).
+FINISHING_STALE_MS = 15_000
 
 
 def progress_of(live: LiveGame) -> Progress:
@@ -60,19 +65,38 @@ class RaceReferee:
         return await self.store.due(now_ms)
 
     async def tick(self, race_id: str) -> None:
-        """Enforce the race's clocks: the time limit and the disconnect grace period."""
-        race = await self.store.load(race_id)
-        if race.status is not RaceStatus.RUNNING or race.start_at is None \
-                or race.ends_at is None:
-            if race.status is RaceStatus.FINISHED:  # also completes an end cut short
-                await self.store.release(race.pids(), race_id)
-                await self.store.set_active(race_id, None)
-            return
+        """Enforce the race's clocks: the time limit and the disconnect grace period. A race
+        in the deadline index in any other state is settled too: one gone or finished leaves
+        the index (an end cut short is completed), one still open (its start was cut short, or
+        is under way) is looked at again later, and one left `finishing` is taken over."""
         now = self.clock.now_ms()
+        try:
+            race = await self.store.load(race_id)
+        except NotFound:
+            await self.store.set_active(race_id, None)
+            return
+        if race.status is RaceStatus.FINISHED:  # also completes an end cut short
+            await self.store.release(race.pids(), race_id)
+            await self.store.set_active(race_id, None)
+            return
+        if race.status is RaceStatus.OPEN:
+            if race.creator is None and now - race.created_at > UNDEALT_MS:
+                await self.store.set_active(race_id, None)  # a match never dealt: abandoned
+            else:
+                await self.store.set_active(race_id, now + UNDEALT_MS)
+            return
+        if race.status is RaceStatus.FINISHING:
+            await self._take_over(race, now)
+            return
+        if race.start_at is None or race.ends_at is None:  # never written so by a start
+            log.warning("race %s: running without a clock", race_id)
+            await self.store.set_active(race_id, None)
+            return
         if now >= race.ends_at:
             await self.end(race_id, reason="time limit")
             return
-        if now < race.start_at:
+        if now < race.start_at:  # a start's index write of another process, a bit early
+            await self.store.set_active(race_id, race.start_at)
             return
         gone = [pid for pid in race.pids()
                 if pid not in race.forfeited
@@ -108,23 +132,40 @@ class RaceReferee:
     async def end(self, race_id: str, reason: str) -> None:
         """Close every racer's game, rank them, rate them: once, whoever gets here first."""
         now = self.clock.now_ms()
+        # The deadline index first (another slot): if this process stops while the race is
+        # `finishing`, a tick anywhere takes the end over soon, not at the time limit.
+        await self.store.set_active(race_id, now + FINISHING_STALE_MS, only_earlier=True)
         if not await self.store.start_finishing(race_id, now, reason):
             return
+        await self._complete(race_id, reason, now)
+
+    async def _take_over(self, race: RaceState, now: int) -> None:
+        """Complete the end of a race left `finishing` by a process that stopped: one taker
+        (a compare-and-set on `finished_at`), after `FINISHING_STALE_MS`."""
+        began = race.finished_at if race.finished_at is not None else now
+        if now - began < FINISHING_STALE_MS:
+            await self.store.set_active(race.race_id, began + FINISHING_STALE_MS)
+            return
+        if not await self.store.take_over_finishing(race.race_id, began, now):
+            return
+        log.warning("race %s: taking over an end left unfinished since %d", race.race_id, began)
+        await self.store.set_active(race.race_id, now + FINISHING_STALE_MS)
+        await self._complete(race.race_id, race.reason or "time limit", began)
+
+    async def _complete(self, race_id: str, reason: str, finished_at: int) -> None:
+        """The end of a `finishing` race; every step is idempotent, so a process taking over
+        an end cut short repeats it whole: games already closed are read back, the ratings
+        already applied are reported again, the win counts once."""
         race = await self.store.load(race_id)
         names = race.names()
         for pid, name in race.racers:
-            try:
-                live, _ = await self.games.close(keys.race_game_id(race_id, pid), pid, name,
-                                                 resigned=pid in race.forfeited)
-                await self.store.set_progress(race_id, pid, progress_of(live))
-            except (GameOver, NotFound):
-                log.warning("race %s: no game for %s", race_id, pid)
+            await self._close(race, pid, name)
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
         ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
         ordered += [e.player_id for e in standings if e.player_id in race.forfeited]
         places = {pid: i + 1 for i, pid in enumerate(ordered)}
-        summary = RaceSummary(race_id=race_id, variant=race.variant, finished_at=now,
+        summary = RaceSummary(race_id=race_id, variant=race.variant, finished_at=finished_at,
                               racers=len(places))
         changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
         by_pid = {e.player_id: e for e in standings}
@@ -139,10 +180,27 @@ class RaceReferee:
                 rating=change[1] if change else None,
                 rating_change=change[1] - change[0] if change else None))
         if ordered:
-            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0])
+            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0],
+                                      race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
         # The racers' index and the deadline index live in other slots (Redis Cluster): freed
         # after the race's own atomic end, idempotently (`tick` completes an end cut short).
         await self.store.release(race.pids(), race_id)
         await self.store.set_active(race_id, None)
+
+    async def _close(self, race: RaceState, pid: str, name: str) -> None:
+        """Close a racer's game (unless it is) and record its final progress either way."""
+        gid = keys.race_game_id(race.race_id, pid)
+        try:
+            live, _ = await self.games.close(gid, pid, name, resigned=pid in race.forfeited)
+        except GameOver:  # closed before, and its standing is gone: its record still tells
+            try:
+                live = await self.games.refresh(await self.games.get(gid, pid))
+            except NotFound:
+                log.warning("race %s: no game for %s", race.race_id, pid)
+                return
+        except NotFound:
+            log.warning("race %s: no game for %s", race.race_id, pid)
+            return
+        await self.store.set_progress(race.race_id, pid, progress_of(live))

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import protocol as p
-import protocol.races as pr
 from engine import VARIANT_IDS, new_game
 from engine.views import json_map
 
@@ -104,8 +103,10 @@ class RaceService:
         try:
             live = await self.games.get(game_id, pid)
         except NotFound:
-            # The process that dealt the race stopped before creating every game: the deal
-            # and start are in the race, so any process completes it (creation is idempotent).
+            # A race start creates every racer's game in its own script; a race dealt by a
+            # process of the previous release (which created them one by one after the start)
+            # may lack some if that process stopped. The deal and start are in the race, so
+            # any process completes it (creation is idempotent); one lookup, only on a miss.
             await self.games.store.start_game(game_id, "race", race.variant, race.seed,
                                               race.start_at)
             live = await self.games.get(game_id, pid)
@@ -239,19 +240,18 @@ class RaceService:
 
     async def _begin(self, race_id: str) -> bool:
         """Deal an open race: everyone's game starts at the same server time after a
-        countdown."""
+        countdown. One script on the race's slot starts it whole (games, seen marks, the
+        `countdown` event); the deadline index, in another slot, is written first (a process
+        stopping right after leaves a race the referee's tick looks at again, whatever state
+        it is in) and again after the start (a tick in between may have moved it later)."""
         now = self.clock.now_ms()
         start_at = now + self.settings.countdown_ms
         ends_at = start_at + self.settings.time_limit_ms
-        if not await self.store.begin(race_id, start_at, ends_at):
+        await self.store.set_active(race_id, start_at, only_earlier=True)
+        if not await self.store.begin(race_id, start_at, ends_at,
+                                      retention_days=self.games.store.retention_days):
             return False
-        race = await self.store.load(race_id)
-        for pid in race.pids():
-            await self.games.store.start_game(keys.race_game_id(race_id, pid), "race",
-                                              race.variant, race.seed, start_at)
-        await self.store.touch(race_id, race.pids(), start_at)
-        await self.store.set_active(race_id, start_at)
-        await self.store.emit(race_id, pr.RaceCountdown(start_at=start_at, ends_at=ends_at))
+        await self.store.set_active(race_id, start_at, only_earlier=True)
         return True
 
 

@@ -22,6 +22,8 @@ import protocol.races as pr
 
 from . import keys, pubsub
 from .errors import Conflict, NotFound, translate_redis_errors
+from .gamestore import new_game_fields
+from .leaderboard import board_expire_at
 from .racemodel import (
     LoggedEvent,
     Progress,
@@ -34,6 +36,11 @@ from .racemodel import (
 
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 EVENT_LOG_MAX = 2000
+#: How long a race's games stay when the caller does not say (`GameStore`'s default).
+GAME_RETENTION_DAYS = 90
+#: A start reads the racers, then starts them in one script; when a racer joined or left in
+#: between, it reads them again (this many times at most).
+BEGIN_TRIES = 5
 
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
@@ -85,6 +92,46 @@ table.insert(list, pid)
 table.sort(list)
 redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
 emit(KEYS[1], KEYS[5], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return 1
+"""
+
+# KEYS: race, order, seen, events, then each racer's game record (joining order).
+# ARGV: start_at, ends_at, ttl_ms, the games' expire-at (unix s), the pids (json list, joining
+# order), their games' fields (json list of flat field/value lists of strings), then the
+# `countdown` event. The whole start on the race's slot: open -> running with its clock, each
+# racer's game unless it exists, their seen marks (the grace counts from the start) and the
+# announcement. Returns 1 started, 0 not open (or gone), -1 the racers changed meanwhile.
+_BEGIN_LUA = _EMIT_FN + """
+if redis.call('HGET', KEYS[1], 'status') ~= 'open' then return 0 end
+local pids = cjson.decode(ARGV[5])
+local order = redis.call('LRANGE', KEYS[2], 0, -1)
+if #order ~= #pids then return -1 end
+for i, p in ipairs(order) do if pids[i] ~= p then return -1 end end
+redis.call('HSET', KEYS[1], 'status', 'running', 'start_at', ARGV[1], 'ends_at', ARGV[2])
+local fields = cjson.decode(ARGV[6])
+local start = tonumber(ARGV[1])
+for i, p in ipairs(pids) do
+  local game = KEYS[4 + i]
+  if redis.call('EXISTS', game) == 0 then
+    redis.call('HSET', game, unpack(fields[i]))
+    redis.call('EXPIREAT', game, ARGV[4])
+  end
+  if tonumber(redis.call('HGET', KEYS[3], p) or '0') < start then
+    redis.call('HSET', KEYS[3], p, ARGV[1])
+  end
+end
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+emit(KEYS[1], KEYS[4], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return 1
+"""
+
+# KEYS: race. ARGV: the finished_at the caller saw, now. Takes over the end of a race left
+# in `finishing` (its process stopped): a compare-and-set on finished_at, so of the processes
+# that saw the same stalled end exactly one takes it over. Returns 1 taken over, else 0.
+_TAKE_OVER_LUA = """
+local st = redis.call('HMGET', KEYS[1], 'status', 'finished_at')
+if st[1] ~= 'finishing' or st[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'finished_at', ARGV[2])
 return 1
 """
 
@@ -248,6 +295,8 @@ class RaceStore:
         self._progress = client.register_script(_PROGRESS_LUA)
         self._forfeit_if_gone = client.register_script(_FORFEIT_IF_GONE_LUA)
         self._finish = client.register_script(_FINISH_LUA)
+        self._begin = client.register_script(_BEGIN_LUA)
+        self._take_over = client.register_script(_TAKE_OVER_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._present = client.register_script(_PRESENT_LUA)
         self._absent = client.register_script(_ABSENT_LUA)
@@ -328,16 +377,53 @@ class RaceStore:
         return bool(await self._transition(keys=[keys.race(race_id)], args=args))
 
     @translate_redis_errors
-    async def begin(self, race_id: str, start_at: int, ends_at: int) -> bool:
-        """open -> running with its clock; False when it was not open."""
-        return await self._move(race_id, RaceStatus.OPEN, RaceStatus.RUNNING,
-                                "start_at", start_at, "ends_at", ends_at)
+    async def begin(self, race_id: str, start_at: int, ends_at: int,
+                    retention_days: int = GAME_RETENTION_DAYS) -> bool:
+        """open -> running with its clock, in one step with all the start's writes on the
+        race's slot (`_BEGIN_LUA`): each racer's game (as `GameStore.start_game` makes it,
+        expiring with a board of the race's day kept `retention_days`), their seen marks and
+        the `countdown` event. False when the race was not open (or is gone).
+
+        The deadline index is in another slot: the caller writes it around this
+        (`RaceService._begin`)."""
+        countdown = self._event_args(race_id, pr.RaceCountdown(start_at=start_at,
+                                                               ends_at=ends_at))
+        expire_at = board_expire_at(keys.race_date(race_id), retention_days)
+        for _ in range(BEGIN_TRIES):
+            async with self.r.pipeline(transaction=False) as pipe:
+                pipe.hmget(keys.race(race_id), ["variant", "seed"])
+                pipe.lrange(keys.race_order(race_id), 0, -1)
+                (variant, seed), pids = await pipe.execute()
+            if variant is None:
+                return False
+            game_ids = [keys.race_game_id(race_id, pid) for pid in pids]
+            fields = [[str(x) for kv in new_game_fields(g, "race", variant, int(seed),
+                                                         start_at).items() for x in kv]
+                      for g in game_ids]
+            started = int(await self._begin(
+                keys=[keys.race(race_id), keys.race_order(race_id), keys.race_seen(race_id),
+                      keys.race_events(race_id),
+                      *(keys.parse_game_id(g).game for g in game_ids)],
+                args=[start_at, ends_at, self.ttl_ms, expire_at, json.dumps(pids),
+                      json.dumps(fields), *countdown]))
+            if started >= 0:
+                return started == 1
+        raise Conflict("the room kept changing while the race was starting")
 
     @translate_redis_errors
     async def start_finishing(self, race_id: str, now_ms: int, reason: str) -> bool:
         """running -> finishing: exactly one caller wins the right to end the race."""
         return await self._move(race_id, RaceStatus.RUNNING, RaceStatus.FINISHING,
                                 "finished_at", now_ms, "reason", reason)
+
+    @translate_redis_errors
+    async def take_over_finishing(self, race_id: str, seen_finished_at: int,
+                                  now_ms: int) -> bool:
+        """Take over the end of a race still `finishing` since `seen_finished_at` (its
+        process stopped): exactly one caller that saw that mark wins, and the race's end is
+        then its to complete (`finished_at` becomes `now_ms`)."""
+        return bool(await self._take_over(keys=[keys.race(race_id)],
+                                          args=[seen_finished_at, now_ms]))
 
     @translate_redis_errors
     async def finish(self, race_id: str, results: tuple[RaceResult, ...],
@@ -390,6 +476,8 @@ class RaceStore:
             forfeited=frozenset(str(pid) for pid in forfeited),
             results=load_results(h["results"]) if "results" in h else None,
             closed=h.get("closed") == "1",
+            finished_at=int(h["finished_at"]) if "finished_at" in h else None,
+            reason=h.get("reason"),
         )
 
     @translate_redis_errors
@@ -475,21 +563,19 @@ class RaceStore:
             await pipe.execute()
 
     @translate_redis_errors
-    async def touch(self, race_id: str, pids: Sequence[str], now_ms: int) -> None:
-        """Mark racers as seen connected now (the grace period counts from the last mark)."""
-        await self.mark_present(race_id, pids, now_ms)
-
-    @translate_redis_errors
     async def add_forfeit(self, race_id: str, pid: str) -> bool:
         """Record a forfeit atomically; False when already forfeited or not running."""
         return bool(await self._forfeit(keys=[keys.race(race_id)], args=[pid]))
 
     @translate_redis_errors
-    async def set_active(self, race_id: str, due_ms: int | None) -> None:
+    async def set_active(self, race_id: str, due_ms: int | None, *,
+                         only_earlier: bool = False) -> None:
+        """Schedule the race's next deadline check at `due_ms` (None: drop it from the
+        index); `only_earlier` never delays one already scheduled (ZADD LT)."""
         if due_ms is None:
             await self.r.zrem(keys.races_active(), race_id)
         else:
-            await self.r.zadd(keys.races_active(), {race_id: due_ms})
+            await self.r.zadd(keys.races_active(), {race_id: due_ms}, lt=only_earlier)
 
     @translate_redis_errors
     async def due(self, now_ms: int) -> list[str]:

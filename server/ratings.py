@@ -3,7 +3,10 @@
 A rating is stored as JSON per player and variant; the board holds the displayed rating
 (`display`: 1000 + 40 x the conservative ordinal mu - 3 sigma), so a new player shows 1000.
 Each race is applied exactly once: the update runs in a WATCH/MULTI transaction that also adds
-the race id to the variant's applied set, and it is skipped when the id is already there.
+the race id to the variant's applied set, and it is skipped when the id is already there (the
+ratings it applied are then read back from the racers' recent races, so a race end completed
+by another process reports the same changes). A race's win counts once on its day's wins board
+the same way (an applied set in the board's slot, one script).
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ from .racemodel import RaceSummary, RecentRace
 
 MODEL = PlackettLuce()
 RECENT_MAX = 50
+
+# KEYS: wins board, its applied set. ARGV: race id, winner, ttl_s. Counts the race's win
+# once. Returns 1 counted, 0 already counted.
+_ADD_WIN_LUA = """
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('ZINCRBY', KEYS[1], 1, ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1
+"""
 
 
 class Board(StrEnum):
@@ -97,11 +110,13 @@ class RaceBoards:
     def __init__(self, client: redis.asyncio.Redis, retention_days: int) -> None:
         self.r = client
         self.retention_s = retention_days * 86_400
+        self._add_win = client.register_script(_ADD_WIN_LUA)
 
     @translate_redis_errors
     async def apply(self, summary: RaceSummary,
                     places: Mapping[str, int]) -> dict[str, tuple[int, int]]:
-        """Rate a finished race once; returns pid -> (rating before, after) as displayed."""
+        """Rate a finished race once; returns pid -> (rating before, after) as displayed,
+        on a repeated call the ones applied the first time (from the racers' recent races)."""
         variant, race_id = summary.variant, summary.race_id
         stats, board = keys.rating_stats(variant), keys.rating_board(variant)
         applied = keys.rating_applied(variant)
@@ -112,7 +127,7 @@ class RaceBoards:
                     await pipe.watch(stats, applied)
                     if await pipe.sismember(applied, race_id):
                         await pipe.reset()  # type: ignore[no-untyped-call]
-                        return {}
+                        return await self._applied(variant, race_id, pids)
                     raw = cast(list[str | None], await pipe.hmget(stats, pids))
                     before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
                     after = rate(before, places)
@@ -131,13 +146,30 @@ class RaceBoards:
                 except WatchError:
                     continue
 
+    async def _applied(self, variant: str, race_id: str,
+                       pids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """The (before, after) ratings a race already applied, from each racer's recent races
+        (a racer whose item has been trimmed since is left out)."""
+        async with self.r.pipeline(transaction=False) as pipe:
+            for p in pids:
+                pipe.lrange(keys.rating_recent(variant, p), 0, RECENT_MAX - 1)
+            lists = cast(list[list[str]], await pipe.execute())
+        out: dict[str, tuple[int, int]] = {}
+        for p, items in zip(pids, lists, strict=True):
+            for raw in items:
+                item = RecentRace.loads(raw)
+                if item.race_id == race_id:
+                    out[p] = (item.rating_before, item.rating_after)
+                    break
+        return out
+
     @translate_redis_errors
-    async def add_win(self, variant: str, day: dt.date, pid: str) -> None:
-        key = keys.race_wins_board(variant, day)
-        async with self.r.pipeline(transaction=True) as pipe:
-            pipe.zincrby(key, 1, pid)
-            pipe.expire(key, self.retention_s)
-            await pipe.execute()
+    async def add_win(self, variant: str, day: dt.date, pid: str, race_id: str) -> bool:
+        """Count the race's win for `pid` on the day's wins board, once per race; False when
+        it was already counted."""
+        return bool(await self._add_win(
+            keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],
+            args=[race_id, pid, self.retention_s]))
 
     # -- queries ------------------------------------------------------------------------------
 

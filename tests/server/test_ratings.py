@@ -72,10 +72,21 @@ async def test_apply_stores_ratings_board_and_history(redis_client: redis.asynci
 async def test_a_race_is_applied_once(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
     first = await boards.apply(summary(1), {"a": 1, "b": 2})
-    assert await boards.apply(summary(1), {"a": 1, "b": 2}) == {}
+    await boards.apply(summary(2), {"b": 1, "a": 2})  # a later race between them
+    again = await boards.apply(summary(1), {"a": 1, "b": 2})
+    assert again == first, "applied once; a repeat reports the changes it applied"
     row = await boards.rank(VARIANT, "rating", None, "a")
-    assert row is not None and row.played == 1 and row.rating == first["a"][1]
-    assert len(await boards.recent(VARIANT, "a", 10)) == 1
+    assert row is not None and row.played == 2
+    assert len(await boards.recent(VARIANT, "a", 10)) == 2
+
+
+async def test_a_repeat_leaves_out_a_racer_whose_recent_race_was_trimmed(
+        redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    first = await boards.apply(summary(0), {"a": 1, "b": 2})
+    for n in range(1, RECENT_MAX + 1):  # b races on: race 0 falls off b's recent races
+        await boards.apply(summary(n), {"b": 1, f"x{n}": 2})
+    assert await boards.apply(summary(0), {"a": 1, "b": 2}) == {"a": first["a"]}
 
 
 async def test_concurrent_applies_of_different_races_all_count(
@@ -117,15 +128,28 @@ async def test_forfeit_placed_last_counts_as_a_loss(redis_client: redis.asyncio.
 
 async def test_wins_board_is_per_day_and_expires(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
-    for pid in ("a", "b", "a"):
-        await boards.add_win(VARIANT, DAY, pid)
-    await boards.add_win(VARIANT, DAY + dt.timedelta(days=1), "b")
+    for n, pid in enumerate(("a", "b", "a")):
+        assert await boards.add_win(VARIANT, DAY, pid, summary(n).race_id)
+    await boards.add_win(VARIANT, DAY + dt.timedelta(days=1), "b", summary(3).race_id)
     rows = await boards.top(VARIANT, "wins", DAY, 0, 10)
     assert [(r.player_id, r.rating) for r in rows] == [("a", 2), ("b", 1)]
     ttl = await redis_client.ttl(keys.race_wins_board(VARIANT, DAY))
     assert 0 < ttl <= 30 * 86_400
     with pytest.raises(ValueError):
         await boards.top(VARIANT, "wins", None, 0, 10)
+
+
+async def test_a_race_win_counts_once(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    race = summary(1).race_id
+    counted = await asyncio.gather(*(boards.add_win(VARIANT, DAY, "a", race) for _ in range(4)))
+    assert sorted(counted) == [False, False, False, True]
+    assert not await boards.add_win(VARIANT, DAY, "a", race)
+    assert await boards.add_win(VARIANT, DAY, "a", summary(2).race_id), "another race counts"
+    rows = await boards.top(VARIANT, "wins", DAY, 0, 10)
+    assert [(r.player_id, r.rating) for r in rows] == [("a", 2)]
+    ttl = await redis_client.ttl(keys.race_wins_applied(VARIANT, DAY))
+    assert 0 < ttl <= 30 * 86_400
 
 
 async def test_recent_keeps_newest_first_and_is_capped(redis_client: redis.asyncio.Redis
