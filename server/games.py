@@ -28,6 +28,11 @@ from .metrics import Metrics
 #: Positions the game-over search visits before it lets other connections run (Triple
 #: Easthaven's search expands one in 0.05-0.15 ms); every other variant decides in one slice.
 OVER_SLICE_NODES = 20
+#: Positions the search visits inside the move itself: progress is nearly always this close
+#: (the median search ends at its first position), and it stays below the probe after which
+#: the search computes its relaxation (`engine.deadlock.PROBE_NODES`, 0.3-5 ms), so a move
+#: never carries that cost; the search goes on after the reply otherwise (`_judge`).
+OVER_INLINE_NODES = 4
 #: Positions a game-over search may visit after its move's reply before it gives up (about
 #: 5 s of CPU at the worst positions measured; see `GameService._judge`).
 OVER_SEARCH_MAX_NODES = 40_000
@@ -198,7 +203,7 @@ class GameService:
                 move = game.parse_move(text)
                 outcome, stored = game.apply(move), str(move)
             search = game.over_search()
-            over = search.step(OVER_SLICE_NODES)
+            over = search.step(OVER_INLINE_NODES)
             if over is None:  # a long search: the move does not wait for it (`_judge`)
                 game.defer_over()
         finally:

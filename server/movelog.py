@@ -311,7 +311,11 @@ class MoveLog:
         try:
             async with asyncio.timeout(SOCKET_TIMEOUT_S):
                 await conn.send_packed_command(packed, check_health=False)
-                for _ in items:
+                for n in range(len(items)):
+                    if n and not n % RESOLVE_CHUNK:
+                        # Replies already buffered are read without a pause: a large batch
+                        # would hold the loop for all of them (event-loop lag).
+                        await asyncio.sleep(0)
                     if asking:
                         await conn.read_response(timeout=math.inf)
                     try:

@@ -107,9 +107,11 @@ class Endless:
 
     def __init__(self) -> None:
         self.slices = 0
+        self.nodes: list[int] = []
 
     def step(self, max_nodes: int) -> bool | None:
         self.slices += 1
+        self.nodes.append(max_nodes)
         return None
 
 
@@ -137,6 +139,7 @@ async def test_a_search_that_runs_too_long_gives_up_and_leaves_the_game_open(
                 await asyncio.sleep(0.01)
         assert "gave up after 200 positions" in caplog.text
         assert searches[0].slices == 200 // games.OVER_SLICE_NODES + 1  # the inline one too
+        assert searches[0].nodes[0] == games.OVER_INLINE_NODES, "the move's own slice is small"
         again = await c.request("move", game_id=g["game_id"], move="d", expected_seq=1)
         assert again["type"] == "moved" and again["seq"] == 2, "the game stays open"
         state = await c.request("game.get", game_id=g["game_id"])
