@@ -269,6 +269,11 @@ class _Player(asyncio.Protocol):
         if kind == "move":
             st.move_ms.append((time.perf_counter() - self.t0) * 1000)
         ok = self.echo or reply.get("type") == _EXPECT[kind]
+        if kind == "resign" and reply.get("code") == "game_over":
+            # The game ended after its last move, found by the search that goes on after the
+            # reply (its `game.finished` push may arrive after this resign went out): the
+            # game is finished, as the protocol says, not an error.
+            ok = True
         if not ok:
             st.error(f"{kind}:{reply.get('code', reply.get('type'))}", repr(reply))
         if gen.stopping or time.time() >= gen.cfg.deadline:
