@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from engine import UNDO, Game, IllegalMove, MoveResult, OverStepper, new_game
+from engine.views import Event
 
 from .clock import Clock
 from .errors import Conflict, GameOver, NotFound, NotStarted, StoreUnavailable
@@ -77,6 +78,8 @@ class Played:
     move: str
     outcome: MoveResult
     entry: Entry | None  # the leaderboard entry when this move ended the game
+    #: The move's events (`MoveResult.events`), made with the engine's time counted.
+    events: list[Event] = field(default_factory=list)
 
 
 class GameService:
@@ -126,8 +129,11 @@ class GameService:
     def _build(self, record: GameRecord, moves: list[str]) -> LiveGame:
         """The engine state of a stored game and its log, cached."""
         game_id = record.game_id
+        started = time.perf_counter()
         game = new_game(record.variant, record.seed)
         game.replay(moves)  # the log only ever holds moves the engine accepted
+        if self._metrics is not None:
+            self._metrics.engine_cpu.inc(record.variant, time.perf_counter() - started)
         # Judging the last position here could take long: a finished record says it ended;
         # otherwise the next move (or `over_search`) judges afresh.
         if record.finished:
@@ -206,8 +212,9 @@ class GameService:
             over = search.step(OVER_INLINE_NODES)
             if over is None:  # a long search: the move does not wait for it (`_judge`)
                 game.defer_over()
+            events = outcome.events()
         finally:
-            self._count_engine(live, time.perf_counter() - started)
+            self.count_engine(live, time.perf_counter() - started)
         try:
             now = self.clock.now_ms()
             if over:
@@ -218,7 +225,7 @@ class GameService:
                 live.seq += 1
                 live.log.append(stored)
                 live.last_move_at_ms = now
-                return Played(live, stored, outcome, entry)
+                return Played(live, stored, outcome, entry, events)
             live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
                                                now)
             live.log.append(stored)
@@ -229,7 +236,7 @@ class GameService:
                 live.judging = asyncio.create_task(self._judge(live, search, live.seq, name))
                 self._searches.add(live.judging)  # a reference until done (asyncio keeps none)
                 live.judging.add_done_callback(self._searches.discard)
-            return Played(live, stored, outcome, None)
+            return Played(live, stored, outcome, None, events)
         except BaseException:
             live.stale = True  # the engine moved on but Redis did not: rebuild before next use
             self.forget(live.record.game_id)
@@ -280,7 +287,7 @@ class GameService:
             await asyncio.sleep(0)
             started = time.perf_counter()
             verdict = search.step(OVER_SLICE_NODES)
-            self._count_engine(live, time.perf_counter() - started)
+            self.count_engine(live, time.perf_counter() - started)
             if verdict is not None:
                 return verdict
         return None
@@ -305,7 +312,8 @@ class GameService:
         for listener in self.on_finished:
             await listener(live, entry)
 
-    def _count_engine(self, live: LiveGame, seconds: float) -> None:
+    def count_engine(self, live: LiveGame, seconds: float) -> None:
+        """Add the engine's time spent on `live` to the per-variant counter."""
         if self._metrics is not None:
             self._metrics.engine_cpu.inc(live.record.variant, seconds)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import protocol as p
@@ -156,9 +157,12 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
     deal = None
     if live.record.kind == "daily":
         deal = await conn.services.deals.peek(live.record.variant, live.record.date)
+    started = time.perf_counter()
+    view = json_map(live.game.view())
+    conn.services.games.count_engine(live, time.perf_counter() - started)
     return p.GameState(
         id=req_id, game_id=live.record.game_id, variant=live.record.variant,
-        date=live.record.date.isoformat(), view=json_map(live.game.view()), seq=live.seq,
+        date=live.record.date.isoformat(), view=view, seq=live.seq,
         started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms, finished=live.record.finished,
         result=result_of(live, entry), par=deal.par if deal else None,
@@ -196,7 +200,7 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     # Version 2 clients follow the events; only version 1 gets the whole view every move.
     lean = conn.version is not None and conn.version >= p.LEAN_MOVES
     return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
-                   events=json_maps(played.outcome.events()),
+                   events=json_maps(played.events),
                    view=None if lean else json_map(live.game.view()),
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))

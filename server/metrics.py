@@ -121,7 +121,7 @@ class Metrics:
                                              "Games finished, by variant", "variant")
         self.engine_cpu = LabeledCounter(
             "solitaire_engine_cpu_seconds",
-            "CPU seconds in the rules engine per move (parse, apply, over, events, view)",
+            "Seconds in the rules engine: deal and replay, parse, apply, game over, events, view",
             "variant")
         for collector in (self.messages, self.moves, self.errors, self.latency,
                           self.games_finished, self.engine_cpu):
