@@ -45,12 +45,22 @@ def spawn(player: Any, *args: str) -> pexpect.spawn:
 
 
 def solve_line(view: dict[str, Any], count: int) -> list[str]:
-    """The first ``count`` moves of a game, the first legal move each time."""
-    game, line = from_view(view), []
-    for _ in range(count):
-        move = next(game.legal_moves())
-        game.apply(move)
-        line.append(str(move))
+    """``count`` legal moves in a row from the game's start (a depth-first search: the
+    first legal move each time can run into a dead end on some deals of the random daily
+    secret the server has here)."""
+    def extend(game: Any, line: list[str]) -> list[str] | None:
+        if len(line) == count:
+            return line
+        for move in list(game.legal_moves()):
+            after = from_view(game.view())
+            after.apply(move)
+            found = extend(after, [*line, str(move)])
+            if found is not None:
+                return found
+        return None
+
+    line = extend(from_view(view), [])
+    assert line is not None, f"no {count} moves in a row on this deal: {view}"
     return line
 
 
