@@ -320,16 +320,12 @@ def card_or_hidden(text: str | None) -> Card | None:
     return parse_card(text)
 
 
-#: 1-based pile tokens -> 0-based indexes (no variant has more than 30 piles): one dict
-#: lookup on the move path instead of parsing digits.
-_PILE_INDEX: dict[str, int] = {str(n): n - 1 for n in range(1, 31)}
+#: 1-based pile tokens -> 0-based indexes, for up to 99 piles (Tri Peaks has the most: 28
+#: tableau places): one dict lookup on the move path instead of parsing digits.
+_PILE_INDEX: dict[str, int] = {str(n): n - 1 for n in range(1, 100)}
 
 
 def pile_number(token: str, piles: int) -> int | None:
     """The 0-based index of a 1-based pile token, or None when it is not one."""
     i = _PILE_INDEX.get(token)
-    if i is not None and i < piles:
-        return i
-    if i is None and token.isdigit() and not token.startswith("0") and int(token) <= piles:
-        return int(token) - 1  # beyond the table: a variant with more piles
-    return None
+    return i if i is not None and i < piles else None

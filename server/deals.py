@@ -71,13 +71,18 @@ def candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) ->
     return daily_seed(secret, variant_id if index == 0 else f"{variant_id}#{index}", date)
 
 
+def offers_a_move(variant_id: str, seed: int) -> bool:
+    """Whether the deal has a legal move at all: one dead from the start (about 3 in 1,000
+    Fourteen Out deals) is a game over before it begins, which no player could finish."""
+    return next(new_game(variant_id, seed).legal_moves(), None) is not None
+
+
 def first_playable(secret: bytes, variant_id: str, date: dt.date) -> tuple[int, int]:
-    """(seed, index) of the day's first candidate whose deal offers a move: the deal served
-    when none is certified. A deal dead from the start (about 3 in 1,000 Fourteen Out deals)
-    would be a game over before it begins, which no player could finish."""
+    """(seed, index) of the day's first candidate that `offers_a_move`: the deal served when
+    none is certified."""
     for index in range(MAX_CANDIDATES):
         seed = candidate_seed(secret, variant_id, date, index)
-        if next(new_game(variant_id, seed).legal_moves(), None) is not None:
+        if offers_a_move(variant_id, seed):
             return seed, index
     return candidate_seed(secret, variant_id, date, 0), 0  # never seen: 40 dead deals in a row
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from engine import UNDO, Game, IllegalMove, MoveResult, OverStepper, new_game
+from engine import UNDO, Game, IllegalMove, OverStepper, new_game
 from engine.views import Event
 
 from .clock import Clock
@@ -76,10 +76,9 @@ class Played:
 
     live: LiveGame
     move: str
-    outcome: MoveResult
+    #: What the move did (`MoveResult.events`), made while the engine's time is counted.
+    events: list[Event]
     entry: Entry | None  # the leaderboard entry when this move ended the game
-    #: The move's events (`MoveResult.events`), made with the engine's time counted.
-    events: list[Event] = field(default_factory=list)
 
 
 class GameService:
@@ -132,8 +131,7 @@ class GameService:
         started = time.perf_counter()
         game = new_game(record.variant, record.seed)
         game.replay(moves)  # the log only ever holds moves the engine accepted
-        if self._metrics is not None:
-            self._metrics.engine_cpu.inc(record.variant, time.perf_counter() - started)
+        self.count_engine(record.variant, time.perf_counter() - started)
         # Judging the last position here could take long: a finished record says it ended;
         # otherwise the next move (or `over_search`) judges afresh.
         if record.finished:
@@ -214,7 +212,7 @@ class GameService:
                 game.defer_over()
             events = outcome.events()
         finally:
-            self.count_engine(live, time.perf_counter() - started)
+            self.count_engine(live.record.variant, time.perf_counter() - started)
         try:
             now = self.clock.now_ms()
             if over:
@@ -225,7 +223,7 @@ class GameService:
                 live.seq += 1
                 live.log.append(stored)
                 live.last_move_at_ms = now
-                return Played(live, stored, outcome, entry, events)
+                return Played(live, stored, events, entry)
             live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
                                                now)
             live.log.append(stored)
@@ -236,7 +234,7 @@ class GameService:
                 live.judging = asyncio.create_task(self._judge(live, search, live.seq, name))
                 self._searches.add(live.judging)  # a reference until done (asyncio keeps none)
                 live.judging.add_done_callback(self._searches.discard)
-            return Played(live, stored, outcome, None, events)
+            return Played(live, stored, events, None)
         except BaseException:
             live.stale = True  # the engine moved on but Redis did not: rebuild before next use
             self.forget(live.record.game_id)
@@ -287,7 +285,7 @@ class GameService:
             await asyncio.sleep(0)
             started = time.perf_counter()
             verdict = search.step(OVER_SLICE_NODES)
-            self.count_engine(live, time.perf_counter() - started)
+            self.count_engine(live.record.variant, time.perf_counter() - started)
             if verdict is not None:
                 return verdict
         return None
@@ -312,10 +310,10 @@ class GameService:
         for listener in self.on_finished:
             await listener(live, entry)
 
-    def count_engine(self, live: LiveGame, seconds: float) -> None:
-        """Add the engine's time spent on `live` to the per-variant counter."""
+    def count_engine(self, variant: str, seconds: float) -> None:
+        """Add time spent in the engine on a game of `variant` to the per-variant counter."""
         if self._metrics is not None:
-            self._metrics.engine_cpu.inc(live.record.variant, seconds)
+            self._metrics.engine_cpu.inc(variant, seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
         """End the game now, as it stands; the result goes on the leaderboard once."""

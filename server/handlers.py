@@ -159,7 +159,7 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         deal = await conn.services.deals.peek(live.record.variant, live.record.date)
     started = time.perf_counter()
     view = json_map(live.game.view())
-    conn.services.games.count_engine(live, time.perf_counter() - started)
+    conn.services.games.count_engine(live.record.variant, time.perf_counter() - started)
     return p.GameState(
         id=req_id, game_id=live.record.game_id, variant=live.record.variant,
         date=live.record.date.isoformat(), view=view, seq=live.seq,

@@ -125,9 +125,8 @@ class MoveLog:
         if self._append is None:
             raise TypeError("this MoveLog was made without the append script")
         self.appends += 1
-        reply = await self.send(Command(
-            ("EVALSHA", self._append.sha, 2, item.game_key, item.log_key, item.expected_seq,
-             item.move, item.now_ms, item.max_moves), item.game_key, self._append))
+        reply = await self.eval(self._append, (item.game_key, item.log_key),
+                                (item.expected_seq, item.move, item.now_ms, item.max_moves))
         code, seq = cast(list[int], reply)
         return [int(code), int(seq)]
 

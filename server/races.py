@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import protocol as p
-from engine import VARIANT_IDS, new_game
+from engine import VARIANT_IDS
 from engine.views import json_map
 
 from . import keys
 from .clock import Clock
+from .deals import offers_a_move
 from .errors import Conflict, NotFound
 from .games import GameService, LiveGame
 from .players import PlayerRegistry
@@ -257,9 +258,8 @@ class RaceService:
 
 def _seed(variant: str) -> int:
     """A fresh random seed per race (53 bits, exact in every client's number type) whose deal
-    offers at least one move: a deal dead from the start (about 3 in 1,000 Fourteen Out deals)
-    would be no race at all."""
+    `offers_a_move` (a dead one would be no race at all)."""
     while True:
         seed = secrets.randbits(53)
-        if next(new_game(variant, seed).legal_moves(), None) is not None:
+        if offers_a_move(variant, seed):
             return seed
