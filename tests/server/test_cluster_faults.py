@@ -24,13 +24,12 @@ from server.errors import StoreUnavailable
 from server.gamestore import FinalResult, GameStore
 from server.redis_cluster import LocalCluster, LocalNode
 from server.redisconn import FailoverPubSub
-from tests.support.procs import ServerProcess
+from tests.support.procs import ServerProcess, pinned_day
 from tests.support.wsclient import Client
 
 pytest_plugins = ["tests.support.cluster"]
 
-FLAGS = ("--no-certify", "--daily-secret", "cluster-faults", "--log-level", "WARNING",
-         "--rate-limit", "1000", "--rate-burst", "1000")
+FLAGS = ("--rate-limit", "1000", "--rate-burst", "1000")
 DAY = dt.date(2030, 6, 15)
 RACE = "20300615-abcdef123456"
 #: Variants without hidden cards: a move can always be taken back, so play never runs out.
@@ -88,7 +87,7 @@ async def test_a_killed_master_gives_unavailable_loses_nothing_and_comes_back(
     shared = {node_of(redis_cluster, k).port for k in (
         keys.players_by_name(), keys.race_queue_who(), keys.races_active(), keys.room_code("X"))}
     victim = next(n for n in redis_cluster.nodes if n.port not in shared)
-    today = dt.datetime.now(dt.UTC).date()
+    today = DAY  # a fixed day: the deals played are the same in every run
     for days in range(366):
         homes = {v: node_of(redis_cluster, keys.daily_board(v, today + dt.timedelta(days)))
                  for v in UNDOABLE}
@@ -97,7 +96,8 @@ async def test_a_killed_master_gives_unavailable_loses_nothing_and_comes_back(
         if lost and kept:
             break
     lost_variant, kept_variant = lost[0], kept[0]
-    flags = (*FLAGS, "--clock-offset-ms", str(days * 86_400_000))
+    noon = dt.datetime.combine(today + dt.timedelta(days), dt.time(12), dt.UTC)
+    flags = (*FLAGS, *pinned_day(noon, "cluster-faults"))
 
     srv = ServerProcess(tmp_path / "data", flags, redis_url=cluster_url).start()
     with restarted_after(redis_cluster, victim):

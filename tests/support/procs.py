@@ -14,10 +14,20 @@ from types import TracebackType
 
 from benchmarks.load.procs import ROOT, Proc, free_port, start_server
 
-__all__ = ["QUIET", "ROOT", "ServerProcess", "free_port", "pinned_day"]
+__all__ = ["PINNED_AT", "QUIET", "ROOT", "ServerProcess", "free_port", "pinned_day"]
 
 #: The flags most test servers run with: no deal certification, warnings and worse logged.
 QUIET = ("--no-certify", "--log-level", "WARNING")
+
+#: The day (and secret) a test server deals when its flags name none: noon of the day every
+#: in-process test's manual clock starts on. A run is then the same on every calendar day;
+#: the real day once dealt a Fourteen Out game that a fault test's first-legal-move play
+#: finished within four moves.
+PINNED_AT = dt.datetime(2030, 6, 15, 12, tzinfo=dt.UTC)
+PINNED_SECRET = "tests"
+#: Taken once: servers started at different times then share one clock (a race between two
+#: processes whose clocks differ by their start-up time starts before one of them counts down).
+_PINNED_OFFSET_MS = int(PINNED_AT.timestamp() * 1000) - time.time_ns() // 1_000_000
 
 
 def pinned_day(at: dt.datetime, secret: str = "x") -> tuple[str, ...]:
@@ -37,12 +47,19 @@ class ServerProcess:
     """``python -m server`` on ``port`` (a free one by default) with ``flags``.
 
     Its output goes to ``<data_dir>.log`` beside the data dir (the tail is shown when it fails
-    to start). ``restart()`` keeps its port and data dir. Use as a context manager, or call
-    `start` and `stop`.
+    to start). ``restart()`` keeps its port, data dir and clock. Use as a context manager, or
+    call `start` and `stop`.
+
+    Flags without ``--clock-offset-ms`` get the clock moved to `PINNED_AT`, and flags without
+    ``--daily-secret`` get `PINNED_SECRET`, so the deals played do not depend on the day.
     """
 
     def __init__(self, data_dir: Path, flags: tuple[str, ...] = QUIET, *,
                  redis_url: str | None = None, port: int | None = None) -> None:
+        if "--clock-offset-ms" not in flags:
+            flags = (*flags, "--clock-offset-ms", str(_PINNED_OFFSET_MS))
+        if "--daily-secret" not in flags:
+            flags = (*flags, "--daily-secret", PINNED_SECRET)
         self.data_dir, self.flags, self.redis_url = data_dir, flags, redis_url
         self.port = port or free_port()
         self.log = data_dir.parent / f"{data_dir.name}.log"
