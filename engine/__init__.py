@@ -19,14 +19,14 @@ Exceptions::
 from .cards import Card, card, parse_card
 from .deals import DealRng, shuffled_cards
 from .errors import EngineError, IllegalMove, OutOfSync, UnknownVariant
-from .game import HIDDEN, Game, OverStepper
+from .game import HIDDEN, Game, OverStepper, OverTask
 from .moves import UNDO, Move, MoveResult, Reveal, Transfer
 from .state import GameState, PairingState, PileState, TableauState, TriPeaksState, full_state
 from .variants import VARIANT_IDS, VARIANTS, from_view, new_game, variant
 
 __all__ = [
     "HIDDEN", "UNDO", "VARIANTS", "VARIANT_IDS", "Card", "DealRng", "EngineError", "Game",
-    "GameState", "IllegalMove", "Move", "MoveResult", "OutOfSync", "OverStepper",
+    "GameState", "IllegalMove", "Move", "MoveResult", "OutOfSync", "OverStepper", "OverTask",
     "PairingState", "PileState", "Reveal", "TableauState", "Transfer", "TriPeaksState",
     "UnknownVariant", "card", "from_view",
     "full_state", "new_game", "parse_card", "shuffled_cards", "variant",

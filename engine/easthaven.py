@@ -7,6 +7,7 @@ top of a foundation back onto pile 5 (``f 5`` when only one foundation card fits
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Final
 
 from .cards import SUITS, Card, parse_card
@@ -231,6 +232,17 @@ class TripleEasthaven(TableauGame):
 
 
 
+@dataclass(frozen=True, slots=True)
+class EasthavenOverTask:
+    """The game-over check of one position with the stock empty, as data (its search key):
+    `run` searches to the end (`engine.deadlock`), True when the game is over."""
+
+    key: bytes
+
+    def run(self) -> bool:
+        return not ProgressSearch(self.key).run()
+
+
 class _EasthavenOverSearch:
     """A resumable `TripleEasthaven` game-over check (see `TripleEasthaven.over_search`)."""
 
@@ -253,3 +265,8 @@ class _EasthavenOverSearch:
                 and game._over_key() == self._key):
             game.settle_over(not progress)
         return not progress
+
+    def task(self) -> EasthavenOverTask:
+        """The check as data for another process; it starts over from the position (the
+        slices run here are few: the server hands a search over after a few hundred)."""
+        return EasthavenOverTask(self._key)

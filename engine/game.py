@@ -295,14 +295,24 @@ class Game:
         return OverDecided(self.over)
 
 
+class OverTask(Protocol):
+    """The rest of a game-over check as plain picklable data: `run` decides it in one go, with
+    no budget, in whatever process it was sent to."""
+
+    def run(self) -> bool: ...
+
+
 class OverStepper(Protocol):
-    """A game-over check in slices: `step` returns `over`, or None while undecided."""
+    """A game-over check in slices: `step` returns `over`, or None while undecided; `task`
+    hands what is left to another process (the server's search workers)."""
 
     def step(self, max_nodes: int) -> bool | None: ...
 
+    def task(self) -> OverTask: ...
+
 
 class OverDecided:
-    """An `OverStepper` already decided."""
+    """An `OverStepper` (and its `OverTask`) already decided."""
 
     __slots__ = ("verdict",)
 
@@ -311,6 +321,15 @@ class OverDecided:
 
     def step(self, max_nodes: int) -> bool | None:
         return self.verdict
+
+    def task(self) -> OverDecided:
+        return self
+
+    def run(self) -> bool:
+        return self.verdict
+
+    def __reduce__(self) -> tuple[type[OverDecided], tuple[bool]]:
+        return OverDecided, (self.verdict,)
 
 
 def card_or_hidden(text: str | None) -> Card | None:

@@ -15,13 +15,16 @@ import json
 import logging
 import multiprocessing
 import os
+import resource
+import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
 
-from engine import Game, new_game, variant
+from engine import Game, OverTask, new_game, variant
 
 from . import keys
 from .clock import Clock
@@ -107,6 +110,24 @@ def hint_for(game: Game, budget_s: float) -> str | None:
     return hint(game, max_seconds=budget_s)
 
 
+#: Address space a game-over search may use in a worker (the largest measured from play, 701,498
+#: positions, needs about 300 MB); past it the search fails with MemoryError and the game stays
+#: open, instead of the worker taking the machine's memory.
+OVER_MEMORY_BYTES = 2 << 30
+
+
+def settle_over(task: OverTask) -> tuple[bool, float]:
+    """Run a game-over check to its end: (over, CPU seconds it took in this worker)."""
+    started = time.process_time()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = OVER_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(hard, OVER_MEMORY_BYTES)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        return task.run(), time.process_time() - started
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 class SolverPool:
     """A small process pool so that searches never block the event loop.
 
@@ -128,7 +149,14 @@ class SolverPool:
         return self._pool
 
     async def run(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._executor(), fn, *args)
+        pool = self._executor()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+        except BrokenProcessPool:
+            if self._pool is pool:  # a worker died (killed, out of memory): start afresh
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
     def close(self) -> None:
         """Stop the workers now: a certification search may run for a minute, and shutting

@@ -20,6 +20,7 @@ from engine import UNDO, Game, IllegalMove, OverStepper, new_game
 from engine.views import Event
 
 from .clock import Clock
+from .deals import SolverPool, settle_over
 from .errors import Conflict, GameOver, NotFound, NotStarted, StoreUnavailable
 from .gamestore import FinalResult, GameRecord, GameStore
 from .keys import RaceGameKeys, parse_game_id
@@ -34,9 +35,10 @@ OVER_SLICE_NODES = 20
 #: the search computes its relaxation (`engine.deadlock.PROBE_NODES`, 0.3-5 ms), so a move
 #: never carries that cost; the search goes on after the reply otherwise (`_judge`).
 OVER_INLINE_NODES = 4
-#: Positions a game-over search may visit after its move's reply before it gives up (about
-#: 5 s of CPU at the worst positions measured; see `GameService._judge`).
-OVER_SEARCH_MAX_NODES = 40_000
+#: Positions a game-over search visits on the event loop, in slices after its move's reply,
+#: before it is handed to a search worker to run to its end (`GameService._judge`): nearly
+#: every search ends well before (about 25 ms of CPU at most here).
+OVER_LOOP_NODES = 500
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +87,8 @@ class GameService:
     """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
 
     def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000,
-                 hint_penalty_ms: int = 30_000, metrics: Metrics | None = None) -> None:
+                 hint_penalty_ms: int = 30_000, metrics: Metrics | None = None,
+                 solvers: SolverPool | None = None) -> None:
         self.hint_penalty_ms = hint_penalty_ms
         self.store = store
         self.clock = clock
@@ -93,6 +96,8 @@ class GameService:
         self._cache: OrderedDict[str, LiveGame] = OrderedDict()
         self._metrics = metrics
         self._search_slot = asyncio.Semaphore(1)  # game-over searches, one at a time
+        #: Where long game-over searches finish (None: on the event loop, in slices).
+        self._solvers = solvers
         self._searches: set[asyncio.Task[None]] = set()
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
@@ -249,19 +254,19 @@ class GameService:
         holds for the current one unless an undo went back past it; a verdict "not over" about
         an earlier position says nothing about now, so the current position is searched next.
 
-        Searches run one at a time per process and give up after `OVER_SEARCH_MAX_NODES`
-        positions: a few Triple Easthaven positions have shuttle spaces of hundreds of
-        thousands of positions (issue #11), and one player must not hold a core for minutes.
-        The game then stays open (the player may finish it) until a later move's search decides.
+        Searches run on the event loop one at a time per process, for `OVER_LOOP_NODES`
+        positions at most; what is left goes to a search worker process, which runs it to the
+        end with no budget (a few Triple Easthaven positions have shuttle spaces of hundreds
+        of thousands of positions, tens of seconds of CPU). Should a worker fail (out of
+        memory, killed), the game stays open and the player may finish it; a later move's
+        search decides again.
         """
         try:
             while True:
                 async with self._search_slot:
                     over = await self._run(live, search)
                 if over is None:
-                    log.info("game-over search of %s gave up after %d positions",
-                             live.record.game_id, OVER_SEARCH_MAX_NODES)
-                    return
+                    over = await self._offload(live, search)
                 async with live.lock:
                     if live.record.finished or live.stale or self._cache.get(
                             live.record.game_id) is not live:
@@ -272,6 +277,7 @@ class GameService:
                         await self._finish_over(live, name)
                         return
                     if current:
+                        live.game.settle_over(over)
                         return
                     search, seq = live.game.over_search(), live.seq
         except Exception:
@@ -280,15 +286,30 @@ class GameService:
             live.judging = None
 
     async def _run(self, live: LiveGame, search: OverStepper) -> bool | None:
-        """The search's verdict, or None when it gave up (`OVER_SEARCH_MAX_NODES`)."""
-        for _ in range(0, OVER_SEARCH_MAX_NODES, OVER_SLICE_NODES):
+        """The search's verdict, or None when it is left for a worker (`OVER_LOOP_NODES`;
+        without workers it runs here to its end)."""
+        nodes = 0
+        while self._solvers is None or nodes < OVER_LOOP_NODES:
             await asyncio.sleep(0)
             started = time.perf_counter()
             verdict = search.step(OVER_SLICE_NODES)
             self.count_engine(live.record.variant, time.perf_counter() - started)
             if verdict is not None:
                 return verdict
+            nodes += OVER_SLICE_NODES
         return None
+
+    async def _offload(self, live: LiveGame, search: OverStepper) -> bool:
+        """Run the rest of a search in a worker to its end; its CPU counts as engine time."""
+        assert self._solvers is not None
+        log.info("game-over search of %s handed to a worker after %d positions",
+                 live.record.game_id, OVER_LOOP_NODES)
+        started = time.perf_counter()
+        over, cpu = await self._solvers.run(settle_over, search.task())
+        self.count_engine(live.record.variant, cpu)
+        log.info("game-over search of %s: %s after %.1f s in a worker", live.record.game_id,
+                 "over" if over else "not over", time.perf_counter() - started)
+        return bool(over)
 
     async def aclose(self) -> None:
         """Stop the game-over searches still running (shutdown); their games stay open."""

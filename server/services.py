@@ -46,8 +46,9 @@ class Services:
     @classmethod
     def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
+        solvers = SolverPool()  # deal certification, hints and long game-over searches
         games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms,
-                            metrics=metrics)
+                            metrics=metrics, solvers=solvers)
         players = PlayerRegistry(client, clock, commit=store.move_log)
         leaderboard = Leaderboard(client, store.entries)
         settings = RaceSettings(countdown_ms=config.race_countdown_ms,
@@ -59,7 +60,7 @@ class Services:
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
         fanout = RaceFanout(client, races, clock)
-        deals = DailyDeals(client, clock, config.daily_secret, SolverPool(),
+        deals = DailyDeals(client, clock, config.daily_secret, solvers,
                            certify=config.certify_deals, budget_s=config.solver_budget_s,
                            retention_days=config.leaderboard_retention_days)
         return cls(config=config, clock=clock, redis=client, players=players, store=store,

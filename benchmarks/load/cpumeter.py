@@ -124,13 +124,30 @@ class Snapshot:
     machine: dict[str, float] = field(default_factory=dict)
 
 
+def tree_cpu_seconds(pid: int, skip: frozenset[int] = frozenset()) -> float:
+    """utime + stime of a process and of its descendants not in `skip` (nor under them): the
+    server with its search workers, without its embedded redis-server. A worker started
+    within a window counts all its CPU in it (it had none before)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            total += cpu_seconds(p)
+            todo += [c for c in children(p) if c not in skip]
+        except OSError:
+            continue  # exited meanwhile
+    return total
+
+
 def snapshot(pids: Mapping[str, int], *, metrics_port: int | None = None,
              echo_port: int | None = None) -> Snapshot:
     """Scrape first (the scrape's own server CPU then falls inside the window it ends), then
-    read the CPU times, then the wall clock."""
+    read the CPU times, then the wall clock. A role's CPU is its process's and its
+    descendants' that are no other role (the server's search workers count as the server)."""
     samples = scrape(metrics_port) if metrics_port is not None else {}
     echo = json.loads(http_get(echo_port, "/stats")) if echo_port is not None else {}
-    cpu = {role: cpu_seconds(pid) for role, pid in pids.items()}
+    roles = frozenset(pids.values())
+    cpu = {role: tree_cpu_seconds(pid, roles) for role, pid in pids.items()}
     return Snapshot(time.monotonic(), cpu, samples, echo, machine_cpu())
 
 

@@ -7,6 +7,7 @@ budget), until a foundation holds more cards than at the start or a face-down ca
 
 from __future__ import annotations
 
+import pickle
 import random
 from typing import Any
 
@@ -201,6 +202,20 @@ def test_decided_steppers() -> None:
     assert other.over_search().step(1) is other.over
     dealt = new_game("triple-easthaven", 1)  # stock not empty: decided at once
     assert dealt.over_search().step(0) is False
+
+
+def test_over_tasks_travel_by_pickle_and_decide_alike() -> None:
+    """The data a server hands to a search worker decides as the search in slices does."""
+    live = position([(1, ["6H", "5S"]), (0, ["7C"]), (0, ["6D"])] + [(0, ["KS"])] * 9,
+                    [0] * 12)
+    verdicts = []
+    for game in [live, *_real_positions(range(2), 60)]:
+        task = pickle.loads(pickle.dumps(game.over_search().task()))
+        verdicts.append(task.run())
+        assert verdicts[-1] is game.over
+    assert set(verdicts) == {True, False}, verdicts
+    decided = pickle.loads(pickle.dumps(new_game("fourteen-out", 1).over_search().task()))
+    assert decided.run() is new_game("fourteen-out", 1).over
 
 
 def test_a_players_copy_judges_alike() -> None:

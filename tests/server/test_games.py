@@ -6,19 +6,21 @@ import asyncio
 import datetime as dt
 import random
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import aiohttp
 import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import OverStepper, new_game
+from engine import OverStepper, OverTask, new_game
 from engine.easthaven import TripleEasthaven
 from server import games
 from server.config import Config
 from server.daily import daily_seed
 from tests.support.app import App, serve
+from tests.support.wsclient import Client
 
 SECRET = b"over"
 DAY = dt.date(2030, 6, 15)  # the day of `serve`'s clock
@@ -103,44 +105,87 @@ async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(
 
 
 class Endless:
-    """A search that never decides, as the hardest positions do within any sane budget."""
+    """A search that never decides on the event loop, as the hardest positions do within the
+    loop's budget; what is left runs in a worker (`task`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, task: OverTask) -> None:
         self.slices = 0
         self.nodes: list[int] = []
+        self._task = task
 
     def step(self, max_nodes: int) -> bool | None:
         self.slices += 1
         self.nodes.append(max_nodes)
         return None
 
+    def task(self) -> OverTask:
+        return self._task
 
-async def test_a_search_that_runs_too_long_gives_up_and_leaves_the_game_open(
+
+@dataclass(frozen=True)
+class Greedy:
+    """A game-over check that wants more memory than a search worker may take."""
+
+    def run(self) -> bool:
+        hog = bytearray(4 << 30)  # above `server.deals.OVER_MEMORY_BYTES`
+        return bool(hog)
+
+
+async def play_into_a_long_search(app: App, line: list[str], name: str) -> tuple[Client, str]:
+    """A player's Triple Easthaven game after `line`, every move acknowledged unfinished."""
+    c = await app.client(name, versions=(1, 2))
+    g = await c.request("daily.start", variant="triple-easthaven")
+    for seq, move in enumerate(line):
+        app.clock.advance(1_000)
+        r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+        assert r["type"] == "moved" and not r["finished"], r
+    return c, g["game_id"]
+
+
+async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
         redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     searches: list[Endless] = []
+    real = TripleEasthaven.over_search
 
     def endless(game: TripleEasthaven) -> Endless:
-        searches.append(Endless())
+        searches.append(Endless(real(game).task()))  # the worker runs the engine's own check
         return searches[-1]
 
     monkeypatch.setattr(TripleEasthaven, "over_search", endless)
-    monkeypatch.setattr(games, "OVER_SEARCH_MAX_NODES", 200)
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET)
-    async with serve(config) as running:
-        c = await running.client("stuck", versions=(1, 2))
-        g = await c.request("daily.start", variant="triple-easthaven")
+    monkeypatch.setattr(games, "OVER_LOOP_NODES", 200)
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET,
+                     rate_limit=1000.0, rate_burst=1000)
+    line = dead_line()
+    async with serve(config) as app:
         with caplog.at_level("INFO", logger="server.games"):
-            r = await c.request("move", game_id=g["game_id"], move="d", expected_seq=0)
-            assert r["type"] == "moved" and not r["finished"]
-            for _ in range(100):  # let the search run out of positions
-                if "gave up" in caplog.text:
-                    break
-                await asyncio.sleep(0.01)
-        assert "gave up after 200 positions" in caplog.text
+            c, game_id = await play_into_a_long_search(app, line, "patient")
+            push = await c.push("game.finished", timeout=60)
+        assert push["game_id"] == game_id and push["seq"] == len(line)
+        assert push["result"]["over"] and not push["result"]["resigned"]
+        assert "handed to a worker after 200 positions" in caplog.text
         assert searches[0].slices == 200 // games.OVER_SLICE_NODES + 1  # the inline one too
         assert searches[0].nodes[0] == games.OVER_INLINE_NODES, "the move's own slice is small"
-        again = await c.request("move", game_id=g["game_id"], move="d", expected_seq=1)
-        assert again["type"] == "moved" and again["seq"] == 2, "the game stays open"
-        state = await c.request("game.get", game_id=g["game_id"])
-        assert not state["finished"]
+        async with aiohttp.ClientSession() as http, http.get(app.http + "/metrics") as resp:
+            metrics = await resp.text()
+        assert 'solitaire_engine_cpu_seconds_total{variant="triple-easthaven"}' in metrics
+
+
+async def test_a_worker_out_of_memory_leaves_the_game_open(
+        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Endless(Greedy()))
+    monkeypatch.setattr(games, "OVER_LOOP_NODES", 40)
+    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET)
+    async with serve(config) as app:
+        with caplog.at_level("INFO", logger="server.games"):
+            c, game_id = await play_into_a_long_search(app, ["d"], "stuck")
+            for _ in range(600):  # the worker starts, then fails
+                if "MemoryError" in caplog.text:
+                    break
+                await asyncio.sleep(0.05)
+        assert "game-over search of" in caplog.text and "MemoryError" in caplog.text
+        state = await c.request("game.get", game_id=game_id)
+        assert state["type"] == "game" and not state["finished"], "the game stays open"
+        again = await c.request("move", game_id=game_id, move="d", expected_seq=1)
+        assert again["type"] == "moved" and again["seq"] == 2, "and goes on"
