@@ -144,6 +144,7 @@ from protocol.social import (
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
 from protocol.version import (
     LEAN_MOVES,
+    MOVE_VIEWS,
     PROTOCOL_VERSION,
     RESUME,
     SUPPORTED_VERSIONS,
@@ -158,6 +159,7 @@ __all__ = [
     "MAX_FRAME_SIZE",
     "MAX_REQUEST_ID",
     "MAX_SAFE_INT",
+    "MOVE_VIEWS",
     "PROTOCOL_VERSION",
     "RESUME",
     "SERVER_MESSAGES",

@@ -218,7 +218,8 @@ class GameState(Reply, type="game"):
 class Moved(Reply, type="moved"):
     """Reply to ``move`` and ``undo`` (whose ``move`` is ``"undo"``).
 
-    ``view`` is sent to version 1 clients only; from version 2 the client follows ``events``.
+    ``view`` is sent to version 1 clients, and from version 4 to a request ``with_view``;
+    otherwise (version 2 on) the client follows ``events``.
     """
 
     game_id: GameId

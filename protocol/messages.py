@@ -24,6 +24,7 @@ from protocol.fields import (
     Count,
     DateText,
     DisplayName,
+    Flag,
     GameId,
     Limit,
     MoveText,
@@ -93,20 +94,23 @@ class Move(ClientMessage, type="move"):
     """Play one move in the engine's text notation; answered by ``moved``.
 
     ``expected_seq`` is the number of moves the client believes are applied; the server
-    answers ``conflict`` if it differs (stale or duplicate submission).
+    answers ``conflict`` if it differs (stale or duplicate submission). ``with_view`` (version
+    4 on) asks for the whole new view in the reply.
     """
 
     game_id: GameId
     move: MoveText
     expected_seq: Count | None = None
+    with_view: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Undo(ClientMessage, type="undo"):
-    """Take back the last move; answered by ``moved``."""
+    """Take back the last move; answered by ``moved`` (``with_view`` as for ``move``)."""
 
     game_id: GameId
     expected_seq: Count | None = None
+    with_view: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 3
+PROTOCOL_VERSION: Final = 4
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -17,6 +17,10 @@ Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``event
 Version 3 (resume): ``welcome`` carries the player's active race (``race``) and today's
 daily games (``daily``), so a client that lost them after a reconnect can rejoin; ``game``
 carries the game's move list (``log``); Triple Deck games take ``finish``.
+
+Version 4 (views on request): ``move`` and ``undo`` take ``with_view``; when true, the
+``moved`` reply carries the whole new ``view`` besides the events, for a client that shows the
+board without a rules engine (the browser) and would otherwise ask ``game.get`` after each move.
 """
 
 LEAN_MOVES: Final = 2
@@ -25,7 +29,10 @@ LEAN_MOVES: Final = 2
 RESUME: Final = 3
 """The first version whose ``welcome`` carries the active race and today's daily games."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3})
+MOVE_VIEWS: Final = 4
+"""The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4})
 """Every protocol version this package can speak."""
 
 

@@ -187,8 +187,12 @@ async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
 
 
 async def _play(conn: Connection, req_id: int, game_id: str, text: str,
-                expected_seq: int | None) -> p.ServerMessage:
+                expected_seq: int | None, with_view: bool) -> p.ServerMessage:
     player = conn.require_player()
+    version = conn.version or 0
+    if with_view and version < p.MOVE_VIEWS:
+        raise p.BadRequest(f"'with_view' needs protocol version {p.MOVE_VIEWS}; this "
+                           f"connection speaks {version}")
     s = conn.services
     played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
     live = played.live
@@ -197,11 +201,15 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
     if played.entry is not None:
         s.metrics.games_finished.inc(variant)
     await _after_play(conn, live)
-    # Version 2 clients follow the events; only version 1 gets the whole view every move.
-    lean = conn.version is not None and conn.version >= p.LEAN_MOVES
+    # Version 2 clients follow the events; version 1 gets the whole view every move, and
+    # version 4 when it asks (a client without a rules engine).
+    view = None
+    if with_view or version < p.LEAN_MOVES:
+        started = time.perf_counter()
+        view = json_map(live.game.view())
+        s.games.count_engine(variant, time.perf_counter() - started)
     return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
-                   events=json_maps(played.events),
-                   view=None if lean else json_map(live.game.view()),
+                   events=json_maps(played.events), view=view,
                    elapsed_ms=live.elapsed_ms, finished=live.record.finished,
                    result=result_of(live, played.entry))
 
@@ -240,11 +248,11 @@ async def _after_play(conn: Connection, live: LiveGame) -> None:
 
 
 async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq)
+    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view))
 
 
 async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq)
+    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
 
 
 async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:

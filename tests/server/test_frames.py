@@ -105,9 +105,9 @@ async def test_unsupported_version_lists_the_servers_versions_and_closes_1002(ap
     await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [7, 8], "name": "future"}))
     got = await frames_until_close(ws)
     assert got == [{"type": "error", "id": 1, "code": "unsupported_version",
-                    "message": got[0]["message"], "versions": [1, 2, 3]}]
+                    "message": got[0]["message"], "versions": [1, 2, 3, 4]}]
     assert p.decode_server(json.dumps(got[0])) == p.ErrorReply(
-        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2, 3))
+        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2, 3, 4))
     assert received_close(ws) == 1002
 
 

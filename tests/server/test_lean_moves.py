@@ -1,4 +1,5 @@
-"""Protocol version 2: `moved` carries seq and events, not the view; version 1 keeps it."""
+"""Protocol versions 2 and 4: `moved` carries seq and events, not the view, unless version 4 asks
+for it (`with_view`); version 1 keeps it."""
 
 from __future__ import annotations
 
@@ -77,3 +78,28 @@ async def test_welcome_names_the_negotiated_version(app: App) -> None:
     assert (await fresh.hello(name="ver2", versions=(1, 2)))["version"] == 2
     fresh1 = await Client.connect(app.url)
     assert (await fresh1.hello(name="ver1", versions=(1,)))["version"] == 1
+
+
+async def test_version_4_asks_for_the_view_with_a_move_and_version_3_may_not(app: App) -> None:
+    c = await app.client("viewer", versions=(3, 4))
+    g = await c.request("daily.start", variant="triple-easthaven")
+    gid = g["game_id"]
+    r = await c.request("move", game_id=gid, move="d", expected_seq=0, with_view=True)
+    assert r["type"] == "moved" and r["seq"] == 1, r
+    assert r["view"] == (await c.request("game.get", game_id=gid))["view"]
+    assert r["view"]["stock"] == 108 and all(p["down"] == 2 for p in r["view"]["piles"])
+    lean = await c.request("move", game_id=gid, move="d", expected_seq=1)
+    assert "view" not in lean and lean["seq"] == 2
+    back = await c.request("undo", game_id=gid, expected_seq=2, with_view=True)
+    assert back["type"] == "error" and back["code"] == "illegal_move", back  # a deal reveals
+    old = await app.client("viewer3", versions=(1, 2, 3))
+    g3 = await old.request("daily.start", variant="fourteen-out")
+    move = str(next(iter(from_view(g3["view"]).legal_moves())))
+    refused = await old.request("move", game_id=g3["game_id"], move=move, expected_seq=0,
+                                with_view=True)
+    assert refused["type"] == "error" and refused["code"] == "bad_request", refused
+    assert "version 4" in refused["message"]
+    state = await old.request("game.get", game_id=g3["game_id"])
+    assert state["seq"] == 0, "nothing was applied"
+    played = await old.request("move", game_id=g3["game_id"], move=move, expected_seq=0)
+    assert played["type"] == "moved" and "view" not in played

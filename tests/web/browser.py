@@ -83,6 +83,7 @@ class Player:
     context: BrowserContext
     page: Page
     frames: list[str] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)  # frames the page sent
     errors: list[str] = field(default_factory=list)  # uncaught exceptions in the page
 
     def close(self) -> None:
@@ -93,6 +94,12 @@ class Player:
     def sockets(self, ws: WebSocket) -> None:
         ws.on("framereceived", lambda payload: self.frames.append(
             payload if isinstance(payload, str) else payload.decode("utf-8", "replace")))
+        ws.on("framesent", lambda payload: self.sent.append(
+            payload if isinstance(payload, str) else payload.decode("utf-8", "replace")))
+
+    def sent_requests(self) -> list[dict[str, Any]]:
+        """The requests the page sent, in order."""
+        return [json.loads(f) for f in self.sent]
 
     def shot(self, name: str) -> None:
         shot(self.page, name)

@@ -104,6 +104,14 @@ def test_fourteen_out_daily_won_by_keyboard_drag_and_clicks(alice: Player,
     alice.shot("game-fourteen-out")
     play_line(alice, game, line[2:])
     assert game.won
+    # Each move asks for the new view in its reply (protocol 4): no `game.get` after it.
+    sent = alice.sent_requests()
+    first = next(i for i, r in enumerate(sent) if r["type"] == "move")
+    moves = [r for r in sent[first:] if r["type"] == "move"]
+    assert len(moves) >= len(line) and all(r["with_view"] is True for r in moves)
+    assert "game.get" not in {r["type"] for r in sent[first:]}
+    replies = [json.loads(f) for f in alice.frames]
+    assert sum(1 for r in replies if r.get("type") == "moved" and "view" in r) == len(line)
     dialog = page.locator("dialog.dialog")
     expect(dialog).to_contain_text("You won!")
     expect(dialog.locator('[data-result="rank"]')).to_have_text("#1 of 1")

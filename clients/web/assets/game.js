@@ -2,7 +2,7 @@
 // the result. Daily and race games alike; `race` adds nothing here but hides hints.
 
 import { Board } from "./board.js";
-import { describe, FINISH, ServerError } from "./net.js";
+import { describe, FINISH, LEAN_MOVES, MOVE_VIEWS, ServerError } from "./net.js";
 import { clock, dialog, el, mayFinish, points, scoring, title, toast } from "./ui.js";
 
 const TOTALS = {
@@ -169,9 +169,10 @@ export class GameScreen {
     this.busy = true;
     let reply, game = null;
     try {
+      // The board is the server's view: protocol 4 sends it with the reply when asked;
+      // protocols 2 and 3 (an older server) only have events, so the page asks `game.get`.
+      if (this.conn.version >= MOVE_VIEWS) req = { ...req, with_view: true };
       reply = await this.conn.request(req);
-      // Lean moves (protocol 2 on): the reply has the move's events, the view comes from the
-      // server again rather than from replaying the move here.
       if (!reply.view) game = await this.conn.request({ type: "game.get", game_id: this.gameId });
     } catch (e) {
       this.busy = false;
@@ -187,10 +188,7 @@ export class GameScreen {
     if (game) {
       this.history.push(r.move);
       localStorage.setItem(movesKey(this.gameId), JSON.stringify(this.history));
-      this.setGame(game);
-      if (!this.finished && game.view.variant === "triple-easthaven" && game.view.stock === 0) {
-        this.awaitVerdict(game.seq);
-      }
+      this.setGame(game);  // the end decided after the reply comes as `game.finished`
       return;
     }
     this.view = r.view;
@@ -203,7 +201,8 @@ export class GameScreen {
     }
     this.render();
     if (this.finished) this.ended();
-    else if (this.view.variant === "triple-easthaven" && this.view.stock === 0) this.awaitVerdict(r.seq);
+    else if (this.conn.version < LEAN_MOVES && this.view.variant === "triple-easthaven"
+             && this.view.stock === 0) this.awaitVerdict(r.seq);  // no `game.finished` push
   }
 
   /** The `game.finished` push (protocol 2 on): the server decided the end after the move. */

@@ -1,12 +1,15 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
 // reconnection with exponential backoff. The board is always a view from the server: with
-// protocol 1 `moved` carries it, from 2 on (lean moves) the page asks `game.get` after a move;
-// no rules run here. Version 3 adds `finish` (Triple Deck) and the active race in `welcome`.
+// protocol 1 `moved` carries it, from 4 on the page asks for it with each move (`with_view`),
+// and with 2 and 3 (an older server) it asks `game.get` after a move; no rules run here.
+// Version 3 adds `finish` (Triple Deck) and the active race in `welcome`.
 
-export const PROTOCOL_VERSIONS = [1, 2, 3];
+export const PROTOCOL_VERSIONS = [1, 2, 3, 4];
 /** The first version whose `moved` has no view, and the first with `finish`. */
 export const LEAN_MOVES = 2;
 export const FINISH = 3;
+/** The first version whose `move` and `undo` may ask for the view in their reply. */
+export const MOVE_VIEWS = 4;
 const TOKEN_KEY = "solitaire.token";
 const REQUEST_TIMEOUT_MS = 15000;
 const BACKOFF_FIRST_MS = 500;
