@@ -112,8 +112,10 @@ class ProgressSearch:
         self._goal_total = sum(start[:FOUND_LEN])
         self._start: bytes | None = start  # None once relaxed and frozen
         self._seen: set[bytes] = {start}
-        self._queue: list[deque[bytes]] = [deque() for _ in range(_BUCKETS)]
-        self._queue[0].append(start)
+        # One FIFO per estimate, made when first used: most searches end within a few
+        # positions, and 64 deques cost more than those positions.
+        self._queue: list[deque[bytes] | None] = [None] * _BUCKETS
+        self._queue[0] = deque((start,))
         self._low = 0
         self.expanded = 0
         self.verdict: bool | None = None
@@ -134,7 +136,9 @@ class ProgressSearch:
                 low += 1
             if low == _BUCKETS:
                 return self._decide(False)
-            key = queue[low].popleft()
+            first = queue[low]
+            assert first is not None
+            key = first.popleft()
             self.expanded += 1
             children = _children(key, goal_total)
             if children is None:
@@ -148,7 +152,8 @@ class ProgressSearch:
                 key = _freeze(start[:FOUND_LEN], piles, lows)
                 seen.clear()
                 for q in queue:
-                    q.clear()
+                    if q is not None:
+                        q.clear()
                 low = 0
                 add(key)
                 children = _children(key, goal_total)
@@ -157,7 +162,10 @@ class ProgressSearch:
                 if child not in seen:
                     add(child)
                     h = _estimate(child, goal_total)
-                    queue[h].append(child)
+                    q = queue[h]
+                    if q is None:
+                        q = queue[h] = deque()
+                    q.append(child)
                     if h < low:
                         low = h
         self._low = low
@@ -200,29 +208,49 @@ def _playable(found: bytes) -> frozenset[int]:
     return got
 
 
+#: Per-pile parts of `_estimate`, by foundation heights + pile bytes: a child differs from its
+#: parent in one or two piles, so most piles were measured before.
+_PILE_ESTIMATE: dict[bytes, int] = {}
+
+
 def _estimate(key: bytes, goal_total: int) -> int:
-    """Search order only (any order is exact): how far `key` looks from progress, 0 to 63."""
+    """Search order only (any order is exact): how far `key` looks from progress, 0 to 63.
+
+    Per pile: for one with face-down cards, the cards above its run at the bottom; for any, how
+    deep its first card a foundation takes lies. The least over the piles (at most 40), plus two
+    per foundation card missing against the start."""
     found = key[:FOUND_LEN]
-    playable = _playable(found)
+    cache = _PILE_ESTIMATE
     best = 40
+    playable: frozenset[int] | None = None
     for p in key[FOUND_LEN:].split(_SEP_BYTES):
-        m = len(p) - 1
-        if m <= 0:
+        if len(p) <= 1:
             continue
-        if p[0] == 1:
-            b = 1
-            while b < m and FIT[p[b + 1]] == SLOT[p[b]]:
-                b += 1
-            if m - b < best:
-                best = m - b
-        d, stop = 0, m if m < best else best
-        while d < stop:
-            if p[m - d] in playable:
-                best = d
-                break
-            d += 1
-        if best == 0:
-            break  # nothing scores lower
+        k = found + p
+        v = cache.get(k)
+        if v is None:
+            if playable is None:
+                playable = _playable(found)
+            m = len(p) - 1
+            v = 40
+            if p[0] == 1:
+                b = 1
+                while b < m and FIT[p[b + 1]] == SLOT[p[b]]:
+                    b += 1
+                v = m - b
+            d = 0
+            while d < m and d < v:
+                if p[m - d] in playable:
+                    v = d
+                    break
+                d += 1
+            if len(cache) >= 65_536:
+                cache.clear()
+            cache[k] = v
+        if v < best:
+            best = v
+            if v == 0:
+                break  # nothing scores lower
     return min(best + 2 * (goal_total - sum(found)), _BUCKETS - 1)
 
 
