@@ -96,7 +96,8 @@ class GameService:
         self._cache: OrderedDict[str, LiveGame] = OrderedDict()
         self._metrics = metrics
         self._search_slot = asyncio.Semaphore(1)  # game-over searches, one at a time
-        #: Where long game-over searches finish (None: on the event loop, in slices).
+        #: Where long game-over searches finish (None: on the event loop, in slices); closed
+        #: by `aclose`.
         self._solvers = solvers
         self._searches: set[asyncio.Task[None]] = set()
         #: Called with a game and its entry when a game ends after its last move was
@@ -312,10 +313,13 @@ class GameService:
         return bool(over)
 
     async def aclose(self) -> None:
-        """Stop the game-over searches still running (shutdown); their games stay open."""
+        """Stop the game-over searches still running (shutdown) and their worker; their games
+        stay open."""
         for task in list(self._searches):
             task.cancel()
         await asyncio.gather(*self._searches, return_exceptions=True)
+        if self._solvers is not None:
+            self._solvers.close()
 
     async def _finish_over(self, live: LiveGame, name: str) -> None:
         """End a game found over after its last move: as of that move's time."""

@@ -46,9 +46,10 @@ class Services:
     @classmethod
     def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
-        solvers = SolverPool()  # deal certification, hints and long game-over searches
+        # Long game-over searches get a worker of their own: behind a deal certification
+        # (up to a minute per candidate) or a hint they would hold a dead game open.
         games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms,
-                            metrics=metrics, solvers=solvers)
+                            metrics=metrics, solvers=SolverPool(workers=1))
         players = PlayerRegistry(client, clock, commit=store.move_log)
         leaderboard = Leaderboard(client, store.entries)
         settings = RaceSettings(countdown_ms=config.race_countdown_ms,
@@ -60,7 +61,7 @@ class Services:
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
         fanout = RaceFanout(client, races, clock)
-        deals = DailyDeals(client, clock, config.daily_secret, solvers,
+        deals = DailyDeals(client, clock, config.daily_secret, SolverPool(),
                            certify=config.certify_deals, budget_s=config.solver_budget_s,
                            retention_days=config.leaderboard_retention_days)
         return cls(config=config, clock=clock, redis=client, players=players, store=store,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -158,9 +159,15 @@ async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
                      rate_limit=1000.0, rate_burst=1000)
     line = dead_line()
     async with serve(config) as app:
+        deals = app.services.deals.pool
+        # Certifications and hints keep every worker of their own pool busy meanwhile.
+        busy = [asyncio.create_task(deals.run(time.sleep, 60)) for _ in range(deals.workers)]
         with caplog.at_level("INFO", logger="server.games"):
             c, game_id = await play_into_a_long_search(app, line, "patient")
-            push = await c.push("game.finished", timeout=60)
+            push = await c.push("game.finished", timeout=30)
+        assert not any(t.done() for t in busy)
+        for t in busy:
+            t.cancel()
         assert push["game_id"] == game_id and push["seq"] == len(line)
         assert push["result"]["over"] and not push["result"]["resigned"]
         assert "handed to a worker after 200 positions" in caplog.text
