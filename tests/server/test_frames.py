@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -16,9 +18,10 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 import websockets
+from aiohttp import web
 
 import protocol as p
-from server.app import hard_frame_limit
+from server.app import SOCKETS, hard_frame_limit
 from server.config import Config
 from tests.support.app import App, serve
 
@@ -136,3 +139,34 @@ async def test_a_flood_gets_every_reply_then_a_1008_close(app: App, attempt: int
     assert len(ids) < sent
     assert {(m["type"], m.get("code")) for m in got} == {("pong", None),
                                                           ("error", "rate_limited")}
+
+
+async def test_a_client_gone_without_a_close_frame_leaves_no_traceback_cycle(app: App) -> None:
+    """aiohttp keeps the error of writing the close frame to a dead transport, whose traceback
+    holds the response's frames; the server drops it (and the EofStream behind it), so the
+    connection is freed by reference counting, not by an old-generation collection."""
+    def kept_tracebacks() -> int:
+        return sum(1 for o in gc.get_objects()
+                   if type(o) is web.WebSocketResponse and o.closed
+                   and o.exception() is not None
+                   and (o.exception().__traceback__ is not None  # type: ignore[union-attr]
+                        or o.exception().__context__ is not None))  # type: ignore[union-attr]
+
+    gc.collect()
+    gc.disable()  # what is left must be left by reference counting alone
+    try:
+        before = kept_tracebacks()
+        for i in range(3):
+            ws = await raw(app)
+            await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [4],
+                                      "name": f"gone{i}"}))
+            await ws.recv()
+            ws.transport.abort()  # no close frame: the server's close frame cannot be written
+        for _ in range(100):  # the handlers finish
+            await asyncio.sleep(0.01)
+            if not app.web_app[SOCKETS]:
+                break
+        assert not app.web_app[SOCKETS]
+        assert kept_tracebacks() == before
+    finally:
+        gc.enable()
