@@ -103,6 +103,12 @@ class Game:
     def can_undo(self) -> bool:
         return bool(self._history) and self._history[-1] is not None and not self.over
 
+    def seal(self) -> None:
+        """The game was finished (won, over, resigned or closed): forget the undo snapshots,
+        which nothing can use any more (`can_undo` is False from now on). They are most of a
+        game's objects, so a server that keeps finished games at hand keeps little."""
+        self._history.clear()
+
     def result(self) -> ResultJson:
         return {"won": self.won, "over": self.over, "score": self.score,
                 "cleared": self.cleared, "moves": self.moves}

@@ -142,6 +142,7 @@ class GameService:
         # otherwise the next move (or `over_search`) judges afresh.
         if record.finished:
             game.settle_over(True)
+            game.seal()
         else:
             game.defer_over()
         k = parse_game_id(game_id)
@@ -225,7 +226,7 @@ class GameService:
                 result = self._result(live, game, resigned=False, last_move_at=now)
                 record, entry = await self.store.finish(
                     live.record.game_id, result, name, now, stored, live.seq)
-                live.record = record
+                self._sealed(live, record)
                 live.seq += 1
                 live.log.append(stored)
                 live.last_move_at_ms = now
@@ -331,7 +332,7 @@ class GameService:
         except StoreUnavailable:  # maybe finished in Redis: the next load completes it
             self.forget(live.record.game_id)
             raise
-        live.record = record
+        self._sealed(live, record)
         for listener in self.on_finished:
             await listener(live, entry)
 
@@ -356,7 +357,7 @@ class GameService:
             except (Conflict, StoreUnavailable):  # maybe finished in Redis: reload next time
                 self.forget(game_id)
                 raise
-            live.record = record
+            self._sealed(live, record)
             return live, entry
 
     async def close(self, game_id: str, player_id: str, name: str, *,
@@ -380,9 +381,17 @@ class GameService:
                 except StoreUnavailable:  # maybe finished in Redis: reload next time
                     self.forget(game_id)
                     raise
-                live.record = record
+                self._sealed(live, record)
                 return live, entry
         raise Conflict("the game kept changing while it was being closed")
+
+    @staticmethod
+    def _sealed(live: LiveGame, record: GameRecord) -> None:
+        """Store the finished record; the engine forgets its undo snapshots (`Game.seal`): a
+        finished game stays cached for its views, but at a few objects instead of a few per
+        move, which the garbage collector's full passes would walk again and again."""
+        live.record = record
+        live.game.seal()
 
     async def add_hint(self, live: LiveGame) -> int:
         """Count a hint on the game; each adds the hint penalty to its final time."""

@@ -141,3 +141,18 @@ def test_result_and_view_keys(variant: str) -> None:
     assert game.result() == {"won": False, "over": False, "score": 0, "cleared": 0, "moves": 0}
     assert game.view()["variant"] == variant and game.view()["can_undo"] is False
     assert game.to_json()["seed"] == 2
+
+
+def test_seal_forgets_the_undo_snapshots_and_keeps_the_position() -> None:
+    game = new_game("triple-deck", 3)
+    for _ in range(6):
+        game.apply(next(iter(game.legal_moves())))
+    view, moves = game.view(), game.moves
+    assert game.can_undo() or game._history[-1] is None
+    game.seal()
+    assert not game.can_undo() and game._history == []
+    assert {k: v for k, v in game.view().items() if k != "can_undo"} == {
+        k: v for k, v in view.items() if k != "can_undo"}
+    assert game.moves == moves and game.view()["can_undo"] is False
+    with pytest.raises(IllegalMove, match="no move to undo"):
+        game.undo()

@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import OverStepper, OverTask, new_game
+from engine import OverStepper, OverTask, from_view, new_game
 from engine.easthaven import TripleEasthaven
 from server import games
 from server.config import Config
@@ -196,3 +196,24 @@ async def test_a_worker_out_of_memory_leaves_the_game_open(
         assert state["type"] == "game" and not state["finished"], "the game stays open"
         again = await c.request("move", game_id=game_id, move="d", expected_seq=1)
         assert again["type"] == "moved" and again["seq"] == 2, "and goes on"
+
+
+async def test_a_finished_game_stays_cached_without_its_undo_snapshots(app: App) -> None:
+    c = await app.client("sealed", versions=(1, 2, 3, 4))
+    g = await c.request("daily.start", variant="fourteen-out")
+    view, seq = g["view"], 0
+    for _ in range(2):
+        move = str(next(iter(from_view(view).legal_moves())))
+        r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq,
+                            with_view=True)
+        assert r["type"] == "moved", r
+        view, seq = r["view"], r["seq"]
+    assert view["can_undo"] is True
+    live = await app.services.games.get(g["game_id"], c.player_id)
+    assert len(live.game._history) == 2
+    assert (await c.request("resign", game_id=g["game_id"]))["type"] == "finished"
+    again = await app.services.games.get(g["game_id"], c.player_id)
+    assert again is live and live.game._history == [], "cached, snapshots dropped"
+    state = await c.request("game.get", game_id=g["game_id"])
+    assert state["finished"] and state["view"]["can_undo"] is False
+    assert state["view"]["piles"] == view["piles"]
