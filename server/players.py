@@ -58,7 +58,12 @@ def hash_token(token: str) -> str:
 
 
 def _new_player_id() -> str:
-    return secrets.token_urlsafe(9)  # 12 url-safe chars, 72 bits
+    """12 url-safe characters (72 bits), never starting with ``-``: ids are typed as command
+    arguments (``solitaire profile <id>``), where a leading dash reads as an option."""
+    while True:
+        pid = secrets.token_urlsafe(9)
+        if not pid.startswith("-"):
+            return pid
 
 
 class PlayerRegistry:

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 import redis.asyncio
 
-from server import keys
+from server import keys, players
 from server.clock import ManualClock
 from server.errors import InvalidInput, NameTaken
 from server.players import PlayerRegistry, hash_token
@@ -101,3 +101,10 @@ async def test_register_returns_the_player_as_stored(redis_client: redis.asyncio
     player, token = await reg.register("Grace_7")
     assert await reg.get(player.id) == player
     assert await reg.authenticate(token) == player
+
+
+def test_player_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`solitaire profile <id>` would read a leading dash as an option (it failed a CLI test)."""
+    drawn = iter(["-Ab3_x9Kq2Lm", "--zz12345678", "Zb3_x9Kq2Lm-"])
+    monkeypatch.setattr(players.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert players._new_player_id() == "Zb3_x9Kq2Lm-"
