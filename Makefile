@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
 	$(BIN)/python benchmarks/server_bench.py
+	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/pytest -q -m slow
 

@@ -124,6 +124,7 @@ class GcTimer:
         else:
             self.stats.seconds += time.perf_counter() - self._t0
             self.stats.collections += 1
+            self.stats.collected += info.get("collected", 0)
 
     def install(self) -> None:
         if self not in gc.callbacks:

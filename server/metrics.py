@@ -31,6 +31,8 @@ class GcStats:
 
     seconds: float = 0.0
     collections: int = 0
+    #: Objects the collections freed: garbage that reference counting could not (cycles).
+    collected: int = 0
 
 
 class _GcCollector(Collector):
@@ -43,6 +45,9 @@ class _GcCollector(Collector):
                                   value=self.stats.seconds)
         yield CounterMetricFamily("solitaire_gc_collections", "Garbage collections",
                                   value=self.stats.collections)
+        yield CounterMetricFamily("solitaire_gc_collected_objects",
+                                  "Objects freed by garbage collections (reference cycles)",
+                                  value=self.stats.collected)
 
 
 class LabeledCounter(Collector):

@@ -13,6 +13,8 @@ import asyncio
 import datetime as dt
 import gc
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -146,3 +148,11 @@ def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
     assert figures["server_cpu_us_per_move"] > 0
     assert set(figures["per_variant"]) == {"fourteen-out"}
     assert not any(figures["errors"].values()), figures["errors"]
+
+
+def test_churn_bench_prints_its_figures() -> None:
+    cmd = [sys.executable, "benchmarks/churn_bench.py", "--connections", "100"]
+    out = subprocess.run(cmd, cwd=procs.ROOT, capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    assert "100 connections of each kind" in out
+    assert out.count("objects per connection") == 2 and "RATIO vanished / close frame" in out

@@ -60,6 +60,23 @@ def test_gc_timer_installs_once_and_counts_only_while_installed() -> None:
     timer.remove()  # removing twice is harmless
 
 
+def test_gc_timer_counts_the_objects_collections_free() -> None:
+    stats = GcStats()
+    timer = GcTimer(stats)
+    gc.collect()
+    timer.install()
+    try:
+        for _ in range(5):  # five two-object cycles, freed only by a collection
+            a: list[object] = []
+            b: list[object] = [a]
+            a.append(b)
+        del a, b
+        gc.collect()
+    finally:
+        timer.remove()
+    assert stats.collected >= 10
+
+
 async def test_runtime_probes_run_with_the_app_and_clean_up() -> None:
     metrics = Metrics()
     ctx = runtime_probes(metrics, interval_ms=2)(web.Application())

@@ -76,10 +76,11 @@ def test_loop_lag_max_is_reset_by_each_scrape() -> None:
 
 def test_gc_stats_are_exported_at_scrape_time() -> None:
     m = Metrics()
-    m.gc.seconds, m.gc.collections = 0.25, 7
+    m.gc.seconds, m.gc.collections, m.gc.collected = 0.25, 7, 1234
     got = samples(m.render())
     assert got[("solitaire_gc_seconds_total", ())] == 0.25
     assert got[("solitaire_gc_collections_total", ())] == 7
+    assert got[("solitaire_gc_collected_objects_total", ())] == 1234
 
 
 async def test_requests_and_errors_are_counted_on_the_metrics_endpoint(
