@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from .cards import SUITS, Card, parse_card
 from .deadlock import ProgressSearch, encode
@@ -19,6 +19,8 @@ from .views import TableauStateBody, TableauViewBody, View
 
 PILES: Final = 12
 PER_SUIT: Final = 3
+#: Tags the undo snapshot of a card moved back from a foundation.
+_FROM_FOUNDATION: Final = "from foundation"
 
 
 class TripleEasthaven(TableauGame):
@@ -216,6 +218,29 @@ class TripleEasthaven(TableauGame):
                 if head is not None and (empty or self._fit(head) in slots):
                     return True
         return False
+
+    # -- undo -----------------------------------------------------------------------------------
+
+    def _undo_snapshot(self, move: Move) -> Any:
+        """A card back from a foundation lands on a pile's top: record that pile's length and
+        the foundations' lengths; undo puts the card back on the foundation it left. Other
+        moves as the tableau games record them (numbers only)."""
+        if move.src.startswith(FOUNDATION):
+            dst = int(move.dst) - 1
+            return (_FROM_FOUNDATION, dst, len(self._piles[dst]),
+                    tuple(map(len, self._foundations)))
+        return super()._undo_snapshot(move)
+
+    def _restore(self, snapshot: Any) -> None:
+        if snapshot[0] is _FROM_FOUNDATION:
+            _, dst, dst_len, heights = snapshot
+            card = self._piles[dst].pop()
+            assert len(self._piles[dst]) == dst_len, "undo of a move that was not the last one"
+            short = next(f for f, n in zip(self._foundations, heights, strict=True)
+                         if len(f) == n - 1)
+            short.append(card)
+            return
+        super()._restore(snapshot)
 
     # -- serialisation ------------------------------------------------------------------------
 

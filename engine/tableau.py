@@ -219,19 +219,22 @@ class TableauGame(Game):
                 tuple(tuple(f) for f in self._foundations))
 
     def _undo_snapshot(self, move: Move) -> Any:
-        """A pile's move changes only its source pile, its destination pile (from the top up)
-        and, played to a foundation, the foundations' lengths: record just those. The source's
-        `down` is kept too, though a move that turns a card is never undone."""
+        """A pile's move takes cards off its source's top and puts them on its destination's
+        top, or one on a foundation: record where, and the lengths before. No card is copied:
+        on undo the cards are taken back from where they went (the last move is the only one
+        undone, so they are still on top there). Only numbers, so a game's history holds no
+        object the garbage collector walks. The source's `down` is kept too, though a move that
+        turns a card is never undone."""
         src = pile_number(move.src, self.pile_count)
         if src is None:
             return self._snapshot()
         piles = self._piles
         if move.dst == FOUNDATION:
-            return (_PILE_MOVE, src, tuple(piles[src]), self._down[src], None, 0,
+            return (_PILE_MOVE, src, len(piles[src]), self._down[src], None, 0,
                     tuple(map(len, self._foundations)))
         dst = pile_number(move.dst, self.pile_count)
         assert dst is not None
-        return (_PILE_MOVE, src, tuple(piles[src]), self._down[src], dst, len(piles[dst]), None)
+        return (_PILE_MOVE, src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
 
     def _restore(self, snapshot: Any) -> None:
         if snapshot[0] is _PILE_MOVE:
@@ -244,18 +247,18 @@ class TableauGame(Game):
         self._foundations = [list(f) for f in foundations]
 
     def _restore_pile_move(self, snapshot: Any) -> None:
-        _, src, cards, down, dst, dst_len, heights = snapshot
-        self._piles[src] = list(cards)
-        self._down[src] = down
+        _, src, src_len, down, dst, dst_len, heights = snapshot
+        back = self._piles[src]
         if dst is not None:
-            del self._piles[dst][dst_len:]
+            moved = self._piles[dst]
+            back.extend(moved[dst_len:])
+            del moved[dst_len:]
         if heights is not None:
-            self._restore_heights(heights)
-
-    def _restore_heights(self, heights: tuple[int, ...]) -> None:
-        """Take back cards played to the foundations since they had these lengths."""
-        for f, n in zip(self._foundations, heights, strict=True):
-            del f[n:]
+            for f, n in zip(self._foundations, heights, strict=True):
+                back.extend(f[n:])
+                del f[n:]
+        assert len(back) == src_len, "undo of a move that was not the last one"
+        self._down[src] = down
 
     def _piles_state(self) -> list[list[OrientedCard]]:
         return [[{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]

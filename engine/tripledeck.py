@@ -231,36 +231,46 @@ class TripleDeck(TableauGame):
         return (super()._snapshot(), tuple(self._waste))
 
     def _undo_snapshot(self, move: Move) -> Any:
-        """A draw changes only the stock and the waste's length, a recycle only the waste (the
-        stock was empty), a waste move only the waste's top, one pile or the foundations."""
+        """A draw moves the stock's top cards onto the waste, a recycle turns the waste over
+        into the stock (it was empty), a waste move takes the waste's top to a pile or a
+        foundation: record the lengths before, and undo takes the cards back from where they
+        went (only the last move is undone, so they are still there). Only numbers, as for a
+        pile's move (`TableauGame._undo_snapshot`)."""
         if move.src == STOCK:
             if self._stock:
-                return (_DRAW, tuple(self._stock), len(self._waste))
-            return (_RECYCLE, tuple(self._waste))
+                return (_DRAW, len(self._stock), len(self._waste))
+            return (_RECYCLE, len(self._waste))
         if move.src == WASTE:
             heights = tuple(map(len, self._foundations)) if move.dst == FOUNDATION else None
             dst = pile_number(move.dst, self.pile_count)
-            return (_WASTE_MOVE, self._waste[-1], len(self._waste), dst,
+            return (_WASTE_MOVE, len(self._waste), dst,
                     len(self._piles[dst]) if dst is not None else 0, heights)
         return super()._undo_snapshot(move)
 
     def _restore(self, snapshot: Any) -> None:
         tag = snapshot[0]
         if tag is _DRAW:
-            _, stock, waste_len = snapshot
-            self._stock = list(stock)
+            _, stock_len, waste_len = snapshot
+            drawn = self._waste[waste_len:]
             del self._waste[waste_len:]
+            self._stock.extend(reversed(drawn))
+            assert len(self._stock) == stock_len, "undo of a draw that was not the last move"
         elif tag is _RECYCLE:
+            # the stock is the waste turned over: every card of it was seen
+            self._waste = [c for c in reversed(self._stock) if c is not None]
             self._stock = []
-            self._waste = list(snapshot[1])
+            assert len(self._waste) == snapshot[1], "undo of a recycle that was not the last move"
         elif tag is _WASTE_MOVE:
-            _, card, waste_len, dst, dst_len, heights = snapshot
-            del self._waste[waste_len - 1 :]
-            self._waste.append(card)
+            _, waste_len, dst, dst_len, heights = snapshot
             if dst is not None:
-                del self._piles[dst][dst_len:]
+                moved = self._piles[dst]
+                self._waste.extend(moved[dst_len:])
+                del moved[dst_len:]
             if heights is not None:
-                self._restore_heights(heights)
+                for f, n in zip(self._foundations, heights, strict=True):
+                    self._waste.extend(f[n:])
+                    del f[n:]
+            assert len(self._waste) == waste_len, "undo of a move that was not the last one"
         elif isinstance(tag, str):  # a pile's move
             super()._restore(snapshot)
         else:
