@@ -179,7 +179,8 @@ async def play_everything(config: Config) -> None:
         assert (await b.request("move", game_id=sb["game_id"], move=str(move)))["type"] == \
             "moved"
         for cl, s in ((a, sa), (b, sb)):
-            assert (await cl.request("resign", game_id=s["game_id"]))["type"] == "finished"
+            resigned = await cl.request("resign", game_id=s["game_id"])
+            assert resigned["type"] == "finished", resigned
         fin = await a.push("race.event")
         while fin["event"]["kind"] != "finished":
             fin = await a.push("race.event")
