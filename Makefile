@@ -12,13 +12,22 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The install compiles the engine's rule modules with mypyc (setup.py) next to their sources;
+# $(ENGINE) rebuilds them whenever an engine source changed since, so no stale engine runs.
+ENGINE := $(VENV)/.engine-compiled
+ENGINE_SRC := $(wildcard engine/*.py)
+
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(ENGINE)
 
-venv install: $(STAMP)
+$(ENGINE): $(ENGINE_SRC) | $(STAMP)
+	$(BIN)/python setup.py -q build_ext --inplace
+	touch $(ENGINE)
 
-run: $(STAMP)
+venv install: $(STAMP) $(ENGINE)
+
+run: $(STAMP) $(ENGINE)
 	$(BIN)/solitaire-server --host $(HOST) --port $(PORT)
 
 # The browser tests (tests/web) drive Debian's Chromium through Playwright (no browser download):
@@ -31,16 +40,18 @@ browser:
 	    exit 1; fi; \
 	fi
 
-test: $(STAMP) browser
+test: $(STAMP) $(ENGINE) browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 # The suite under coverage.py, subprocesses included (`[tool.coverage.run] patch` in
 # pyproject.toml); writes coverage.json and fails when a package is below its floor.
+# coverage.py cannot see into compiled modules: the engine runs as Python here (the next
+# `make test` or `make run` compiles it again).
 coverage: $(STAMP) browser
-	rm -f .coverage .coverage.* coverage.json
-	$(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
+	rm -f .coverage .coverage.* coverage.json $(ENGINE) engine/*.so engine_compiled__mypyc*.so
+	SOLITAIRE_PURE_ENGINE=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
 	$(BIN)/coverage combine -q && $(BIN)/coverage json -q && \
 	$(BIN)/coverage report --skip-covered --sort=cover | tail -n 40 && \
 	$(BIN)/python -m tests.support.coverage_floors coverage.json && exit $$status
@@ -51,7 +62,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) $(ENGINE)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
 	$(BIN)/python benchmarks/server_bench.py
@@ -61,4 +72,5 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -f engine/*.so engine_compiled__mypyc*.so
 	rm -f .coverage .coverage.* coverage.json

@@ -54,7 +54,7 @@ from benchmarks.load.generator import (  # noqa: E402
     count_board_entries,
     run_load,
 )
-from engine import VARIANT_IDS  # noqa: E402
+from engine import COMPILED, VARIANT_IDS  # noqa: E402
 
 SECTIONS = ("cpu", "load", "scale", "connections", "leaderboard")
 HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None
@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     say(f"server benchmarks {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         f"{' (quick)' if a.quick else ''}")
-    say(f"machine: {machine()}; uvloop {'available' if HAVE_UVLOOP else 'not installed'}")
+    say(f"machine: {machine()}; uvloop {'available' if HAVE_UVLOOP else 'not installed'}; "
+        f"engine {'compiled (mypyc)' if COMPILED else 'pure Python'}")
     with tempfile.TemporaryDirectory(prefix="solbench-") as tmp:
         opts = cpubench.CpuOptions(
             tmp=Path(tmp), quick=a.quick, date=a.date, daily_secret=a.daily_secret,

@@ -8,6 +8,9 @@ Pure Python with no I/O. Typical use::
     result = game.apply("3 7")        # raises IllegalMove, leaving the game untouched
     game.view()                        # what the player may see
 
+The modules a move runs through are compiled to C by mypyc when the package is installed
+(`setup.py`; the source here is what is compiled); `COMPILED` says whether they are.
+
 Exceptions::
 
     EngineError
@@ -16,6 +19,7 @@ Exceptions::
      └── OutOfSync (a player's copy disagrees with the server: resync)
 """
 
+from . import game as _game_module
 from .cards import Card, card, parse_card
 from .deals import DealRng, shuffled_cards
 from .errors import EngineError, IllegalMove, OutOfSync, UnknownVariant
@@ -24,10 +28,13 @@ from .moves import UNDO, Move, MoveResult, Reveal, Transfer
 from .state import GameState, PairingState, PileState, TableauState, TriPeaksState, full_state
 from .variants import VARIANT_IDS, VARIANTS, from_view, new_game, variant
 
+#: True when the rule modules run compiled by mypyc (`setup.py`), False when they run as Python.
+COMPILED: bool = not _game_module.__file__.endswith(".py")
+
 __all__ = [
-    "HIDDEN", "UNDO", "VARIANTS", "VARIANT_IDS", "Card", "DealRng", "EngineError", "Game",
-    "GameState", "IllegalMove", "Move", "MoveResult", "OutOfSync", "OverStepper", "OverTask",
-    "PairingState", "PileState", "Reveal", "TableauState", "Transfer", "TriPeaksState",
+    "COMPILED", "HIDDEN", "UNDO", "VARIANTS", "VARIANT_IDS", "Card", "DealRng", "EngineError",
+    "Game", "GameState", "IllegalMove", "Move", "MoveResult", "OutOfSync", "OverStepper",
+    "OverTask", "PairingState", "PileState", "Reveal", "TableauState", "Transfer", "TriPeaksState",
     "UnknownVariant", "card", "from_view",
     "full_state", "new_game", "parse_card", "shuffled_cards", "variant",
 ]

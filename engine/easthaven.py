@@ -267,6 +267,10 @@ class EasthavenOverTask:
     def run(self) -> bool:
         return not ProgressSearch(self.key).run()
 
+    def __reduce__(self) -> tuple[type[EasthavenOverTask], tuple[bytes]]:
+        # By constructor: a compiled frozen dataclass cannot be filled field by field.
+        return EasthavenOverTask, (self.key,)
+
 
 class _EasthavenOverSearch:
     """A resumable `TripleEasthaven` game-over check (see `TripleEasthaven.over_search`)."""

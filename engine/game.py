@@ -35,13 +35,15 @@ class Game:
     seed: int | None
     moves: int
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int | None = None) -> None:
+        """Deal `seed`; None leaves an empty game that `from_view` (or a copy) fills in."""
         self.seed = seed
         self.moves = 0
         # One entry per applied move: the snapshot before it, or None when it cannot be undone.
         self._history: list[Any] = []
         self._over: bool | None = None
-        self._deal(shuffled_cards(self.id, seed, self.decks, self.ranks))
+        if seed is not None:
+            self._deal(shuffled_cards(self.id, seed, self.decks, self.ranks))
 
     # -- construction from a view -------------------------------------------------------------
 
@@ -50,10 +52,8 @@ class Game:
         """A player's copy built from `view()` output: moves can be listed and pre-checked."""
         if view.get("variant") != cls.id:
             raise ValueError(f"view is for {view.get('variant')!r}, not {cls.id!r}")
-        game = cls.__new__(cls)
-        game.seed = None
+        game = cls(None)
         game.moves = int(view.get("moves", 0))
-        game._history = []
         # The server's verdict stands: a copy cannot always judge it (Triple Deck's hidden stock).
         game._over = True if view.get("over") else None
         game._load_view(view)

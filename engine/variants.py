@@ -30,7 +30,11 @@ def variant(variant_id: str) -> type[Game]:
 
 
 def new_game(variant_id: str, seed: int) -> Game:
-    """Deal a new game: a pure function of (variant id, seed)."""
+    """Deal a new game: a pure function of (variant id, seed). Raises ValueError for a seed
+    that is not an integer in 0..2**64-1 (TypeError, from the compiled engine, for a value that
+    is not an int at all)."""
+    if seed is None:  # `Game(None)` is an empty game for `from_view` to fill, not a deal
+        raise ValueError("seed must be an integer in 0..2**64-1, got None")
     return variant(variant_id)(seed)
 
 

@@ -8,6 +8,8 @@ import sys
 
 from aiohttp import web
 
+import engine
+
 from .app import create_app
 from .config import Config
 from .gctune import tune_after_startup
@@ -31,8 +33,10 @@ def main(argv: list[str] | None = None) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config.data_dir.mkdir(parents=True, exist_ok=True)
     loop = new_event_loop(config)
-    logging.getLogger(__name__).info("listening on ws://%s:%d/ws (%s)", config.host, config.port,
-                                     type(loop).__module__.split(".")[0])
+    logging.getLogger(__name__).info(
+        "listening on ws://%s:%d/ws (%s, engine %s)", config.host, config.port,
+        type(loop).__module__.split(".")[0],
+        "compiled" if engine.COMPILED else "pure Python: see setup.py")
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
     app = create_app(config)

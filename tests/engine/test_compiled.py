@@ -1,0 +1,64 @@
+"""The engine that runs is the compiled one `setup.py` builds, current with its source, and it
+plays exactly as the pure-Python source does."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+from tests.support import engine_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+PURE = bool(os.environ.get("SOLITAIRE_PURE_ENGINE"))
+
+
+def compiled_sources() -> list[str]:
+    """setup.py's COMPILED_MODULES, read without running setup.py."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "COMPILED_MODULES" for t in node.targets):
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, list)
+            return [str(v) for v in value]
+    raise AssertionError("setup.py has no COMPILED_MODULES")
+
+
+def test_the_engine_runs_compiled_unless_built_pure() -> None:
+    assert engine.COMPILED is not PURE
+    for source in compiled_sources():
+        name = source.removesuffix(".py").replace("/", ".")
+        module = sys.modules.get(name) or __import__(name, fromlist=["_"])
+        path = Path(module.__file__ or "")
+        assert path.suffix == (".py" if PURE else ".so"), f"{name} was loaded from {path}"
+        if not PURE:  # a compiled module older than its source would play old rules
+            assert path.stat().st_mtime >= (ROOT / source).stat().st_mtime, (
+                f"{path.name} is older than {source}: run `make test` (it recompiles)")
+
+
+@pytest.mark.skipif(PURE, reason="the engine under test is the pure one")
+def test_compiled_and_pure_engines_play_alike(tmp_path: Path) -> None:
+    # The pure engine: only the .py sources, first on the path of a fresh interpreter (its
+    # working directory, which `-m` puts first).
+    shutil.copytree(ROOT / "engine", tmp_path / "engine",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    out = subprocess.run([sys.executable, "-m", "tests.support.engine_trace", "5"], cwd=tmp_path,
+                         env=env, check=True, capture_output=True, text=True).stdout
+    pure = json.loads(out)
+    assert pure["compiled"] is False
+    compiled = json.loads(json.dumps(engine_trace.traces(range(5))))
+    for variant in engine.VARIANT_IDS:
+        for seed, (a, b) in enumerate(zip(compiled[variant], pure["traces"][variant],
+                                          strict=True)):
+            assert len(a) > 10, f"{variant} seed {seed}: too short a game to compare"
+            for step, (x, y) in enumerate(zip(a, b, strict=True)):
+                assert x == y, f"{variant} seed {seed} step {step}: compiled {x} != pure {y}"
