@@ -19,7 +19,7 @@ from aiohttp import WSCloseCode, web
 import protocol as p
 from engine import IllegalMove, UnknownVariant
 
-from .errors import ServerError
+from .errors import ServerError, is_outage
 from .players import Player
 from .ratelimit import TokenBucket
 
@@ -53,6 +53,9 @@ def error_reply(exc: BaseException, req_id: int | None) -> p.ErrorReply:
         code, message = p.ErrorCode.NOT_FOUND, str(exc)
     elif isinstance(exc, ServerError):
         code, message = exc.code, str(exc)
+    elif is_outage(exc):  # a Redis call no store translated: still an outage, not a bug
+        log.warning("untranslated redis outage: %s: %s", type(exc).__name__, exc)
+        code, message = p.ErrorCode.UNAVAILABLE, "redis unavailable"
     else:  # a bug, including any other engine error: never mapped by accident
         log.exception("internal error", exc_info=exc)
         code, message = p.ErrorCode.INTERNAL, "internal server error"

@@ -275,7 +275,8 @@ class RaceState:
         return status
 
     def info(self, now: int, me: str | None) -> p.RaceInfo:
-        """The race as `me` may see it: progress of everyone, never a card."""
+        """The race as `me` may see it: progress of everyone, never a card; the room's code
+        and `me`'s game id only to a racer."""
         results = {r.player_id: r for r in self.results or ()}
         racers = []
         for pid, name in self.racers:
@@ -288,10 +289,12 @@ class RaceState:
                            or self.status is RaceStatus.OPEN),
                 place=res.place if res else None, rating=res.rating if res else None,
                 rating_change=res.rating_change if res else None))
-        mine = me is not None and me in self.names() and self.status is not RaceStatus.OPEN
+        racer = me is not None and me in self.names()
+        mine = racer and self.status is not RaceStatus.OPEN
         return p.RaceInfo(race_id=self.race_id, variant=self.variant,
                           status=self.shown_status(now).value, size=self.size,
-                          racers=tuple(racers), server_time=now, code=self.code,
+                          racers=tuple(racers), server_time=now,
+                          code=self.code if racer else None,  # the room's key: racers share it
                           creator=self.creator, start_at=self.start_at, ends_at=self.ends_at,
                           game_id=keys.race_game_id(self.race_id, me) if mine and me else None,
                           version=self.version)

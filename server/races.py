@@ -136,10 +136,11 @@ class RaceService:
 
     async def queue(self, pid: str, name: str, variant: str, size: int) -> tuple[int, str | None]:
         """Wait for opponents; returns (players waiting, race id when matched at once)."""
-        await self._free_if_over(pid)
-        now = self.clock.now_ms()
-        waiting, matched = await self.store.enqueue(pid, variant, size, now,
-                                                    self.settings.fill_wait_ms)
+        async with self.store.turn(pid):
+            await self._free_if_over(pid)
+            now = self.clock.now_ms()
+            waiting, matched = await self.store.enqueue(pid, variant, size, now,
+                                                        self.settings.fill_wait_ms)
         if not matched:
             return waiting, None
         return 0, await self._start_matched(variant, size, matched)
@@ -168,6 +169,10 @@ class RaceService:
 
     async def leave(self, pid: str) -> bool:
         """Leave the queue or an open room."""
+        async with self.store.turn(pid):
+            return await self._leave(pid)
+
+    async def _leave(self, pid: str) -> bool:
         left = await self.store.unqueue(pid, VARIANT_IDS)
         race_id = await self.store.racing(pid)
         if race_id:
@@ -185,6 +190,10 @@ class RaceService:
         return left
 
     async def create_room(self, pid: str, name: str, variant: str, size: int) -> str:
+        async with self.store.turn(pid):
+            return await self._create_room(pid, name, variant, size)
+
+    async def _create_room(self, pid: str, name: str, variant: str, size: int) -> str:
         await self._ensure_free(pid)
         race_id = keys.new_race_id(self.clock.now_ms())
         code = await self.store.claim_code(race_id)
@@ -194,6 +203,11 @@ class RaceService:
         return race_id
 
     async def join_room(self, pid: str, name: str, code: str) -> str:
+        """Join the room of `code` (its race id), or stay in it when already there."""
+        async with self.store.turn(pid):
+            return await self._join_room(pid, name, code)
+
+    async def _join_room(self, pid: str, name: str, code: str) -> str:
         race_id = await self.store.race_for_code(code)
         current = await self.store.racing(pid)
         if current == race_id:

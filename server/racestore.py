@@ -5,14 +5,21 @@ Every change is a Lua script over keys of one hash tag (`{r:<id>}` for a race, `
 queue), so concurrent server processes cannot interleave half-done changes. Events are
 appended to the race's stream (the versioned log a client resyncs from) and published on the
 race's channel in the same script, so the log and the fan-out never disagree.
+
+A player's race requests that move them between the queue and races (queue, create, join,
+leave) take turns (`RaceStore.turn`): a room's membership and the player's race pointer live
+in different slots, so two of one player's requests at once (a double tap, two sockets, two
+processes) could otherwise interleave and leave the pointer saying "in the room" when they
+are not (or the reverse), and the player could neither leave nor race elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
 import redis.asyncio
@@ -21,7 +28,7 @@ from redis.typing import EncodableT, FieldT
 import protocol.races as pr
 
 from . import keys, pubsub
-from .errors import Conflict, NotFound, translate_redis_errors
+from .errors import Conflict, NotFound, StoreUnavailable, translate_redis_errors
 from .gamestore import new_game_fields
 from .leaderboard import board_expire_at
 from .racemodel import (
@@ -41,6 +48,12 @@ GAME_RETENTION_DAYS = 90
 #: A start reads the racers, then starts them in one script; when a racer joined or left in
 #: between, it reads them again (this many times at most).
 BEGIN_TRIES = 5
+#: A player's turn (`RaceStore.turn`) lapses after this long, should its process stop.
+TURN_TTL_MS = 10_000
+#: How long a request waits for the player's turn before it answers `conflict`, and how often
+#: it looks again meanwhile.
+TURN_WAIT_S = 5.0
+TURN_POLL_S = 0.002
 
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
@@ -237,6 +250,12 @@ emit(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
 
+# KEYS: a turn. ARGV: its holder's token. Ends the turn if it is still that holder's.
+_END_TURN_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 # KEYS: race. ARGV: from status, then field, value pairs. Guarded status change.
 _TRANSITION_LUA = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
@@ -306,6 +325,34 @@ class RaceStore:
         self._transition = client.register_script(_TRANSITION_LUA)
         self._queue = client.register_script(_QUEUE_LUA)
         self._unqueue = client.register_script(_UNQUEUE_LUA)
+        self._end_turn = client.register_script(_END_TURN_LUA)
+
+    # -- a player's turn ------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def turn(self, pid: str) -> AsyncIterator[None]:
+        """Run the block as the player's only race request in progress, on any process: a
+        second one waits for the first to end (`Conflict` after `TURN_WAIT_S`)."""
+        token = secrets.token_hex(8)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TURN_WAIT_S
+        while not await self._take_turn(pid, token):
+            if loop.time() >= deadline:
+                raise Conflict("another race request of this player is still in progress")
+            await asyncio.sleep(TURN_POLL_S)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StoreUnavailable):  # else it lapses after TURN_TTL_MS
+                await self._end_turn_of(pid, token)
+
+    @translate_redis_errors
+    async def _take_turn(self, pid: str, token: str) -> bool:
+        return bool(await self.r.set(keys.race_turn(pid), token, nx=True, px=TURN_TTL_MS))
+
+    @translate_redis_errors
+    async def _end_turn_of(self, pid: str, token: str) -> None:
+        await self._end_turn(keys=[keys.race_turn(pid)], args=[token])
 
     # -- creation and membership --------------------------------------------------------------
 

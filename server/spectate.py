@@ -35,7 +35,7 @@ from engine.views import json_map
 
 from . import keys, pubsub
 from .clock import Clock
-from .errors import Conflict, NotFound
+from .errors import Conflict, NotFound, translate_redis_errors
 from .gamestore import GameStore
 from .racefanout import UPDATE_EVENTS, RaceFanout, Recipient
 from .racemodel import RaceState, RaceStatus
@@ -148,8 +148,14 @@ class Spectators:
         count = 0
         if live and conn not in self._watching[race_id]:
             self._watching[race_id].add(conn)
-            await self._fanout.follow(race_id)
-            count = await self._change(race_id, +1)
+            try:
+                await self._fanout.follow(race_id)
+                count = await self._change(race_id, +1)
+            except BaseException:  # not counted (an outage): not watching either
+                self._watching[race_id].discard(conn)
+                if not self._watching[race_id]:
+                    del self._watching[race_id]
+                raise
         elif live:
             count = await self._total(race_id)
         boards = []
@@ -175,6 +181,7 @@ class Spectators:
             raise NotFound("not watching that race")
         await self._leave(conn, race_id)
 
+    @translate_redis_errors
     async def running(self, variant: str | None, limit: int) -> list[p.RaceListing]:
         """The races in countdown or running now, newest first."""
         ids = cast(list[str], await self._r.zrevrange(keys.races_active(), 0, LIST_SCAN - 1))
@@ -253,10 +260,12 @@ class Spectators:
 
     # -- membership -----------------------------------------------------------------------------
 
+    @translate_redis_errors
     async def _total(self, race_id: str) -> int:
         raw = cast(list[str], await self._r.hvals(keys.race_watchers(race_id)))
         return sum(int(v) for v in raw)
 
+    @translate_redis_errors
     async def _change(self, race_id: str, delta: int) -> int:
         """Count this process's spectators of the race up or down and announce the total."""
         total = int(await self._count(keys=[keys.race_watchers(race_id)],

@@ -6,8 +6,13 @@ The document drives the test, so a drift between the two fails it:
   own JSON example of that request (with the example's ids swapped for real ones), and must
   get the reply type the heading names; every request type the server knows must be
   documented, and every documented one must be exercised here;
-* every error code of the §7 table is provoked end to end and must come back with that code;
-* every close code of the §1 table is provoked and must end the connection with that code.
+* every error code of the §7 table is provoked end to end and must come back with that code
+  (`internal` from a second app whose `ping` handler has a bug injected);
+* every close code of the §1 table is provoked and must end the connection with that code
+  (1013 from a client that stops reading, on an app with a tiny send queue);
+* the clients offer every version the server speaks, and use version 4's `with_view`;
+* the versions the document claims are the server's, and each field table of §5 and §6 lists
+  exactly the fields of its message or nested map (no table split by a paragraph).
 """
 
 from __future__ import annotations
@@ -15,85 +20,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
+import pytest
 import pytest_asyncio
 import redis.asyncio
 import websockets
 
 import protocol as p
 from engine import from_view
+from protocol.schema import Struct, fields_of
 from server.config import Config
+from server.connection import Connection
 from tests.support.app import App, serve
 from tests.support.procs import free_port
+from tests.support.protodoc import (
+    claimed_versions,
+    documented_closes,
+    documented_errors,
+    documented_requests,
+    example,
+    field_tables,
+    stray_table_rows,
+)
+from tests.support.slowreader import close_a_slow_reader
 from tests.support.wsclient import Client
 
-DOC = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
 DAY_MS = 86_400_000
-
-#: Documented codes that no request of a correct server can provoke on purpose, and why.
-NOT_PROVOKABLE = {
-    "internal": "a bug in the server; a correct server never answers it on purpose",
-    1013: "a client too slow to read: the close frame itself waits behind the frames it "
-          "does not read, so no client can observe it reliably",
-}
-
-
-def _section(number: int) -> str:
-    """The text of ``## <number>.`` up to the next ``## `` heading."""
-    match = re.search(rf"^## {number}\. .*?(?=^## )", DOC, re.M | re.S)
-    assert match is not None, f"docs/protocol.md has no section {number}"
-    return match.group(0)
-
-
-def documented_requests() -> dict[str, str]:
-    """request type -> reply type, from every ``### `a`, `b` → `c`; `d` → `e` `` heading."""
-    pairs: dict[str, str] = {}
-    for heading in re.findall(r"^### (.+)$", DOC, re.M):
-        for part in heading.split(";"):
-            if "→" not in part:
-                continue
-            left, right = part.split("→", 1)
-            reply = re.findall(r"`([^`]+)`", right)[0]
-            for request in re.findall(r"`([^`]+)`", left):
-                pairs[request] = reply
-    return pairs
-
-
-def documented_errors() -> list[str]:
-    return re.findall(r"^\| `([a-z_]+)` \|", _section(7), re.M)
-
-
-def documented_closes() -> list[int]:
-    return [int(code) for code in re.findall(r"^\| (\d{4}) \(", _section(1), re.M)]
-
-
-def request_examples() -> dict[str, dict[str, Any]]:
-    """The first JSON example of each request type (one that decodes as a request)."""
-    found: dict[str, dict[str, Any]] = {}
-    for body in re.findall(r"```json\n(.*?)```", DOC, re.S):
-        try:
-            msg = p.decode(body)
-        except p.ProtocolError:
-            continue  # a reply or push
-        found.setdefault(msg.type, json.loads(body))
-    return found
-
-
-EXAMPLES = request_examples()
-
-
-def example(kind: str, **override: Any) -> dict[str, Any]:
-    """The document's example of request `kind`, without its id, with `override` applied
-    (None removes a field)."""
-    fields = {k: v for k, v in EXAMPLES[kind].items() if k not in ("type", "id")}
-    fields.update(override)
-    return {k: v for k, v in fields.items() if v is not None}
+#: Every version the server speaks, as a client offers them in `hello`.
+ALL_VERSIONS = sorted(p.SUPPORTED_VERSIONS)
 
 
 async def frames_until_close(ws: websockets.ClientConnection,
@@ -120,11 +79,14 @@ class Results:
     closes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # code -> frames
 
 
+@pytest.fixture
+def config(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> Config:
+    return replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"conf",
+                   race_countdown_ms=60_000, hint_budget_s=5.0)
+
+
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"conf",
-                     race_countdown_ms=60_000, hint_budget_s=5.0)
+async def app(config: Config) -> AsyncIterator[App]:
     async with serve(config) as running:
         yield running
 
@@ -137,18 +99,22 @@ async def _requests(app: App, out: Results) -> None:
         return reply
 
     me, bob, carol = [await Client.connect(app.url) for _ in range(3)]
-    welcome = await ask(me, "hello", name="conf_me", versions=[1, 2, 3])
+    welcome = await ask(me, "hello", name="conf_me", versions=ALL_VERSIONS)
+    assert welcome["version"] == max(ALL_VERSIONS), "the highest version both sides speak"
     me.player_id, me.token = welcome["player_id"], welcome["token"]
-    await bob.hello(name="conf_bob", versions=(1, 2, 3))
-    await carol.hello(name="conf_carol", versions=(1, 2, 3))
+    await bob.hello(name="conf_bob", versions=tuple(ALL_VERSIONS))
+    await carol.hello(name="conf_carol", versions=tuple(ALL_VERSIONS))
     await ask(me, "ping")
     # Day 0: a daily game played, hinted, undone and resigned; a Triple Deck game finished.
     game = await ask(me, "daily.start", variant="fourteen-out")
     gid = game["game_id"]
     await ask(me, "game.get", game_id=gid)
     move = str(next(iter(from_view(game["view"]).legal_moves())))
-    await ask(me, "move", game_id=gid, move=move, expected_seq=0)
-    await ask(me, "undo", game_id=gid, expected_seq=1)
+    moved = await ask(me, "move", game_id=gid, move=move, expected_seq=0, with_view=True)
+    now = await me.request("game.get", game_id=gid)
+    assert moved["view"] == now["view"] and now["seq"] == 1, "with_view: the whole new view"
+    lean = await ask(me, "undo", game_id=gid, expected_seq=1)
+    assert "view" not in lean and lean["seq"] == 2, "no view unless asked for (version 2 on)"
     await ask(me, "hint", game_id=gid)
     await ask(me, "resign", game_id=gid)
     deck = await me.request("daily.start", variant="triple-deck")
@@ -225,6 +191,25 @@ async def _closes(app: App, out: Results) -> None:
     out.errors["rate_limited"] = next(f for f in frames if f.get("code") == "rate_limited")
 
 
+async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+    raise ZeroDivisionError("a bug injected into the ping handler")
+
+
+async def _a_bug_and_a_slow_reader(config: Config, caplog: pytest.LogCaptureFixture,
+                                   out: Results) -> None:
+    """`internal` from a second app whose `ping` handler has a bug, and on it 1013: a client
+    that stops reading while its send queue (4 frames here) overflows."""
+    slow = replace(config, send_queue_max=4, rate_limit=1e6, rate_burst=1_000_000)
+    async with serve(slow, handlers={p.Ping: broken_ping}, send_buffer=4096) as buggy:
+        c = await buggy.client("conf_bug", versions=tuple(ALL_VERSIONS))
+        out.errors["internal"] = await c.request("ping")
+        assert (await c.request("race.list"))["type"] == "race.list", "and it goes on"
+        await c.close()
+        closed = await close_a_slow_reader(buggy, caplog)
+    assert (closed.code, closed.reason) == (1013, "too slow"), closed.frames[-3:]
+    out.closes[1013] = closed.frames
+
+
 async def _outage_and_goodbyes(tmp_path: Path, out: Results) -> None:
     """`unavailable` from a server whose Redis is down, and both 1001 closes: the idle
     timeout, and the server going away (after `shutdown`)."""
@@ -246,10 +231,12 @@ async def _outage_and_goodbyes(tmp_path: Path, out: Results) -> None:
     await c.close()
 
 
-async def test_the_server_does_what_docs_protocol_md_says(app: App, tmp_path: Path) -> None:
+async def test_the_server_does_what_docs_protocol_md_says(
+        app: App, config: Config, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = Results()
     await _requests(app, out)
     await _closes(app, out)
+    await _a_bug_and_a_slow_reader(config, caplog, out)
     await _outage_and_goodbyes(tmp_path, out)
 
     documented = documented_requests()
@@ -264,17 +251,55 @@ async def test_the_server_does_what_docs_protocol_md_says(app: App, tmp_path: Pa
     codes = documented_errors()
     assert len(codes) >= 15 and set(codes) == {str(c) for c in p.ErrorCode}, \
         "the §7 table lists exactly the server's error codes"
-    provoked = set(codes) - {c for c in NOT_PROVOKABLE if isinstance(c, str)}
-    assert set(out.errors) == provoked, "every documented error code was provoked"
-    for code in provoked:
+    assert set(out.errors) == set(codes), "every documented error code was provoked"
+    for code in codes:
         reply = out.errors[code]
         assert (reply["type"], reply["code"]) == ("error", code), f"{code}: got {reply}"
 
     closes = documented_closes()
     assert len(closes) >= 5, "the §1 close table is where this test reads it"
-    assert set(out.closes) == set(closes) - set(NOT_PROVOKABLE)
+    assert set(out.closes) == set(closes), "every documented close code was provoked"
     assert out.closes[1001][0]["type"] == "shutdown", "going away: `shutdown` first"
     assert out.closes[1002][0]["code"] == "unsupported_version"
+    assert out.closes[1002][0]["versions"] == ALL_VERSIONS, "the versions in a field"
     assert out.closes[1009][0]["code"] == "too_large"
     assert out.closes[1008][-1]["code"] == "rate_limited", "every reply before the 1008"
+    assert len(out.closes[1013]) > 2, "the frames queued before the 1013 are delivered"
 
+
+def test_the_versions_the_document_claims_are_the_servers() -> None:
+    claims = claimed_versions()
+    assert claims == {where: set(p.SUPPORTED_VERSIONS) for where in claims}, \
+        "every place the document names the versions names those the server speaks"
+
+
+#: The nested maps of §6, by the bold label of their table (the messages go by their type).
+NESTED: dict[str, type[Struct]] = {"result": p.GameResult, "entry": p.LeaderboardEntry,
+                                   "active race": p.ActiveRace, "daily game": p.DailyGame}
+
+
+def wire_fields(cls: type[Struct]) -> set[str]:
+    """The fields a table documents: the `id` of requests and replies is said once, in §2,
+    for all (only `error`, whose `id` may be absent, lists it)."""
+    names = {f.name for f in fields_of(cls)}
+    return names - {"id"} if issubclass(cls, p.Reply | p.ClientMessage) else names
+
+
+def test_every_field_table_lists_its_messages_fields() -> None:
+    """Each table of §5 (under a request's heading) and of §6 (under a message's heading, or
+    a nested map's bold label) names exactly the fields of the protocol package's class."""
+    checked: set[str] = set()
+    for number, classes in ((5, {**p.CLIENT_MESSAGES}),
+                            (6, {**p.SERVER_MESSAGES, **NESTED})):
+        tables = field_tables(number)
+        assert set(tables) <= set(classes), f"§{number}: a table of no known message"
+        for label, documented in tables.items():
+            assert len(documented) == len(set(documented)), f"{label}: a field twice"
+            assert set(documented) == wire_fields(classes[label]), f"§{number} `{label}`"
+            checked.add(label)
+    assert {"hello", "move", "welcome", "game", "moved", "leaderboard", "error", "result",
+            "entry"} <= checked, "the tables are where this test reads them"
+
+
+def test_no_table_is_split_by_a_paragraph() -> None:
+    assert stray_table_rows() == [], "a row after prose renders as text, outside its table"

@@ -1,8 +1,10 @@
-"""Every exception a handler can raise maps to one error code, in one place."""
+"""Every exception a handler can raise maps to one error code, in one place: a Redis
+outage is `unavailable` even where no store translated it."""
 
 from __future__ import annotations
 
 import pytest
+import redis.exceptions
 
 import protocol as p
 from engine import IllegalMove, OutOfSync, UnknownVariant
@@ -41,3 +43,21 @@ def test_anything_else_is_internal_and_says_nothing_more(exc: Exception) -> None
     reply = error_reply(exc, None)
     assert reply.code == p.ErrorCode.INTERNAL
     assert reply.message == "internal server error"
+
+
+@pytest.mark.parametrize("exc", [
+    redis.exceptions.ConnectionError("Error 111 connecting to redis.sock"),
+    redis.exceptions.TimeoutError("Timeout reading from socket"),
+    redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"),
+    redis.exceptions.ClusterError("TTL exhausted"),
+    redis.exceptions.TryAgainError("TRYAGAIN"),
+    redis.exceptions.SlotNotCoveredError("slot 1 not covered"),
+])
+def test_an_untranslated_redis_outage_is_unavailable(exc: Exception) -> None:
+    reply = error_reply(exc, 9)
+    assert (reply.code, reply.id) == (p.ErrorCode.UNAVAILABLE, 9)
+
+
+def test_a_redis_script_error_is_still_a_bug() -> None:
+    reply = error_reply(redis.exceptions.ResponseError("ERR user_script:1: oops"), 9)
+    assert reply.code == p.ErrorCode.INTERNAL

@@ -139,7 +139,7 @@ def test_shared_families_share_their_tags() -> None:
     assert {tag(keys.player("p1")), tag(keys.players_by_name()),
             tag(keys.players_by_token())} == {"players"}
     assert {tag(keys.race_queue("fourteen-out", 2)), tag(keys.race_queue_who()),
-            tag(keys.race_inrace())} == {"q"}
+            tag(keys.race_inrace()), tag(keys.race_turn("p1"))} == {"q"}
     assert {tag(keys.rating_board("fourteen-out")), tag(keys.rating_stats("fourteen-out")),
             tag(keys.rating_applied("fourteen-out")),
             tag(keys.rating_recent("fourteen-out", "p1"))} == {"rt:fourteen-out"}

@@ -9,50 +9,19 @@ and the WebSockets are real.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
 import json
-import socket
-from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import redis.asyncio
 import websockets
-from aiohttp import web
 
 import protocol as p
-from server.app import HANDLERS, create_app
-from server.clock import ManualClock
 from server.config import Config
-from server.connection import Connection, Handler
-from tests.support.app import T0_MS, App
-
-
-@contextlib.asynccontextmanager
-async def serve_with(config: Config, handlers: Mapping[type[p.ClientMessage], Handler],
-                     send_buffer: int | None = None) -> AsyncIterator[App]:
-    """The app in-process with some request handlers replaced; ``send_buffer`` fixes the
-    kernel send buffer of its sockets (accepted sockets inherit the listener's)."""
-    clock = ManualClock(T0_MS)
-    app = create_app(config, clock=clock)
-    current: Mapping[type[p.ClientMessage], Handler] = app[HANDLERS]
-    app[HANDLERS] = {**current, **handlers}
-    runner = web.AppRunner(app)
-    await runner.setup()
-    listener = socket.socket()
-    if send_buffer is not None:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    site = web.SockSite(runner, listener)
-    await site.start()
-    try:
-        yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock)
-    finally:
-        await runner.cleanup()
+from server.connection import Connection
+from tests.support.app import serve
+from tests.support.slowreader import close_a_slow_reader
 
 
 @pytest.fixture
@@ -71,7 +40,7 @@ async def unencodable_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
 
 async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
         config: Config, caplog: pytest.LogCaptureFixture) -> None:
-    async with serve_with(config, {p.Ping: broken_ping}) as app:
+    async with serve(config, handlers={p.Ping: broken_ping}) as app:
         c = await app.client("buggy")
         for binary in (True, False):  # each form gets the reply in its own form
             c.binary = binary
@@ -87,7 +56,7 @@ async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
 
 async def test_a_reply_that_cannot_be_encoded_falls_back_to_internal(
         config: Config, caplog: pytest.LogCaptureFixture) -> None:
-    async with serve_with(config, {p.Ping: unencodable_ping}) as app:
+    async with serve(config, handlers={p.Ping: unencodable_ping}) as app:
         c = await app.client("encoder")
         reply = await c.request("ping")
         assert (reply["type"], reply["code"], reply["id"]) == ("error", "internal", 2)
@@ -103,50 +72,14 @@ async def test_a_client_that_stops_reading_is_closed_1013(
     overflow the host's send queue and the server closes the host with 1013 "too slow".
     Every frame sent before that is still delivered when the host reads again."""
     fast = replace(config, send_queue_max=4, rate_limit=1e6, rate_burst=1_000_000)
-    async with serve_with(fast, {}, send_buffer=4096) as app:
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(("127.0.0.1", int(app.url.split(":")[2].split("/")[0])))
-        host = await websockets.connect(app.url, sock=sock, max_queue=1, compression=None)
-        await host.send(json.dumps({"type": "hello", "id": 1, "versions": [1],
-                                    "name": "slowhost"}))
-        await host.send(json.dumps({"type": "race.create", "id": 2, "variant": "fourteen-out"}))
-        replies = [json.loads(await host.recv()) for _ in range(2)]
-        code = replies[1]["race"]["code"]
-
-        async def keep_asking() -> None:  # blocks for good once the socket is full
-            for rid in itertools.count(3):
-                await host.send(json.dumps({"type": "daily.start", "id": rid,
-                                            "variant": "triple-fourteens"}))
-
-        asking = asyncio.create_task(keep_asking())
-        guest = await app.client("guest")
-        try:
-            deadline = asyncio.get_running_loop().time() + 30
-            while "closing a slow client" not in caplog.text:
-                assert asyncio.get_running_loop().time() < deadline, "the host was never closed"
-                assert (await guest.request("race.join", code=code))["type"] == "race.room"
-                assert (await guest.request("race.leave"))["type"] == "race.left"
-            asking.cancel()
-            seen = 0
-            with pytest.raises(websockets.ConnectionClosed) as closed:
-                while True:
-                    await asyncio.wait_for(host.recv(), 10)
-                    seen += 1
-            assert closed.value.rcvd is not None
-            assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1013, "too slow")
-            assert seen > 0
-            assert (await guest.request("ping"))["type"] == "pong"  # others are served
-        finally:  # never leave a blocked sender or a full socket behind (the app's shutdown)
-            asking.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asking, 5)
-            host.transport.abort()
-            await guest.close()
+    async with serve(fast, send_buffer=4096) as app:
+        closed = await close_a_slow_reader(app, caplog)
+    assert (closed.code, closed.reason) == (1013, "too slow")
+    assert len(closed.frames) > 2, "the frames queued before the close are delivered"
 
 
 async def test_request_errors_end_to_end(config: Config) -> None:
-    async with serve_with(config, {}) as app, websockets.connect(app.url) as ws:
+    async with serve(config) as app, websockets.connect(app.url) as ws:
         await ws.send(json.dumps({"type": "race.teleport", "id": 4}))
         assert json.loads(await ws.recv())["code"] == "unknown_type"
         await ws.send(json.dumps({"type": "hello", "id": 5, "versions": [1],
@@ -166,7 +99,7 @@ async def test_request_errors_end_to_end(config: Config) -> None:
 
 
 async def test_undo_with_nothing_to_undo_changes_nothing(config: Config) -> None:
-    async with serve_with(config, {}) as app:
+    async with serve(config) as app:
         c = await app.client("undoer")
         g = await c.request("daily.start", variant="triple-deck")
         refused = await c.request("undo", game_id=g["game_id"])

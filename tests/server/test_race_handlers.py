@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
+from engine import from_view
 from tests.support.app import App
 from tests.support.races import start_race
 from tests.support.wsclient import Client
@@ -118,3 +121,49 @@ async def test_boards_after_a_race(race_app: App) -> None:
     assert (await nobody.request("race.rank", variant="fourteen-out")).get("entry") is None
     assert (await nobody.request("race.around", variant="fourteen-out"))["entries"] == []
     assert (await nobody.request("race.recent", variant="fourteen-out"))["races"] == []
+
+
+def without(race: dict[str, Any], *secrets: str) -> dict[str, Any]:
+    return {k: v for k, v in race.items() if k not in secrets}
+
+
+async def test_a_non_racer_may_get_a_race_and_sees_nothing_hidden(race_app: App) -> None:
+    """docs/protocol.md §10: anyone may `race.get` a race; a non-racer sees the race as its
+    racers do but without a game id or the room's code, nothing that holds a card, and is
+    not attached to its pushes; their move on a racer's game is `not_found`."""
+    race_id, code, (a, b) = await room(race_app, "seer_host", "seer_guest")
+    onlooker = await race_app.client("seer_onlooker")
+    for phase in ("open", "countdown", "running", "finished"):
+        mine = await a.request("race.get", race_id=race_id, since=0)
+        seen = await onlooker.request("race.get", race_id=race_id, since=0)
+        assert seen["type"] == "race.room" and seen["race"]["status"] == phase, seen
+        assert "code" not in seen["race"] and "game_id" not in seen["race"], phase
+        assert seen["race"] == without(mine["race"], "code", "game_id"), phase
+        assert seen["events"] == mine["events"], "the public log is public"
+        text = json.dumps(seen)
+        assert code not in text and '"view"' not in text and '"seed"' not in text
+        assert f"r.{race_id}." not in text, "no racer's game id"
+        if phase == "open":
+            late = await race_app.client("seer_late")
+            assert (await late.request("race.join", code=code))["type"] == "race.room"
+            assert (await late.request("race.leave"))["type"] == "race.left"
+            await a.push("race.event", event={"kind": "left", "player_id": late.player_id,
+                                               "closed": False})
+            assert (await a.request("race.start", race_id=race_id))["type"] == "race.room"
+        elif phase == "countdown":
+            sa, sb = await start_race(race_app, a, b)
+            move = str(next(iter(from_view(sa["view"]).legal_moves())))
+            error(await onlooker.request("move", game_id=sa["game_id"], move=move),
+                  "not_found")
+            assert (await a.request("move", game_id=sa["game_id"], move=move))["seq"] == 1
+            ev = await b.push("race.event")
+            while ev["event"]["kind"] != "progress":
+                ev = await b.push("race.event")
+        elif phase == "running":
+            for racer, started in ((a, sa), (b, sb)):
+                await racer.request("resign", game_id=started["game_id"])
+            ev = await b.push("race.event")
+            while ev["event"]["kind"] != "finished":
+                ev = await b.push("race.event")
+    await asyncio.sleep(0.2)  # anything pushed to the onlooker would have arrived by now
+    assert onlooker.pushes.empty(), "a non-racer's race.get attaches them to nothing"

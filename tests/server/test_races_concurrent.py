@@ -1,6 +1,7 @@
 """Race transitions from two server processes against one Redis (and a Redis Cluster):
 forfeits, finishes and the end race each other, many times, and nothing is lost or taken
-twice; what a stopped process leaves undone after a transition, another completes.
+twice; joins and leaves of one room race each other, and the room stays whole; what a
+stopped process leaves undone after a transition, another completes.
 
 The two "processes" are two full sets of race units (`tests.support.races.build`), each on
 its own Redis connection pool, sharing one manual clock; their steps interleave at every
@@ -10,7 +11,10 @@ Redis round trip.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
@@ -219,3 +223,126 @@ async def test_a_matched_race_never_dealt_does_not_hold_its_players(
     clock.advance(UNDEALT_MS + 1)
     waiting, matched = await one.races.queue(pid(a), "jack1", VARIANT, 2)
     assert (waiting, matched) == (1, None), "free again: waiting for a new opponent"
+
+
+ROOM_ROUNDS = 100
+ROOM_SIZE = 8
+ROOM_GUESTS = 12
+#: Requests of one round start up to this many loop turns apart.
+STAGGER = 10
+
+
+class JitteryRedis(redis.asyncio.Redis):
+    """A real Redis client that holds a command back now and then (`late` of them, by
+    `delay_s`) before sending it, as a busy process or a slow network does: two processes'
+    steps then interleave in orders that requests in lockstep never show."""
+
+    late = 0.0
+    delay_s = 0.0
+    rng = random.Random(0)
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        if self.rng.random() < self.late:
+            await asyncio.sleep(self.delay_s)
+        return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+@pytest_asyncio.fixture
+async def jittery(redis_url: str,
+                  redis_client: redis.asyncio.Redis) -> AsyncIterator[list[redis.asyncio.Redis]]:
+    """Two clients of the session's Redis, each with its own pool, holding back 15 % of
+    their commands by 5 ms."""
+    clients: list[redis.asyncio.Redis] = []
+    for seed in (1, 2):
+        held = cast(JitteryRedis, JitteryRedis.from_url(redis_url, decode_responses=True))
+        held.late, held.delay_s, held.rng = 0.15, 0.005, random.Random(seed)
+        clients.append(held)
+    try:
+        yield clients
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def _after(turns: int) -> None:
+    """Let the loop run `turns` times first: requests sent at once reach Redis out of step."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+
+
+async def _join(parts: RaceParts, racer: Inbox, code: str, turns: int = 0) -> None:
+    assert racer.player is not None
+    await _after(turns)
+    with contextlib.suppress(Conflict):  # full, or already in (another request of theirs won)
+        await parts.races.join_room(pid(racer), racer.player.name, code)
+
+
+async def _leave(parts: RaceParts, racer: Inbox, turns: int = 0) -> None:
+    await _after(turns)
+    await parts.races.leave(pid(racer))
+
+
+def _replay_membership(evs: list[pr.RaceEventBody], before: list[str]) -> list[str]:
+    """The room's racers in joining order as the event log tells them, from `before`: each
+    `joined` of one not in, each `left` of one in (one event per change, only for a change)."""
+    members = list(before)
+    for e in evs:
+        if isinstance(e, pr.RacerJoined):
+            assert e.player_id not in members, f"joined twice in a row: {e}"
+            members.append(e.player_id)
+        elif isinstance(e, pr.RacerLeft):
+            assert e.player_id in members, f"left without being in: {e}"
+            members.remove(e.player_id)
+    return members
+
+
+async def test_concurrent_joins_and_leaves_of_one_room_from_two_processes(
+        redis_client: redis.asyncio.Redis, jittery: list[redis.asyncio.Redis],
+        clock: ManualClock) -> None:
+    """Guests join and leave one private room all at once: each round every guest sends two
+    joins and two leaves at once (double taps, two sockets), each on either process. After
+    every round the room holds at most its size, its joining order is its racers, the event
+    log has exactly one `joined`/`left` per change, and each guest's race pointer says "in
+    the room" exactly when they are (else they could neither leave nor race elsewhere)."""
+    one, two = build(jittery[0], clock), build(jittery[1], clock)
+    host = await one.inbox("roomhost")
+    guests = [await one.inbox(f"guest{i}") for i in range(ROOM_GUESTS)]
+    race_id = await one.races.create_room(pid(host), "roomhost", VARIANT, ROOM_SIZE)
+    code = (await one.races.load(race_id)).code
+    assert code is not None
+    rng = random.Random(12)
+    members, seen_version, fullest = [pid(host)], 0, 0
+    for _ in range(ROOM_ROUNDS):
+        steps = []
+        for guest in guests:
+            for action in ("join", "join", "leave", "leave"):
+                parts, turns = rng.choice((one, two)), rng.randrange(STAGGER)
+                steps.append(_join(parts, guest, code, turns) if action == "join"
+                             else _leave(parts, guest, turns))
+        await asyncio.gather(*steps)
+        order = cast(list[str], await redis_client.lrange(keys.race_order(race_id), 0, -1))
+        racers = cast(dict[str, str],
+                      await redis_client.hgetall(keys.race_racers(race_id)))
+        assert len(order) <= ROOM_SIZE, "never more racers than the room's size"
+        fullest = max(fullest, len(order))
+        assert len(set(order)) == len(order) and set(order) == set(racers), \
+            "the joining order lists exactly the racers"
+        assert order[0] == pid(host)
+        logged = await one.store.events_since(race_id, seen_version)  # the log is capped
+        members = _replay_membership([e.event for e in logged], members)
+        assert members == order, "one event per change, none without one"
+        seen_version = logged[-1].version if logged else seen_version
+        race = await two.races.load(race_id)
+        assert [r for r, _ in race.racers] == order and race.status is RaceStatus.OPEN
+        for guest in guests:
+            pointer = await one.store.racing(pid(guest))
+            assert (pointer == race_id) == (pid(guest) in racers), \
+                f"{guest.player and guest.player.name}: in the room iff its race pointer says"
+    assert fullest == ROOM_SIZE, "the room was full at times: joins were refused"
+    # The host leaves while guests still join: the room closes, and everyone is free again.
+    await asyncio.gather(_leave(two, host), *(_join(rng.choice((one, two)), g, code)
+                                              for g in guests))
+    assert (await one.races.load(race_id)).status is RaceStatus.FINISHED
+    for racer in (host, *guests):
+        assert racer.player is not None
+        await one.races.create_room(pid(racer), racer.player.name, VARIANT, 2)

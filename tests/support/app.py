@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from aiohttp import web
 
-from server.app import SERVICES, create_app
+import protocol as p
+from server.app import HANDLERS, SERVICES, create_app
 from server.clock import Clock, ManualClock
 from server.config import Config
+from server.connection import Handler
 from server.services import Services
 from tests.support.wsclient import Client
 
@@ -28,6 +31,10 @@ class App:
         self.web_app = web_app
 
     @property
+    def port(self) -> int:
+        return int(self.http.rsplit(":", 1)[1])
+
+    @property
     def services(self) -> Services:
         """The running app's services (to drive its race clock in step with the clock)."""
         assert self.web_app is not None
@@ -41,14 +48,28 @@ class App:
 
 
 @contextlib.asynccontextmanager
-async def serve(config: Config, clock: Clock | None = None) -> AsyncIterator[App]:
-    """The app in-process on a free port, on ``clock``: by default a manual clock at `T0_MS`."""
+async def serve(config: Config, clock: Clock | None = None, *,
+                handlers: Mapping[type[p.ClientMessage], Handler] | None = None,
+                send_buffer: int | None = None) -> AsyncIterator[App]:
+    """The app in-process on a free port, on ``clock``: by default a manual clock at `T0_MS`.
+
+    ``handlers`` replace entries of the app's request table (to inject a fault: the server,
+    Redis and the sockets stay real); ``send_buffer`` fixes the kernel send buffer of its
+    sockets (accepted sockets inherit the listener's)."""
     clock = clock or ManualClock(T0_MS)
-    runner = web.AppRunner(create_app(config, clock=clock))
+    app = create_app(config, clock=clock)
+    if handlers:
+        current: Mapping[type[p.ClientMessage], Handler] = app[HANDLERS]
+        app[HANDLERS] = {**current, **handlers}
+    runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    listener = socket.socket()
+    if send_buffer is not None:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    site = web.SockSite(runner, listener)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
         yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock, runner.app)
     finally:
