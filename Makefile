@@ -12,22 +12,23 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The install compiles the engine's rule modules with mypyc (setup.py) next to their sources;
-# $(ENGINE) rebuilds them whenever an engine source changed since, so no stale engine runs.
-ENGINE := $(VENV)/.engine-compiled
-ENGINE_SRC := $(wildcard engine/*.py)
+# The install compiles the engine's rule modules and the protocol's codec with mypyc
+# (setup.py) next to their sources; $(COMPILED) rebuilds them whenever a source changed since,
+# so no stale compiled code runs.
+COMPILED := $(VENV)/.compiled
+COMPILED_SRC := $(wildcard engine/*.py protocol/*.py)
 
 $(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
-	touch $(STAMP) $(ENGINE)
+	touch $(STAMP) $(COMPILED)
 
-$(ENGINE): $(ENGINE_SRC) | $(STAMP)
+$(COMPILED): $(COMPILED_SRC) | $(STAMP)
 	$(BIN)/python setup.py -q build_ext --inplace
-	touch $(ENGINE)
+	touch $(COMPILED)
 
-venv install: $(STAMP) $(ENGINE)
+venv install: $(STAMP) $(COMPILED)
 
-run: $(STAMP) $(ENGINE)
+run: $(STAMP) $(COMPILED)
 	$(BIN)/solitaire-server --host $(HOST) --port $(PORT)
 
 # The browser tests (tests/web) drive Debian's Chromium through Playwright (no browser download):
@@ -40,18 +41,18 @@ browser:
 	    exit 1; fi; \
 	fi
 
-test: $(STAMP) $(ENGINE) browser
+test: $(STAMP) $(COMPILED) browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 # The suite under coverage.py, subprocesses included (`[tool.coverage.run] patch` in
 # pyproject.toml); writes coverage.json and fails when a package is below its floor.
-# coverage.py cannot see into compiled modules: the engine runs as Python here (the next
-# `make test` or `make run` compiles it again).
+# coverage.py cannot see into compiled modules: everything runs as Python here (the next
+# `make test` or `make run` compiles again).
 coverage: $(STAMP) browser
-	rm -f .coverage .coverage.* coverage.json $(ENGINE) engine/*.so engine_compiled__mypyc*.so
-	SOLITAIRE_PURE_ENGINE=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
+	rm -f .coverage .coverage.* coverage.json $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
+	SOLITAIRE_PURE_PYTHON=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
 	$(BIN)/coverage combine -q && $(BIN)/coverage json -q && \
 	$(BIN)/coverage report --skip-covered --sort=cover | tail -n 40 && \
 	$(BIN)/python -m tests.support.coverage_floors coverage.json && exit $$status
@@ -62,7 +63,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: $(STAMP) $(ENGINE)
+bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
 	$(BIN)/python benchmarks/server_bench.py
@@ -72,5 +73,5 @@ bench: $(STAMP) $(ENGINE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
-	rm -f engine/*.so engine_compiled__mypyc*.so
+	rm -f engine/*.so protocol/*.so *__mypyc*.so
 	rm -f .coverage .coverage.* coverage.json

@@ -298,8 +298,9 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     say(f"server benchmarks {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         f"{' (quick)' if a.quick else ''}")
+    built = "compiled (mypyc)" if COMPILED and protocol.COMPILED else "pure Python"
     say(f"machine: {machine()}; uvloop {'available' if HAVE_UVLOOP else 'not installed'}; "
-        f"engine {'compiled (mypyc)' if COMPILED else 'pure Python'}")
+        f"engine and codec {built}")
     with tempfile.TemporaryDirectory(prefix="solbench-") as tmp:
         opts = cpubench.CpuOptions(
             tmp=Path(tmp), quick=a.quick, date=a.date, daily_secret=a.daily_secret,

@@ -14,6 +14,9 @@ Modules
 ``version``   :data:`PROTOCOL_VERSION` and :func:`negotiate`
 ``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
 
+The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
+here is what is compiled); :data:`COMPILED` says whether it is.
+
 Exceptions
 ----------
 Every exception raised on purpose by this package is a :class:`ProtocolError`; decoding
@@ -39,6 +42,7 @@ Decoding raises; it never returns an error value. Server loop sketch::
     await ws.send(encode(reply, binary=isinstance(frame, bytes)))
 """
 
+from protocol import codec
 from protocol.codec import (
     MAX_DEPTH,
     MAX_FRAME_SIZE,
@@ -151,8 +155,12 @@ from protocol.version import (
     negotiate,
 )
 
+#: True when the codec runs compiled by mypyc (``setup.py``), False when it runs as Python.
+COMPILED: bool = not codec.__file__.endswith(".py")
+
 __all__ = [
     "CLIENT_MESSAGES",
+    "COMPILED",
     "ERROR_CODES",
     "LEAN_MOVES",
     "MAX_DEPTH",

@@ -33,6 +33,9 @@ _TYPE_FIELD: Final = frozenset({"type"})
 
 M = TypeVar("M", bound=Struct)
 
+#: What a frame may be given as: msgpack bytes (any buffer) or JSON text.
+Frame = bytes | bytearray | memoryview | str
+
 
 class _Reject(ValueError):
     """Raised by parser hooks; its message is reported as is."""
@@ -112,7 +115,7 @@ def check_tree(root: object, max_depth: int = MAX_DEPTH) -> None:
             raise BadRequest(f"values of type {kind_of(value)} are not allowed")
 
 
-def parse_frame(frame: bytes | bytearray | memoryview | str, max_size: int) -> dict[str, Any]:
+def parse_frame(frame: Frame, max_size: int) -> dict[str, Any]:
     """Parse one frame into a map of plain data, enforcing size, encoding and shape."""
     obj: object
     if isinstance(frame, str):
@@ -131,8 +134,10 @@ def parse_frame(frame: bytes | bytearray | memoryview | str, max_size: int) -> d
                 parse_constant=_reject_constant,
                 parse_float=_finite_float,
             )
-        except _Reject as exc:
-            raise BadRequest(f"invalid JSON: {exc}") from None
+        # Each clause binds a name of its own: compiled (setup.py), a name is one typed
+        # variable, and a ValueError bound to the _Reject clause's name would not fit it.
+        except _Reject as rejected:
+            raise BadRequest(f"invalid JSON: {rejected}") from None
         except RecursionError:
             raise BadRequest("frame is nested too deeply") from None
         except ValueError as exc:
@@ -150,24 +155,24 @@ def parse_frame(frame: bytes | bytearray | memoryview | str, max_size: int) -> d
                 object_pairs_hook=_pairs_to_map,
                 ext_hook=_reject_ext,
             )
-        except _Reject as exc:
-            raise BadRequest(f"invalid msgpack: {exc}") from None
+        except _Reject as rejected:
+            raise BadRequest(f"invalid msgpack: {rejected}") from None
         except RecursionError:
             raise BadRequest("frame is nested too deeply") from None
         except UnicodeDecodeError:
             raise BadRequest("invalid msgpack: string is not valid UTF-8") from None
         except msgpack.StackError:
             raise BadRequest("frame is nested too deeply") from None
-        except (ValueError, msgpack.UnpackException) as exc:
-            raise BadRequest(f"invalid msgpack: {exc or type(exc).__name__}") from None
+        except (ValueError, msgpack.UnpackException) as broken:
+            raise BadRequest(f"invalid msgpack: {broken or type(broken).__name__}") from None
     else:
         raise TypeError(f"a frame is bytes (msgpack) or str (JSON), not {type(frame).__name__}")
     if not isinstance(obj, dict):
         raise BadRequest(f"frame must be a map, got {kind_of(obj)}")
     try:
         check_tree(obj)
-    except ProtocolError as exc:  # the id is still readable: keep it on the error
-        exc.id = _read_id(obj)
+    except ProtocolError as refused:  # the id is still readable: keep it on the error
+        refused.id = _read_id(obj)
         raise
     return obj
 
@@ -194,7 +199,7 @@ def _load_message(obj: dict[str, Any], table: Mapping[str, type[M]]) -> M:
         raise type(exc)(f"{type_name}: {exc.message}", code=exc.code, id=msg_id) from None
 
 
-def decode(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> ClientMessage:
+def decode(frame: Frame, *, max_size: int = MAX_FRAME_SIZE) -> ClientMessage:
     """Decode a frame received by the server into a request.
 
     ``bytes`` are msgpack, ``str`` JSON. Raises :class:`ProtocolError` (never anything
@@ -203,7 +208,7 @@ def decode(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> ClientMessa
     return _load_message(parse_frame(frame, max_size), CLIENT_MESSAGES)
 
 
-def decode_server(frame: bytes | str, *, max_size: int = MAX_FRAME_SIZE) -> ServerMessage:
+def decode_server(frame: Frame, *, max_size: int = MAX_FRAME_SIZE) -> ServerMessage:
     """Decode a frame received by a client into a server message (validated like ``decode``)."""
     return _load_message(parse_frame(frame, max_size), SERVER_MESSAGES)
 
@@ -263,8 +268,8 @@ def _encode(
         else:
             out = json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
             size = len(out.encode("utf-8"))
-    except (TypeError, ValueError, OverflowError) as exc:  # only reachable unvalidated
-        raise EncodeError(f"cannot encode {type_name}: {exc}", id=msg_id) from None
+    except (TypeError, ValueError, OverflowError) as unencodable:  # only when unvalidated
+        raise EncodeError(f"cannot encode {type_name}: {unencodable}", id=msg_id) from None
     if size > max_size:
         raise EncodeError(
             f"cannot encode {type_name}: {size} bytes is larger than {max_size}", id=msg_id

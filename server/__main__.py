@@ -9,6 +9,7 @@ import sys
 from aiohttp import web
 
 import engine
+import protocol as p
 
 from .app import create_app
 from .config import Config
@@ -34,9 +35,9 @@ def main(argv: list[str] | None = None) -> None:
     config.data_dir.mkdir(parents=True, exist_ok=True)
     loop = new_event_loop(config)
     logging.getLogger(__name__).info(
-        "listening on ws://%s:%d/ws (%s, engine %s)", config.host, config.port,
+        "listening on ws://%s:%d/ws (%s, engine and codec %s)", config.host, config.port,
         type(loop).__module__.split(".")[0],
-        "compiled" if engine.COMPILED else "pure Python: see setup.py")
+        "compiled" if engine.COMPILED and p.COMPILED else "pure Python: see setup.py")
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
     app = create_app(config)
