@@ -27,6 +27,7 @@ transaction share it, so they live in one slot)::
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
     sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
     sol:{q}:inrace                           hash   pid -> race id of the player's current race
+    sol:{q}:matched                          hash   pid -> ms the queue matched them (race not yet made)
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
     sol:{ra}:active                          zset   race id -> time its next deadline is due
     sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
@@ -355,6 +356,11 @@ def race_queue_who() -> str:
 
 def race_inrace() -> str:
     return f"{PREFIX}{{q}}:inrace"
+
+
+def race_matched() -> str:
+    """Players the queue matched, until their race is made: pid -> when (ms)."""
+    return f"{PREFIX}{{q}}:matched"
 
 
 def race_turn(pid: str) -> str:

@@ -139,21 +139,25 @@ class RaceService:
         async with self.store.turn(pid):
             await self._free_if_over(pid)
             now = self.clock.now_ms()
+            race_id = keys.new_race_id(now)  # the race of a match, if this makes one
             waiting, matched = await self.store.enqueue(pid, variant, size, now,
-                                                        self.settings.fill_wait_ms)
+                                                        self.settings.fill_wait_ms, race_id)
         if not matched:
             return waiting, None
-        return 0, await self._start_matched(variant, size, matched)
+        return 0, await self._start_matched(race_id, variant, size, matched)
 
     async def try_match(self, variant: str, size: int) -> str | None:
         """Start a group whose fill wait has run out (called periodically)."""
-        _, matched = await self.store.enqueue("", variant, size, self.clock.now_ms(),
-                                              self.settings.fill_wait_ms)
-        return await self._start_matched(variant, size, matched) if matched else None
+        now = self.clock.now_ms()
+        race_id = keys.new_race_id(now)
+        _, matched = await self.store.enqueue("", variant, size, now,
+                                              self.settings.fill_wait_ms, race_id)
+        return await self._start_matched(race_id, variant, size, matched) if matched else None
 
-    async def _start_matched(self, variant: str, size: int, pids: list[str]) -> str:
+    async def _start_matched(self, race_id: str, variant: str, size: int,
+                             pids: list[str]) -> str:
+        """Make the race the queue matched `pids` to (they already point at it)."""
         names = await self.players.names(pids)
-        race_id = keys.new_race_id(self.clock.now_ms())
         await self.store.create(race_id, variant, size, _seed(variant), self.clock.now_ms(),
                                 [(p, names.get(p, "?")) for p in pids])
         await self.store.set_racing(pids, race_id)
@@ -179,7 +183,8 @@ class RaceService:
             try:
                 race = await self.store.load(race_id)
             except NotFound:
-                await self.store.release([pid], race_id)
+                if not await self._being_made(pid):  # else matched: the race starts anyway
+                    await self.store.release([pid], race_id)
                 return left
             if race.status is RaceStatus.OPEN:
                 outcome = await self.store.leave_room(race_id, pid)  # announced with it
@@ -237,13 +242,15 @@ class RaceService:
 
     async def _free_if_over(self, pid: str) -> str | None:
         """The player's race if it is still on; a pointer to a race that is over (or gone, or
-        a matched race never dealt because its process stopped) is cleared first."""
+        a matched race never made or dealt because its process stopped) is cleared first."""
         current = await self.store.racing(pid)
         if not current:
             return None
         try:
             race = await self.store.load(current)
         except NotFound:
+            if await self._being_made(pid):
+                return current
             race = None
         now = self.clock.now_ms()
         if race is None or race.status is RaceStatus.FINISHED or (
@@ -252,6 +259,12 @@ class RaceService:
             await self.store.release([pid], current)
             return None
         return current
+
+    async def _being_made(self, pid: str) -> bool:
+        """The queue matched the player to a race not made yet, lately enough that the
+        process matching them is still making it."""
+        since = await self.store.matched_at(pid)
+        return since is not None and self.clock.now_ms() - since <= UNDEALT_MS
 
     async def _begin(self, race_id: str) -> bool:
         """Deal an open race: everyone's game starts at the same server time after a

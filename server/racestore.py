@@ -157,13 +157,14 @@ emit(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
 
-# KEYS: inrace. ARGV: race id, pids. Frees the racers of this race only: a racer who has
-# already moved on to another race keeps it.
+# KEYS: inrace, matched. ARGV: race id, pids. Frees the racers of this race only: a racer who
+# has already moved on to another race keeps it.
 _RELEASE_LUA = """
 local n = 0
 for i = 2, #ARGV do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then
     redis.call('HDEL', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
     n = n + 1
   end
 end
@@ -263,9 +264,11 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
-# KEYS: queue zset, who hash, inrace hash. ARGV: pid, now, size, fill_wait_ms, queue name.
-# Returns {0, waiting} still waiting, {1, pid...} matched (removed from the queue),
-# {-1, race_id} already racing, {-2, other queue} waiting in another queue.
+# KEYS: queue zset, who hash, inrace hash, matched hash. ARGV: pid, now, size, fill_wait_ms,
+# queue name, the race id a match gets. Returns {0, waiting} still waiting, {1, pid...} matched
+# (removed from the queue and pointed at the new race, in one step: in between, a player would
+# be neither queued nor racing, free to make a room of their own), {-1, race_id} already
+# racing, {-2, other queue} waiting in another queue.
 _QUEUE_LUA = """
 local pid = ARGV[1]
 if pid ~= '' then
@@ -290,7 +293,11 @@ local got = redis.call('ZRANGE', KEYS[1], 0, take - 1)
 redis.call('ZREM', KEYS[1], unpack(got))
 redis.call('HDEL', KEYS[2], unpack(got))
 local out = {1}
-for _, p in ipairs(got) do table.insert(out, p) end
+for _, p in ipairs(got) do
+  redis.call('HSET', KEYS[3], p, ARGV[6])
+  redis.call('HSET', KEYS[4], p, ARGV[2])
+  table.insert(out, p)
+end
 return out
 """
 
@@ -591,7 +598,8 @@ class RaceStore:
         """Free racers of this race (not of a newer one); returns how many were freed."""
         if not pids:
             return 0
-        return int(await self._release(keys=[keys.race_inrace()], args=[race_id, *pids]))
+        return int(await self._release(keys=[keys.race_inrace(), keys.race_matched()],
+                                       args=[race_id, *pids]))
 
     @translate_redis_errors
     async def announce_match(self, pids: Sequence[str], race_id: str) -> None:
@@ -633,11 +641,19 @@ class RaceStore:
     async def set_racing(self, pids: Sequence[str], race_id: str | None) -> None:
         if not pids:
             return
+        pipe = self.r.pipeline(transaction=False)  # one slot ({q}): one round trip
         if race_id is None:
-            await self.r.hdel(keys.race_inrace(), *pids)
+            pipe.hdel(keys.race_inrace(), *pids)
         else:
-            await self.r.hset(keys.race_inrace(),
-                              mapping=dict.fromkeys(pids, race_id))
+            pipe.hset(keys.race_inrace(), mapping=dict.fromkeys(pids, race_id))
+        pipe.hdel(keys.race_matched(), *pids)  # the race is made (or they are free)
+        await pipe.execute()
+
+    @translate_redis_errors
+    async def matched_at(self, pid: str) -> int | None:
+        """When the queue matched the player to a race not yet made (`enqueue`), or None."""
+        raw = await self.r.hget(keys.race_matched(), pid)
+        return int(raw) if raw is not None else None
 
     @translate_redis_errors
     async def racing(self, pid: str) -> str | None:
@@ -647,12 +663,15 @@ class RaceStore:
 
     @translate_redis_errors
     async def enqueue(self, pid: str, variant: str, size: int, now_ms: int,
-                      fill_wait_ms: int) -> tuple[int, list[str]]:
-        """Queue the player (pid "" only tries to match); returns (waiting, matched pids)."""
+                      fill_wait_ms: int, race_id: str) -> tuple[int, list[str]]:
+        """Queue the player (pid "" only tries to match); returns (waiting, matched pids).
+        Matched players leave the queue already pointed at `race_id` (`matched_at` says
+        since when, until `set_racing` once the race is made)."""
         name = f"{variant}:{size}"
         res = cast(list[str | int], await self._queue(
-            keys=[keys.race_queue(variant, size), keys.race_queue_who(), keys.race_inrace()],
-            args=[pid, now_ms, size, fill_wait_ms, name]))
+            keys=[keys.race_queue(variant, size), keys.race_queue_who(), keys.race_inrace(),
+                  keys.race_matched()],
+            args=[pid, now_ms, size, fill_wait_ms, name, race_id]))
         code = int(res[0])
         if code == -1:
             raise Conflict(f"already in race {res[1]}")

@@ -225,6 +225,62 @@ async def test_a_matched_race_never_dealt_does_not_hold_its_players(
     assert (waiting, matched) == (1, None), "free again: waiting for a new opponent"
 
 
+async def test_a_match_being_made_holds_its_players_until_made(
+        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
+        clock: ManualClock) -> None:
+    """The queue pops matched players and points them at their race in one step: a player
+    whose race the matching process has not made yet cannot make a room, join one or leave
+    meanwhile (once, they were neither queued nor racing then, and ended in two races)."""
+    one, two = build(redis_client, clock), build(second_client, clock)
+    a, b, c = await one.inbox("lena1"), await one.inbox("milo1"), await one.inbox("nora1")
+    room = await two.races.create_room(pid(c), "nora1", VARIANT, 2)
+    code = (await two.races.load(room)).code
+    assert code is not None
+    for r in (a, b):
+        assert r.player is not None
+        assert await one.races.queue(pid(r), r.player.name, VARIANT, 3) == (
+            1 if r is a else 2, None)
+    # Process one's matcher pops both (the fill wait is over) and is about to make the race
+    clock.advance(SETTINGS.fill_wait_ms)
+    race_id = keys.new_race_id(clock.now_ms())
+    _, matched = await one.store.enqueue("", VARIANT, 3, clock.now_ms(),
+                                         SETTINGS.fill_wait_ms, race_id)
+    assert sorted(matched) == sorted([pid(a), pid(b)])
+    # meanwhile, on process two
+    with pytest.raises(Conflict):
+        await two.races.create_room(pid(a), "lena1", VARIANT, 2)
+    with pytest.raises(Conflict):
+        await two.races.join_room(pid(b), "milo1", code)
+    await two.races.leave(pid(a))
+    assert await two.store.racing(pid(a)) == race_id, "leaving does not drop a match"
+    # the match is made: both race in it, and only in it
+    await one.races._start_matched(race_id, VARIANT, 3, matched)
+    race = await two.races.load(race_id)
+    assert sorted(race.names()) == sorted([pid(a), pid(b)])
+    assert await two.store.racing(pid(a)) == race_id == await two.store.racing(pid(b))
+    assert list((await two.races.load(room)).names()) == [pid(c)]
+    assert await two.store.matched_at(pid(a)) is None, "made: no longer pending"
+
+
+async def test_a_match_never_made_frees_its_players_after_a_while(
+        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    one = build(redis_client, clock)
+    a, b = await one.inbox("owen1"), await one.inbox("pia1")
+    for r in (a, b):
+        assert r.player is not None
+        await one.races.queue(pid(r), r.player.name, VARIANT, 3)
+    clock.advance(SETTINGS.fill_wait_ms)
+    race_id = keys.new_race_id(clock.now_ms())
+    await one.store.enqueue("", VARIANT, 3, clock.now_ms(), SETTINGS.fill_wait_ms, race_id)
+    # ...and the matching process stopped before making the race
+    with pytest.raises(Conflict):
+        await one.races.create_room(pid(a), "owen1", VARIANT, 2)
+    clock.advance(UNDEALT_MS + 1)
+    room = await one.races.create_room(pid(a), "owen1", VARIANT, 2)
+    assert await one.store.racing(pid(a)) == room
+    assert await one.store.matched_at(pid(a)) is None
+
+
 ROOM_ROUNDS = 100
 ROOM_SIZE = 8
 ROOM_GUESTS = 12
