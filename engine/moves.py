@@ -48,6 +48,11 @@ class Move:
     def __repr__(self) -> str:
         return f"Move(src={self.src!r}, dst={self.dst!r}, count={self.count!r})"
 
+    # Copies and pickles go through the constructor: compiled, these classes have no
+    # no-argument construction for the default protocol to fill in.
+    def __reduce__(self) -> tuple[type[Move], tuple[str, str, int, bool]]:
+        return Move, (self.src, self.dst, self.count, self.counted)
+
     def __str__(self) -> str:
         text = f"{self.src} {self.dst}" if self.dst else self.src
         return f"{text} {self.count}" if self.count != 1 or self.counted else text
@@ -101,6 +106,9 @@ class Transfer:
     def __repr__(self) -> str:
         return f"Transfer(cards={self.cards!r}, src={self.src!r}, dst={self.dst!r})"
 
+    def __reduce__(self) -> tuple[type[Transfer], tuple[tuple[Card, ...], str, str]]:
+        return Transfer, (self.cards, self.src, self.dst)
+
     def to_json(self) -> MoveEvent:
         return {"type": "move", "cards": [c.text for c in self.cards],
                 "from": self.src, "to": self.dst}
@@ -125,6 +133,9 @@ class Reveal:
 
     def __repr__(self) -> str:
         return f"Reveal(card={self.card!r}, at={self.at!r})"
+
+    def __reduce__(self) -> tuple[type[Reveal], tuple[Card | None, str]]:
+        return Reveal, (self.card, self.at)
 
     def to_json(self) -> RevealEvent:
         return {"type": "reveal", "card": self.card.text if self.card else None, "at": self.at}
@@ -157,6 +168,10 @@ class MoveResult:
     def __repr__(self) -> str:
         return (f"MoveResult(move={self.move!r}, transfers={self.transfers!r}, "
                 f"reveals={self.reveals!r}, undo={self.undo!r}, extra={self.extra!r})")
+
+    def __reduce__(self) -> tuple[type[MoveResult], tuple[
+            str, tuple[Transfer, ...], tuple[Reveal, ...], bool, tuple[Event, ...]]]:
+        return MoveResult, (self.move, self.transfers, self.reveals, self.undo, self.extra)
 
     @property
     def revealed_hidden(self) -> bool:

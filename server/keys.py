@@ -27,7 +27,7 @@ transaction share it, so they live in one slot)::
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
     sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
     sol:{q}:inrace                           hash   pid -> race id of the player's current race
-    sol:{q}:matched                          hash   pid -> ms the queue matched them (race not yet made)
+    sol:{q}:matched                          hash   pid -> ms the queue matched them (race unmade)
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
     sol:{ra}:active                          zset   race id -> time its next deadline is due
     sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)

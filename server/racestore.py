@@ -51,9 +51,10 @@ BEGIN_TRIES = 5
 #: A player's turn (`RaceStore.turn`) lapses after this long, should its process stop.
 TURN_TTL_MS = 10_000
 #: How long a request waits for the player's turn before it answers `conflict`, and how often
-#: it looks again meanwhile.
+#: it looks again meanwhile: soon at first (turns are short), then less and less often.
 TURN_WAIT_S = 5.0
 TURN_POLL_S = 0.002
+TURN_POLL_MAX_S = 0.05
 
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
@@ -343,14 +344,18 @@ class RaceStore:
         token = secrets.token_hex(8)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + TURN_WAIT_S
+        pause = TURN_POLL_S
         while not await self._take_turn(pid, token):
             if loop.time() >= deadline:
                 raise Conflict("another race request of this player is still in progress")
-            await asyncio.sleep(TURN_POLL_S)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, TURN_POLL_MAX_S)
+        # A turn not ended (an outage, or the request cancelled while ending it) lapses after
+        # TURN_TTL_MS; until then the player's race requests wait, then answer `conflict`.
         try:
             yield
         finally:
-            with contextlib.suppress(StoreUnavailable):  # else it lapses after TURN_TTL_MS
+            with contextlib.suppress(StoreUnavailable):
                 await self._end_turn_of(pid, token)
 
     @translate_redis_errors

@@ -18,6 +18,7 @@ reaches the racers as ``race.spectators`` pushes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import weakref
@@ -155,6 +156,8 @@ class Spectators:
                 self._watching[race_id].discard(conn)
                 if not self._watching[race_id]:
                     del self._watching[race_id]
+                    with contextlib.suppress(Exception):  # the race's channel, if followed
+                        await self._fanout.unfollow(race_id)
                 raise
         elif live:
             count = await self._total(race_id)

@@ -4,8 +4,10 @@ protocol's codec), current with its source, and it behaves exactly as the pure-P
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,8 @@ import pytest
 
 import engine
 import protocol
+from engine.cards import parse_card
+from engine.moves import Move, MoveResult, Reveal, Transfer
 from tests.support import codec_trace, engine_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +52,31 @@ def test_the_code_runs_compiled_unless_built_pure() -> None:
     for source in compiled_sources():
         assert library.stat().st_mtime >= (ROOT / source).stat().st_mtime, (
             f"{library.name} is older than {source}: run `make test` (it recompiles)")
+
+
+def test_no_library_but_the_listed_ones_is_left_in_the_tree() -> None:
+    """A compiled module dropped from the list, or an older build's library, would shadow
+    its source for good: only the listed modules and their one library may be compiled."""
+    listed = {str(Path(s).with_suffix("")) for s in compiled_sources()}
+    found = {str(p.relative_to(ROOT)).split(".")[0]
+             for d in ("engine", "engine/solvers", "protocol") for p in (ROOT / d).glob("*.so")}
+    assert found == (set() if PURE else listed)
+    libraries = {p.name.split(".")[0] for p in ROOT.glob("*__mypyc*.so")}
+    assert libraries == (set() if PURE else {"solitaire_compiled__mypyc"})
+
+
+def test_move_values_copy_and_pickle_alike_in_both_builds() -> None:
+    values: list[object] = [
+        Move("3", "5", 1, counted=True), Move("d"),
+        Transfer((parse_card("7H"), parse_card("6S")), "3", "5"), Reveal(None, "4"),
+        MoveResult("3 5 1", (Transfer((parse_card("7H"),), "3", "5"),),
+                   (Reveal(parse_card("KD"), "3"),), extra=({"type": "recycle"},)),
+    ]
+    for value in values:
+        for twin in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert twin == value and repr(twin) == repr(value)
+    moved = pickle.loads(pickle.dumps(values[0]))
+    assert isinstance(moved, Move) and str(moved) == "3 5 1"  # `counted` travels too
 
 
 def pure_run(tmp_path: Path, module: str, *args: str) -> dict[str, object]:
