@@ -29,12 +29,15 @@ def variant(variant_id: str) -> type[Game]:
         raise UnknownVariant(variant_id) from None
 
 
-def new_game(variant_id: str, seed: int) -> Game:
+def new_game(variant_id: str, seed: object) -> Game:
     """Deal a new game: a pure function of (variant id, seed). Raises ValueError for a seed
-    that is not an integer in 0..2**64-1 (TypeError, from the compiled engine, for a value that
-    is not an int at all)."""
-    if seed is None:  # `Game(None)` is an empty game for `from_view` to fill, not a deal
-        raise ValueError("seed must be an integer in 0..2**64-1, got None")
+    that is not an integer in 0..2**64-1.
+
+    `seed` is checked here rather than typed `int`: compiled (setup.py), an `int` parameter
+    would turn True into 1 and refuse other values with a TypeError, so the two builds would
+    answer a bad seed differently; and `Game(None)` is an empty game, not a deal."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
     return variant(variant_id)(seed)
 
 
