@@ -39,7 +39,7 @@ from benchmarks.load import cpumeter, procs, scripts  # noqa: E402
 from benchmarks.load.cpubench import DEFAULT_DATE, DEFAULT_SECRET  # noqa: E402
 from benchmarks.load.lightgen import GenConfig, Generator, GenStats, scripts_for  # noqa: E402
 from engine import VARIANT_IDS  # noqa: E402
-from server.redis_cluster import LocalCluster  # noqa: E402
+from tests.support.localcluster import LocalCluster  # noqa: E402
 
 
 def say(text: str = "") -> None:

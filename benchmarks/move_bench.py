@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-OVER_SLICE_NODES = 4  # the slice a move runs itself (server/games.py OVER_INLINE_NODES)
+OVER_SLICE_NODES = 4  # the slice a move runs itself (server/games/service.py OVER_INLINE_NODES)
 MAX_MOVES = 400  # a game is cut off after this many moves
 
 

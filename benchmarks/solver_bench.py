@@ -7,7 +7,7 @@ percentile and maximum time per deal; for the variants whose solver issue #17 re
 on the first seeds of the same run, one row each. Then, for a sample of Triple Easthaven
 deals, how long the lines are against the shortest known (the shortest of the old line, the
 new one and the new one shortened further with a large budget). Last, the daily
-certification of a run of dates per variant, done as the server does it (`server.deals`),
+certification of a run of dates per variant, done as the server does it (`server.games.deals`),
 with the worst day's time and any day that fell back to an uncertified seed.
 
     .venv/bin/python benchmarks/solver_bench.py            # the full run (about 40 min)
@@ -96,7 +96,7 @@ def par_one(args: tuple[int, float, bool]) -> tuple[int, int, int]:
 
 def certify(args: tuple[str, str]) -> tuple[float, int, int | None, bool]:
     """Certify one day's deal as the server does: (seconds, candidate index, par, certified)."""
-    from server.deals import CERTIFY_BUDGETS, MAX_CANDIDATES, _certify, candidate_seed
+    from server.games.deals import CERTIFY_BUDGETS, MAX_CANDIDATES, _certify, candidate_seed
 
     variant_id, date = args
     secret = b"solver-bench"
@@ -184,7 +184,7 @@ def main() -> None:
         if "certify" not in args.skip:
             print()
             print(f"daily certification, {days} dates per variant from 2027-01-01 "
-                  "(server.deals: candidates of 10 s, at most 60 s in all)")
+                  "(server.games.deals: candidates of 10 s, at most 60 s in all)")
             print(f"{'variant':<18}{'certified':>10}{'median':>9}{'worst day':>11}"
                   f"{'candidates':>12}{'par':>14}")
             dates = [(dt.date(2027, 1, 1) + dt.timedelta(days=d)).isoformat()

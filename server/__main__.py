@@ -10,10 +10,9 @@ from aiohttp import web
 
 import engine
 import protocol as p
-
-from .app import create_app
-from .config import Config
-from .gctune import tune_after_startup
+from server.app import create_app
+from server.config import Config
+from server.runtime.gctune import tune_after_startup
 
 
 def new_event_loop(config: Config) -> asyncio.AbstractEventLoop:

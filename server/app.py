@@ -15,19 +15,18 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
-
-from . import redisconn
-from .clock import Clock, system_clock
-from .config import Config
-from .connection import Connection, Handler
-from .daily import ms_until_rollover
-from .dispatch import build_table
-from .errors import raise_if_cancelled
-from .handlers import announce_finished
-from .looplag import LoopPacer, runtime_probes
-from .metrics import Metrics
-from .services import Services
-from .web import add_web_routes
+from server.config import Config
+from server.games.daily import ms_until_rollover
+from server.handlers.games import announce_finished
+from server.redis import connect as redisconn
+from server.runtime.clock import Clock, system_clock
+from server.runtime.errors import raise_if_cancelled
+from server.runtime.looplag import LoopPacer, runtime_probes
+from server.runtime.metrics import Metrics
+from server.services import Services
+from server.transport.connection import Connection, Handler
+from server.transport.dispatch import build_table
+from server.transport.web import add_web_routes
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +70,13 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
-    add_web_routes(app)  # the browser client at / (server/web.py)
+    add_web_routes(app)  # the browser client at / (server/transport/web.py)
     return app
 
 
 async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     config = app[CONFIG]
-    # One Redis, embedded or external, or a Redis Cluster (`server.redisconn`).
+    # One Redis, embedded or external, or a Redis Cluster (`server.redis.connect`).
     async with redisconn.connected(config) as client:
         services = Services.build(config, app[CLOCK], client, app[METRICS])
         sockets = app[SOCKETS]

@@ -59,7 +59,7 @@ class Config:
     validate_replies: bool = True
     # Shift of the wall clock (--clock-offset-ms): benchmarks pin the date of the daily deals.
     clock_offset_ms: int = 0
-    # Period of the event-loop lag probe (server/looplag.py); 0 turns it off.
+    # Period of the event-loop lag probe (server/runtime/looplag.py); 0 turns it off.
     loop_lag_interval_ms: float = 10.0
 
     @classmethod

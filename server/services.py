@@ -6,21 +6,21 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from .clock import Clock
-from .config import Config
-from .deals import DailyDeals, SolverPool
-from .games import GameService
-from .gamestore import GameStore
-from .leaderboard import Leaderboard
-from .matchmaking import Matchmaking
-from .metrics import Metrics
-from .players import PlayerRegistry
-from .raceclock import RaceClock
-from .racefanout import RaceFanout
-from .racereferee import RaceReferee
-from .races import RaceService, RaceSettings
-from .racestore import RaceStore
-from .ratings import RaceBoards
+from server.boards.leaderboard import Leaderboard
+from server.config import Config
+from server.games.deals import DailyDeals, SolverPool
+from server.games.service import GameService
+from server.games.store import GameStore
+from server.players.registry import PlayerRegistry
+from server.races.clock import RaceClock
+from server.races.fanout import RaceFanout
+from server.races.matchmaking import Matchmaking
+from server.races.ratings import RaceBoards
+from server.races.referee import RaceReferee
+from server.races.service import RaceService, RaceSettings
+from server.races.store import RaceStore
+from server.runtime.clock import Clock
+from server.runtime.metrics import Metrics
 
 #: Races are kept this long in Redis after they are created.
 RACE_TTL_MS = 7 * 86_400_000

@@ -11,7 +11,7 @@ saturates first; CPU time per request is not. For each measured window the bench
 * echo CPU µs per request: the bare aiohttp echo (``echo_server.py``, same event loop as the
   server) driven by the same generator with the same frames, its replies padded to the mean
   size of ours per request type; ``ratio`` = echo CPU per request / server CPU per move;
-* event-loop lag p99 / max inside the server (``server/looplag.py``: the histogram's bucket
+* event-loop lag p99 / max inside the server (``server/runtime/looplag.py``: the histogram's bucket
   deltas over the window, and the max gauge that each scrape resets), GC time
   (``solitaire_gc_seconds_total``) and engine CPU (``solitaire_engine_cpu_seconds_total``)
   as shares of the server's CPU;

@@ -4,8 +4,8 @@
   exactly once) against plain ``ZADD`` from the same redis-py client, at the same concurrency.
 * Queries: a board bulk-loaded with pipelined writes in the documented format (ZSET member
   ``<finished_at_ms:013d>:<pid>`` scored by the rank key, ``members`` and ``entries`` hashes:
-  see ``server.leaderboard.prepare_entry``), then top / around-me / my-rank through
-  ``server.leaderboard.Leaderboard``, one at a time, timed end to end from the client.
+  see ``server.boards.leaderboard.prepare_entry``), then top / around-me / my-rank through
+  ``server.boards.leaderboard.Leaderboard``, one at a time, timed end to end from the client.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import redis.asyncio
 
-from server import keys
-from server.gamestore import FinalResult, GameStore
-from server.leaderboard import BoardRef, Leaderboard, prepare_entry
-from server.redis_embedded import connect
+from server.boards.leaderboard import BoardRef, Leaderboard, prepare_entry
+from server.games.store import FinalResult, GameStore
+from server.redis import keys
+from server.redis.embedded import connect
 
 from .generator import percentile
 

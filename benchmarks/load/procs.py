@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from server.redis_embedded import find_redis_server
+from server.redis.embedded import find_redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

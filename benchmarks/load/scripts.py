@@ -1,7 +1,8 @@
 """Move scripts computed before a benchmark run, so the load generator does no engine work.
 
 The server deals the daily game of a variant from the daily secret and the date; with
-``--no-certify`` the seed is the day's first that offers a move (``server.deals.first_playable``),
+``--no-certify`` the seed is the day's first that offers a move
+(``server.games.deals.first_playable``),
 which the benchmark knows because it chooses both (``--daily-secret``, and ``--date`` through
 the server's ``--clock-offset-ms``). A script is a random legal game on that deal (fixed RNG):
 the moves in the server's notation, played with ``expected_seq`` by every simulated player.
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 
 from engine import new_game
 from engine.views import View
-from server.daily import DAY_MS, day_start_ms
-from server.deals import first_playable
+from server.games.daily import DAY_MS, day_start_ms
+from server.games.deals import first_playable
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Script:
 
 def deal_seed(secret: bytes, variant: str, date: dt.date) -> int:
     """The seed the server deals for ``variant`` on ``date`` with ``--no-certify``: the day's
-    first candidate whose deal offers a move (``server.deals.first_playable``)."""
+    first candidate whose deal offers a move (``server.games.deals.first_playable``)."""
     return first_playable(secret, variant, date)[0]
 
 

@@ -2,7 +2,7 @@
 
 * ``--clock-offset-ms`` pins the server's date, so the daily deal is the one the benchmark
   precomputes from ``--daily-secret`` and ``--date`` (benchmarks/load/scripts.py);
-* the event-loop lag monitor and the GC timer (server/looplag.py) export their figures on
+* the event-loop lag monitor and the GC timer (server/runtime/looplag.py) export their figures on
   /metrics, the lag max being reset by each scrape;
 * a tiny run of ``benchmarks/server_bench.py`` writes the JSON keys the issue asks for.
 """
@@ -26,8 +26,8 @@ import pytest
 from benchmarks import server_bench
 from benchmarks.load import cpumeter, procs, scripts
 from server.config import Config
-from server.looplag import GcTimer, LoopLagMonitor
-from server.metrics import GcStats, Metrics
+from server.runtime.looplag import GcTimer, LoopLagMonitor
+from server.runtime.metrics import GcStats, Metrics
 
 DATE = dt.date(2026, 1, 15)
 SECRET = "bench-test"

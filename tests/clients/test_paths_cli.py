@@ -28,7 +28,7 @@ from clients.cli.session import (
     SessionError,
 )
 from engine import from_view
-from server import keys
+from server.redis import keys
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 

@@ -21,16 +21,16 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from server.clock import ManualClock
-from server.deals import offers_a_move
-from server.redis_embedded import EmbeddedRedis, connect
+from server.games.deals import offers_a_move
+from server.redis.embedded import EmbeddedRedis, connect
+from server.runtime.clock import ManualClock
 from tests.support.app import T0_MS, App, serve
 from tests.support.races import race_config
 
 
 @functools.cache
 def fixed_race_seed(variant: str) -> int:
-    """The first seed from 1 whose deal offers a move (as `server.races._seed` demands)."""
+    """The first seed from 1 whose deal offers a move (as `server.races.service._seed` demands)."""
     return next(seed for seed in itertools.count(1) if offers_a_move(variant, seed))
 
 
@@ -39,7 +39,7 @@ def fixed_race_deals(monkeypatch: pytest.MonkeyPatch) -> None:
     """Races in these tests are dealt `fixed_race_seed`: a random race deal can leave a racer
     with no move after the first one or two, and a test that plays a move and then resigns
     failed at random (once in CI, `test_cluster_slots`)."""
-    monkeypatch.setattr("server.races._seed", fixed_race_seed)
+    monkeypatch.setattr("server.races.service._seed", fixed_race_seed)
 
 
 @pytest.fixture(scope="session")

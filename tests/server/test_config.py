@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from server.config import Config
-from server.daily import daily_seed
+from server.games.daily import daily_seed
 
 D = dt.date(2030, 6, 15)
 

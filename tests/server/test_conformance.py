@@ -35,7 +35,7 @@ import protocol as p
 from engine import from_view
 from protocol.schema import Struct, fields_of
 from server.config import Config
-from server.connection import Connection
+from server.transport.connection import Connection
 from tests.support.app import App, serve
 from tests.support.procs import free_port
 from tests.support.protodoc import (

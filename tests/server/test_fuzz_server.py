@@ -31,8 +31,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 import protocol as p
-from server.clock import system_clock
 from server.config import Config
+from server.runtime.clock import system_clock
 from tests.support.app import serve
 
 pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import redis.asyncio
 
-from server import keys
-from server.clock import ManualClock
 from server.config import Config
-from server.metrics import Metrics
+from server.redis import keys
+from server.runtime.clock import ManualClock
+from server.runtime.metrics import Metrics
 from server.services import RACE_TTL_MS, Services
 
 DAY = dt.date(2030, 6, 15)

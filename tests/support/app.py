@@ -11,10 +11,10 @@ from aiohttp import web
 
 import protocol as p
 from server.app import HANDLERS, SERVICES, create_app
-from server.clock import Clock, ManualClock
 from server.config import Config
-from server.connection import Handler
+from server.runtime.clock import Clock, ManualClock
 from server.services import Services
+from server.transport.connection import Handler
 from tests.support.wsclient import Client
 
 #: 2030-06-15 12:00 UTC, where every test's manual clock starts.

@@ -7,7 +7,7 @@ Fixtures:
     redis_cluster   (session)  the running `LocalCluster` (AOF ``appendfsync always``, so a
                                SIGKILLed master loses nothing it acknowledged)
     cluster_url     (session)  its ``redis+cluster://`` URL
-    cluster_client  (function) a cluster client (`server.redisconn.connect`) on emptied nodes
+    cluster_client  (function) a cluster client (`server.redis.connect.connect`) on emptied nodes
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from server.redis_cluster import LocalCluster
-from server.redisconn import connect
+from server.redis.connect import connect
+from tests.support.localcluster import LocalCluster
 
 MASTERS = 3
 

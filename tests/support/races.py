@@ -11,19 +11,19 @@ from typing import Any
 import redis.asyncio
 
 import protocol as p
-from server.clock import ManualClock
+from server.boards.leaderboard import Leaderboard
 from server.config import Config
-from server.games import GameService
-from server.gamestore import GameStore
-from server.leaderboard import Leaderboard
-from server.matchmaking import Matchmaking
-from server.players import Player, PlayerRegistry
-from server.raceclock import RaceClock
-from server.racefanout import RaceFanout
-from server.racereferee import RaceReferee
-from server.races import RaceService, RaceSettings
-from server.racestore import RaceStore
-from server.ratings import RaceBoards
+from server.games.service import GameService
+from server.games.store import GameStore
+from server.players.registry import Player, PlayerRegistry
+from server.races.clock import RaceClock
+from server.races.fanout import RaceFanout
+from server.races.matchmaking import Matchmaking
+from server.races.ratings import RaceBoards
+from server.races.referee import RaceReferee
+from server.races.service import RaceService, RaceSettings
+from server.races.store import RaceStore
+from server.runtime.clock import ManualClock
 from tests.support.app import App
 from tests.support.wsclient import Client
 

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
 
 from engine import Game, new_game
 from engine.solvers import solve
-from server.daily import daily_seed
+from server.games.daily import daily_seed
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 

@@ -1,0 +1,1 @@
+"""Daily leaderboards in Redis."""

@@ -1,0 +1,287 @@
+"""Certified daily deals, par and hints: the solver, run off the event loop.
+
+The day's deal of a variant is the first seed of the day's HMAC-derived sequence that the
+solver proves winnable (for the scoring Triple Deck games: the first seed, with the best score
+found as par); without a proof (certification off, failed or out of time), the first seed
+whose deal offers a move. Deals are computed once per (variant, day) by whichever process takes
+the Redis lock; the others wait for the result in Redis. Tomorrow's deals are computed ahead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import multiprocessing
+import os
+import resource
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio
+
+from engine import Game, OverTask, new_game, variant
+from server.games.daily import daily_seed, utc_date
+from server.redis import keys
+from server.runtime.clock import Clock
+from server.runtime.errors import StoreUnavailable, translate_redis_errors
+
+log = logging.getLogger(__name__)
+
+#: Seeds tried per variant and day before settling for one the solver could not decide.
+MAX_CANDIDATES = 40
+#: Total certification time per variant and day, in candidate budgets.
+CERTIFY_BUDGETS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """A day's deal of one variant. `seed` is secret until the day is over."""
+
+    variant: str
+    date: dt.date
+    seed: int
+    par: int | None  # moves of the solver's winning line, or the best score (scoring games)
+    certified: bool  # proven winnable (or, for scoring games, searched for a par)
+    candidate: int  # index of the seed in the day's sequence
+
+    def dump(self) -> str:
+        return json.dumps({"seed": self.seed, "par": self.par, "certified": self.certified,
+                           "candidate": self.candidate})
+
+    @classmethod
+    def load(cls, variant_id: str, date: dt.date, raw: str | bytes) -> Deal:
+        d = json.loads(raw)
+        return cls(variant_id, date, int(d["seed"]), d["par"], bool(d["certified"]),
+                   int(d["candidate"]))
+
+
+def _retrieved(task: asyncio.Task[Deal]) -> None:
+    """Mark a deal task's failure as seen: its waiters (if any are left) get it themselves; a
+    task whose waiters all went away (a closed connection, a shutdown) must not leave "Task
+    exception was never retrieved" behind."""
+    if not task.cancelled():
+        task.exception()
+
+
+def candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
+    """The index-th seed of the day's sequence (index 0 is the plain daily seed)."""
+    return daily_seed(secret, variant_id if index == 0 else f"{variant_id}#{index}", date)
+
+
+def offers_a_move(variant_id: str, seed: int) -> bool:
+    """Whether the deal has a legal move at all: one dead from the start (about 3 in 1,000
+    Fourteen Out deals) is a game over before it begins, which no player could finish."""
+    return next(new_game(variant_id, seed).legal_moves(), None) is not None
+
+
+def first_playable(secret: bytes, variant_id: str, date: dt.date) -> tuple[int, int]:
+    """(seed, index) of the day's first candidate that `offers_a_move`: the deal served when
+    none is certified."""
+    for index in range(MAX_CANDIDATES):
+        seed = candidate_seed(secret, variant_id, date, index)
+        if offers_a_move(variant_id, seed):
+            return seed, index
+    return candidate_seed(secret, variant_id, date, 0), 0  # never seen: 40 dead deals in a row
+
+
+# -- work done in the solver processes (picklable top-level functions) ------------------------
+
+
+def _certify(variant_id: str, seed: int, budget_s: float) -> tuple[str, int | None]:
+    """(verdict, par) for one candidate deal."""
+    from engine.solvers import solve
+
+    result = solve(new_game(variant_id, seed), max_seconds=budget_s)
+    if variant(variant_id).scored:
+        return result.verdict, result.best_score
+    return result.verdict, len(result.solution) if result.verdict == "winnable" else None
+
+
+def hint_for(game: Game, budget_s: float) -> str | None:
+    """A move on a winning (or, for scoring games, the best found) line, or None."""
+    from engine.solvers import hint
+
+    return hint(game, max_seconds=budget_s)
+
+
+#: Address space a game-over search may use in a worker (the largest measured from play, 701,498
+#: positions, needs about 300 MB); past it the search fails with MemoryError and the game stays
+#: open, instead of the worker taking the machine's memory.
+OVER_MEMORY_BYTES = 2 << 30
+
+
+def settle_over(task: OverTask) -> tuple[bool, float]:
+    """Run a game-over check to its end: (over, CPU seconds it took in this worker)."""
+    started = time.process_time()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = OVER_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(hard, OVER_MEMORY_BYTES)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        return task.run(), time.process_time() - started
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+class SolverPool:
+    """A small process pool so that searches never block the event loop.
+
+    Workers are started with ``forkserver`` (``spawn`` where that is missing), never
+    ``fork``: a forked worker would inherit every open client socket, and a socket the server
+    closes would then stay open in the worker, leaving the client waiting for the TCP close.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or max(1, min(2, (os.cpu_count() or 1)))
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                      else "spawn")
+            self._pool = ProcessPoolExecutor(self.workers,
+                                             mp_context=multiprocessing.get_context(method))
+        return self._pool
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        pool = self._executor()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+        except BrokenProcessPool:
+            if self._pool is pool:  # a worker died (killed, out of memory): start afresh
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def close(self) -> None:
+        """Stop the workers now: a certification search may run for a minute, and shutting
+        down must not wait for it (the interpreter would join the workers at exit)."""
+        if self._pool is not None:
+            workers = list((getattr(self._pool, "_processes", None) or {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:
+                proc.terminate()
+            self._pool = None
+
+
+class DailyDeals:
+    """The day's deals, computed once across all processes and cached here."""
+
+    def __init__(self, client: redis.asyncio.Redis, clock: Clock, secret: bytes,
+                 pool: SolverPool, *, certify: bool = True, budget_s: float = 10.0,
+                 retention_days: int = 90) -> None:
+        self.r = client
+        self.clock = clock
+        self.secret = secret
+        self.pool = pool
+        self.certify = certify
+        self.budget_s = budget_s
+        self.retention_s = retention_days * 86_400 + 2 * 86_400
+        self._cache: dict[tuple[str, dt.date], Deal] = {}
+        self._local: dict[tuple[str, dt.date], asyncio.Task[Deal]] = {}
+
+    async def get(self, variant_id: str, date: dt.date) -> Deal:
+        """The deal, computing it (or waiting for the process computing it) when needed."""
+        cached = self._cache.get((variant_id, date))
+        if cached is not None:
+            return cached
+        task = self._local.get((variant_id, date))
+        if task is None:
+            task = asyncio.create_task(self._obtain(variant_id, date))
+            task.add_done_callback(_retrieved)
+            self._local[(variant_id, date)] = task
+        try:
+            deal = await asyncio.shield(task)
+        finally:
+            if task.done():
+                self._local.pop((variant_id, date), None)
+        self._cache[(variant_id, date)] = deal
+        return deal
+
+    @translate_redis_errors
+    async def _obtain(self, variant_id: str, date: dt.date) -> Deal:
+        key = keys.daily_deal(variant_id, date)
+        lock = keys.daily_deal_lock(variant_id, date)
+        while True:
+            raw = await self.r.get(key)
+            if raw:
+                return Deal.load(variant_id, date, raw)
+            if await self.r.set(lock, os.getpid(), nx=True, ex=300):
+                try:
+                    deal = await self._compute(variant_id, date)
+                    await self.r.set(key, deal.dump(), ex=self.retention_s)
+                    return deal
+                finally:
+                    await self.r.delete(lock)
+            await asyncio.sleep(0.2)  # another process is computing it
+
+    async def _compute(self, variant_id: str, date: dt.date) -> Deal:
+        if not self.certify:
+            return self._uncertified(variant_id, date)
+        try:
+            return await self._certified(variant_id, date,
+                                         candidate_seed(self.secret, variant_id, date, 0))
+        except Exception:  # a broken solver must not cost players their daily game
+            log.exception("%s %s: certification failed; dealing the first playable seed",
+                          variant_id, date)
+            return self._uncertified(variant_id, date)
+
+    def _uncertified(self, variant_id: str, date: dt.date) -> Deal:
+        seed, index = first_playable(self.secret, variant_id, date)
+        return Deal(variant_id, date, seed, None, False, index)
+
+    async def _certified(self, variant_id: str, date: dt.date, first: int) -> Deal:
+        if variant(variant_id).scored:
+            _, best = await self.pool.run(_certify, variant_id, first, self.budget_s)
+            return Deal(variant_id, date, first, best, True, 0)
+        deadline = asyncio.get_running_loop().time() + self.budget_s * CERTIFY_BUDGETS
+        for index in range(MAX_CANDIDATES):
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            seed = candidate_seed(self.secret, variant_id, date, index)
+            verdict, par = await self.pool.run(_certify, variant_id, seed, self.budget_s)
+            if verdict == "winnable":
+                log.info("%s %s: certified seed #%d, par %s", variant_id, date, index, par)
+                return Deal(variant_id, date, seed, par, True, index)
+        log.warning("%s %s: no seed proven winnable in time; dealing the first playable",
+                    variant_id, date)
+        return self._uncertified(variant_id, date)
+
+    async def prepare_ahead(self) -> None:
+        """Compute today's and tomorrow's deals of every variant (background task)."""
+        from engine import VARIANT_IDS
+
+        today = utc_date(self.clock.now_ms())
+        for date in (today, today + dt.timedelta(days=1)):
+            for variant_id in VARIANT_IDS:
+                try:
+                    await self.get(variant_id, date)
+                except StoreUnavailable:
+                    log.warning("cannot prepare %s %s: Redis unavailable", variant_id, date)
+
+    @translate_redis_errors
+    async def peek(self, variant_id: str, date: dt.date) -> Deal | None:
+        """The deal if it has been computed, without computing it."""
+        cached = self._cache.get((variant_id, date))
+        if cached is not None:
+            return cached
+        raw = await self.r.get(keys.daily_deal(variant_id, date))
+        return Deal.load(variant_id, date, raw) if raw else None
+
+    @translate_redis_errors
+    async def revealed(self, date: dt.date) -> dict[str, int]:
+        """The seeds of a day that is over; raises ValueError for today and later."""
+        if date >= utc_date(self.clock.now_ms()):
+            raise ValueError("seeds are revealed once the day is over (UTC)")
+        from engine import VARIANT_IDS
+
+        out = {}
+        for variant_id in VARIANT_IDS:
+            raw = await self.r.get(keys.daily_deal(variant_id, date))
+            if raw:
+                out[variant_id] = Deal.load(variant_id, date, raw).seed
+        return out

@@ -1,0 +1,412 @@
+"""Authoritative play: engine games rebuilt from Redis, every move validated then persisted.
+
+A `LiveGame` is the engine state of one stored game, cached per process. Redis is the truth:
+every write carries the sequence number the cached state was built at, so a stale cache (the
+same player on another server process) is detected by the store, dropped and rebuilt.
+The one code path for daily games and races: races reuse `GameService` with their own records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+
+from engine import UNDO, Game, IllegalMove, OverStepper, new_game
+from engine.views import Event
+from server.boards.leaderboard import Entry
+from server.games.deals import SolverPool, settle_over
+from server.games.store import FinalResult, GameRecord, GameStore
+from server.redis.keys import RaceGameKeys, parse_game_id
+from server.runtime.clock import Clock
+from server.runtime.errors import Conflict, GameOver, NotFound, NotStarted, StoreUnavailable
+from server.runtime.metrics import Metrics
+
+#: Positions the game-over search visits before it lets other connections run (Triple
+#: Easthaven's search expands one in 0.05-0.15 ms); every other variant decides in one slice.
+OVER_SLICE_NODES = 20
+#: Positions the search visits inside the move itself: progress is nearly always this close
+#: (the median search ends at its first position), and it stays below the probe after which
+#: the search computes its relaxation (`engine.deadlock.PROBE_NODES`, 0.3-5 ms), so a move
+#: never carries that cost; the search goes on after the reply otherwise (`_judge`).
+OVER_INLINE_NODES = 4
+#: Positions a game-over search visits on the event loop, in slices after its move's reply,
+#: before it is handed to a search worker to run to its end (`GameService._judge`): nearly
+#: every search ends well before (about 25 ms of CPU at most here).
+OVER_LOOP_NODES = 500
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LiveGame:
+    """A stored game and its engine state at `seq` moves."""
+
+    record: GameRecord
+    game: Game
+    seq: int
+    last_move_at_ms: int
+    #: The Redis keys of the game's record and move log, built once per game.
+    game_key: str = ""
+    log_key: str = ""
+    #: The race the game belongs to (None for a daily game), from its id, once per game.
+    race_id: str | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Set when the engine state got ahead of Redis (a write failed): rebuild before use.
+    stale: bool = False
+    #: The game-over search still running after its move was acknowledged (see `_judge`).
+    judging: asyncio.Task[None] | None = None
+    #: `seq` after the latest undo: a search of an earlier position no longer speaks for now.
+    undone_at: int = -1
+    #: The stored move texts in order (`undo` included): the game's log, `seq` long.
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def elapsed_ms(self) -> int:
+        """Server-measured time from the deal being served to the last move."""
+        return max(0, self.last_move_at_ms - self.record.started_at_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A move or undo that is durable in Redis."""
+
+    live: LiveGame
+    move: str
+    #: What the move did (`MoveResult.events`), made while the engine's time is counted.
+    events: list[Event]
+    entry: Entry | None  # the leaderboard entry when this move ended the game
+
+
+class GameService:
+    """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
+
+    def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000,
+                 hint_penalty_ms: int = 30_000, metrics: Metrics | None = None,
+                 solvers: SolverPool | None = None) -> None:
+        self.hint_penalty_ms = hint_penalty_ms
+        self.store = store
+        self.clock = clock
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, LiveGame] = OrderedDict()
+        self._metrics = metrics
+        self._search_slot = asyncio.Semaphore(1)  # game-over searches, one at a time
+        #: Where long game-over searches finish (None: on the event loop, in slices); closed
+        #: by `aclose`.
+        self._solvers = solvers
+        self._searches: set[asyncio.Task[None]] = set()
+        #: Called with a game and its entry when a game ends after its last move was
+        #: acknowledged (the game-over search finished later); the app tells the player.
+        self.on_finished: list[Callable[[LiveGame, Entry], Awaitable[None]]] = []
+
+    # -- loading ------------------------------------------------------------------------------
+
+    async def start_daily(self, variant: str, date: dt.date, player_id: str,
+                          seed: int) -> LiveGame:
+        """The player's game of the day: created now, or the one already started (resumed)."""
+        record = await self.store.start_daily(variant, date, player_id, seed,
+                                              self.clock.now_ms())
+        if record.seq == 0 and not record.finished and record.game_id not in self._cache:
+            return self._build(record, [])  # nothing played yet: no log to read back
+        return await self.get(record.game_id, player_id)
+
+    async def get(self, game_id: str, player_id: str) -> LiveGame:
+        """The player's game, from the cache when it is current. Raises NotFound."""
+        live = self._cache.get(game_id)
+        if live is not None:
+            if live.record.player_id != player_id:
+                raise NotFound("no such game")
+            self._cache.move_to_end(game_id)
+            return live
+        if parse_game_id(game_id).player_id != player_id:
+            raise NotFound("no such game")
+        return await self._load(game_id)
+
+    async def _load(self, game_id: str) -> LiveGame:
+        record, moves = await self.store.load(game_id)
+        return self._build(record, moves)
+
+    def _build(self, record: GameRecord, moves: list[str]) -> LiveGame:
+        """The engine state of a stored game and its log, cached."""
+        game_id = record.game_id
+        started = time.perf_counter()
+        game = new_game(record.variant, record.seed)
+        game.replay(moves)  # the log only ever holds moves the engine accepted
+        self.count_engine(record.variant, time.perf_counter() - started)
+        # Judging the last position here could take long: a finished record says it ended;
+        # otherwise the next move (or `over_search`) judges afresh.
+        if record.finished:
+            game.settle_over(True)
+            game.seal()
+        else:
+            game.defer_over()
+        k = parse_game_id(game_id)
+        race_id = k.race_id if isinstance(k, RaceGameKeys) else None
+        live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log,
+                        race_id, log=list(moves))
+        self._cache[game_id] = live
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return live
+
+    def forget(self, game_id: str) -> None:
+        self._cache.pop(game_id, None)
+
+    async def refresh(self, live: LiveGame) -> LiveGame:
+        """Reload a game whose cached state may be stale, keeping the lock object."""
+        self.forget(live.record.game_id)
+        fresh = await self._load(live.record.game_id)
+        fresh.lock = live.lock
+        return fresh
+
+    # -- playing ------------------------------------------------------------------------------
+
+    async def play(self, game_id: str, player_id: str, name: str, text: str,
+                   expected_seq: int | None) -> Played:
+        """Validate and persist one move (`undo` included); finish the game when it ends.
+
+        Raises IllegalMove (nothing changes), Conflict, GameOver, NotFound, StoreUnavailable.
+        """
+        live = await self.get(game_id, player_id)
+        async with live.lock:
+            if live.stale:
+                live = await self.refresh(live)
+            for attempt in range(2):
+                if live.record.finished:
+                    raise GameOver("the game is over")
+                if expected_seq is not None and expected_seq != live.seq:
+                    if attempt == 0:  # another process may have moved on: check Redis
+                        live = await self.refresh(live)
+                        continue
+                    raise Conflict(f"the game is at move {live.seq}, not {expected_seq}",
+                                   current_seq=live.seq)
+                try:
+                    return await self._play_locked(live, name, text)
+                except IllegalMove:
+                    # Without `expected_seq` the player means the game as it is now: a copy
+                    # cached here may be behind one another process moved on (both windows
+                    # of one player). Illegal there too, or no newer state: the error stands.
+                    if (expected_seq is not None or attempt == 1
+                            or await self.store.length(live.log_key) == live.seq):
+                        raise
+                    live = await self.refresh(live)
+                except Conflict as exc:
+                    if isinstance(exc, GameOver) or attempt == 1:
+                        self.forget(game_id)
+                        raise
+                    live = await self.refresh(live)
+            raise AssertionError("unreachable")
+
+    async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
+        game = live.game
+        if self.clock.now_ms() < live.record.started_at_ms:
+            raise NotStarted("the race has not started yet")
+        started = time.perf_counter()
+        try:
+            if text.strip().lower() == UNDO:
+                outcome, stored = game.undo(), UNDO
+            else:
+                move = game.parse_move(text)
+                outcome, stored = game.apply(move), str(move)
+            search = game.over_search()
+            over = search.step(OVER_INLINE_NODES)
+            if over is None:  # a long search: the move does not wait for it (`_judge`)
+                game.defer_over()
+            events = outcome.events()
+        finally:
+            self.count_engine(live.record.variant, time.perf_counter() - started)
+        try:
+            now = self.clock.now_ms()
+            if over:
+                result = self._result(live, game, resigned=False, last_move_at=now)
+                record, entry = await self.store.finish(
+                    live.record.game_id, result, name, now, stored, live.seq)
+                self._sealed(live, record)
+                live.seq += 1
+                live.log.append(stored)
+                live.last_move_at_ms = now
+                return Played(live, stored, events, entry)
+            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
+                                               now)
+            live.log.append(stored)
+            live.last_move_at_ms = now
+            if stored == UNDO:
+                live.undone_at = live.seq
+            if over is None and live.judging is None:
+                live.judging = asyncio.create_task(self._judge(live, search, live.seq, name))
+                self._searches.add(live.judging)  # a reference until done (asyncio keeps none)
+                live.judging.add_done_callback(self._searches.discard)
+            return Played(live, stored, events, None)
+        except BaseException:
+            live.stale = True  # the engine moved on but Redis did not: rebuild before next use
+            self.forget(live.record.game_id)
+            raise
+
+    async def _judge(self, live: LiveGame, search: OverStepper, seq: int, name: str) -> None:
+        """Finish a game-over search after its move was acknowledged, in slices between which
+        other connections run; end the game if it is over.
+
+        One search per game at a time. A position with no progress reachable makes every
+        position reachable from it dead too, so a verdict "over" about the position at `seq`
+        holds for the current one unless an undo went back past it; a verdict "not over" about
+        an earlier position says nothing about now, so the current position is searched next.
+
+        Searches run on the event loop one at a time per process, for `OVER_LOOP_NODES`
+        positions at most; what is left goes to a search worker process, which runs it to the
+        end with no budget (a few Triple Easthaven positions have shuttle spaces of hundreds
+        of thousands of positions, tens of seconds of CPU). Should a worker fail (out of
+        memory, killed), the game stays open and the player may finish it; a later move's
+        search decides again.
+        """
+        try:
+            while True:
+                async with self._search_slot:
+                    over = await self._run(live, search)
+                if over is None:
+                    over = await self._offload(live, search)
+                async with live.lock:
+                    if live.record.finished or live.stale or self._cache.get(
+                            live.record.game_id) is not live:
+                        return
+                    current = live.seq == seq
+                    if over and (current or live.undone_at <= seq):
+                        live.game.settle_over(True)
+                        await self._finish_over(live, name)
+                        return
+                    if current:
+                        live.game.settle_over(over)
+                        return
+                    search, seq = live.game.over_search(), live.seq
+        except Exception:
+            log.exception("game-over search of %s failed", live.record.game_id)
+        finally:
+            live.judging = None
+
+    async def _run(self, live: LiveGame, search: OverStepper) -> bool | None:
+        """The search's verdict, or None when it is left for a worker (`OVER_LOOP_NODES`;
+        without workers it runs here to its end)."""
+        nodes = 0
+        while self._solvers is None or nodes < OVER_LOOP_NODES:
+            await asyncio.sleep(0)
+            started = time.perf_counter()
+            verdict = search.step(OVER_SLICE_NODES)
+            self.count_engine(live.record.variant, time.perf_counter() - started)
+            if verdict is not None:
+                return verdict
+            nodes += OVER_SLICE_NODES
+        return None
+
+    async def _offload(self, live: LiveGame, search: OverStepper) -> bool:
+        """Run the rest of a search in a worker to its end; its CPU counts as engine time."""
+        assert self._solvers is not None
+        log.info("game-over search of %s handed to a worker after %d positions",
+                 live.record.game_id, OVER_LOOP_NODES)
+        started = time.perf_counter()
+        over, cpu = await self._solvers.run(settle_over, search.task())
+        self.count_engine(live.record.variant, cpu)
+        log.info("game-over search of %s: %s after %.1f s in a worker", live.record.game_id,
+                 "over" if over else "not over", time.perf_counter() - started)
+        return bool(over)
+
+    async def aclose(self) -> None:
+        """Stop the game-over searches still running (shutdown) and their worker; their games
+        stay open."""
+        for task in list(self._searches):
+            task.cancel()
+        await asyncio.gather(*self._searches, return_exceptions=True)
+        if self._solvers is not None:
+            self._solvers.close()
+
+    async def _finish_over(self, live: LiveGame, name: str) -> None:
+        """End a game found over after its last move: as of that move's time."""
+        result = self._result(live, live.game, resigned=False,
+                              last_move_at=live.last_move_at_ms)
+        try:
+            record, entry = await self.store.finish(live.record.game_id, result, name,
+                                                    self.clock.now_ms(), None, live.seq)
+        except StoreUnavailable:  # maybe finished in Redis: the next load completes it
+            self.forget(live.record.game_id)
+            raise
+        self._sealed(live, record)
+        for listener in self.on_finished:
+            await listener(live, entry)
+
+    def count_engine(self, variant: str, seconds: float) -> None:
+        """Add time spent in the engine on a game of `variant` to the per-variant counter."""
+        if self._metrics is not None:
+            self._metrics.engine_cpu.inc(variant, seconds)
+
+    async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
+        """End the game now, as it stands; the result goes on the leaderboard once."""
+        live = await self.get(game_id, player_id)
+        async with live.lock:
+            if live.stale:
+                live = await self.refresh(live)
+            if live.record.finished:
+                raise GameOver("the game is over")
+            result = self._result(live, live.game, resigned=True,
+                                  last_move_at=live.last_move_at_ms)
+            try:
+                record, entry = await self.store.finish(
+                    game_id, result, name, self.clock.now_ms(), None, live.seq)
+            except (Conflict, StoreUnavailable):  # maybe finished in Redis: reload next time
+                self.forget(game_id)
+                raise
+            self._sealed(live, record)
+            return live, entry
+
+    async def close(self, game_id: str, player_id: str, name: str, *,
+                    resigned: bool) -> tuple[LiveGame, Entry]:
+        """Finish the game as it stands unless it already is (a race ending); exactly once."""
+        for _attempt in range(3):
+            live = await self.get(game_id, player_id)
+            async with live.lock:
+                if live.stale or live.record.finished:
+                    live = await self.refresh(live)
+                result = self._result(live, live.game, resigned=resigned and not
+                                      live.record.finished, last_move_at=live.last_move_at_ms)
+                try:
+                    record, entry = await self.store.finish(
+                        game_id, result, name, self.clock.now_ms(), None, live.seq)
+                except Conflict as exc:
+                    if isinstance(exc, GameOver):
+                        raise
+                    self.forget(game_id)
+                    continue
+                except StoreUnavailable:  # maybe finished in Redis: reload next time
+                    self.forget(game_id)
+                    raise
+                self._sealed(live, record)
+                return live, entry
+        raise Conflict("the game kept changing while it was being closed")
+
+    @staticmethod
+    def _sealed(live: LiveGame, record: GameRecord) -> None:
+        """Store the finished record; the engine forgets its undo snapshots (`Game.seal`): a
+        finished game stays cached for its views, but at a few objects instead of a few per
+        move, which the garbage collector's full passes would walk again and again."""
+        live.record = record
+        live.game.seal()
+
+    async def add_hint(self, live: LiveGame) -> int:
+        """Count a hint on the game; each adds the hint penalty to its final time."""
+        n = await self.store.add_hint(live.record.game_id)
+        live.record = replace(live.record, hints=n)
+        return n
+
+    def _result(self, live: LiveGame, game: Game, *, resigned: bool,
+                last_move_at: int) -> FinalResult:
+        hints = live.record.hints
+        return FinalResult(
+            won=game.won, over=game.over or resigned, resigned=resigned, cleared=game.cleared,
+            score=game.score, points=game.points,
+            time_ms=max(0, last_move_at - live.record.started_at_ms)
+            + hints * self.hint_penalty_ms,
+            moves=game.moves, hints=hints)
+
+
+__all__ = ["GameService", "IllegalMove", "LiveGame", "Played"]

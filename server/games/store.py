@@ -1,0 +1,520 @@
+"""Engine-agnostic persistence of daily games: a record hash plus an append-only move log.
+
+Every write is a Lua script over the keys of one hash slot. A daily game's record and log
+have their own tag (`server.redis.keys`), so one board's moves spread over a cluster's masters;
+its board is elsewhere, and finishing it is two single-slot steps:
+
+1. the game's script marks it finished with its result, the `PendingEntry` it implies
+   (field ``entry``) and a ``pending`` mark (the game is first put in the board's outbox);
+2. the board's script writes the entry unless the player has one and takes the game out of
+   the outbox (`BoardEntries.write`); then the ``pending`` mark is cleared.
+
+`finish` returns (and the player is told) only after both steps: an acknowledged result is on
+its board. If the process dies or Redis fails between them, the next load of the game or read
+of its board writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
+finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
+returns: the move is then in Redis (and its AOF).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast
+
+import redis.asyncio
+
+from server.boards.leaderboard import (
+    LUA_WRITE_ENTRY,
+    BoardEntries,
+    Entry,
+    PendingEntry,
+    board_expire_at,
+    entry_from_json,
+    prepare_entry,
+)
+from server.players.history import DailyResult, History
+from server.redis import keys
+from server.redis.movelog import Append, LuaScript, MoveLog
+from server.runtime.errors import (
+    Conflict,
+    GameOver,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+    translate_redis_errors,
+)
+
+__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore", "new_game_fields"]
+
+log = logging.getLogger(__name__)
+
+UNDO = "undo"  # log text for an undo
+
+# KEYS: game. ARGV: expire_at, field, value, ... Creates the record unless it exists;
+# returns the (new or existing) record as a flat field/value list.
+_START_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+  redis.call('EXPIREAT', KEYS[1], ARGV[1])
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+# Appends to the log; the log inherits the record's TTL when the first move creates it.
+_LUA_PUSH = """
+-- `seq`: the game's seq (checked by the caller); one HSET writes the time and the new seq.
+local function push_move(game, log, text, now, seq)
+  if redis.call('RPUSH', log, text) == 1 then
+    local ttl = redis.call('PTTL', game)
+    if ttl > 0 then redis.call('PEXPIRE', log, ttl) end
+  end
+  redis.call('HSET', game, 'last_move_at_ms', now, 'seq', seq + 1)
+  return seq + 1
+end
+"""
+
+# KEYS: game, log. ARGV: expected_seq, move, now_ms, max_moves.
+# Returns {0, new_seq} | {-1, 0} no game | {-2, seq} finished | {-3, seq} stale | {-4, seq} full.
+_APPEND_LUA = (
+    _LUA_PUSH
+    + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1, 0} end
+local seq = tonumber(st[2])
+if st[1] ~= 'playing' then return {-2, seq} end
+if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
+if seq >= tonumber(ARGV[4]) then return {-4, seq} end
+return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3], seq)}
+"""
+)
+
+# KEYS: game. Counts a hint on a game in play. Returns the hint count, -1 no game, -2 finished.
+_HINT_LUA = """
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return -1 end
+if st ~= 'playing' then return -2 end
+return redis.call('HINCRBY', KEYS[1], 'hints', 1)
+"""
+
+# KEYS: game, log. The game's step of a daily finish.
+# ARGV: one JSON object {seq, final (bool), move, now, entry, fields}: expected seq, the final
+#       move to log (if final), now_ms, the `PendingEntry` JSON and the result fields.
+# Returns {0, record} on first finish (now finished, 'pending'), {1, record} if the game was
+# already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+_FINISH_GAME_LUA = (
+    _LUA_PUSH
+    + """
+local a = cjson.decode(ARGV[1])
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1} end
+if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
+if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry, 'pending', '1'}
+for f, v in pairs(a.fields) do
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+return {0, redis.call('HGETALL', KEYS[1])}
+"""
+)
+
+# A race game's finish, in one script (its board shares the race's slot).
+# KEYS: game, log, board, members, entries.
+# ARGV: one JSON object {seq, final (bool), move, now, exp, pid, score, member, data, fields}:
+#       expected seq, the final move to log (if final), now_ms, the board's expire-at, the
+#       player id, the entry's score, member and json, and the result fields (strings).
+#       One argument rather than 27: packing arguments is most of the client's cost.
+# Returns {0, record, rank, entry_json} on first finish, {1, record, rank, entry_json} if the
+# game was already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+_FINISH_LUA = (
+    LUA_WRITE_ENTRY
+    + _LUA_PUSH
+    + """
+local a = cjson.decode(ARGV[1])
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+if not st[1] then return {-1} end
+local pid = a.pid
+if st[1] == 'finished' then
+  return {1, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
+          redis.call('HGET', KEYS[5], pid) or ''}
+end
+if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now}
+for f, v in pairs(a.fields) do
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+write_entry(KEYS[3], KEYS[4], KEYS[5], pid, a.score, a.member, a.data, a.exp)
+return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
+        redis.call('HGET', KEYS[5], pid) or ''}
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalResult:
+    """Outcome of a game as judged by the engine; ``points`` is the ranking quantity
+    (cards cleared, or the foundation score for triple-deck variants)."""
+
+    won: bool
+    over: bool
+    resigned: bool
+    cleared: int
+    score: int
+    points: int
+    time_ms: int
+    moves: int
+    hints: int = 0
+
+    def fields(self) -> dict[str, int]:
+        return {
+            "won": int(self.won),
+            "over": int(self.over),
+            "resigned": int(self.resigned),
+            "cleared": int(self.cleared),
+            "score": int(self.score),
+            "points": int(self.points),
+            "time_ms": int(self.time_ms),
+            "moves": int(self.moves),
+            "hints": int(self.hints),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A stored game. ``seed`` is secret until the day is over: never send it to clients."""
+
+    game_id: str
+    kind: Literal["daily", "race"]
+    variant: str
+    date: dt.date
+    player_id: str
+    seed: int
+    started_at_ms: int
+    status: Literal["playing", "finished"]
+    seq: int
+    last_move_at_ms: int
+    finished_at_ms: int | None = None
+    result: FinalResult | None = None
+    hints: int = 0
+    #: A finished daily game's board entry while its board's step may still be owed.
+    pending_entry: PendingEntry | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+
+def _record(raw: dict[str, str] | list[str]) -> GameRecord:
+    d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
+    result = None
+    if d.get("status") == "finished":
+        result = FinalResult(
+            won=d["won"] == "1",
+            over=d["over"] == "1",
+            resigned=d["resigned"] == "1",
+            cleared=int(d["cleared"]),
+            score=int(d["score"]),
+            points=int(d["points"]),
+            time_ms=int(d["time_ms"]),
+            moves=int(d["moves"]),
+            hints=int(d.get("hints", 0)),
+        )
+    return GameRecord(
+        game_id=d["game_id"],
+        kind="race" if d.get("kind") == "race" else "daily",
+        variant=d["variant"],
+        date=dt.date.fromisoformat(d["date"]),
+        player_id=d["player_id"],
+        seed=int(d["seed"]),
+        started_at_ms=int(d["started_at_ms"]),
+        status="finished" if d["status"] == "finished" else "playing",
+        seq=int(d["seq"]),
+        last_move_at_ms=int(d["last_move_at_ms"]),
+        finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
+        result=result,
+        hints=int(d.get("hints", 0)),
+        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d
+        else None,
+    )
+
+
+def new_game_fields(
+    game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+) -> dict[str, str | int]:
+    """A new game record's fields (`GameStore.start_game`; a race's start writes its racers'
+    games with them in its own script)."""
+    k = keys.parse_game_id(game_id)
+    return {
+        "game_id": game_id,
+        "kind": kind,
+        "variant": variant,
+        "date": k.date.isoformat(),
+        "player_id": k.player_id,
+        "seed": str(int(seed)),
+        "started_at_ms": started_at_ms,
+        "status": "playing",
+        "seq": 0,
+        "last_move_at_ms": started_at_ms,
+    }
+
+
+class GameStore:
+    """Daily game persistence. ``redis`` must use ``decode_responses=True``."""
+
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        *,
+        retention_days: int = 90,
+        max_moves: int = 10_000,
+        max_move_len: int = 128,
+    ) -> None:
+        self._r = redis
+        self.retention_days = retention_days
+        self.max_moves = max_moves
+        self.max_move_len = max_move_len
+        self._start = LuaScript.of(_START_LUA)
+        #: Group commit of every append (one pipeline per event-loop iteration).
+        self.move_log = MoveLog(redis, _APPEND_LUA)
+        self._finish = LuaScript.of(_FINISH_LUA)
+        self._finish_game = LuaScript.of(_FINISH_GAME_LUA)
+        #: The board's step of daily finishes, and its recovery.
+        self.entries = BoardEntries(redis, commit=self.move_log)
+        self._hint = redis.register_script(_HINT_LUA)
+        #: Players' daily histories, derived exactly once from each finished daily game.
+        self.history = History(redis, commit=self.move_log)
+
+    async def start_daily(
+        self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
+    ) -> GameRecord:
+        """Create the player's one ranked game for (variant, date), or return the existing
+        one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
+        game_id = keys.daily_game_id(variant, date, player_id)
+        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+
+    @translate_redis_errors
+    async def start_game(
+        self, game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+    ) -> GameRecord:
+        """Create a game record unless it exists (then return it unchanged). The game's time
+        counts from ``started_at_ms``: when the deal is served, or when a race starts."""
+        k = keys.parse_game_id(game_id)
+        fields = new_game_fields(game_id, kind, variant, seed, started_at_ms)
+        args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
+        for name, v in fields.items():
+            args += [name, v]
+        raw = await self.move_log.eval(self._start, (k.game,), tuple(args))
+        return _record(cast(list[str], raw))
+
+    @translate_redis_errors
+    async def get(self, game_id: str) -> GameRecord:
+        """The record without its log. Raises ``NotFound``."""
+        k = keys.parse_game_id(game_id)
+        raw = cast(dict[str, str], await self._r.hgetall(k.game))
+        if not raw:
+            raise NotFound("no such game")
+        return await self._settled(k, _record(raw))
+
+    @translate_redis_errors
+    async def get_many(self, game_ids: Sequence[str]) -> list[GameRecord | None]:
+        """The records of several games in one round trip (None: no such game); on Redis
+        Cluster the pipeline goes to each game's master."""
+        ks = [keys.parse_game_id(g) for g in game_ids]
+        async with self._r.pipeline(transaction=False) as pipe:
+            for k in ks:
+                pipe.hgetall(k.game)
+            raws = cast(list[dict[str, str]], await pipe.execute())
+        return [await self._settled(k, _record(raw)) if raw else None
+                for k, raw in zip(ks, raws, strict=True)]
+
+    @translate_redis_errors
+    async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:
+        """Record plus full move log, read consistently (MULTI). Raises ``NotFound``."""
+        k = keys.parse_game_id(game_id)
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.hgetall(k.game)
+            pipe.lrange(k.log, 0, -1)
+            raw, moves = await pipe.execute()
+        if not raw:
+            raise NotFound("no such game")
+        return await self._settled(k, _record(raw)), list(moves)
+
+    @translate_redis_errors
+    async def length(self, log_key: str) -> int:
+        """How many moves the game's log holds (its `seq` in Redis)."""
+        return int(await self._r.llen(log_key))
+
+    async def _settled(self, k: keys.DailyGameKeys | keys.RaceGameKeys,
+                       record: GameRecord) -> GameRecord:
+        """The record, its board entry written first if that step is still owed."""
+        if record.pending_entry is None or not isinstance(k, keys.DailyGameKeys):
+            return record
+        await self.entries.write(k, record.pending_entry)
+        return replace(record, pending_entry=None)
+
+    async def append_move(
+        self, game_id: str, expected_seq: int, move_text: str, now_ms: int
+    ) -> int:
+        """Append one move if the log has exactly ``expected_seq`` entries; returns the new
+        seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
+        ``StoreUnavailable``."""
+        k = keys.parse_game_id(game_id)
+        return await self.append(k.game, k.log, expected_seq, move_text, now_ms)
+
+    async def append(
+        self, game_key: str, log_key: str, expected_seq: int, move_text: str, now_ms: int
+    ) -> int:
+        """`append_move` with the game's keys already built (the hot path: once per game)."""
+        self._check_move(move_text)
+        code, seq = await self.move_log.append(
+            Append(game_key, log_key, expected_seq, move_text, now_ms, self.max_moves))
+        if code == 0:
+            return seq
+        raise _error(code, seq)
+
+    @translate_redis_errors
+    async def finish(
+        self,
+        game_id: str,
+        result: FinalResult,
+        name: str,
+        now_ms: int,
+        final_move: str | None,
+        expected_seq: int,
+    ) -> tuple[GameRecord, Entry]:
+        """(Optionally) log ``final_move``, mark the game finished with ``result`` and write
+        its leaderboard entry; returns the record and the entry with its rank now. A daily
+        game in two steps (module docstring): the entry is on the board when this returns.
+
+        Exactly once: if the game is already finished nothing new is written (an entry still
+        owed is written) and the stored record and entry are returned (so a retried finish is
+        harmless). Raises ``NotFound``, ``Conflict`` (stale ``expected_seq``) or
+        ``StoreUnavailable`` (then the result may be stored: a retry or a read completes it).
+        """
+        k = keys.parse_game_id(game_id)
+        if final_move is not None:
+            self._check_move(final_move)
+        entry = prepare_entry(
+            player_id=k.player_id,
+            name=name,
+            won=result.won,
+            cleared=result.cleared,
+            score=result.score,
+            points=result.points,
+            time_ms=result.time_ms,
+            moves=result.moves,
+            finished_at_ms=now_ms,
+            hints=result.hints,
+        )
+        expire_at = board_expire_at(k.date, self.retention_days)
+        if isinstance(k, keys.DailyGameKeys):
+            return await self._finish_daily(
+                k, result, PendingEntry(entry.score, entry.member, entry.data, expire_at),
+                now_ms, final_move, expected_seq)
+        arg = json.dumps({
+            "seq": expected_seq,
+            "final": final_move is not None,
+            "move": final_move or "",
+            "now": str(now_ms),
+            "exp": str(expire_at),
+            "pid": k.player_id,
+            "score": str(entry.score),
+            "member": entry.member,
+            "data": entry.data,
+            "fields": {f: str(v) for f, v in result.fields().items()},
+        }, separators=(",", ":"))
+        res = cast(list[Any], await self.move_log.eval(
+            self._finish, (k.game, k.log, k.board, k.members, k.entries), (arg,)))
+        code = int(res[0])
+        if code < 0:
+            raise _error(code, res[1] if len(res) > 1 else None)
+        record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
+        if not raw_entry:  # finished long ago and the board expired meanwhile
+            raise GameOver("game already finished")
+        return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    async def _finish_daily(
+        self, k: keys.DailyGameKeys, result: FinalResult, entry: PendingEntry, now_ms: int,
+        final_move: str | None, expected_seq: int,
+    ) -> tuple[GameRecord, Entry]:
+        # The outboxes first: the history's (recorded below, or by the next profile read)
+        # and the board's (written below, or by the next read of the board). Independent, so
+        # sent together: one batch of the group commit.
+        await asyncio.gather(self.history.mark_pending(k.player_id, k.game_id),
+                             self.entries.enqueue(k, entry.expire_at))
+        arg = json.dumps({
+            "seq": expected_seq,
+            "final": final_move is not None,
+            "move": final_move or "",
+            "now": str(now_ms),
+            "entry": entry.dumps(),
+            "fields": {f: str(v) for f, v in result.fields().items()},
+        }, separators=(",", ":"))
+        res = cast(list[Any], await self.move_log.eval(self._finish_game, (k.game, k.log), (arg,)))
+        code = int(res[0])
+        if code == -1:  # no such game: nothing will be owed to the board
+            await self.entries.dequeue(k)
+        if code < 0:  # a stale seq stays: another process may be finishing the game now
+            raise _error(code, res[1] if len(res) > 1 else None)
+        record = _record(res[1])
+        # Step 2 with the stored entry (another process's, if it finished first), and the
+        # history's record beside it (independent of the board).
+        (rank, raw_entry), _ = await asyncio.gather(
+            self.entries.write(k, record.pending_entry), self.record_history(record))
+        record = replace(record, pending_entry=None)
+        if not raw_entry:  # finished long ago and the board expired meanwhile
+            raise GameOver("game already finished")
+        return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    async def record_history(self, record: GameRecord) -> None:
+        """Add a finished daily game to its player's history (idempotent). A failure is only
+        logged: the game stays in the player's outbox and is recorded on the next read."""
+        r = record.result
+        if record.kind != "daily" or r is None or record.finished_at_ms is None:
+            return
+        try:
+            await self.history.record(DailyResult(
+                variant=record.variant, date=record.date, player_id=record.player_id,
+                won=r.won, resigned=r.resigned, cleared=r.cleared, score=r.score,
+                points=r.points, time_ms=r.time_ms, moves=r.moves, hints=r.hints,
+                finished_at_ms=record.finished_at_ms))
+        except StoreUnavailable:
+            log.warning("history of %s not recorded yet (kept pending)", record.game_id)
+
+    @translate_redis_errors
+    async def add_hint(self, game_id: str) -> int:
+        """Count one hint on a game in play (durably, before the hint is sent)."""
+        k = keys.parse_game_id(game_id)
+        n = int(await self._hint(keys=[k.game]))
+        if n == -1:
+            raise NotFound("no such game")
+        if n == -2:
+            raise GameOver("the game is over")
+        return n
+
+    def _check_move(self, text: str) -> None:
+        if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
+            raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+def _error(code: int, seq: Any) -> Exception:
+    cur = int(seq) if seq is not None else None
+    if code == -1:
+        return NotFound("no such game")
+    if code == -2:
+        return GameOver("game already finished", current_seq=cur)
+    if code == -3:
+        return Conflict(f"stale seq (current {cur})", current_seq=cur)
+    if code == -4:
+        return InvalidInput("move limit reached")
+    return RuntimeError(f"unexpected script result {code}")

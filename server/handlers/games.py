@@ -1,0 +1,343 @@
+"""Request handlers of the session, daily games and daily leaderboards (`GAME_HANDLERS`).
+
+A handler gets the connection and a validated request and returns the reply; it raises
+ProtocolError, ServerError or IllegalMove for error replies (see `connection.error_reply`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+
+import protocol as p
+from engine import VARIANT_IDS
+from engine import variant as variant_of
+from engine.views import json_map, json_maps
+from protocol.events import ActiveRace, DailyGame
+from protocol.messages import Finish
+from protocol.version import RESUME
+from server.boards.leaderboard import BoardRef, Entry
+from server.games.daily import utc_date
+from server.games.service import LiveGame
+from server.players.registry import Player
+from server.races.model import RaceState, RaceStatus
+from server.redis import keys
+from server.runtime.errors import Conflict, GameOver
+from server.services import Services
+from server.transport.connection import Connection, Handler
+
+HandlerTable = Mapping[type[p.ClientMessage], Handler]
+
+#: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
+SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
+
+
+def _variant(name: str) -> str:
+    if name not in VARIANT_IDS:
+        raise p.ProtocolError(f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
+                              code=p.ErrorCode.NOT_FOUND)
+    return name
+
+
+def _date(conn: Connection, text: str | None) -> dt.date:
+    return dt.date.fromisoformat(text) if text else utc_date(conn.services.clock.now_ms())
+
+
+def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
+    r = live.record.result
+    if r is None:
+        return None
+    return p.GameResult(won=r.won, over=r.over, cleared=r.cleared, score=r.score,
+                        time_ms=r.time_ms, moves=r.moves, resigned=r.resigned,
+                        rank=entry.rank if entry else None, hints=r.hints)
+
+
+def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
+    return p.LeaderboardEntry(rank=e.rank, player_id=e.player_id, name=e.name, won=e.won,
+                              cleared=e.cleared, score=e.score, time_ms=e.time_ms,
+                              moves=e.moves, finished_at=e.finished_at_ms, me=e.player_id == me,
+                              hints=e.hints)
+
+
+# -- session -------------------------------------------------------------------------------
+
+
+async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
+    if conn.player is not None:
+        raise p.ProtocolError("already said hello on this connection", code=p.ErrorCode.CONFLICT)
+    version = p.negotiate(req.versions)
+    players = conn.services.players
+    token: str | None = None
+    player: Player | None
+    if req.name is not None:
+        player, token = await players.register(req.name)
+    else:
+        assert req.token is not None
+        player = await players.authenticate(req.token)
+    if player is None:
+        raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
+    conn.player, conn.version = player, version
+    s = conn.services
+    now = s.clock.now_ms()
+    resume = version >= RESUME
+    race: RaceState | None = None
+    queued: str | None = None
+    daily: tuple[DailyGame, ...] | None = () if resume else None
+    if token is None:  # a new player has no race, queue or game yet: nothing to read
+        race = await s.races.active_race(player.id)
+        queued = await s.races.queued_as(player.id)
+        daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
+    # After the welcome (never before it): this connection hears of every race the player
+    # enters from any connection, follows the race or queue the player is in, wherever it
+    # was joined, and gets the race's state at once.
+    conn.after_reply.append(functools.partial(s.race_fanout.watch_player, conn, player.id))
+    if race is not None:
+        conn.after_reply.append(functools.partial(resume_race, conn, race.race_id))
+    elif queued is not None:
+        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id,
+                                                  queued))
+    return p.Welcome(id=req.id, version=version, player_id=player.id, name=player.name,
+                     server_time=now, variants=VARIANT_IDS, token=token,
+                     race=_active_race(race, player.id, now) if resume and race else None,
+                     daily=daily)
+
+
+def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
+    status = race.shown_status(now)
+    return ActiveRace(race_id=race.race_id, variant=race.variant, status=status.value,
+                      game_id=None if status is RaceStatus.OPEN
+                      else keys.race_game_id(race.race_id, pid))
+
+
+async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame, ...]:
+    """The player's daily games of `date` (started ones), in the order of the variants."""
+    records = await s.store.get_many([keys.daily_game_id(v, date, pid) for v in VARIANT_IDS])
+    return tuple(DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
+                 for r in records if r is not None)
+
+
+async def resume_race(conn: Connection, race_id: str) -> None:
+    """Re-attach a (re)connected racer to their race on this process and push its state:
+    `race.update`, then `race.started` with their game when it has started. Their presence
+    is marked at once, so no process forfeits them."""
+    s = conn.services
+    pid = conn.require_player().id
+    fanout = s.race_fanout
+    await fanout.attach(conn, race_id)
+    now = s.clock.now_ms()
+    race = await s.races.load(race_id)  # after attaching: an end now is seen either way
+    if race.status is RaceStatus.FINISHED or pid not in race.names():
+        await fanout.detach_from(conn, race_id)
+        if pid in race.names():  # it ended meanwhile: the final race, with the results
+            conn.send(p.RaceUpdate(race=race.info(now, pid)))
+        return
+    if race.status is not RaceStatus.OPEN:
+        await s.races.mark_seen(race_id, [pid], now, fanout.instance)
+    fanout.remember(race)
+    conn.send(p.RaceUpdate(race=race.info(now, pid)))
+    if race.status is RaceStatus.RUNNING and race.start_at is not None and now >= race.start_at:
+        await fanout.send_started(race, now, s.races.start_view)
+
+
+async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+    return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
+
+
+# -- daily games -----------------------------------------------------------------------------
+
+
+async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
+    entry = None
+    if live.record.finished:
+        board = BoardRef.daily(live.record.variant, live.record.date)
+        entry = await conn.services.leaderboard.rank(board, live.record.player_id)
+    deal = None
+    if live.record.kind == "daily":
+        deal = await conn.services.deals.peek(live.record.variant, live.record.date)
+    started = time.perf_counter()
+    view = json_map(live.game.view())
+    conn.services.games.count_engine(live.record.variant, time.perf_counter() - started)
+    return p.GameState(
+        id=req_id, game_id=live.record.game_id, variant=live.record.variant,
+        date=live.record.date.isoformat(), view=view, seq=live.seq,
+        started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
+        elapsed_ms=live.elapsed_ms, finished=live.record.finished,
+        result=result_of(live, entry), par=deal.par if deal else None,
+        hints=live.record.hints,
+        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None)
+
+
+async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
+    player = conn.require_player()
+    variant = _variant(req.variant)
+    s = conn.services
+    date = utc_date(s.clock.now_ms())
+    deal = await s.deals.get(variant, date)
+    live = await s.games.start_daily(variant, date, player.id, deal.seed)
+    return await _game_reply(conn, req.id, live)
+
+
+async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
+    player = conn.require_player()
+    live = await conn.services.games.get(req.game_id, player.id)
+    return await _game_reply(conn, req.id, live)
+
+
+async def _play(conn: Connection, req_id: int, game_id: str, text: str,
+                expected_seq: int | None, with_view: bool) -> p.ServerMessage:
+    player = conn.require_player()
+    version = conn.version or 0
+    if with_view and version < p.MOVE_VIEWS:
+        raise p.BadRequest(f"'with_view' needs protocol version {p.MOVE_VIEWS}; this "
+                           f"connection speaks {version}")
+    s = conn.services
+    played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
+    live = played.live
+    variant = live.record.variant
+    s.metrics.moves.inc(variant)
+    if played.entry is not None:
+        s.metrics.games_finished.inc(variant)
+    await _after_play(conn, live)
+    # Version 2 clients follow the events; version 1 gets the whole view every move, and
+    # version 4 when it asks (a client without a rules engine).
+    view = None
+    if with_view or version < p.LEAN_MOVES:
+        started = time.perf_counter()
+        view = json_map(live.game.view())
+        s.games.count_engine(variant, time.perf_counter() - started)
+    return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
+                   events=json_maps(played.events), view=view,
+                   elapsed_ms=live.elapsed_ms, finished=live.record.finished,
+                   result=result_of(live, played.entry))
+
+
+def announce_finished(
+    services: Services, connections: Callable[[], Iterable[Connection]],
+) -> Callable[[LiveGame, Entry], Awaitable[None]]:
+    """The `GameService.on_finished` listener: a game found over after its last move was
+    acknowledged is counted, told to its race, and pushed to the player's connections here
+    that speak version 2 (the others learn it on their next request)."""
+
+    async def announce(live: LiveGame, entry: Entry) -> None:
+        record = live.record
+        services.metrics.games_finished.inc(record.variant)
+        race_id = services.races.race_of(live)
+        if race_id is not None:
+            await services.race_referee.on_played(race_id, live)
+        result = result_of(live, entry)
+        assert result is not None
+        push = p.GameFinished(game_id=record.game_id, seq=live.seq, result=result)
+        for conn in connections():
+            if (conn.player is not None and conn.player.id == record.player_id
+                    and conn.version is not None and conn.version >= p.LEAN_MOVES):
+                conn.send(push)
+
+    return announce
+
+
+async def _after_play(conn: Connection, live: LiveGame) -> None:
+    """Race games tell the race about every move (progress, and maybe the end)."""
+    s = conn.services
+    race_id = s.races.race_of(live)
+    if race_id is not None:
+        await s.race_fanout.attach(conn, race_id)
+        await s.race_referee.on_played(race_id, live)
+
+
+async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
+    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view))
+
+
+async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
+    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
+
+
+async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
+    player = conn.require_player()
+    s = conn.services
+    live, entry = await s.games.resign(req.game_id, player.id, player.name)
+    s.metrics.games_finished.inc(live.record.variant)
+    await _after_play(conn, live)
+    result = result_of(live, entry)
+    assert result is not None
+    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+
+
+async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
+    """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
+    player = conn.require_player()
+    if conn.version is None or conn.version < RESUME:
+        raise p.ProtocolError("'finish' needs protocol version 3; use 'resign'",
+                              code=p.ErrorCode.UNKNOWN_TYPE)
+    s = conn.services
+    live = await s.games.get(req.game_id, player.id)
+    if not variant_of(live.record.variant).scored:
+        raise Conflict(f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; "
+                       "resign this one")
+    if live.record.finished:
+        raise GameOver("the game is over")
+    live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
+    s.metrics.games_finished.inc(live.record.variant)
+    await _after_play(conn, live)
+    result = result_of(live, entry)
+    assert result is not None
+    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+
+
+# -- leaderboards ----------------------------------------------------------------------------
+
+
+async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entries = await lb.top(board, req.offset, req.limit)
+    deal = await conn.services.deals.peek(req.variant, date)
+    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
+                         total=await lb.total(board), offset=req.offset,
+                         entries=tuple(entry_of(e, player.id) for e in entries),
+                         par=deal.par if deal else None)
+
+
+async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entries = await lb.around(board, player.id, req.k)
+    deal = await conn.services.deals.peek(req.variant, date)
+    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
+                         total=await lb.total(board),
+                         offset=entries[0].rank - 1 if entries else 0,
+                         entries=tuple(entry_of(e, player.id) for e in entries),
+                         par=deal.par if deal else None)
+
+
+async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
+    player = conn.require_player()
+    date = _date(conn, req.date)
+    board = BoardRef.daily(_variant(req.variant), date)
+    lb = conn.services.leaderboard
+    entry = await lb.rank(board, player.id)
+    return p.PlayerRank(id=req.id, variant=req.variant, date=date.isoformat(),
+                        total=await lb.total(board),
+                        entry=entry_of(entry, player.id) if entry else None)
+
+
+#: Session, daily play and daily leaderboards.
+GAME_HANDLERS: HandlerTable = {
+    p.Hello: hello,
+    p.Ping: ping,
+    p.DailyStart: daily_start,
+    p.GameGet: game_get,
+    p.Move: move,
+    p.Undo: undo,
+    p.Resign: resign,
+    Finish: finish,
+    p.LeaderboardTop: leaderboard_top,
+    p.LeaderboardAround: leaderboard_around,
+    p.LeaderboardRank: leaderboard_rank,
+}

@@ -1,0 +1,1 @@
+"""Players: the registry of names and tokens, daily histories, profiles."""

@@ -1,0 +1,362 @@
+"""Each player's daily results by UTC day, and the streaks and totals computed from them.
+
+A finished daily game is first of all its stored result, written by the finish steps of
+`server.games.store` on the game's own keys (``{d:<variant>:<date>:<pid>}``) and its board's
+(``{d:<variant>:<date>}``). A player's history lives on the player's own keys (``{h:<pid>}``,
+`server.redis.keys`), which Redis Cluster may put in another slot, so no one script can write both.
+Instead the history is derived from the stored result, exactly once:
+
+1. before the finish script, the game id goes into the player's ``pending`` set (an outbox);
+2. after it, `History.record` runs one script on the player's keys that adds the day's result
+   unless it is already there (``HSETNX``), updates the totals and streak runs from the stored
+   days, trims days older than `keys.HISTORY_KEEP_DAYS`, and takes the game out of ``pending``;
+3. if a process dies between the two scripts, the game stays pending, and the next read of
+   the player's profile or history records it from the stored game (`server.players.profiles`).
+
+So two processes finishing games of one player, or a finish retried, never count twice, and
+a streak is a pure function of the stored days whatever order they were recorded in.
+
+Streaks: a daily streak is a run of consecutive UTC days with a finished daily game of the
+variant; a won-streak counts days with a won game. The script keeps the latest run of each
+(``start``/``end`` day numbers) and the longest run ever. A current streak is alive while its
+last day is today or yesterday (today's game may still be played).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis.asyncio
+
+from server.redis import keys
+from server.redis.movelog import LuaScript, MoveLog
+from server.runtime.errors import is_outage, translate_redis_errors
+
+__all__ = [
+    "DailyResult",
+    "DayRank",
+    "History",
+    "HistoryEntry",
+    "VariantStats",
+    "day_number",
+    "percentile_bp",
+]
+
+log = logging.getLogger(__name__)
+
+_EPOCH = dt.date(1970, 1, 1)
+
+
+def day_number(date: dt.date) -> int:
+    """Days since 1970-01-01 (the UTC day's number; what the day lists store)."""
+    return (date - _EPOCH).days
+
+
+def _date(day: int) -> dt.date:
+    return _EPOCH + dt.timedelta(days=day)
+
+
+def percentile_bp(rank: int, total: int) -> int:
+    """Rank percentile in basis points: the share of the other players one placed ahead of,
+    10000 for first place (and for a board of one), 0 for last."""
+    if total <= 1:
+        return 10_000
+    return round(10_000 * (total - rank) / (total - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class DailyResult:
+    """A finished daily game as the history records it."""
+
+    variant: str
+    date: dt.date
+    player_id: str
+    won: bool
+    resigned: bool
+    cleared: int
+    score: int
+    points: int
+    time_ms: int
+    moves: int
+    hints: int
+    finished_at_ms: int
+
+    @property
+    def game_id(self) -> str:
+        return keys.daily_game_id(self.variant, self.date, self.player_id)
+
+    def dumps(self) -> str:
+        return json.dumps({"won": self.won, "resigned": self.resigned, "cleared": self.cleared,
+                           "score": self.score, "points": self.points, "time_ms": self.time_ms,
+                           "moves": self.moves, "hints": self.hints,
+                           "finished_at": self.finished_at_ms}, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, variant: str, date: dt.date, pid: str, raw: str) -> DailyResult:
+        d = json.loads(raw)
+        return cls(variant=variant, date=date, player_id=pid, won=bool(d["won"]),
+                   resigned=bool(d["resigned"]), cleared=int(d["cleared"]),
+                   score=int(d["score"]), points=int(d["points"]), time_ms=int(d["time_ms"]),
+                   moves=int(d["moves"]), hints=int(d["hints"]),
+                   finished_at_ms=int(d["finished_at"]))
+
+
+@dataclass(frozen=True, slots=True)
+class DayRank:
+    """A player's final place on a day's board (``total`` 0: the board had expired)."""
+
+    rank: int
+    total: int
+
+    @property
+    def known(self) -> bool:
+        return self.total > 0
+
+    @classmethod
+    def loads(cls, raw: str) -> DayRank:
+        rank, _, total = raw.partition(":")
+        return cls(int(rank), int(total))
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One day of a player's history: the result, and the final rank once the day is over."""
+
+    result: DailyResult
+    rank: DayRank | None
+
+
+@dataclass(frozen=True, slots=True)
+class VariantStats:
+    """A player's daily totals on one variant; streaks as of ``today``."""
+
+    variant: str
+    played: int
+    won: int
+    streak: int
+    longest_streak: int
+    won_streak: int
+    longest_won_streak: int
+    best_time_ms: int | None
+    best_score: int | None
+    percentile_bp: int | None  # average over the days with a known final rank
+    last_played: dt.date | None
+    forfeits: int = 0  # races of the variant lost by forfeit
+
+
+# Lua: the streak runs of one day list. `run(set, stats, p, d)` accounts for day `d` just added
+# to `set`: fields p..'s' / p..'e' are the latest run's first and last day, p..'long' the
+# longest run. In order (d after the latest run) it is O(1); a day recorded late walks the
+# stored days around it (at most the kept days).
+_LUA_RUNS = """
+local function has(set, d) return redis.call('ZSCORE', set, d) ~= false end
+local function run(set, stats, p, d)
+  local f = redis.call('HMGET', stats, p .. 's', p .. 'e', p .. 'long')
+  local s, e, long = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+  local len
+  if e == nil or d > e then
+    if e ~= nil and d == e + 1 then e = d else s = d; e = d end
+    len = e - s + 1
+  else
+    local lo, hi = d, d
+    while has(set, lo - 1) do lo = lo - 1 end
+    while has(set, hi + 1) do hi = hi + 1 end
+    if hi == e then s = math.min(s, lo); len = e - s + 1 else len = hi - lo + 1 end
+  end
+  if len > long then long = len end
+  redis.call('HSET', stats, p .. 's', s, p .. 'e', e, p .. 'long', long)
+end
+"""
+
+# KEYS: days, won, res, rank, stats, pending.
+# ARGV: day number, won (0/1), result JSON, game id, score, time_ms, keep days.
+# Returns 1 when the day was recorded now, 0 when it already was (nothing changes).
+_RECORD_LUA = _LUA_RUNS + """
+local day, won = tonumber(ARGV[1]), ARGV[2] == '1'
+redis.call('SREM', KEYS[6], ARGV[4])
+if redis.call('HSETNX', KEYS[3], day, ARGV[3]) == 0 then return 0 end
+redis.call('ZADD', KEYS[1], day, day)
+redis.call('HINCRBY', KEYS[5], 'played', 1)
+run(KEYS[1], KEYS[5], 'p', day)
+local score = tonumber(ARGV[5])
+local best = redis.call('HGET', KEYS[5], 'best_score')
+if not best or score > tonumber(best) then redis.call('HSET', KEYS[5], 'best_score', score) end
+if won then
+  redis.call('ZADD', KEYS[2], day, day)
+  redis.call('HINCRBY', KEYS[5], 'won', 1)
+  run(KEYS[2], KEYS[5], 'w', day)
+  local t = tonumber(ARGV[6])
+  local bt = redis.call('HGET', KEYS[5], 'best_time')
+  if not bt or t < tonumber(bt) then redis.call('HSET', KEYS[5], 'best_time', t) end
+end
+local newest = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1)[1])
+local cutoff = newest - tonumber(ARGV[7])
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+if #old > 0 then
+  redis.call('HDEL', KEYS[3], unpack(old))
+  redis.call('HDEL', KEYS[4], unpack(old))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
+end
+return 1
+"""
+
+# KEYS: res, rank, stats. ARGV: day, rank, total, percentile basis points (-1: unknown).
+# Freezes a day's final rank once; the first time it also adds to the percentile average.
+_FINAL_RANK_LUA = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[3]) == 0 then return 0 end
+local bp = tonumber(ARGV[4])
+if bp >= 0 then
+  redis.call('HINCRBY', KEYS[3], 'pct_sum', bp)
+  redis.call('HINCRBY', KEYS[3], 'pct_n', 1)
+end
+return 1
+"""
+
+
+def _int(d: dict[str, str], name: str) -> int | None:
+    v = d.get(name)
+    return int(v) if v is not None else None
+
+
+def _streak(d: dict[str, str], p: str, today: int) -> tuple[int, int]:
+    """(current, longest) run of a day list as of day number ``today``."""
+    s, e, long = _int(d, p + "s"), _int(d, p + "e"), _int(d, p + "long") or 0
+    current = e - s + 1 if s is not None and e is not None and e >= today - 1 else 0
+    return current, long
+
+
+def stats_of(variant: str, raw: dict[str, str], today: dt.date) -> VariantStats:
+    """The stats hash of a variant as `VariantStats` (streaks alive as of ``today``)."""
+    t = day_number(today)
+    streak, longest = _streak(raw, "p", t)
+    won_streak, longest_won = _streak(raw, "w", t)
+    n, total = _int(raw, "pct_n") or 0, _int(raw, "pct_sum") or 0
+    last = _int(raw, "pe")
+    return VariantStats(
+        variant=variant, played=_int(raw, "played") or 0, won=_int(raw, "won") or 0,
+        streak=streak, longest_streak=longest, won_streak=won_streak,
+        longest_won_streak=longest_won, best_time_ms=_int(raw, "best_time"),
+        best_score=_int(raw, "best_score"), percentile_bp=round(total / n) if n else None,
+        last_played=_date(last) if last is not None else None,
+        forfeits=_int(raw, "forfeits") or 0)
+
+
+class History:
+    """Player histories in Redis. ``redis`` must use ``decode_responses=True``."""
+
+    def __init__(self, redis: redis.asyncio.Redis,
+                 keep_days: int = keys.HISTORY_KEEP_DAYS, commit: MoveLog | None = None) -> None:
+        self._r = redis
+        self.keep_days = keep_days
+        #: The finish path's two steps here go through the game store's group commit.
+        self._commit = commit or MoveLog(redis)
+        self._record = LuaScript.of(_RECORD_LUA)
+        self._final_rank = redis.register_script(_FINAL_RANK_LUA)
+
+    @translate_redis_errors
+    async def mark_pending(self, pid: str, game_id: str) -> None:
+        """Put a game in the player's outbox before its finish script runs (step 1)."""
+        pending = keys.history_pending(pid)
+        await self._commit.run(pending, "SADD", pending, game_id)
+
+    @translate_redis_errors
+    async def pending(self, pid: str) -> list[str]:
+        return sorted(cast(set[str], await self._r.smembers(keys.history_pending(pid))))
+
+    @translate_redis_errors
+    async def drop_pending(self, pid: str, game_id: str) -> None:
+        """Forget a pending game that no longer exists (expired unfinished)."""
+        await self._r.srem(keys.history_pending(pid), game_id)
+
+    @translate_redis_errors
+    async def record(self, result: DailyResult) -> bool:
+        """Record a finished daily game once; True when it was recorded now."""
+        pid, v = result.player_id, result.variant
+        done = await self._commit.eval(
+            self._record,
+            (keys.history_days(pid, v), keys.history_won(pid, v),
+             keys.history_results(pid, v), keys.history_ranks(pid, v),
+             keys.history_stats(pid, v), keys.history_pending(pid)),
+            (day_number(result.date), int(result.won), result.dumps(), result.game_id,
+             result.score, result.time_ms, self.keep_days))
+        return bool(done)
+
+    @translate_redis_errors
+    async def freeze_rank(self, pid: str, variant: str, date: dt.date, rank: DayRank) -> None:
+        """Keep a day's final rank (the first call wins; later calls change nothing)."""
+        bp = percentile_bp(rank.rank, rank.total) if rank.known else -1
+        await self._final_rank(
+            keys=[keys.history_results(pid, variant), keys.history_ranks(pid, variant),
+                  keys.history_stats(pid, variant)],
+            args=[day_number(date), rank.rank, rank.total, bp])
+
+    async def add_forfeit(self, pid: str, variant: str) -> None:
+        """Count a race forfeit (the referee decides each forfeit once). An outage loses the
+        count rather than hold up the race."""
+        try:
+            await self._r.hincrby(keys.history_stats(pid, variant), "forfeits", 1)
+        except Exception as exc:
+            if not is_outage(exc):
+                raise
+            log.warning("forfeit of %s not counted: %s", pid, exc)
+
+    @translate_redis_errors
+    async def stats(self, pid: str, variants: Sequence[str],
+                    today: dt.date) -> list[VariantStats]:
+        """Each variant's totals and streaks (one round trip)."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            for v in variants:
+                pipe.hgetall(keys.history_stats(pid, v))
+            raws: list[Any] = await pipe.execute()
+        return [stats_of(v, cast(dict[str, str], raw), today)
+                for v, raw in zip(variants, raws, strict=True)]
+
+    @translate_redis_errors
+    async def page(self, pid: str, variant: str, before: dt.date | None,
+                   limit: int) -> tuple[list[HistoryEntry], dt.date | None]:
+        """Up to ``limit`` days before ``before`` (exclusive; None: from the newest), newest
+        first, and the ``before`` of the next page (None on the last page)."""
+        top = f"({day_number(before)}" if before is not None else "+inf"
+        days = [int(d) for d in cast(list[str], await self._r.zrevrangebyscore(
+            keys.history_days(pid, variant), top, "-inf", start=0, num=limit + 1))]
+        more = len(days) > limit
+        days = days[:limit]
+        entries = await self._entries(pid, variant, days)
+        return entries, (_date(days[-1]) if more and days else None)
+
+    @translate_redis_errors
+    async def since(self, pid: str, variants: Sequence[str],
+                    first: dt.date) -> list[HistoryEntry]:
+        """Every variant's days from ``first`` on, newest first."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            for v in variants:
+                pipe.zrangebyscore(keys.history_days(pid, v), day_number(first), "+inf")
+            found: list[Any] = await pipe.execute()
+        out: list[HistoryEntry] = []
+        for v, days in zip(variants, found, strict=True):
+            out += await self._entries(pid, v, [int(d) for d in days])
+        out.sort(key=lambda e: (e.result.date, e.result.finished_at_ms), reverse=True)
+        return out
+
+    async def _entries(self, pid: str, variant: str, days: list[int]) -> list[HistoryEntry]:
+        if not days:
+            return []
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.hmget(keys.history_results(pid, variant), days)
+            pipe.hmget(keys.history_ranks(pid, variant), days)
+            results, ranks = cast(tuple[list[str | None], list[str | None]],
+                                  await pipe.execute())
+        out = []
+        for day, raw, rank in zip(days, results, ranks, strict=True):
+            if raw is None:  # trimmed between the two reads
+                continue
+            result = DailyResult.loads(variant, _date(day), pid, raw)
+            out.append(HistoryEntry(result, DayRank.loads(rank) if rank else None))
+        return out

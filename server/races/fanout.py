@@ -1,0 +1,260 @@
+"""Per-process fan-out of race messages to the connections here, and who is connected.
+
+Every process subscribes (Redis pub/sub) to the channels of the races its connections are in,
+and once to the pattern of every player's channel (a match or an announcement reaches a
+player's connections wherever they are: rare messages, so every process may read them all,
+instead of a SUBSCRIBE and an UNSUBSCRIBE per connection), so racers on different server
+processes see each other. Messages are the typed ones of `pubsub`; each is delivered to the
+connections it concerns (a race's event to that race's connections, a match to that player's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import redis.asyncio
+
+import protocol as p
+import protocol.races as pr
+from server.players.registry import Player
+from server.races.model import RaceLoader, RaceState
+from server.redis import keys, pubsub
+from server.runtime.clock import Clock
+from server.runtime.errors import raise_if_cancelled
+
+log = logging.getLogger(__name__)
+
+#: Events after which every connection of the race gets the whole race (`race.update`).
+UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited,
+                 pr.RaceEnded)
+IDLE_S = 0.2  # nothing subscribed: look again after this long
+READ_TIMEOUT_S = 1.0
+
+
+class Recipient(Protocol):
+    """A connection as fan-out sees it (`connection.Connection` is one)."""
+
+    @property
+    def player(self) -> Player | None: ...
+
+    def send(self, message: p.ServerMessage) -> None: ...
+
+
+class RaceWatcher(Protocol):
+    """Spectators of races (`server.races.spectate`): told every message on a race channel."""
+
+    def watching(self, race_id: str) -> bool: ...
+
+    async def on_message(
+        self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None: ...
+
+
+Listener = Callable[[Recipient], None]
+StartView = Callable[[RaceState, str, int], Awaitable[p.RaceStarted]]
+
+
+class RaceFanout:
+    def __init__(self, client: redis.asyncio.Redis, races: RaceLoader, clock: Clock) -> None:
+        self._pubsub = client.pubsub(ignore_subscribe_messages=True)
+        self._races = races
+        self._clock = clock
+        self._by_race: dict[str, set[Recipient]] = defaultdict(set)
+        self._by_player: dict[str, set[Recipient]] = defaultdict(set)
+        self._started: dict[str, set[Recipient]] = defaultdict(set)
+        self._latest: dict[str, RaceState] = {}
+        self._subscribed: set[str] = set()
+        self._players_followed = False
+        self._on_matched: list[Listener] = []
+        self._on_gone: list[Listener] = []
+        #: This process's name in the racers' presence marks (`RaceService.mark_seen`).
+        self.instance = secrets.token_hex(6)
+        #: Spectator hubs here; a race channel stays subscribed while one watches the race.
+        self.watchers: list[RaceWatcher] = []
+
+    # -- what the race clock and matchmaking see ----------------------------------------------
+
+    def on_matched(self, listener: Listener) -> None:
+        """Call `listener(conn)` when a player watched through `conn` is matched."""
+        self._on_matched.append(listener)
+
+    def on_gone(self, listener: Listener) -> None:
+        """Call `listener(conn)` when a connection closes."""
+        self._on_gone.append(listener)
+
+    def races(self) -> list[str]:
+        """The races some connection here is in."""
+        return list(self._by_race)
+
+    def connected_players(self, race_id: str) -> list[str]:
+        """The players connected here to the race (presence)."""
+        return sorted({c.player.id for c in self._by_race.get(race_id, ()) if c.player})
+
+    def latest(self, race_id: str) -> RaceState | None:
+        """The race as last loaded here, if some connection here is in it."""
+        return self._latest.get(race_id)
+
+    def remember(self, race: RaceState) -> None:
+        if race.race_id in self._by_race:
+            self._latest[race.race_id] = race
+
+    # -- membership ---------------------------------------------------------------------------
+
+    async def _subscribe(self, channel: str) -> None:
+        if channel not in self._subscribed:
+            self._subscribed.add(channel)
+            await self._pubsub.subscribe(channel)
+
+    async def _unsubscribe(self, channel: str) -> None:
+        if channel in self._subscribed:
+            self._subscribed.discard(channel)
+            with contextlib.suppress(Exception):
+                await self._pubsub.unsubscribe(channel)
+
+    async def attach(self, conn: Recipient, race_id: str) -> None:
+        """Send this connection the race's events from now on."""
+        if conn not in self._by_race[race_id]:
+            self._by_race[race_id].add(conn)
+            await self._subscribe(keys.race_channel(race_id))
+
+    async def follow(self, race_id: str) -> None:
+        """Receive the race's channel here (for spectators, who are not attached)."""
+        await self._subscribe(keys.race_channel(race_id))
+
+    async def unfollow(self, race_id: str) -> None:
+        """Drop the race's channel unless a connection or a spectator here still needs it."""
+        if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+            await self._unsubscribe(keys.race_channel(race_id))
+
+    async def detach_from(self, conn: Recipient, race_id: str) -> None:
+        """Stop sending this connection the race's events (e.g. a race found over)."""
+        conns = self._by_race.get(race_id)
+        if conns is None or conn not in conns:
+            return
+        conns.discard(conn)
+        self._started[race_id].discard(conn)
+        if not conns:
+            await self._forget_race(race_id)
+
+    async def watch_player(self, conn: Recipient, pid: str) -> None:
+        """Send this connection the messages to player `pid` (a match) from now on."""
+        self._by_player[pid].add(conn)
+        if not self._players_followed:
+            self._players_followed = True
+            await self._pubsub.psubscribe(keys.player_channel_pattern())
+
+    async def detach(self, conn: Recipient) -> None:
+        """A connection closed: stop sending to it (its racer's grace period runs from now)."""
+        for listener in self._on_gone:
+            listener(conn)
+        pid = conn.player.id if conn.player else None
+        for race_id in [r for r, conns in self._by_race.items() if conn in conns]:
+            self._by_race[race_id].discard(conn)
+            self._started[race_id].discard(conn)
+            if pid is not None and pid not in self.connected_players(race_id):
+                with contextlib.suppress(Exception):  # Redis down: the mark lapses by itself
+                    await self._races.mark_absent(race_id, pid, self.instance)
+            if not self._by_race[race_id]:
+                await self._forget_race(race_id)
+        for pid in [q for q, conns in self._by_player.items() if conn in conns]:
+            self._by_player[pid].discard(conn)
+            if not self._by_player[pid]:
+                del self._by_player[pid]
+
+    async def _forget_race(self, race_id: str) -> None:
+        self._by_race.pop(race_id, None)
+        self._started.pop(race_id, None)
+        self._latest.pop(race_id, None)
+        await self.unfollow(race_id)
+
+    # -- delivery -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read the subscribed channels and deliver, until cancelled (an app cleanup_ctx)."""
+        try:
+            while True:
+                # redis-py's `get_message` may swallow a cancellation and return None: check.
+                raise_if_cancelled()
+                if not self._subscribed and not self._players_followed:
+                    await asyncio.sleep(IDLE_S)
+                    continue
+                try:
+                    msg = await self._pubsub.get_message(timeout=READ_TIMEOUT_S)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # a Redis outage: keep trying, the race clock resyncs
+                    raise_if_cancelled()
+                    log.warning("race pub/sub read failed", exc_info=True)
+                    await asyncio.sleep(1.0)
+                    continue
+                if msg is None or msg.get("type") not in ("message", "pmessage"):
+                    continue
+                try:
+                    decoded = pubsub.decode(msg["data"])
+                except pubsub.PubSubDecodeError as exc:
+                    log.warning("dropped a pub/sub message on %s: %s", msg.get("channel"), exc)
+                    continue
+                try:
+                    await self.deliver(decoded)
+                except Exception:
+                    raise_if_cancelled()
+                    log.exception("cannot deliver race message")
+        finally:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def deliver(self, msg: pubsub.PubSubMessage) -> None:
+        """Hand one message to the connections here it concerns."""
+        if isinstance(msg, pubsub.SpectatorsChanged):
+            push = p.RaceSpectators(race_id=msg.race_id, count=msg.count)
+            for conn in list(self._by_race.get(msg.race_id, ())):
+                conn.send(push)
+        elif isinstance(msg, pubsub.RaceEventPublished):
+            race_id, event = msg.race_id, msg.event
+            wire = pr.dump_race_event(event)
+            for conn in list(self._by_race.get(race_id, ())):
+                conn.send(p.RaceEvent(race_id=race_id, version=msg.version, event=wire))
+            if isinstance(event, UPDATE_EVENTS):
+                await self.push_update(race_id)
+            if isinstance(event, pr.RaceEnded):
+                await self._forget_race(race_id)
+        else:  # the player entered a race: every connection of theirs here follows it
+            fresh = []
+            for conn in list(self._by_player.get(msg.player_id, ())):
+                for listener in self._on_matched:
+                    listener(conn)
+                if conn not in self._by_race.get(msg.race_id, ()):
+                    await self.attach(conn, msg.race_id)
+                    fresh.append(conn)
+            await self.push_update(msg.race_id, only=fresh)
+        if not isinstance(msg, pubsub.PlayerMatched):  # spectators after the racers
+            for watcher in self.watchers:
+                await watcher.on_message(msg)
+
+    async def push_update(self, race_id: str, only: list[Recipient] | None = None) -> None:
+        """Send every connection of the race here (or `only` these) the whole race, as each
+        may see it."""
+        conns = list(self._by_race.get(race_id, ())) if only is None else only
+        if not conns:
+            return
+        race = await self._races.load(race_id)
+        self.remember(race)
+        now = self._clock.now_ms()
+        for conn in conns:
+            me = conn.player.id if conn.player else None
+            conn.send(p.RaceUpdate(race=race.info(now, me)))
+
+    async def send_started(self, race: RaceState, now_ms: int, view: StartView) -> None:
+        """Each racer connected here gets their own start view once per connection."""
+        started = self._started[race.race_id]
+        names = race.names()
+        for conn in list(self._by_race.get(race.race_id, ())):
+            if conn in started or conn.player is None or conn.player.id not in names:
+                continue
+            started.add(conn)
+            conn.send(await view(race, conn.player.id, now_ms))

@@ -1,0 +1,234 @@
+"""Race ratings (OpenSkill, Plackett-Luce: any number of racers) and race boards in Redis.
+
+A rating is stored as JSON per player and variant; the board holds the displayed rating
+(`display`: 1000 + 40 x the conservative ordinal mu - 3 sigma), so a new player shows 1000.
+Each race is applied exactly once: the update runs in a WATCH/MULTI transaction that also adds
+the race id to the variant's applied set, and it is skipped when the id is already there (the
+ratings it applied are then read back from the racers' recent races, so a race end completed
+by another process reports the same changes). A race's win counts once on its day's wins board
+the same way (an applied set in the board's slot, one script).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import cast
+
+import redis.asyncio
+from openskill.models import PlackettLuce
+from redis.exceptions import WatchError
+
+from server.races.model import RaceSummary, RecentRace
+from server.redis import keys
+from server.runtime.errors import translate_redis_errors
+
+MODEL = PlackettLuce()
+RECENT_MAX = 50
+
+# KEYS: wins board, its applied set. ARGV: race id, winner, ttl_s. Counts the race's win
+# once. Returns 1 counted, 0 already counted.
+_ADD_WIN_LUA = """
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('ZINCRBY', KEYS[1], 1, ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1
+"""
+
+
+class Board(StrEnum):
+    """The race boards of a variant: by rating, or by races won on one day."""
+
+    RATING = "rating"
+    WINS = "wins"
+
+
+def display(mu: float, sigma: float) -> int:
+    return round(1000 + 40 * (mu - 3 * sigma))
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    mu: float
+    sigma: float
+    wins: int = 0
+    losses: int = 0
+    played: int = 0
+
+    @property
+    def shown(self) -> int:
+        return display(self.mu, self.sigma)
+
+    @classmethod
+    def fresh(cls) -> Rating:
+        r = MODEL.rating()
+        return cls(float(r.mu), float(r.sigma))
+
+    @classmethod
+    def load(cls, raw: str | None) -> Rating:
+        if not raw:
+            return cls.fresh()
+        d = json.loads(raw)
+        return cls(mu=float(d["mu"]), sigma=float(d["sigma"]), wins=int(d.get("wins", 0)),
+                   losses=int(d.get("losses", 0)), played=int(d.get("played", 0)))
+
+    def dump(self) -> str:
+        return json.dumps({"mu": self.mu, "sigma": self.sigma, "wins": self.wins,
+                           "losses": self.losses, "played": self.played})
+
+
+def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, Rating]:
+    """New ratings after one race; `places` are 1-based, ties share a place."""
+    pids = list(places)
+    teams = [[MODEL.rating(mu=before[p].mu, sigma=before[p].sigma)] for p in pids]
+    rated = MODEL.rate(teams, ranks=[places[p] for p in pids])
+    out = {}
+    for pid, team in zip(pids, rated, strict=True):
+        old, won = before[pid], places[pid] == 1
+        out[pid] = Rating(float(team[0].mu), float(team[0].sigma), old.wins + won,
+                          old.losses + (not won), old.played + 1)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RatingRow:
+    rank: int
+    player_id: str
+    rating: int
+    wins: int
+    losses: int
+    played: int
+
+
+class RaceBoards:
+    """Ratings, the rating board, daily race-win boards and recent races."""
+
+    def __init__(self, client: redis.asyncio.Redis, retention_days: int) -> None:
+        self.r = client
+        self.retention_s = retention_days * 86_400
+        self._add_win = client.register_script(_ADD_WIN_LUA)
+
+    @translate_redis_errors
+    async def apply(self, summary: RaceSummary,
+                    places: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+        """Rate a finished race once; returns pid -> (rating before, after) as displayed,
+        on a repeated call the ones applied the first time (from the racers' recent races)."""
+        variant, race_id = summary.variant, summary.race_id
+        stats, board = keys.rating_stats(variant), keys.rating_board(variant)
+        applied = keys.rating_applied(variant)
+        pids = list(places)
+        while True:
+            async with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(stats, applied)
+                    if await pipe.sismember(applied, race_id):
+                        await pipe.reset()  # type: ignore[no-untyped-call]
+                        return await self._applied(variant, race_id, pids)
+                    raw = cast(list[str | None], await pipe.hmget(stats, pids))
+                    before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
+                    after = rate(before, places)
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    pipe.sadd(applied, race_id)
+                    pipe.hset(stats, mapping={p: after[p].dump() for p in pids})
+                    pipe.zadd(board, {p: after[p].shown for p in pids})
+                    for p in pids:
+                        item = RecentRace.of(summary, places[p], before[p].shown,
+                                             after[p].shown)
+                        recent = keys.rating_recent(variant, p)
+                        pipe.lpush(recent, item.dumps())
+                        pipe.ltrim(recent, 0, RECENT_MAX - 1)
+                    await pipe.execute()
+                    return {p: (before[p].shown, after[p].shown) for p in pids}
+                except WatchError:
+                    continue
+
+    async def _applied(self, variant: str, race_id: str,
+                       pids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """The (before, after) ratings a race already applied, from each racer's recent races
+        (a racer whose item has been trimmed since is left out)."""
+        async with self.r.pipeline(transaction=False) as pipe:
+            for p in pids:
+                pipe.lrange(keys.rating_recent(variant, p), 0, RECENT_MAX - 1)
+            lists = cast(list[list[str]], await pipe.execute())
+        out: dict[str, tuple[int, int]] = {}
+        for p, items in zip(pids, lists, strict=True):
+            for raw in items:
+                item = RecentRace.loads(raw)
+                if item.race_id == race_id:
+                    out[p] = (item.rating_before, item.rating_after)
+                    break
+        return out
+
+    @translate_redis_errors
+    async def add_win(self, variant: str, day: dt.date, pid: str, race_id: str) -> bool:
+        """Count the race's win for `pid` on the day's wins board, once per race; False when
+        it was already counted."""
+        return bool(await self._add_win(
+            keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],
+            args=[race_id, pid, self.retention_s]))
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def _board(self, variant: str, board: str, day: dt.date | None) -> str:
+        if Board(board) is Board.RATING:
+            return keys.rating_board(variant)
+        if day is None:
+            raise ValueError("the wins board is per day")
+        return keys.race_wins_board(variant, day)
+
+    @translate_redis_errors
+    async def total(self, variant: str, board: str, day: dt.date | None) -> int:
+        return int(await self.r.zcard(self._board(variant, board, day)))
+
+    @translate_redis_errors
+    async def top(self, variant: str, board: str, day: dt.date | None, offset: int,
+                  limit: int) -> list[RatingRow]:
+        rows = cast(list[tuple[str, float]],
+                    await self.r.zrevrange(self._board(variant, board, day), offset,
+                                           offset + limit - 1, withscores=True))
+        return await self._rows(variant, rows, offset)
+
+    @translate_redis_errors
+    async def rank(self, variant: str, board: str, day: dt.date | None,
+                   pid: str) -> RatingRow | None:
+        key = self._board(variant, board, day)
+        pos = cast(int | None, await self.r.zrevrank(key, pid))
+        if pos is None:
+            return None
+        score = cast(float, await self.r.zscore(key, pid))
+        rows = await self._rows(variant, [(pid, score)], pos)
+        return rows[0]
+
+    @translate_redis_errors
+    async def around(self, variant: str, board: str, day: dt.date | None, pid: str,
+                     k: int) -> list[RatingRow]:
+        key = self._board(variant, board, day)
+        pos = cast(int | None, await self.r.zrevrank(key, pid))
+        if pos is None:
+            return []
+        start = max(0, pos - k)
+        rows = cast(list[tuple[str, float]],
+                    await self.r.zrevrange(key, start, pos + k, withscores=True))
+        return await self._rows(variant, rows, start)
+
+    async def _rows(self, variant: str, rows: Sequence[tuple[str, float]],
+                    offset: int) -> list[RatingRow]:
+        if not rows:
+            return []
+        raw = cast(list[str | None],
+                   await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows]))
+        out = []
+        for i, ((pid, score), stats) in enumerate(zip(rows, raw, strict=True)):
+            r = Rating.load(stats)
+            out.append(RatingRow(offset + i + 1, pid, int(score), r.wins, r.losses, r.played))
+        return out
+
+    @translate_redis_errors
+    async def recent(self, variant: str, pid: str, limit: int) -> list[RecentRace]:
+        raw = cast(list[str], await self.r.lrange(keys.rating_recent(variant, pid), 0,
+                                                  limit - 1))
+        return [RecentRace.loads(x) for x in raw]

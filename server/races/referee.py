@@ -1,0 +1,205 @@
+"""The referee of running races: progress, deadlines (time limit, grace), forfeits, the end.
+
+Racers' games are ordinary stored games (`r.<race>.<player>`) played through `GameService`;
+the referee publishes each racer's progress and decides when a race ends. Every decision is
+a guarded Redis transition, so any server process may take it and only one does.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import protocol.races as pr
+from server.boards.leaderboard import BoardRef, Leaderboard
+from server.games.service import GameService, LiveGame
+from server.races.model import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
+from server.races.ratings import RaceBoards
+from server.races.service import UNDEALT_MS
+from server.races.store import RaceStore
+from server.redis import keys
+from server.runtime.clock import Clock
+from server.runtime.errors import GameOver, NotFound
+
+log = logging.getLogger(__name__)
+
+#: A race whose end began this long ago and is still `finishing` was left so by a process that
+#: stopped: the next tick anywhere takes its end over (ending takes well under a second).
+FINISHING_STALE_MS = 15_000
+
+
+def progress_of(live: LiveGame) -> Progress:
+    """What opponents may know about a racer's game: counts and flags, never a card."""
+    game = live.game
+    return Progress(cleared=game.cleared, score=game.score, moves=game.moves,
+                    finished=live.record.finished, won=game.won,
+                    stuck=game.over and not game.won)
+
+
+class RaceReferee:
+    def __init__(self, store: RaceStore, games: GameService, leaderboard: Leaderboard,
+                 boards: RaceBoards, clock: Clock, grace_ms: int) -> None:
+        self.store = store
+        self.games = games
+        self.leaderboard = leaderboard
+        self.boards = boards
+        self.clock = clock
+        self.grace_ms = grace_ms
+
+    # -- during the race ----------------------------------------------------------------------
+
+    async def on_played(self, race_id: str, live: LiveGame) -> None:
+        """After a racer's move (or resign): publish progress, end the race when decided."""
+        pid = live.record.player_id
+        progress = progress_of(live)
+        await self.store.record_progress(race_id, pid, progress)
+        if progress.won:
+            await self.end(race_id, reason="won")
+        elif progress.done:
+            race = await self.store.load(race_id)
+            if race.all_done():
+                await self.end(race_id, reason="all finished")
+
+    async def due(self, now_ms: int) -> list[str]:
+        """Races whose next deadline has passed (whether or not anyone here races in them)."""
+        return await self.store.due(now_ms)
+
+    async def tick(self, race_id: str) -> None:
+        """Enforce the race's clocks: the time limit and the disconnect grace period. A race
+        in the deadline index in any other state is settled too: one gone or finished leaves
+        the index (an end cut short is completed), one still open (its start was cut short, or
+        is under way) is looked at again later, and one left `finishing` is taken over."""
+        now = self.clock.now_ms()
+        try:
+            race = await self.store.load(race_id)
+        except NotFound:
+            await self.store.set_active(race_id, None)
+            return
+        if race.status is RaceStatus.FINISHED:  # also completes an end cut short
+            await self.store.release(race.pids(), race_id)
+            await self.store.set_active(race_id, None)
+            return
+        if race.status is RaceStatus.OPEN:
+            if race.creator is None and now - race.created_at > UNDEALT_MS:
+                await self.store.set_active(race_id, None)  # a match never dealt: abandoned
+            else:
+                await self.store.set_active(race_id, now + UNDEALT_MS)
+            return
+        if race.status is RaceStatus.FINISHING:
+            await self._take_over(race, now)
+            return
+        if race.start_at is None or race.ends_at is None:  # never written so by a start
+            log.warning("race %s: running without a clock", race_id)
+            await self.store.set_active(race_id, None)
+            return
+        if now >= race.ends_at:
+            await self.end(race_id, reason="time limit")
+            return
+        if now < race.start_at:  # a start's index write of another process, a bit early
+            await self.store.set_active(race_id, race.start_at)
+            return
+        gone = [pid for pid in race.pids()
+                if pid not in race.forfeited
+                and not race.progress_of(pid).finished
+                and not race.present(pid, now)
+                and now - race.seen.get(pid, race.start_at) > self.grace_ms]
+        for pid in gone:
+            await self.forfeit(race, pid, now)
+        if gone:  # reloaded after our forfeits: whoever forfeits last sees them all
+            race = await self.store.load(race_id)
+            if race.status is RaceStatus.RUNNING and (
+                    race.all_done() or len(race.racers) - len(race.forfeited) <= 1):
+                await self.end(race_id, reason="forfeit")
+                return
+        await self.store.set_active(race_id, race.ends_at)
+
+    async def forfeit(self, race: RaceState, pid: str, now_ms: int) -> bool:
+        """The racer loses by default when gone beyond the grace and connected to no process
+        (decided and announced atomically in Redis, once); their game is closed as resigned."""
+        if not await self.store.forfeit_if_gone(race.race_id, pid, now_ms, self.grace_ms):
+            return False
+        try:
+            live, _ = await self.games.close(keys.race_game_id(race.race_id, pid), pid,
+                                             race.names().get(pid, "?"), resigned=True)
+            await self.store.set_progress(race.race_id, pid, progress_of(live))
+        except (GameOver, NotFound):
+            pass
+        await self.games.store.history.add_forfeit(pid, race.variant)  # for the profile
+        return True
+
+    # -- the end ------------------------------------------------------------------------------
+
+    async def end(self, race_id: str, reason: str) -> None:
+        """Close every racer's game, rank them, rate them: once, whoever gets here first."""
+        now = self.clock.now_ms()
+        # The deadline index first (another slot): if this process stops while the race is
+        # `finishing`, a tick anywhere takes the end over soon, not at the time limit.
+        await self.store.set_active(race_id, now + FINISHING_STALE_MS, only_earlier=True)
+        if not await self.store.start_finishing(race_id, now, reason):
+            return
+        await self._complete(race_id, reason, now)
+
+    async def _take_over(self, race: RaceState, now: int) -> None:
+        """Complete the end of a race left `finishing` by a process that stopped: one taker
+        (a compare-and-set on `finished_at`), after `FINISHING_STALE_MS`."""
+        began = race.finished_at if race.finished_at is not None else now
+        if now - began < FINISHING_STALE_MS:
+            await self.store.set_active(race.race_id, began + FINISHING_STALE_MS)
+            return
+        if not await self.store.take_over_finishing(race.race_id, began, now):
+            return
+        log.warning("race %s: taking over an end left unfinished since %d", race.race_id, began)
+        await self.store.set_active(race.race_id, now + FINISHING_STALE_MS)
+        await self._complete(race.race_id, race.reason or "time limit", began)
+
+    async def _complete(self, race_id: str, reason: str, finished_at: int) -> None:
+        """The end of a `finishing` race; every step is idempotent, so a process taking over
+        an end cut short repeats it whole: games already closed are read back, the ratings
+        already applied are reported again, the win counts once."""
+        race = await self.store.load(race_id)
+        names = race.names()
+        for pid, name in race.racers:
+            await self._close(race, pid, name)
+        board = BoardRef.race(race.variant, race_id)
+        standings = await self.leaderboard.top(board, 0, len(race.racers))
+        ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
+        ordered += [e.player_id for e in standings if e.player_id in race.forfeited]
+        places = {pid: i + 1 for i, pid in enumerate(ordered)}
+        summary = RaceSummary(race_id=race_id, variant=race.variant, finished_at=finished_at,
+                              racers=len(places))
+        changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
+        by_pid = {e.player_id: e for e in standings}
+        results = []
+        for pid in ordered:
+            e = by_pid[pid]
+            change = changes.get(pid)
+            results.append(RaceResult(
+                player_id=pid, name=names.get(pid, e.name), place=places[pid], won=e.won,
+                cleared=e.cleared, score=e.score, time_ms=e.time_ms, moves=e.moves,
+                forfeited=pid in race.forfeited,
+                rating=change[1] if change else None,
+                rating_change=change[1] - change[0] if change else None))
+        if ordered:
+            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0],
+                                      race_id)
+        ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
+        await self.store.finish(race_id, tuple(results), ended)
+        # The racers' index and the deadline index live in other slots (Redis Cluster): freed
+        # after the race's own atomic end, idempotently (`tick` completes an end cut short).
+        await self.store.release(race.pids(), race_id)
+        await self.store.set_active(race_id, None)
+
+    async def _close(self, race: RaceState, pid: str, name: str) -> None:
+        """Close a racer's game (unless it is) and record its final progress either way."""
+        gid = keys.race_game_id(race.race_id, pid)
+        try:
+            live, _ = await self.games.close(gid, pid, name, resigned=pid in race.forfeited)
+        except GameOver:  # closed before, and its standing is gone: its record still tells
+            try:
+                live = await self.games.refresh(await self.games.get(gid, pid))
+            except NotFound:
+                log.warning("race %s: no game for %s", race.race_id, pid)
+                return
+        except NotFound:
+            log.warning("race %s: no game for %s", race.race_id, pid)
+            return
+        await self.store.set_progress(race.race_id, pid, progress_of(live))

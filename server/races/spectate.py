@@ -1,0 +1,321 @@
+"""Spectators of races: the racers' boards, delayed, with every hidden card hidden.
+
+A spectator is a connection watching a race it does not race in. Each server process keeps
+its own spectators (`Spectators`, one per process, registered with `RaceFanout`, whose
+pub/sub reader hands it every message of a watched race's channel, so racers and spectators
+may be on any processes). On each racer's progress event the process plays the racer's new
+moves from the stored log on its own engine copy of the game and sends the racer's view
+(what the racer sees: face-down and stock cards hidden) `DELAY_MS` later; the race's public
+events and updates go out with the same delay, so what a spectator sees is a few seconds
+old and cannot help a racer. Only views ever leave: never a seed, a log or a full state,
+during the race or after it.
+
+Spectator counts are kept per race in Redis (``sol:{r:<id>}:watchers``: process id ->
+spectators there) and announced on the race channel (`pubsub.SpectatorsChanged`), which
+reaches the racers as ``race.spectators`` pushes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import weakref
+from collections import defaultdict
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import redis.asyncio
+
+import protocol as p
+import protocol.races as pr
+from engine import Game, new_game
+from engine.views import json_map
+from server.games.store import GameStore
+from server.races.fanout import UPDATE_EVENTS, RaceFanout, Recipient
+from server.races.model import RaceState, RaceStatus
+from server.races.service import RaceService
+from server.redis import keys, pubsub
+from server.runtime.clock import Clock
+from server.runtime.errors import Conflict, NotFound, translate_redis_errors
+
+if TYPE_CHECKING:
+    from server.services import Services
+
+__all__ = ["DELAY_MS", "Spectators", "spectators_of"]
+
+log = logging.getLogger(__name__)
+
+#: How long after a move spectators see it (and every race event): long enough that a
+#: spectator relaying the board cannot help a racer, short enough to feel live.
+DELAY_MS = 3_000
+#: Races listed by `race.list` are read from this many of the newest active races.
+LIST_SCAN = 200
+#: The watchers hash outlives its last change by this long (a crashed process's count lapses).
+WATCHERS_TTL_MS = 86_400_000
+
+# KEYS: watchers. ARGV: process id, delta, ttl ms. Returns the race's spectators in total.
+_COUNT_LUA = """
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + tonumber(v) end
+return total
+"""
+
+
+@dataclass(slots=True)
+class _Copy:
+    """This process's engine copy of one racer's game, after `seq` logged moves."""
+
+    game: Game
+    seq: int
+    log_key: str
+
+
+def spectator_info(race: RaceState, now_ms: int) -> p.RaceInfo:
+    """The race as a spectator sees it: everyone's progress, no room code, no game id."""
+    return dataclasses.replace(race.info(now_ms, None), code=None, game_id=None)
+
+
+class Spectators:
+    """The spectators connected to this process, and the boards they are shown."""
+
+    def __init__(self, client: redis.asyncio.Redis, fanout: RaceFanout, races: RaceService,
+                 store: GameStore, clock: Clock, delay_ms: int | None = None) -> None:
+        self._r = client
+        self._fanout = fanout
+        self._races = races
+        self._store = store
+        self._clock = clock
+        self.delay_ms = DELAY_MS if delay_ms is None else delay_ms
+        self._watching: dict[str, set[Recipient]] = defaultdict(set)
+        self._copies: dict[tuple[str, str], _Copy] = {}
+        self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._count = client.register_script(_COUNT_LUA)
+        fanout.watchers.append(self)
+        fanout.on_gone(self._gone)
+
+    # -- RaceWatcher ----------------------------------------------------------------------------
+
+    def watching(self, race_id: str) -> bool:
+        return bool(self._watching.get(race_id))
+
+    async def on_message(self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None:
+        race_id = msg.race_id
+        if not self.watching(race_id):
+            return
+        if isinstance(msg, pubsub.SpectatorsChanged):  # not delayed: it shows nothing
+            self._send_now(race_id, [p.RaceSpectators(race_id=race_id, count=msg.count)])
+            return
+        event = msg.event
+        out: list[p.ServerMessage] = [p.RaceEvent(race_id=race_id, version=msg.version,
+                                                  event=pr.dump_race_event(event))]
+        delay = self.delay_ms
+        if isinstance(event, pr.RacerProgress):
+            board = await self._board(race_id, event.player_id, None)
+            if board is not None:
+                out.append(p.RaceSpectate(race_id=race_id, board=board))
+        if isinstance(event, UPDATE_EVENTS):
+            race = await self._races.load(race_id)
+            self._names[race_id] = race.names()
+            out.insert(0, p.RaceUpdate(race=spectator_info(race, self._clock.now_ms())))
+            if isinstance(event, pr.RaceCountdown):  # the deal, once the racers have it
+                delay += max(0, event.start_at - self._clock.now_ms())
+                for pid in race.pids():
+                    board = await self._board(race_id, pid, race.names().get(pid))
+                    if board is not None:
+                        out.append(p.RaceSpectate(race_id=race_id, board=board))
+        self._send_later(race_id, out, delay)
+        if isinstance(event, pr.RaceEnded):
+            asyncio.get_running_loop().call_later(delay / 1000,
+                                                  lambda: self._spawn(self._end(race_id)))
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def watch(self, conn: Recipient, req_id: int, race_id: str) -> p.RaceWatching:
+        """Start watching: the race and each racer's board as old as the delay allows."""
+        me = conn.player.id if conn.player else None
+        race = await self._races.load(race_id)
+        if me is not None and me in race.names():
+            raise Conflict("racers cannot watch their own race")
+        now = self._clock.now_ms()
+        live = race.status is not RaceStatus.FINISHED
+        count = 0
+        if live and conn not in self._watching[race_id]:
+            self._watching[race_id].add(conn)
+            try:
+                await self._fanout.follow(race_id)
+                count = await self._change(race_id, +1)
+            except BaseException:  # not counted (an outage): not watching either
+                self._watching[race_id].discard(conn)
+                if not self._watching[race_id]:
+                    del self._watching[race_id]
+                    with contextlib.suppress(Exception):  # the race's channel, if followed
+                        await self._fanout.unfollow(race_id)
+                raise
+        elif live:
+            count = await self._total(race_id)
+        boards = []
+        for pid, name in race.racers:
+            board = await self._board(race_id, pid, name)
+            if board is None:
+                continue
+            age = now - board.as_of
+            if live and age < self.delay_ms:  # too fresh: shown once it is old enough
+                self._send_later(race_id, [p.RaceSpectate(race_id=race_id, board=board)],
+                                 self.delay_ms - age, only=conn)
+                board = dataclasses.replace(board, view=None)
+            boards.append(board)
+        if not live:
+            self._forget_copies(race_id)
+        return p.RaceWatching(id=req_id, race=spectator_info(race, now), boards=tuple(boards),
+                              spectators=count, delay_ms=self.delay_ms)
+
+    async def unwatch(self, conn: Recipient, race_id: str) -> None:
+        """Stop watching; NotFound when this connection was not watching the race."""
+        conns = self._watching.get(race_id)
+        if not conns or conn not in conns:
+            raise NotFound("not watching that race")
+        await self._leave(conn, race_id)
+
+    @translate_redis_errors
+    async def running(self, variant: str | None, limit: int) -> list[p.RaceListing]:
+        """The races in countdown or running now, newest first."""
+        ids = cast(list[str], await self._r.zrevrange(keys.races_active(), 0, LIST_SCAN - 1))
+        now = self._clock.now_ms()
+        found: list[RaceState] = []
+        for race_id in ids:
+            try:
+                race = await self._races.load(race_id)
+            except NotFound:
+                continue
+            if (race.shown_status(now) in (RaceStatus.COUNTDOWN, RaceStatus.RUNNING)
+                    and (variant is None or race.variant == variant)):
+                found.append(race)
+        found.sort(key=lambda r: (r.start_at or 0, r.race_id), reverse=True)
+        out: list[p.RaceListing] = []
+        for race in found[:limit]:
+            out.append(p.RaceListing(
+                race_id=race.race_id, variant=race.variant,
+                status=race.shown_status(now).value, racers=race.info(now, None).racers,
+                spectators=await self._total(race.race_id), start_at=race.start_at,
+                ends_at=race.ends_at))
+        return out
+
+    # -- boards ---------------------------------------------------------------------------------
+
+    async def _board(self, race_id: str, pid: str, name: str | None) -> p.SpectatorBoard | None:
+        """The racer's board now, from this process's copy brought up to the stored log."""
+        game_id = keys.race_game_id(race_id, pid)
+        copy = self._copies.get((race_id, pid))
+        try:
+            if copy is None:
+                record, moves = await self._store.load(game_id)
+                game = new_game(record.variant, record.seed)
+                game.replay(moves)
+                copy = _Copy(game, len(moves), keys.parse_game_id(game_id).log)
+                self._copies[(race_id, pid)] = copy
+            else:
+                more = cast(list[str], await self._r.lrange(copy.log_key, copy.seq, -1))
+                copy.game.replay(more)
+                copy.seq += len(more)
+            record = await self._store.get(game_id)
+        except NotFound:  # the race has not been dealt
+            return None
+        except Exception:  # a copy that cannot follow: rebuilt from the log next time
+            log.exception("spectator copy of %s failed", game_id)
+            self._copies.pop((race_id, pid), None)
+            return None
+        if name is None:
+            names = self._names.get(race_id)
+            if names is None or pid not in names:
+                names = self._names[race_id] = (await self._races.load(race_id)).names()
+            name = names.get(pid, "?")
+        return p.SpectatorBoard(player_id=pid, name=name, seq=copy.seq,
+                                as_of=max(record.last_move_at_ms, record.started_at_ms),
+                                view=json_map(copy.game.view()))
+
+    def _forget_copies(self, race_id: str) -> None:
+        self._names.pop(race_id, None)
+        for key in [k for k in self._copies if k[0] == race_id]:
+            del self._copies[key]
+
+    # -- delivery -------------------------------------------------------------------------------
+
+    def _send_now(self, race_id: str, messages: list[p.ServerMessage],
+                  only: Recipient | None = None) -> None:
+        for conn in [only] if only is not None else list(self._watching.get(race_id, ())):
+            if conn in self._watching.get(race_id, ()):
+                for m in messages:
+                    conn.send(m)
+
+    def _send_later(self, race_id: str, messages: list[p.ServerMessage], delay_ms: int,
+                    only: Recipient | None = None) -> None:
+        # A timer, not a task: nothing is left pending when the loop closes at shutdown.
+        asyncio.get_running_loop().call_later(max(0, delay_ms) / 1000, self._send_now,
+                                              race_id, messages, only)
+
+    # -- membership -----------------------------------------------------------------------------
+
+    @translate_redis_errors
+    async def _total(self, race_id: str) -> int:
+        raw = cast(list[str], await self._r.hvals(keys.race_watchers(race_id)))
+        return sum(int(v) for v in raw)
+
+    @translate_redis_errors
+    async def _change(self, race_id: str, delta: int) -> int:
+        """Count this process's spectators of the race up or down and announce the total."""
+        total = int(await self._count(keys=[keys.race_watchers(race_id)],
+                                      args=[self._fanout.instance, delta, WATCHERS_TTL_MS]))
+        msg = pubsub.SpectatorsChanged(race_id=race_id, count=total)
+        await self._r.publish(keys.race_channel(race_id), pubsub.encode(msg))
+        return total
+
+    async def _leave(self, conn: Recipient, race_id: str) -> None:
+        conns = self._watching.get(race_id)
+        if conns is None or conn not in conns:
+            return
+        conns.discard(conn)
+        if not conns:
+            del self._watching[race_id]
+            self._forget_copies(race_id)
+            await self._fanout.unfollow(race_id)
+        await self._change(race_id, -1)
+
+    async def _end(self, race_id: str) -> None:
+        """The race ended and its last frames went out: its spectators are done."""
+        for conn in list(self._watching.get(race_id, ())):
+            await self._leave(conn, race_id)
+
+    def _gone(self, conn: Recipient) -> None:
+        for race_id in [r for r, conns in self._watching.items() if conn in conns]:
+            self._spawn(self._leave(conn, race_id))
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        async def run() -> None:
+            try:
+                await job
+            except Exception:
+                log.warning("spectator bookkeeping failed", exc_info=True)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)  # a reference until done (asyncio keeps none)
+        task.add_done_callback(self._tasks.discard)
+
+
+_HUBS: weakref.WeakKeyDictionary[RaceFanout, Spectators] = weakref.WeakKeyDictionary()
+
+
+def spectators_of(services: Services) -> Spectators:
+    """This process's spectators, made on first use (one per app, as its fan-out is)."""
+    hub = _HUBS.get(services.race_fanout)
+    if hub is None:
+        hub = Spectators(services.redis, services.race_fanout, services.races, services.store,
+                         services.clock)
+        _HUBS[services.race_fanout] = hub
+    return hub

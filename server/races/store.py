@@ -1,0 +1,695 @@
+"""Race state in Redis: rooms, the matchmaking queue, racers, progress and the event log.
+
+Every value is typed (`racemodel`); status changes are guarded by the expected status.
+Every change is a Lua script over keys of one hash tag (`{r:<id>}` for a race, `{q}` for the
+queue), so concurrent server processes cannot interleave half-done changes. Events are
+appended to the race's stream (the versioned log a client resyncs from) and published on the
+race's channel in the same script, so the log and the fan-out never disagree.
+
+A player's race requests that move them between the queue and races (queue, create, join,
+leave) take turns (`RaceStore.turn`): a room's membership and the player's race pointer live
+in different slots, so two of one player's requests at once (a double tap, two sockets, two
+processes) could otherwise interleave and leave the pointer saying "in the room" when they
+are not (or the reverse), and the player could neither leave nor race elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from typing import cast
+
+import redis.asyncio
+from redis.typing import EncodableT, FieldT
+
+import protocol.races as pr
+from server.boards.leaderboard import board_expire_at
+from server.games.store import new_game_fields
+from server.races.model import (
+    LoggedEvent,
+    Progress,
+    RaceResult,
+    RaceState,
+    RaceStatus,
+    dump_results,
+    load_results,
+)
+from server.redis import keys, pubsub
+from server.runtime.errors import Conflict, NotFound, StoreUnavailable, translate_redis_errors
+
+ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
+EVENT_LOG_MAX = 2000
+#: How long a race's games stay when the caller does not say (`GameStore`'s default).
+GAME_RETENTION_DAYS = 90
+#: A start reads the racers, then starts them in one script; when a racer joined or left in
+#: between, it reads them again (this many times at most).
+BEGIN_TRIES = 5
+#: A player's turn (`RaceStore.turn`) lapses after this long, should its process stop.
+TURN_TTL_MS = 10_000
+#: How long a request waits for the player's turn before it answers `conflict`, and how often
+#: it looks again meanwhile: soon at first (turns are short), then less and less often.
+TURN_WAIT_S = 5.0
+TURN_POLL_S = 0.002
+TURN_POLL_MAX_S = 0.05
+
+# Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
+# event json, the two halves of the channel payload around the version
+# (`pubsub.race_event_frame`), the channel). Scripts that change a race and announce the change
+# include it, so the change, the log and the fan-out never disagree.
+_EMIT_FN = """
+local function emit(race, events, body, head, tail, channel)
+  local v = redis.call('HINCRBY', race, 'version', 1)
+  redis.call('XADD', events, 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', body)
+  redis.call('PUBLISH', channel, head .. v .. tail)
+  return v
+end
+""".replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
+
+# KEYS: race, events. ARGV: the event (4 values, see `_EMIT_FN`). Returns its version.
+_EMIT_LUA = _EMIT_FN + """
+return emit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
+
+# KEYS: race, progress, events. ARGV: pid, progress json, ttl_ms, then the progress event.
+# A racer's progress and its event in one step. Returns the event's version.
+_PROGRESS_LUA = _EMIT_FN + """
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+"""
+
+# KEYS: race, seen, present, progress, events. ARGV: pid, now, grace_ms, then the forfeit
+# event. The forfeit decision, taken and announced in one step: only in a running race after
+# its start, never for a racer some process holds a live connection of (`present`), nor
+# within the grace since the racer was last seen, nor for a finished game; once. Two
+# processes forfeiting two racers at once both count. Returns 1 forfeited, else 0.
+_FORFEIT_IF_GONE_LUA = _EMIT_FN + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'start_at', 'forfeited')
+if st[1] ~= 'running' or not st[2] then return 0 end
+local pid, now = ARGV[1], tonumber(ARGV[2])
+if now < tonumber(st[2]) then return 0 end
+local prefix = pid .. '|'
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')) do
+  if string.sub(m, 1, #prefix) == prefix then return 0 end
+end
+local seen = tonumber(redis.call('HGET', KEYS[2], pid) or st[2])
+if now - seen <= tonumber(ARGV[3]) then return 0 end
+local prog = redis.call('HGET', KEYS[4], pid)
+if prog and cjson.decode(prog).finished then return 0 end
+local list = st[3] and cjson.decode(st[3]) or {}
+for _, p in ipairs(list) do if p == pid then return 0 end end
+table.insert(list, pid)
+table.sort(list)
+redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
+emit(KEYS[1], KEYS[5], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return 1
+"""
+
+# KEYS: race, order, seen, events, then each racer's game record (joining order).
+# ARGV: start_at, ends_at, ttl_ms, the games' expire-at (unix s), the pids (json list, joining
+# order), their games' fields (json list of flat field/value lists of strings), then the
+# `countdown` event. The whole start on the race's slot: open -> running with its clock, each
+# racer's game unless it exists, their seen marks (the grace counts from the start) and the
+# announcement. Returns 1 started, 0 not open (or gone), -1 the racers changed meanwhile.
+_BEGIN_LUA = _EMIT_FN + """
+if redis.call('HGET', KEYS[1], 'status') ~= 'open' then return 0 end
+local pids = cjson.decode(ARGV[5])
+local order = redis.call('LRANGE', KEYS[2], 0, -1)
+if #order ~= #pids then return -1 end
+for i, p in ipairs(order) do if pids[i] ~= p then return -1 end end
+redis.call('HSET', KEYS[1], 'status', 'running', 'start_at', ARGV[1], 'ends_at', ARGV[2])
+local fields = cjson.decode(ARGV[6])
+local start = tonumber(ARGV[1])
+for i, p in ipairs(pids) do
+  local game = KEYS[4 + i]
+  if redis.call('EXISTS', game) == 0 then
+    redis.call('HSET', game, unpack(fields[i]))
+    redis.call('EXPIREAT', game, ARGV[4])
+  end
+  if tonumber(redis.call('HGET', KEYS[3], p) or '0') < start then
+    redis.call('HSET', KEYS[3], p, ARGV[1])
+  end
+end
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+emit(KEYS[1], KEYS[4], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return 1
+"""
+
+# KEYS: race. ARGV: the finished_at the caller saw, now. Takes over the end of a race left
+# in `finishing` (its process stopped): a compare-and-set on finished_at, so of the processes
+# that saw the same stalled end exactly one takes it over. Returns 1 taken over, else 0.
+_TAKE_OVER_LUA = """
+local st = redis.call('HMGET', KEYS[1], 'status', 'finished_at')
+if st[1] ~= 'finishing' or st[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'finished_at', ARGV[2])
+return 1
+"""
+
+# KEYS: race, events. ARGV: results json, then the end event. finishing -> finished with
+# the results, announced in the same step. Returns 1, or 0 when the race was not finishing.
+_FINISH_LUA = _EMIT_FN + """
+if redis.call('HGET', KEYS[1], 'status') ~= 'finishing' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'finished', 'results', ARGV[1])
+emit(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+"""
+
+# KEYS: inrace, matched. ARGV: race id, pids. Frees the racers of this race only: a racer who
+# has already moved on to another race keeps it.
+_RELEASE_LUA = """
+local n = 0
+for i = 2, #ARGV do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
+    n = n + 1
+  end
+end
+return n
+"""
+
+# KEYS: seen, present. ARGV: now, ttl_ms, live_until (0: a mark, not a live connection),
+# process, pids. Marks racers seen now; with live_until, records that this process holds a
+# live connection of each until then (refreshed by its race clock, dropped on disconnect).
+# Marks only ever move forward: a late mark taken earlier does not shorten a newer one.
+_PRESENT_LUA = """
+local now, live = tonumber(ARGV[1]), tonumber(ARGV[3])
+for i = 5, #ARGV do
+  if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') < now then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[1])
+  end
+  if live > 0 then
+    local m = ARGV[i] .. '|' .. ARGV[4]
+    if tonumber(redis.call('ZSCORE', KEYS[2], m) or '0') < live then
+      redis.call('ZADD', KEYS[2], live, m)
+    end
+  end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+"""
+
+# KEYS: seen, present. ARGV: now, process, pid, ttl_ms. The last connection of pid on this
+# process closed: its grace period counts from now (unless another process holds one).
+_ABSENT_LUA = """
+redis.call('ZREM', KEYS[2], ARGV[3] .. '|' .. ARGV[2])
+if tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+
+# KEYS: race. ARGV: pid. Adds a forfeit to a running race in one step (no lost update when
+# two processes forfeit two racers at once). Returns 1 added, 0 already in or not running.
+_FORFEIT_LUA = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+local raw = redis.call('HGET', KEYS[1], 'forfeited')
+local list = raw and cjson.decode(raw) or {}
+for _, p in ipairs(list) do if p == ARGV[1] then return 0 end end
+table.insert(list, ARGV[1])
+table.sort(list)
+redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
+return 1
+"""
+
+# KEYS: race, racers, order, events. ARGV: pid, name, ttl_ms, then the `joined` event. Joins
+# an open room and announces it in one step.
+# Returns the number of racers, or -1 no race, -2 not open, -3 full, -4 already in.
+_JOIN_LUA = _EMIT_FN + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'size')
+if not st[1] then return -1 end
+if st[1] ~= 'open' then return -2 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return -4 end
+local n = redis.call('HLEN', KEYS[2])
+if n >= tonumber(st[2]) then return -3 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[1])
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+emit(KEYS[1], KEYS[4], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return n + 1
+"""
+
+# KEYS: race, racers, order, events. ARGV: pid, then the `left` event, then the `left` event
+# of the room closing (4 values each). Leaves an open room and announces it in one step; the
+# creator leaving closes it. Returns 1 left, 2 room closed, 0 not in it / not open.
+_LEAVE_LUA = _EMIT_FN + """
+local st = redis.call('HMGET', KEYS[1], 'status', 'creator')
+if st[1] ~= 'open' or redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+if st[2] == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'status', 'finished', 'closed', '1')
+  emit(KEYS[1], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+  return 2
+end
+emit(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+"""
+
+# KEYS: a turn. ARGV: its holder's token. Ends the turn if it is still that holder's.
+_END_TURN_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: race. ARGV: from status, then field, value pairs. Guarded status change.
+_TRANSITION_LUA = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+"""
+
+# KEYS: queue zset, who hash, inrace hash, matched hash. ARGV: pid, now, size, fill_wait_ms,
+# queue name, the race id a match gets. Returns {0, waiting} still waiting, {1, pid...} matched
+# (removed from the queue and pointed at the new race, in one step: in between, a player would
+# be neither queued nor racing, free to make a room of their own), {-1, race_id} already
+# racing, {-2, other queue} waiting in another queue.
+_QUEUE_LUA = """
+local pid = ARGV[1]
+if pid ~= '' then
+  local racing = redis.call('HGET', KEYS[3], pid)
+  if racing then return {-1, racing} end
+  local other = redis.call('HGET', KEYS[2], pid)
+  if other and other ~= ARGV[5] then return {-2, other} end
+  redis.call('ZADD', KEYS[1], 'NX', ARGV[2], pid)
+  redis.call('HSET', KEYS[2], pid, ARGV[5])
+end
+local size = tonumber(ARGV[3])
+local n = redis.call('ZCARD', KEYS[1])
+local take = 0
+if n >= size then
+  take = size
+elseif n >= 2 then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if tonumber(oldest[2]) + tonumber(ARGV[4]) <= tonumber(ARGV[2]) then take = n end
+end
+if take == 0 then return {0, n} end
+local got = redis.call('ZRANGE', KEYS[1], 0, take - 1)
+redis.call('ZREM', KEYS[1], unpack(got))
+redis.call('HDEL', KEYS[2], unpack(got))
+local out = {1}
+for _, p in ipairs(got) do
+  redis.call('HSET', KEYS[3], p, ARGV[6])
+  redis.call('HSET', KEYS[4], p, ARGV[2])
+  table.insert(out, p)
+end
+return out
+"""
+
+# KEYS: who hash, then every queue zset. ARGV: pid.
+_UNQUEUE_LUA = """
+local q = redis.call('HGET', KEYS[1], ARGV[1])
+if not q then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 1
+"""
+
+
+class RaceStore:
+    """Redis operations on races and the queue. `redis` must use ``decode_responses=True``."""
+
+    def __init__(self, client: redis.asyncio.Redis, ttl_ms: int) -> None:
+        self.r = client
+        self.ttl_ms = ttl_ms
+        self._emit = client.register_script(_EMIT_LUA)
+        self._progress = client.register_script(_PROGRESS_LUA)
+        self._forfeit_if_gone = client.register_script(_FORFEIT_IF_GONE_LUA)
+        self._finish = client.register_script(_FINISH_LUA)
+        self._begin = client.register_script(_BEGIN_LUA)
+        self._take_over = client.register_script(_TAKE_OVER_LUA)
+        self._release = client.register_script(_RELEASE_LUA)
+        self._present = client.register_script(_PRESENT_LUA)
+        self._absent = client.register_script(_ABSENT_LUA)
+        self._forfeit = client.register_script(_FORFEIT_LUA)
+        self._join = client.register_script(_JOIN_LUA)
+        self._leave = client.register_script(_LEAVE_LUA)
+        self._transition = client.register_script(_TRANSITION_LUA)
+        self._queue = client.register_script(_QUEUE_LUA)
+        self._unqueue = client.register_script(_UNQUEUE_LUA)
+        self._end_turn = client.register_script(_END_TURN_LUA)
+
+    # -- a player's turn ------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def turn(self, pid: str) -> AsyncIterator[None]:
+        """Run the block as the player's only race request in progress, on any process: a
+        second one waits for the first to end (`Conflict` after `TURN_WAIT_S`)."""
+        token = secrets.token_hex(8)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TURN_WAIT_S
+        pause = TURN_POLL_S
+        while not await self._take_turn(pid, token):
+            if loop.time() >= deadline:
+                raise Conflict("another race request of this player is still in progress")
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, TURN_POLL_MAX_S)
+        # A turn not ended (an outage, or the request cancelled while ending it) lapses after
+        # TURN_TTL_MS; until then the player's race requests wait, then answer `conflict`.
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StoreUnavailable):
+                await self._end_turn_of(pid, token)
+
+    @translate_redis_errors
+    async def _take_turn(self, pid: str, token: str) -> bool:
+        return bool(await self.r.set(keys.race_turn(pid), token, nx=True, px=TURN_TTL_MS))
+
+    @translate_redis_errors
+    async def _end_turn_of(self, pid: str, token: str) -> None:
+        await self._end_turn(keys=[keys.race_turn(pid)], args=[token])
+
+    # -- creation and membership --------------------------------------------------------------
+
+    @translate_redis_errors
+    async def create(self, race_id: str, variant: str, size: int, seed: int, now_ms: int,
+                     racers: Sequence[tuple[str, str]], *, creator: str | None = None,
+                     code: str | None = None) -> None:
+        fields: dict[FieldT, EncodableT] = {"race_id": race_id, "variant": variant, "size": size,
+                                        "seed": seed, "status": RaceStatus.OPEN.value,
+                                        "created_at": now_ms, "version": 0}
+        if creator:
+            fields["creator"] = creator
+        if code:
+            fields["code"] = code
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.hset(keys.race(race_id), mapping=fields)
+            pipe.hset(keys.race_racers(race_id), mapping=dict(racers))
+            pipe.rpush(keys.race_order(race_id), *(pid for pid, _ in racers))
+            for key in (keys.race(race_id), keys.race_racers(race_id), keys.race_order(race_id)):
+                pipe.pexpire(key, self.ttl_ms)
+            await pipe.execute()
+
+    @translate_redis_errors
+    async def claim_code(self, race_id: str) -> str:
+        """A fresh room code pointing at the race."""
+        for _ in range(20):
+            code = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(5))
+            if await self.r.set(keys.room_code(code), race_id, nx=True, px=self.ttl_ms):
+                return code
+        raise Conflict("could not allocate a room code")
+
+    @translate_redis_errors
+    async def race_for_code(self, code: str) -> str:
+        race_id = await self.r.get(keys.room_code(code))
+        if not race_id:
+            raise NotFound(f"no room with code {code}")
+        return cast(str, race_id)
+
+    @translate_redis_errors
+    async def join(self, race_id: str, pid: str, name: str) -> int:
+        """Join an open room and announce it (`joined`); returns the number of racers."""
+        joined = self._event_args(race_id, pr.RacerJoined(player_id=pid, name=name))
+        n = int(await self._join(keys=[keys.race(race_id), keys.race_racers(race_id),
+                                       keys.race_order(race_id), keys.race_events(race_id)],
+                                 args=[pid, name, self.ttl_ms, *joined]))
+        if n == -1:
+            raise NotFound("no such race")
+        if n == -2:
+            raise Conflict("the race has already started")
+        if n == -3:
+            raise Conflict("the room is full")
+        return n
+
+    @translate_redis_errors
+    async def leave_room(self, race_id: str, pid: str) -> int:
+        """1 left, 2 the creator left and the room is closed, 0 not in it or not open; the
+        `left` event is announced in the same step."""
+        left = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=False))
+        closed = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=True))
+        return int(await self._leave(keys=[keys.race(race_id), keys.race_racers(race_id),
+                                           keys.race_order(race_id), keys.race_events(race_id)],
+                                     args=[pid, *left, *closed]))
+
+    # -- guarded status changes ---------------------------------------------------------------
+
+    async def _move(self, race_id: str, from_status: RaceStatus, to_status: RaceStatus,
+                    *fields: str | int) -> bool:
+        args = [from_status.value, "status", to_status.value, *fields]
+        return bool(await self._transition(keys=[keys.race(race_id)], args=args))
+
+    @translate_redis_errors
+    async def begin(self, race_id: str, start_at: int, ends_at: int,
+                    retention_days: int = GAME_RETENTION_DAYS) -> bool:
+        """open -> running with its clock, in one step with all the start's writes on the
+        race's slot (`_BEGIN_LUA`): each racer's game (as `GameStore.start_game` makes it,
+        expiring with a board of the race's day kept `retention_days`), their seen marks and
+        the `countdown` event. False when the race was not open (or is gone).
+
+        The deadline index is in another slot: the caller writes it around this
+        (`RaceService._begin`)."""
+        countdown = self._event_args(race_id, pr.RaceCountdown(start_at=start_at,
+                                                               ends_at=ends_at))
+        expire_at = board_expire_at(keys.race_date(race_id), retention_days)
+        for _ in range(BEGIN_TRIES):
+            async with self.r.pipeline(transaction=False) as pipe:
+                pipe.hmget(keys.race(race_id), ["variant", "seed"])
+                pipe.lrange(keys.race_order(race_id), 0, -1)
+                (variant, seed), pids = await pipe.execute()
+            if variant is None:
+                return False
+            game_ids = [keys.race_game_id(race_id, pid) for pid in pids]
+            fields = [[str(x) for kv in new_game_fields(g, "race", variant, int(seed),
+                                                         start_at).items() for x in kv]
+                      for g in game_ids]
+            started = int(await self._begin(
+                keys=[keys.race(race_id), keys.race_order(race_id), keys.race_seen(race_id),
+                      keys.race_events(race_id),
+                      *(keys.parse_game_id(g).game for g in game_ids)],
+                args=[start_at, ends_at, self.ttl_ms, expire_at, json.dumps(pids),
+                      json.dumps(fields), *countdown]))
+            if started >= 0:
+                return started == 1
+        raise Conflict("the room kept changing while the race was starting")
+
+    @translate_redis_errors
+    async def start_finishing(self, race_id: str, now_ms: int, reason: str) -> bool:
+        """running -> finishing: exactly one caller wins the right to end the race."""
+        return await self._move(race_id, RaceStatus.RUNNING, RaceStatus.FINISHING,
+                                "finished_at", now_ms, "reason", reason)
+
+    @translate_redis_errors
+    async def take_over_finishing(self, race_id: str, seen_finished_at: int,
+                                  now_ms: int) -> bool:
+        """Take over the end of a race still `finishing` since `seen_finished_at` (its
+        process stopped): exactly one caller that saw that mark wins, and the race's end is
+        then its to complete (`finished_at` becomes `now_ms`)."""
+        return bool(await self._take_over(keys=[keys.race(race_id)],
+                                          args=[seen_finished_at, now_ms]))
+
+    @translate_redis_errors
+    async def finish(self, race_id: str, results: tuple[RaceResult, ...],
+                     ended: pr.RaceEnded | None = None) -> bool:
+        """finishing -> finished with the results, and `ended` announced in the same step."""
+        if ended is None:
+            return await self._move(race_id, RaceStatus.FINISHING, RaceStatus.FINISHED,
+                                    "results", dump_results(results))
+        return bool(await self._finish(keys=[keys.race(race_id), keys.race_events(race_id)],
+                                       args=[dump_results(results),
+                                             *self._event_args(race_id, ended)]))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @translate_redis_errors
+    async def load(self, race_id: str) -> RaceState:
+        if not keys.valid_race_id(race_id):
+            raise NotFound("no such race")
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.hgetall(keys.race(race_id))
+            pipe.lrange(keys.race_order(race_id), 0, -1)
+            pipe.hgetall(keys.race_racers(race_id))
+            pipe.hgetall(keys.race_progress(race_id))
+            pipe.hgetall(keys.race_seen(race_id))
+            pipe.zrange(keys.race_present(race_id), 0, -1, withscores=True)
+            replies = await pipe.execute()
+        present: dict[str, int] = {}
+        for member, until in cast(list[tuple[str, float]], replies[5]):
+            who = member.rpartition("|")[0]
+            present[who] = max(present.get(who, 0), int(until))
+        h = cast(dict[str, str], replies[0])
+        order = cast(list[str], replies[1])
+        names = cast(dict[str, str], replies[2])
+        progress = cast(dict[str, str], replies[3])
+        seen = cast(dict[str, str], replies[4])
+        if not h:
+            raise NotFound("no such race")
+        forfeited = json.loads(h.get("forfeited", "[]"))
+        return RaceState(
+            race_id=race_id, variant=h["variant"], status=RaceStatus(h["status"]),
+            size=int(h["size"]), seed=int(h["seed"]), creator=h.get("creator"),
+            code=h.get("code"), created_at=int(h["created_at"]),
+            start_at=int(h["start_at"]) if "start_at" in h else None,
+            ends_at=int(h["ends_at"]) if "ends_at" in h else None,
+            version=int(h.get("version", 0)),
+            racers=tuple((pid, names[pid]) for pid in order if pid in names),
+            progress={pid: Progress.loads(v) for pid, v in progress.items()},
+            seen={pid: int(v) for pid, v in seen.items()},
+            present_until=present,
+            forfeited=frozenset(str(pid) for pid in forfeited),
+            results=load_results(h["results"]) if "results" in h else None,
+            closed=h.get("closed") == "1",
+            finished_at=int(h["finished_at"]) if "finished_at" in h else None,
+            reason=h.get("reason"),
+        )
+
+    @translate_redis_errors
+    async def events_since(self, race_id: str, since: int) -> list[LoggedEvent]:
+        raw = cast(list[tuple[str, dict[str, str]]],
+                   await self.r.xrange(keys.race_events(race_id), "-", "+"))
+        return [LoggedEvent(int(f["v"]), pr.load_race_event(json.loads(f["e"])))
+                for _id, f in raw if int(f["v"]) > since]
+
+    # -- writing ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _event_args(race_id: str, event: pr.RaceEventBody) -> list[str]:
+        """The four `_EMIT_FN` arguments announcing `event`."""
+        head, tail = pubsub.race_event_frame(race_id, event)
+        return [json.dumps(pr.dump_race_event(event)), head, tail, keys.race_channel(race_id)]
+
+    @translate_redis_errors
+    async def emit(self, race_id: str, event: pr.RaceEventBody) -> int:
+        """Append a public event to the race's log and publish it; returns its version."""
+        return int(await self._emit(keys=[keys.race(race_id), keys.race_events(race_id)],
+                                    args=self._event_args(race_id, event)))
+
+    @translate_redis_errors
+    async def record_progress(self, race_id: str, pid: str, progress: Progress) -> int:
+        """Store a racer's progress and announce it (`progress` event) in one step."""
+        return int(await self._progress(
+            keys=[keys.race(race_id), keys.race_progress(race_id), keys.race_events(race_id)],
+            args=[pid, progress.dumps(), self.ttl_ms,
+                  *self._event_args(race_id, progress.event(pid))]))
+
+    @translate_redis_errors
+    async def forfeit_if_gone(self, race_id: str, pid: str, now_ms: int, grace_ms: int) -> bool:
+        """Forfeit a racer gone for longer than the grace, and announce it, in one step.
+
+        False when the racer is connected to some process, was seen within the grace, has
+        finished, already forfeited, or the race is not running (`_FORFEIT_IF_GONE_LUA`).
+        """
+        return bool(await self._forfeit_if_gone(
+            keys=[keys.race(race_id), keys.race_seen(race_id), keys.race_present(race_id),
+                  keys.race_progress(race_id), keys.race_events(race_id)],
+            args=[pid, now_ms, grace_ms,
+                  *self._event_args(race_id, pr.RacerForfeited(player_id=pid))]))
+
+    @translate_redis_errors
+    async def mark_present(self, race_id: str, pids: Sequence[str], now_ms: int,
+                           instance: str | None = None, live_ms: int = 0) -> None:
+        """Mark racers seen now; with `instance`, that process holds a live connection of each
+        for the next `live_ms` (it refreshes this while they stay connected)."""
+        if not pids:
+            return
+        live_until = now_ms + live_ms if instance is not None else 0
+        await self._present(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+                            args=[now_ms, self.ttl_ms, live_until, instance or "", *pids])
+
+    @translate_redis_errors
+    async def mark_absent(self, race_id: str, pid: str, now_ms: int, instance: str) -> None:
+        """The last connection of `pid` to the race on process `instance` closed now."""
+        await self._absent(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+                           args=[now_ms, instance, pid, self.ttl_ms])
+
+    @translate_redis_errors
+    async def release(self, pids: Sequence[str], race_id: str) -> int:
+        """Free racers of this race (not of a newer one); returns how many were freed."""
+        if not pids:
+            return 0
+        return int(await self._release(keys=[keys.race_inrace(), keys.race_matched()],
+                                       args=[race_id, *pids]))
+
+    @translate_redis_errors
+    async def announce_match(self, pids: Sequence[str], race_id: str) -> None:
+        """Tell each matched player's connections, wherever they are, about the race."""
+        # Separate PUBLISHes, sent together: a Redis Cluster pipeline refuses PUBLISH.
+        await asyncio.gather(*(
+            self.r.publish(keys.player_channel(pid),
+                           pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id)))
+            for pid in pids))
+
+    @translate_redis_errors
+    async def set_progress(self, race_id: str, pid: str, progress: Progress) -> None:
+        async with self.r.pipeline(transaction=False) as pipe:
+            pipe.hset(keys.race_progress(race_id), pid, progress.dumps())
+            pipe.pexpire(keys.race_progress(race_id), self.ttl_ms)
+            await pipe.execute()
+
+    @translate_redis_errors
+    async def add_forfeit(self, race_id: str, pid: str) -> bool:
+        """Record a forfeit atomically; False when already forfeited or not running."""
+        return bool(await self._forfeit(keys=[keys.race(race_id)], args=[pid]))
+
+    @translate_redis_errors
+    async def set_active(self, race_id: str, due_ms: int | None, *,
+                         only_earlier: bool = False) -> None:
+        """Schedule the race's next deadline check at `due_ms` (None: drop it from the
+        index); `only_earlier` never delays one already scheduled (ZADD LT)."""
+        if due_ms is None:
+            await self.r.zrem(keys.races_active(), race_id)
+        else:
+            await self.r.zadd(keys.races_active(), {race_id: due_ms}, lt=only_earlier)
+
+    @translate_redis_errors
+    async def due(self, now_ms: int) -> list[str]:
+        return cast(list[str], await self.r.zrangebyscore(keys.races_active(), "-inf", now_ms,
+                                                          start=0, num=100))
+
+    @translate_redis_errors
+    async def set_racing(self, pids: Sequence[str], race_id: str | None) -> None:
+        if not pids:
+            return
+        pipe = self.r.pipeline(transaction=False)  # one slot ({q}): one round trip
+        if race_id is None:
+            pipe.hdel(keys.race_inrace(), *pids)
+        else:
+            pipe.hset(keys.race_inrace(), mapping=dict.fromkeys(pids, race_id))
+        pipe.hdel(keys.race_matched(), *pids)  # the race is made (or they are free)
+        await pipe.execute()
+
+    @translate_redis_errors
+    async def matched_at(self, pid: str) -> int | None:
+        """When the queue matched the player to a race not yet made (`enqueue`), or None."""
+        raw = await self.r.hget(keys.race_matched(), pid)
+        return int(raw) if raw is not None else None
+
+    @translate_redis_errors
+    async def racing(self, pid: str) -> str | None:
+        return cast(str | None, await self.r.hget(keys.race_inrace(), pid))
+
+    # -- the queue ----------------------------------------------------------------------------
+
+    @translate_redis_errors
+    async def enqueue(self, pid: str, variant: str, size: int, now_ms: int,
+                      fill_wait_ms: int, race_id: str) -> tuple[int, list[str]]:
+        """Queue the player (pid "" only tries to match); returns (waiting, matched pids).
+        Matched players leave the queue already pointed at `race_id` (`matched_at` says
+        since when, until `set_racing` once the race is made)."""
+        name = f"{variant}:{size}"
+        res = cast(list[str | int], await self._queue(
+            keys=[keys.race_queue(variant, size), keys.race_queue_who(), keys.race_inrace(),
+                  keys.race_matched()],
+            args=[pid, now_ms, size, fill_wait_ms, name, race_id]))
+        code = int(res[0])
+        if code == -1:
+            raise Conflict(f"already in race {res[1]}")
+        if code == -2:
+            raise Conflict(f"already waiting in the {res[1]} queue: leave the race queue first")
+        if code == 0:
+            return int(res[1]), []
+        return 0, [str(x) for x in res[1:]]
+
+    @translate_redis_errors
+    async def unqueue(self, pid: str, variants: Sequence[str]) -> bool:
+        queues = [keys.race_queue(v, n) for v in variants for n in range(2, 9)]
+        return bool(await self._unqueue(keys=[keys.race_queue_who(), *queues], args=[pid]))
+
+    @translate_redis_errors
+    async def queued_as(self, pid: str) -> str | None:
+        return cast(str | None, await self.r.hget(keys.race_queue_who(), pid))

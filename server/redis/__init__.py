@@ -1,0 +1,1 @@
+"""The Redis layer: connecting (single, embedded, cluster), key names, group commit, pub/sub."""

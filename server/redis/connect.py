@@ -1,0 +1,260 @@
+"""The app's one Redis client: a single Redis (external or embedded) or a Redis Cluster.
+
+``--redis-url redis+cluster://host:port[,host:port...]`` makes every store, script and
+subscription run on redis-py's asyncio `RedisCluster`; any other URL (or none: an embedded
+redis-server) on a plain `redis.asyncio.Redis`. Both come with bounded timeouts, so an outage
+turns into prompt `unavailable` replies rather than hangs.
+
+The stores are typed against `redis.asyncio.Redis`; a `RedisCluster` is handed to them under
+that type (`connect`). They use only commands both clients implement: single-slot scripts
+(`tests/server/test_cluster_slots.py` proves every script call is), single-slot MULTI
+pipelines, plain pipelines of keyed commands (a cluster pipeline refuses PUBLISH and EVALSHA)
+and PUBLISH/SUBSCRIBE (cluster-wide in Redis Cluster). On a cluster, scripts new to a master
+are sent by EVAL (`ClusterScript`) and pub/sub moves to another master when its own fails
+(`FailoverPubSub`). The one place below redis-py's command layer, `MoveLog`, asks `cluster_of`
+and routes by slot itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any, cast
+
+import redis.asyncio
+import redis.exceptions
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import AbstractConnection, Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.commands.core import AsyncScript
+from redis.driver_info import DriverInfo
+from redis.exceptions import NoScriptError
+from redis.typing import EncodableT, KeyT, ScriptTextT
+from redis.utils import get_lib_version
+
+from server.config import Config, parse_cluster_url
+from server.redis.embedded import EmbeddedRedis
+
+__all__ = ["REDIS_POOL_SIZE", "ClusterScript", "FailoverPubSub", "SolitaireCluster",
+           "cluster_of", "connect", "connected"]
+
+log = logging.getLogger(__name__)
+
+#: Redis connections per process (per node on a cluster). On a single Redis, requests beyond
+#: this wait for a free one, up to 5 s; on a cluster they fail with `unavailable`.
+REDIS_POOL_SIZE = 128
+#: Bounded timeouts: a Redis outage must turn into prompt `unavailable` replies, not hangs.
+SOCKET_TIMEOUT_S = 3.0
+CONNECT_TIMEOUT_S = 2.0
+#: Cluster commands retried after a connection error or a CLUSTERDOWN, with the slot map
+#: reloaded in between (a master that moved, or failed over to its replica). Short: a master
+#: that is really down must give `unavailable` within a few seconds.
+CLUSTER_RETRIES = 3
+CLUSTER_BACKOFF_CAP_S = 0.5
+
+
+class ClusterScript(AsyncScript):
+    """A script on a cluster: a master that lacks it (first use there, a restart) gets it by
+    one EVAL, routed like the EVALSHA. redis-py's SCRIPT LOAD goes to every master instead,
+    so while any one master is down, every script new to some other master would fail."""
+
+    async def __call__(self, keys: Sequence[KeyT] | None = None,
+                       args: Iterable[EncodableT] | None = None,
+                       client: redis.asyncio.Redis | RedisCluster | None = None) -> Any:
+        target = client if client is not None else self.registered_client
+        keys = list(keys or ())
+        argv = (*keys, *(args or ()))
+        try:
+            return await target.evalsha(self.sha, len(keys), *argv)
+        except NoScriptError:
+            return await target.eval(self.script, len(keys), *argv)  # type: ignore[arg-type]
+
+
+class _AnyMaster:
+    """The connection source of a `FailoverPubSub`: a dedicated connection to a master,
+    the next one in turn after each failure (classic PUBLISH reaches every node, so any
+    master delivers every channel)."""
+
+    def __init__(self, cluster: RedisCluster) -> None:
+        self._cluster = cluster
+        self._turn = 0
+
+    def skip(self) -> None:
+        """The current master failed: use the next one."""
+        self._turn += 1
+
+    async def get_connection(self, *args: object, **options: object) -> Connection:
+        await self._cluster.initialize()
+        masters = sorted(self._cluster.get_primaries(), key=lambda n: n.name)
+        error: Exception = redis.exceptions.ConnectionError("no master known")
+        for _ in masters:
+            node = masters[self._turn % len(masters)]
+            kwargs = {**node.connection_kwargs,
+                      "retry": Retry(NoBackoff(), 0)}  # failures switch masters instead
+            conn = Connection(**kwargs)
+            try:
+                await conn.connect()  # type: ignore[no-untyped-call]
+                return conn
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+                error = exc
+                await conn.disconnect()
+                self.skip()
+        raise error
+
+    async def release(self, connection: Connection) -> None:
+        await connection.disconnect()
+
+
+class FailoverPubSub(PubSub):
+    """Pub/sub on a cluster through one master at a time: when that master fails, the
+    next read or subscription connects to another one and subscribes there again, so race
+    fan-out goes on while a master is down (redis-py's own stays on the failed node)."""
+
+    def __init__(self, cluster: RedisCluster, **kwargs: Any) -> None:
+        self._masters = _AnyMaster(cluster)
+        super().__init__(connection_pool=self._masters,  # type: ignore[arg-type]
+                         encoder=cluster.encoder, **kwargs)
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """(host, port) of the master it reads from, while connected."""
+        conn = self.connection
+        return (conn.host, int(conn.port)) if isinstance(conn, Connection) else None
+
+    async def connect(self) -> None:
+        fresh = self.connection is None
+        await super().connect()  # type: ignore[no-untyped-call]
+        if fresh and self.subscribed:  # a new master: the channels kept are subscribed there
+            assert self.connection is not None
+            await self.on_connect(self.connection)
+
+    async def _drop(self) -> None:
+        conn, self.connection = self.connection, None
+        if conn is not None:
+            conn.deregister_connect_callback(self.on_connect)
+            await conn.disconnect(nowait=True)
+        self._masters.skip()
+
+    async def execute_command(self, *args: EncodableT) -> None:
+        try:
+            await super().execute_command(*args)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            await self._drop()
+            raise
+
+    async def get_message(self, ignore_subscribe_messages: bool = False,
+                          timeout: float | None = 0.0) -> dict[str, Any] | None:
+        try:
+            if self.connection is None and self.subscribed:
+                await self.connect()
+            return await super().get_message(ignore_subscribe_messages, timeout)  # type: ignore[no-any-return]
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            await self._drop()
+            raise
+
+
+class SolitaireCluster(RedisCluster):
+    """`RedisCluster` whose scripts are `ClusterScript`s and whose pub/sub fails over."""
+
+    def register_script(self, script: ScriptTextT) -> AsyncScript:  # type: ignore[override]
+        return ClusterScript(self, script)
+
+    def pubsub(self, node: ClusterNode | None = None, host: str | None = None,  # type: ignore[override]
+               port: int | None = None, **kwargs: Any) -> FailoverPubSub:
+        if node is not None or host is not None or port is not None:
+            raise ValueError("the pub/sub of a solitaire cluster picks its own master")
+        return FailoverPubSub(self, **kwargs)
+
+
+class _OneTimerSend(AbstractConnection):
+    """A connection whose writes run under `asyncio.timeout` rather than redis-py's
+    `asyncio.wait_for`, which wraps every command's write in a task of its own (~2 % of the
+    server's CPU per move, issue #11). The same deadline, the same errors: a write that times
+    out disconnects and raises redis-py's `TimeoutError`."""
+
+    async def send_packed_command(self, command: bytes | str | Iterable[bytes],
+                                  check_health: bool = True) -> None:
+        timeout = self.socket_timeout
+        if not timeout:
+            await super().send_packed_command(command, check_health)
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                # redis-py writes without a timer of its own when it has none; the read of the
+                # reply (after this returns) has its timeout back.
+                self.socket_timeout = None
+                try:
+                    await super().send_packed_command(command, check_health)
+                finally:
+                    self.socket_timeout = timeout
+        except TimeoutError:
+            await self.disconnect(nowait=True)
+            raise redis.exceptions.TimeoutError("Timeout writing to socket") from None
+
+
+def _one_timer(cls: type[AbstractConnection]) -> type[AbstractConnection]:
+    """`cls` (TCP, TLS or unix socket, as the URL chose) with `_OneTimerSend`'s write."""
+    return type(f"OneTimer{cls.__name__}", (_OneTimerSend, cls), {})
+
+
+def _driver_info() -> DriverInfo:
+    """The CLIENT SETINFO name and version, read once. Left to redis-py, every new connection
+    reads the package's metadata (an email-format parse, 0.4-5 ms): under a burst of new
+    connections that was a fifth of the server's CPU and a loop stall per connection."""
+    return DriverInfo(name="redis-py", lib_version=get_lib_version())  # type: ignore[no-untyped-call]
+
+
+def connect(url: str, *, pool_size: int = REDIS_POOL_SIZE) -> redis.asyncio.Redis:
+    """A client for ``url`` with ``decode_responses=True`` (the stores require it)."""
+    cluster_url = parse_cluster_url(url)
+    driver = _driver_info()
+    if cluster_url is None:
+        # A blocking pool: a burst of more concurrent requests than pooled connections waits
+        # for a free connection instead of failing with "Too many connections".
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, decode_responses=True, max_connections=pool_size, timeout=5.0,
+            socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
+            health_check_interval=15, driver_info=driver)
+        pool.connection_class = _one_timer(pool.connection_class)
+        return redis.asyncio.Redis.from_pool(pool)
+    cluster = SolitaireCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in cluster_url.nodes],
+        username=cluster_url.username, password=cluster_url.password, ssl=cluster_url.tls,
+        decode_responses=True, max_connections=pool_size, driver_info=driver,
+        socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
+        retry=Retry(ExponentialBackoff(cap=CLUSTER_BACKOFF_CAP_S, base=0.05), CLUSTER_RETRIES),
+        # Serve the slots that are up while some are not (a master down, no replica yet).
+        require_full_coverage=False)
+    # The same command API under the stores' type (see the module docstring).
+    return cast(redis.asyncio.Redis, cluster)
+
+
+def cluster_of(client: redis.asyncio.Redis) -> RedisCluster | None:
+    """The `RedisCluster` behind a client made by `connect`, or None for a single Redis."""
+    obj: object = client
+    return obj if isinstance(obj, RedisCluster) else None
+
+
+@contextlib.asynccontextmanager
+async def connected(config: Config) -> AsyncIterator[redis.asyncio.Redis]:
+    """The client for ``config.redis_url``; without one, an embedded redis-server is started
+    in ``config.data_dir`` first and stopped (AOF flushed) after the client is closed."""
+    embedded: EmbeddedRedis | None = None
+    url = config.redis_url
+    if url is None:
+        embedded = EmbeddedRedis(config.data_dir, config.redis_appendfsync)
+        url = await embedded.start()
+        log.info("embedded redis-server started at %s", url)
+    try:
+        client = connect(url)
+        try:
+            yield client
+        finally:
+            await client.aclose()
+    finally:
+        if embedded is not None:
+            await embedded.stop()

@@ -1,0 +1,476 @@
+"""Every Redis key name the server uses, and game-id parsing.
+
+Layout (``{...}`` is the Redis Cluster hash tag: keys used together by one script or
+transaction share it, so they live in one slot)::
+
+    sol:{players}:p:<pid>                    hash   name, token_hash, created_at_ms
+    sol:{players}:by_name                    hash   casefold(name) -> pid
+    sol:{players}:by_token                   hash   sha256(token) hex -> pid
+    sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
+    sol:{d:<variant>:<date>}:members         hash   pid -> board member
+    sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
+    sol:{d:<variant>:<date>}:outbox          zset   game id -> ms its finish began (board step due)
+    sol:{d:<variant>:<date>:<pid>}:g         hash   a daily game's record
+    sol:{d:<variant>:<date>:<pid>}:log       list   its move texts in order ("undo" for undo)
+    sol:{d:<variant>:<date>}:deal            string the day's deal JSON (seed, par; secret)
+    sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
+    sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
+    sol:{r:<race_id>}:racers                 hash   pid -> name
+    sol:{r:<race_id>}:order                  list   pids in joining order
+    sol:{r:<race_id>}:seen                   hash   pid -> last time a server saw it connected
+    sol:{r:<race_id>}:present                zset   "<pid>|<process>" -> live until (ms)
+    sol:{r:<race_id>}:progress               hash   pid -> progress JSON (never a card)
+    sol:{r:<race_id>}:events                 stream the race's versioned public event log
+    sol:{r:<race_id>}:board|members|entries  the race's own standings, as a daily board (no outbox)
+    sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
+    sol:{rooms}:code:<CODE>                  string private room code -> race id
+    sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
+    sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
+    sol:{q}:inrace                           hash   pid -> race id of the player's current race
+    sol:{q}:matched                          hash   pid -> ms the queue matched them (race unmade)
+    sol:{q}:turn:<pid>                       string held while a race request of the player runs
+    sol:{ra}:active                          zset   race id -> time its next deadline is due
+    sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
+    sol:{rt:<variant>}:stats                 hash   pid -> rating JSON (mu, sigma, wins, ...)
+    sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
+    sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
+    sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
+    sol:{rw:<variant>:<date>}:applied        set    race ids whose win is counted (once)
+    sol:{h:<pid>}:days:<variant>             zset   UTC day numbers with a finished daily game
+    sol:{h:<pid>}:won:<variant>              zset   UTC day numbers with a won daily game
+    sol:{h:<pid>}:res:<variant>              hash   day number -> result JSON (players.history)
+    sol:{h:<pid>}:rank:<variant>             hash   day number -> "rank:total" once the day is over
+    sol:{h:<pid>}:stats:<variant>            hash   totals, bests, streak runs, percentile sums
+    sol:{h:<pid>}:pending                    set    daily game ids being finished (an outbox)
+    sol:{r:<race_id>}:watchers               hash   server process id -> spectators there
+
+Each daily game has its own tag (``{d:<variant>:<date>:<pid>}``), not its board's: the moves of
+one board's players spread over every master of a cluster. So finishing a daily game is two
+single-slot steps (`server.games.store`): the game's script marks it finished with the board entry
+it implies and a ``pending`` mark, then the board's script writes the entry (idempotently) and
+takes the game out of the board's ``outbox``; the mark is cleared last. A race's games keep the
+race's tag: a race has a handful of racers and each race its own random slot already, and its
+finish stays one atomic script.
+
+A player's history keys share the ``{h:<pid>}`` tag (one script updates them together); the
+day lists keep `HISTORY_KEEP_DAYS` days and are trimmed on every write.
+
+Channels (pub/sub fan-out between server processes; payloads are `server.redis.pubsub` messages):
+``sol:chan:race:<race_id>`` and ``sol:chan:player:<pid>``. A race id matches
+`RACE_ID_PATTERN`, ``YYYYMMDD-<random>``; it is made only by `new_race_id`.
+
+Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
+(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+from dataclasses import dataclass
+
+from server.runtime.errors import NotFound
+
+__all__ = [
+    "PREFIX",
+    "DailyGameKeys",
+    "daily_board",
+    "daily_entries",
+    "daily_game",
+    "daily_game_id",
+    "daily_game_tag",
+    "daily_log",
+    "daily_members",
+    "daily_outbox",
+    "daily_tag",
+    "new_race_id",
+    "parse_game_id",
+    "player",
+    "player_pattern",
+    "players_by_name",
+    "players_by_token",
+    "race_channel",
+    "race_date",
+    "race_tag",
+    "valid_player_id",
+    "valid_race_id",
+    "valid_variant",
+]
+
+PREFIX = "sol:"
+
+_VARIANT_RE = re.compile(r"[a-z0-9_-]{1,32}")
+_PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: The one shape of a race id: its UTC creation date, a dash, a random part.
+RACE_ID_PATTERN = r"(\d{8})-[A-Za-z0-9_]{4,24}"
+_RACE_RE = re.compile(RACE_ID_PATTERN)
+_GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
+_RACE_GAME_RE = re.compile(rf"r\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
+
+
+def valid_variant(variant: str) -> bool:
+    """Variants are lowercase ``[a-z0-9_-]{1,32}`` (no ``.``, ``:``, braces: they delimit)."""
+    return _VARIANT_RE.fullmatch(variant) is not None
+
+
+def valid_player_id(pid: str) -> bool:
+    return _PID_RE.fullmatch(pid) is not None
+
+
+def _variant(variant: str) -> str:
+    if not valid_variant(variant):
+        raise ValueError(f"bad variant name: {variant!r}")
+    return variant
+
+
+def _pid(pid: str) -> str:
+    if not valid_player_id(pid):
+        raise ValueError(f"bad player id: {pid!r}")
+    return pid
+
+
+# -- players ------------------------------------------------------------------------------
+
+_PLAYERS = PREFIX + "{players}:"
+
+
+def player(pid: str) -> str:
+    return f"{_PLAYERS}p:{_pid(pid)}"
+
+
+def player_pattern() -> str:
+    """SCAN pattern matching every player hash."""
+    return f"{_PLAYERS}p:*"
+
+
+def players_by_name() -> str:
+    return f"{_PLAYERS}by_name"
+
+
+def players_by_token() -> str:
+    return f"{_PLAYERS}by_token"
+
+
+# -- daily boards and games ---------------------------------------------------------------
+
+
+def daily_tag(variant: str, date: dt.date) -> str:
+    """Hash tag of one day's board, its outbox and its deal (not of its games)."""
+    return f"{{d:{_variant(variant)}:{date.isoformat()}}}"
+
+
+def daily_game_tag(variant: str, date: dt.date, pid: str) -> str:
+    """Hash tag of one daily game's record and move log (one slot per game, see above)."""
+    return f"{{d:{_variant(variant)}:{date.isoformat()}:{_pid(pid)}}}"
+
+
+def daily_board(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:board"
+
+
+def daily_members(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:members"
+
+
+def daily_entries(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:entries"
+
+
+def daily_outbox(variant: str, date: dt.date) -> str:
+    """The board's finishes whose entry may not be written yet (see `server.boards.leaderboard`)."""
+    return f"{PREFIX}{daily_tag(variant, date)}:outbox"
+
+
+def daily_game(variant: str, date: dt.date, pid: str) -> str:
+    return f"{PREFIX}{daily_game_tag(variant, date, pid)}:g"
+
+
+def daily_log(variant: str, date: dt.date, pid: str) -> str:
+    return f"{PREFIX}{daily_game_tag(variant, date, pid)}:log"
+
+
+def daily_deal(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:deal"
+
+
+def daily_deal_lock(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:deal-lock"
+
+
+def valid_race_id(race_id: str) -> bool:
+    return isinstance(race_id, str) and _RACE_RE.fullmatch(race_id) is not None
+
+
+def _race_id(race_id: str) -> str:
+    if not valid_race_id(race_id):
+        raise ValueError(f"bad race id: {race_id!r}")
+    return race_id
+
+
+def new_race_id(now_ms: int) -> str:
+    """A fresh race id: ``YYYYMMDD-<12 hex digits>`` (UTC creation date, random part)."""
+    day = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC).strftime("%Y%m%d")
+    return f"{day}-{secrets.token_hex(6)}"
+
+
+def race_date(race_id: str) -> dt.date:
+    """The UTC day a race was created (the day its win counts on the wins board)."""
+    return dt.datetime.strptime(_race_id(race_id)[:8], "%Y%m%d").date()
+
+
+def race_tag(race_id: str) -> str:
+    """Hash tag for all keys of one race."""
+    return f"{{r:{_race_id(race_id)}}}"
+
+
+# -- game ids -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DailyGameKeys:
+    """A parsed daily game id with every key its scripts touch."""
+
+    game_id: str
+    variant: str
+    date: dt.date
+    player_id: str
+
+    @property
+    def game(self) -> str:
+        return daily_game(self.variant, self.date, self.player_id)
+
+    @property
+    def log(self) -> str:
+        return daily_log(self.variant, self.date, self.player_id)
+
+    @property
+    def board(self) -> str:
+        return daily_board(self.variant, self.date)
+
+    @property
+    def members(self) -> str:
+        return daily_members(self.variant, self.date)
+
+    @property
+    def entries(self) -> str:
+        return daily_entries(self.variant, self.date)
+
+    @property
+    def outbox(self) -> str:
+        return daily_outbox(self.variant, self.date)
+
+
+def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
+    return f"d.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
+
+
+def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
+    """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
+    r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if r is not None:
+        race_id, day, pid = r.groups()  # day: the race id's date part
+        try:
+            date = dt.datetime.strptime(day, "%Y%m%d").date()
+        except ValueError:
+            raise NotFound("no such game") from None
+        return RaceGameKeys(game_id, race_id, date, pid)
+    m = _GAME_ID_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if m is None:
+        raise NotFound("no such game")
+    variant, date_s, pid = m.groups()
+    try:
+        date = dt.date.fromisoformat(date_s)
+    except ValueError:
+        raise NotFound("no such game") from None
+    return DailyGameKeys(game_id, variant, date, pid)
+
+
+# -- races --------------------------------------------------------------------------------
+
+
+def _race(race_id: str, name: str) -> str:
+    return f"{PREFIX}{race_tag(race_id)}:{name}"
+
+
+def race(race_id: str) -> str:
+    return _race(race_id, "race")
+
+
+def race_racers(race_id: str) -> str:
+    return _race(race_id, "racers")
+
+
+def race_order(race_id: str) -> str:
+    return _race(race_id, "order")
+
+
+def race_seen(race_id: str) -> str:
+    return _race(race_id, "seen")
+
+
+def race_progress(race_id: str) -> str:
+    return _race(race_id, "progress")
+
+
+def race_present(race_id: str) -> str:
+    """Zset ``<pid>|<process>`` -> until when that process holds a live connection of pid."""
+    return _race(race_id, "present")
+
+
+def race_events(race_id: str) -> str:
+    return _race(race_id, "events")
+
+
+def race_game_id(race_id: str, pid: str) -> str:
+    race_tag(race_id)
+    return f"r.{race_id}.{_pid(pid)}"
+
+
+def race_channel(race_id: str) -> str:
+    """Pub/sub channel of one race's events (`pubsub.RaceEventPublished`)."""
+    return f"{PREFIX}chan:race:{_race_id(race_id)}"
+
+
+def player_channel(pid: str) -> str:
+    """Pub/sub channel of messages to one player's connections (`pubsub.PlayerMatched`)."""
+    return f"{PREFIX}chan:player:{_pid(pid)}"
+
+
+def player_channel_pattern() -> str:
+    """The pattern every `player_channel` matches (one subscription per process)."""
+    return f"{PREFIX}chan:player:*"
+
+
+def room_code(code: str) -> str:
+    return f"{PREFIX}{{rooms}}:code:{code}"
+
+
+def race_queue(variant: str, size: int) -> str:
+    return f"{PREFIX}{{q}}:{_variant(variant)}:{int(size)}"
+
+
+def race_queue_who() -> str:
+    return f"{PREFIX}{{q}}:who"
+
+
+def race_inrace() -> str:
+    return f"{PREFIX}{{q}}:inrace"
+
+
+def race_matched() -> str:
+    """Players the queue matched, until their race is made: pid -> when (ms)."""
+    return f"{PREFIX}{{q}}:matched"
+
+
+def race_turn(pid: str) -> str:
+    """Held while one of the player's race requests (queue, create, join, leave) runs."""
+    return f"{PREFIX}{{q}}:turn:{_pid(pid)}"
+
+
+def races_active() -> str:
+    return f"{PREFIX}{{ra}}:active"
+
+
+def rating_board(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:board"
+
+
+def rating_stats(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:stats"
+
+
+def rating_applied(variant: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:applied"
+
+
+def rating_recent(variant: str, pid: str) -> str:
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:recent:{_pid(pid)}"
+
+
+def race_wins_board(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:board"
+
+
+def race_wins_applied(variant: str, date: dt.date) -> str:
+    """Races whose win that day is counted (each once)."""
+    return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:applied"
+
+
+# -- player history (profiles, streaks) ------------------------------------------------------
+
+#: Days of daily results kept per player and variant (older ones are trimmed on write).
+HISTORY_KEEP_DAYS = 400
+
+
+def history_tag(pid: str) -> str:
+    """Hash tag of all one player's history keys (single-slot record script)."""
+    return f"{{h:{_pid(pid)}}}"
+
+
+def _history(pid: str, name: str, variant: str) -> str:
+    return f"{PREFIX}{history_tag(pid)}:{name}:{_variant(variant)}"
+
+
+def history_days(pid: str, variant: str) -> str:
+    return _history(pid, "days", variant)
+
+
+def history_won(pid: str, variant: str) -> str:
+    return _history(pid, "won", variant)
+
+
+def history_results(pid: str, variant: str) -> str:
+    return _history(pid, "res", variant)
+
+
+def history_ranks(pid: str, variant: str) -> str:
+    return _history(pid, "rank", variant)
+
+
+def history_stats(pid: str, variant: str) -> str:
+    return _history(pid, "stats", variant)
+
+
+def history_pending(pid: str) -> str:
+    return f"{PREFIX}{history_tag(pid)}:pending"
+
+
+def race_watchers(race_id: str) -> str:
+    """Spectators of a race: server process id -> how many watch there."""
+    return _race(race_id, "watchers")
+
+
+@dataclass(frozen=True, slots=True)
+class RaceGameKeys:
+    """A parsed race game id; the race's own standings play the part of the daily board."""
+
+    game_id: str
+    race_id: str
+    date: dt.date
+    player_id: str
+
+    @property
+    def game(self) -> str:
+        return _race(self.race_id, f"g:{self.player_id}")
+
+    @property
+    def log(self) -> str:
+        return _race(self.race_id, f"log:{self.player_id}")
+
+    @property
+    def board(self) -> str:
+        return _race(self.race_id, "board")
+
+    @property
+    def members(self) -> str:
+        return _race(self.race_id, "members")
+
+    @property
+    def entries(self) -> str:
+        return _race(self.race_id, "entries")
+
+    @property
+    def outbox(self) -> str:
+        """Never written: a race game's finish writes its entry in the same script."""
+        return _race(self.race_id, "outbox")

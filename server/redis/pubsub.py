@@ -1,0 +1,138 @@
+"""The messages server processes send each other over Redis pub/sub: a closed set, one codec.
+
+Every payload is one UTF-8 JSON object whose ``"t"`` names the message class:
+
+* `RaceEventPublished` on ``keys.race_channel(race_id)``: one public race event and its
+  version, ``{"t":"race.event","race_id":...,"event":{...},"version":N}``. The emit script
+  (`racestore`) publishes it in the same step as it appends the event to the race's log, so
+  it splices the version it just allocated between the two halves of
+  `race_event_frame` — the only payload not encoded by `encode` itself, and byte for byte
+  what `encode` produces.
+* `PlayerMatched` on ``keys.player_channel(pid)``: the matchmaker put the player in a race.
+* `SpectatorsChanged` on ``keys.race_channel(race_id)``: how many spectators watch the race
+  now (`server.races.spectate`), ``{"t":"race.spectators","race_id":...,"count":N}``.
+
+`decode` returns one of these classes or raises `PubSubDecodeError`; nothing else gets
+through (unknown ``t``, missing or extra fields, wrong types, malformed ids or events).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import ClassVar, Final
+
+import protocol.races as pr
+from protocol.errors import ProtocolError
+from server.redis import keys
+
+_SEPARATORS: Final = (",", ":")
+
+
+class PubSubDecodeError(ValueError):
+    """A pub/sub payload that is not one of our messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaceEventPublished:
+    TAG: ClassVar[str] = "race.event"
+
+    race_id: str
+    version: int
+    event: pr.RaceEventBody
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerMatched:
+    TAG: ClassVar[str] = "player.matched"
+
+    player_id: str
+    race_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpectatorsChanged:
+    TAG: ClassVar[str] = "race.spectators"
+
+    race_id: str
+    count: int
+
+
+PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged
+
+
+def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
+    """The payload of `RaceEventPublished` split where its version goes: head + N + tail."""
+    if not keys.valid_race_id(race_id):
+        raise ValueError(f"bad race id: {race_id!r}")
+    body = json.dumps({"t": RaceEventPublished.TAG, "race_id": race_id,
+                       "event": pr.dump_race_event(event)}, separators=_SEPARATORS)
+    return body[:-1] + ',"version":', "}"
+
+
+def encode(msg: PubSubMessage) -> bytes:
+    if isinstance(msg, RaceEventPublished):
+        head, tail = race_event_frame(msg.race_id, msg.event)
+        return f"{head}{int(msg.version)}{tail}".encode()
+    if isinstance(msg, SpectatorsChanged):
+        if not keys.valid_race_id(msg.race_id) or msg.count < 0:
+            raise ValueError(f"bad fields in {msg!r}")
+        return json.dumps({"t": SpectatorsChanged.TAG, "race_id": msg.race_id,
+                           "count": int(msg.count)}, separators=_SEPARATORS).encode()
+    if not (keys.valid_player_id(msg.player_id) and keys.valid_race_id(msg.race_id)):
+        raise ValueError(f"bad ids in {msg!r}")
+    return json.dumps({"t": PlayerMatched.TAG, "player_id": msg.player_id,
+                       "race_id": msg.race_id}, separators=_SEPARATORS).encode()
+
+
+def _field(obj: dict[str, object], name: str) -> object:
+    if name not in obj:
+        raise PubSubDecodeError(f"missing field {name!r}")
+    return obj[name]
+
+
+def _race_id(obj: dict[str, object]) -> str:
+    value = _field(obj, "race_id")
+    if not isinstance(value, str) or not keys.valid_race_id(value):
+        raise PubSubDecodeError("race_id: not a race id")
+    return value
+
+
+def _exact(obj: dict[str, object], names: frozenset[str]) -> None:
+    extra = set(obj) - names - {"t"}
+    if extra:
+        raise PubSubDecodeError(f"unknown fields {sorted(extra)}")
+
+
+def decode(data: bytes | str) -> PubSubMessage:
+    """The message in a payload; `PubSubDecodeError` for anything that is not one."""
+    try:
+        obj = json.loads(data)
+    except (ValueError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+        raise PubSubDecodeError(f"not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise PubSubDecodeError("not a JSON object")
+    tag = obj.get("t")
+    if tag == RaceEventPublished.TAG:
+        _exact(obj, frozenset({"race_id", "event", "version"}))
+        version = _field(obj, "version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise PubSubDecodeError("version: expected a positive integer")
+        try:
+            event = pr.load_race_event(_field(obj, "event"))
+        except ProtocolError as exc:
+            raise PubSubDecodeError(exc.message) from None
+        return RaceEventPublished(race_id=_race_id(obj), version=version, event=event)
+    if tag == PlayerMatched.TAG:
+        _exact(obj, frozenset({"player_id", "race_id"}))
+        pid = _field(obj, "player_id")
+        if not isinstance(pid, str) or not keys.valid_player_id(pid):
+            raise PubSubDecodeError("player_id: not a player id")
+        return PlayerMatched(player_id=pid, race_id=_race_id(obj))
+    if tag == SpectatorsChanged.TAG:
+        _exact(obj, frozenset({"race_id", "count"}))
+        count = _field(obj, "count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PubSubDecodeError("count: expected a non-negative integer")
+        return SpectatorsChanged(race_id=_race_id(obj), count=count)
+    raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

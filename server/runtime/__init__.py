@@ -1,0 +1,1 @@
+"""Process runtime: clock, errors, metrics, loop-lag and garbage-collector probes."""

@@ -1,0 +1,1 @@
+"""The wire: WebSocket connections, the request table, per-connection rate limits, web files."""

@@ -1,0 +1,163 @@
+"""Race ratings and race boards against a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+import redis.asyncio
+
+from server.races.model import RaceSummary
+from server.races.ratings import RECENT_MAX, RaceBoards, Rating, display, rate
+from server.redis import keys
+
+VARIANT = "fourteen-out"
+DAY = dt.date(2030, 6, 15)
+T0 = 1_907_755_200_000
+
+
+def summary(n: int, racers: int = 2) -> RaceSummary:
+    return RaceSummary(race_id=f"20300615-race{n:08d}", variant=VARIANT,
+                       finished_at=T0 + n, racers=racers)
+
+
+def test_a_new_player_shows_1000() -> None:
+    assert Rating.fresh().shown == 1000
+    assert display(25.0, 25 / 3) == 1000
+    assert Rating.load(None) == Rating.fresh() == Rating.load("")
+
+
+def test_rate_moves_winner_up_loser_down_and_counts() -> None:
+    before = {"a": Rating.fresh(), "b": Rating.fresh()}
+    after = rate(before, {"a": 1, "b": 2})
+    assert after["a"].mu > before["a"].mu > after["b"].mu
+    assert after["a"].shown > 1000 > after["b"].shown
+    assert (after["a"].wins, after["a"].losses, after["a"].played) == (1, 0, 1)
+    assert (after["b"].wins, after["b"].losses, after["b"].played) == (0, 1, 1)
+    assert Rating.load(after["a"].dump()) == after["a"]
+
+
+def test_beating_a_stronger_player_gains_more() -> None:
+    weak, strong = Rating(20.0, 5.0), Rating(32.0, 5.0)
+    upset = rate({"w": weak, "s": strong}, {"w": 1, "s": 2})["w"].mu - weak.mu
+    expected = rate({"w": weak, "s": Rating(20.0, 5.0)}, {"w": 1, "s": 2})["w"].mu - weak.mu
+    assert upset > expected > 0
+
+
+def test_three_racers_ordered_by_place() -> None:
+    fresh = Rating.fresh()
+    after = rate({"a": fresh, "b": fresh, "c": fresh}, {"c": 1, "a": 2, "b": 3})
+    assert after["c"].mu > after["a"].mu > after["b"].mu
+    assert after["a"].losses == 1, "only first place is a win"
+
+
+async def test_apply_stores_ratings_board_and_history(redis_client: redis.asyncio.Redis
+                                                      ) -> None:
+    boards = RaceBoards(redis_client, 30)
+    changes = await boards.apply(summary(1), {"winner": 1, "loser": 2})
+    (w0, w1), (l0, l1) = changes["winner"], changes["loser"]
+    assert w0 == l0 == 1000 and w1 > 1000 > l1
+    top = await boards.top(VARIANT, "rating", None, 0, 10)
+    assert [(r.rank, r.player_id, r.rating) for r in top] == [(1, "winner", w1),
+                                                             (2, "loser", l1)]
+    assert (top[0].wins, top[0].losses, top[0].played) == (1, 0, 1)
+    assert (top[1].wins, top[1].losses, top[1].played) == (0, 1, 1)
+    recent = await boards.recent(VARIANT, "loser", 5)
+    assert [(r.place, r.won, r.rating_before, r.rating_after) for r in recent] == [
+        (2, False, 1000, l1)]
+    assert await boards.total(VARIANT, "rating", None) == 2
+
+
+async def test_a_race_is_applied_once(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    first = await boards.apply(summary(1), {"a": 1, "b": 2})
+    await boards.apply(summary(2), {"b": 1, "a": 2})  # a later race between them
+    again = await boards.apply(summary(1), {"a": 1, "b": 2})
+    assert again == first, "applied once; a repeat reports the changes it applied"
+    row = await boards.rank(VARIANT, "rating", None, "a")
+    assert row is not None and row.played == 2
+    assert len(await boards.recent(VARIANT, "a", 10)) == 2
+
+
+async def test_a_repeat_leaves_out_a_racer_whose_recent_race_was_trimmed(
+        redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    first = await boards.apply(summary(0), {"a": 1, "b": 2})
+    for n in range(1, RECENT_MAX + 1):  # b races on: race 0 falls off b's recent races
+        await boards.apply(summary(n), {"b": 1, f"x{n}": 2})
+    assert await boards.apply(summary(0), {"a": 1, "b": 2}) == {"a": first["a"]}
+
+
+async def test_concurrent_applies_of_different_races_all_count(
+        redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    await asyncio.gather(*(boards.apply(summary(n), {"a": 1, "b": 2}) for n in range(6)))
+    a, b = await boards.top(VARIANT, "rating", None, 0, 2)
+    assert (a.player_id, a.wins, a.played) == ("a", 6, 6)
+    assert (b.player_id, b.losses, b.played) == ("b", 6, 6)
+
+
+async def test_boards_rank_by_rating_and_around(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    # p0 beats everyone, p1 everyone but p0, ...: ratings end up ordered p0 > p1 > ... > p4.
+    n = 0
+    for i in range(5):
+        for j in range(i + 1, 5):
+            n += 1
+            await boards.apply(summary(n), {f"p{i}": 1, f"p{j}": 2})
+    top = await boards.top(VARIANT, "rating", None, 0, 10)
+    assert [r.player_id for r in top] == ["p0", "p1", "p2", "p3", "p4"]
+    assert [r.rating for r in top] == sorted((r.rating for r in top), reverse=True)
+    page = await boards.top(VARIANT, "rating", None, 2, 2)
+    assert [(r.rank, r.player_id) for r in page] == [(3, "p2"), (4, "p3")]
+    around = await boards.around(VARIANT, "rating", None, "p3", 1)
+    assert [(r.rank, r.player_id) for r in around] == [(3, "p2"), (4, "p3"), (5, "p4")]
+    assert await boards.rank(VARIANT, "rating", None, "nobody") is None
+    assert await boards.around(VARIANT, "rating", None, "nobody", 2) == []
+
+
+async def test_forfeit_placed_last_counts_as_a_loss(redis_client: redis.asyncio.Redis) -> None:
+    """The referee places forfeits last; rated that way they are losses like any other."""
+    boards = RaceBoards(redis_client, 30)
+    changes = await boards.apply(summary(1, 3), {"a": 1, "b": 2, "quitter": 3})
+    assert changes["quitter"][1] < changes["b"][1] < changes["a"][1]
+    row = await boards.rank(VARIANT, "rating", None, "quitter")
+    assert row is not None and (row.wins, row.losses, row.rank) == (0, 1, 3)
+
+
+async def test_wins_board_is_per_day_and_expires(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    for n, pid in enumerate(("a", "b", "a")):
+        assert await boards.add_win(VARIANT, DAY, pid, summary(n).race_id)
+    await boards.add_win(VARIANT, DAY + dt.timedelta(days=1), "b", summary(3).race_id)
+    rows = await boards.top(VARIANT, "wins", DAY, 0, 10)
+    assert [(r.player_id, r.rating) for r in rows] == [("a", 2), ("b", 1)]
+    ttl = await redis_client.ttl(keys.race_wins_board(VARIANT, DAY))
+    assert 0 < ttl <= 30 * 86_400
+    with pytest.raises(ValueError):
+        await boards.top(VARIANT, "wins", None, 0, 10)
+
+
+async def test_a_race_win_counts_once(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    race = summary(1).race_id
+    counted = await asyncio.gather(*(boards.add_win(VARIANT, DAY, "a", race) for _ in range(4)))
+    assert sorted(counted) == [False, False, False, True]
+    assert not await boards.add_win(VARIANT, DAY, "a", race)
+    assert await boards.add_win(VARIANT, DAY, "a", summary(2).race_id), "another race counts"
+    rows = await boards.top(VARIANT, "wins", DAY, 0, 10)
+    assert [(r.player_id, r.rating) for r in rows] == [("a", 2)]
+    ttl = await redis_client.ttl(keys.race_wins_applied(VARIANT, DAY))
+    assert 0 < ttl <= 30 * 86_400
+
+
+async def test_recent_keeps_newest_first_and_is_capped(redis_client: redis.asyncio.Redis
+                                                       ) -> None:
+    boards = RaceBoards(redis_client, 30)
+    for n in range(RECENT_MAX + 3):
+        await boards.apply(summary(n), {"a": 1, "b": 2})
+    recent = await boards.recent(VARIANT, "a", 1000)
+    assert len(recent) == RECENT_MAX
+    assert recent[0].race_id == summary(RECENT_MAX + 2).race_id
+    assert recent[0].rating_before == recent[1].rating_after
