@@ -20,10 +20,20 @@ from setuptools import setup
 #: generator) and the protocol's message classes (declared as frozen dataclasses that the
 #: codec reads generically; Python code subclasses them).
 COMPILED_MODULES = [
-    "engine/cards.py", "engine/moves.py", "engine/errors.py", "engine/views.py",
-    "engine/game.py", "engine/pairing.py", "engine/tripeaks.py", "engine/tableau.py",
-    "engine/tripledeck.py", "engine/easthaven.py", "engine/deadlock.py", "engine/state.py",
-    "engine/variants.py", "protocol/codec.py",
+    "engine/cards.py",
+    "engine/moves.py",
+    "engine/errors.py",
+    "engine/views.py",
+    "engine/game.py",
+    "engine/pairing.py",
+    "engine/tripeaks.py",
+    "engine/tableau.py",
+    "engine/tripledeck.py",
+    "engine/easthaven.py",
+    "engine/deadlock.py",
+    "engine/state.py",
+    "engine/variants.py",
+    "protocol/codec.py",
 ]
 
 
@@ -36,8 +46,9 @@ def ext_modules() -> list[object]:
     # a third-party import (msgpack) is then missing, so it is typed Any, as its untyped
     # package would be anyway; `make typecheck` checks the source strictly.
     options = ["--ignore-missing-imports", "--no-warn-unused-ignores"]
-    return list(mypycify([*options, *COMPILED_MODULES], opt_level="3",
-                         group_name="solitaire_compiled"))
+    return list(
+        mypycify([*options, *COMPILED_MODULES], opt_level="3", group_name="solitaire_compiled")
+    )
 
 
 setup(ext_modules=ext_modules())

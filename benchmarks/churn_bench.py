@@ -28,8 +28,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import cpumeter, procs
 
-FLAGS = ("--no-certify", "--daily-secret", "churn", "--log-level", "WARNING",
-         "--rate-limit", "1000", "--rate-burst", "1000")
+FLAGS = (
+    "--no-certify",
+    "--daily-secret",
+    "churn",
+    "--log-level",
+    "WARNING",
+    "--rate-limit",
+    "1000",
+    "--rate-burst",
+    "1000",
+)
 #: Connections opened at once.
 WAVE = 50
 
@@ -56,15 +65,18 @@ async def visit(url: str, name: str, vanish: bool) -> None:
 async def measure(url: str, port: int, pid: int, n: int, vanish: bool, tag: str) -> Figures:
     a = cpumeter.snapshot({"server": pid}, metrics_port=port)
     for k in range(0, n, WAVE):
-        await asyncio.gather(*(visit(url, f"{tag}{k + j:05d}", vanish)
-                               for j in range(min(WAVE, n - k))))
+        await asyncio.gather(
+            *(visit(url, f"{tag}{k + j:05d}", vanish) for j in range(min(WAVE, n - k)))
+        )
     await asyncio.sleep(0.5)  # the handlers finish
     b = cpumeter.snapshot({"server": pid}, metrics_port=port)
     cpu = b.cpu["server"] - a.cpu["server"]
-    gc_s = (cpumeter.total(b.samples, "solitaire_gc_seconds_total")
-            - cpumeter.total(a.samples, "solitaire_gc_seconds_total"))
-    freed = (cpumeter.total(b.samples, "solitaire_gc_collected_objects_total")
-             - cpumeter.total(a.samples, "solitaire_gc_collected_objects_total"))
+    gc_s = cpumeter.total(b.samples, "solitaire_gc_seconds_total") - cpumeter.total(
+        a.samples, "solitaire_gc_seconds_total"
+    )
+    freed = cpumeter.total(b.samples, "solitaire_gc_collected_objects_total") - cpumeter.total(
+        a.samples, "solitaire_gc_collected_objects_total"
+    )
     lag = cpumeter.total(b.samples, "solitaire_loop_lag_max_seconds")
     return Figures(1e6 * cpu / n, freed / n, 1e3 * gc_s, gc_s / cpu if cpu else 0.0, 1e3 * lag)
 
@@ -88,9 +100,11 @@ async def run(n: int) -> None:
     vanished = await one_kind(n, True)
     print(f"== churn: {n:,} connections of each kind (hello, welcome, gone), {WAVE} at a time")
     for label, f in (("close frame", polite), ("vanished", vanished)):
-        print(f"  {label:12} server {f.cpu_us:6.0f} µs CPU per connection; the collector freed "
-              f"{f.cycles:5.1f} objects per connection, in {f.gc_ms:4.0f} ms "
-              f"({100 * f.gc_share:.1f} % of CPU); loop lag max {f.lag_max_ms:.1f} ms")
+        print(
+            f"  {label:12} server {f.cpu_us:6.0f} µs CPU per connection; the collector freed "
+            f"{f.cycles:5.1f} objects per connection, in {f.gc_ms:4.0f} ms "
+            f"({100 * f.gc_share:.1f} % of CPU); loop lag max {f.lag_max_ms:.1f} ms"
+        )
     ratio = vanished.cycles / polite.cycles if polite.cycles else float("nan")
     print(f"  RATIO vanished / close frame, objects left in cycles per connection: {ratio:.2f}")
 

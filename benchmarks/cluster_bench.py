@@ -87,8 +87,12 @@ class Backend:
 
     def clients(self) -> list[tuple[str, redis.Redis]]:
         if self.single is not None:
-            return [("unix", redis.Redis(unix_socket_path=str(self.single.socket),
-                                         decode_responses=True))]
+            return [
+                (
+                    "unix",
+                    redis.Redis(unix_socket_path=str(self.single.socket), decode_responses=True),
+                )
+            ]
         assert self.cluster is not None
         return [(n.address, n.client()) for n in self.cluster.nodes]
 
@@ -115,9 +119,14 @@ class Backend:
             with c:
                 stats = c.info("commandstats")
                 calls = {k: int(v["calls"]) for k, v in stats.items() if isinstance(v, dict)}
-                out.append(NodeShare(address, int(c.dbsize()), sum(calls.values()),
-                                     calls.get("cmdstat_evalsha", 0)
-                                     + calls.get("cmdstat_eval", 0)))
+                out.append(
+                    NodeShare(
+                        address,
+                        int(c.dbsize()),
+                        sum(calls.values()),
+                        calls.get("cmdstat_evalsha", 0) + calls.get("cmdstat_eval", 0),
+                    )
+                )
         return out
 
     def stop(self) -> None:
@@ -130,41 +139,89 @@ class Backend:
 def server_flags(date: dt.date, secret: str) -> tuple[str, ...]:
     offset = scripts.clock_offset_ms(date, time.time_ns() // 1_000_000)
     retention = max(90, (dt.datetime.now(dt.UTC).date() - date).days + 30)
-    return ("--no-certify", "--daily-secret", secret, "--log-level", "WARNING",
-            "--rate-limit", "1000000", "--rate-burst", "1000000", "--idle-timeout", "3600",
-            "--clock-offset-ms", str(offset), "--leaderboard-retention-days", str(retention),
-            "--loop-lag-interval-ms", "0")
+    return (
+        "--no-certify",
+        "--daily-secret",
+        secret,
+        "--log-level",
+        "WARNING",
+        "--rate-limit",
+        "1000000",
+        "--rate-burst",
+        "1000000",
+        "--idle-timeout",
+        "3600",
+        "--clock-offset-ms",
+        str(offset),
+        "--leaderboard-retention-days",
+        str(retention),
+        "--loop-lag-interval-ms",
+        "0",
+    )
 
 
 Plays = dict[str, tuple[tuple[tuple[str, ...], bool], ...]]
 
 
-def measure(backend: Backend, n: int, players: int, games: int, plays: Plays,
-            date: dt.date, secret: str, tmp: Path) -> Run:
+def measure(
+    backend: Backend,
+    n: int,
+    players: int,
+    games: int,
+    plays: Plays,
+    date: dt.date,
+    secret: str,
+    tmp: Path,
+) -> Run:
     """``n`` server processes on ``backend``, each driven by its own generator process."""
     backend.reset()
-    servers = [procs.start_server(procs.free_port(), tmp / f"{backend.kind}-{n}-s{i}",
-                                  redis_url=backend.url, flags=server_flags(date, secret),
-                                  log=tmp / f"{backend.kind}-{n}-s{i}.log") for i in range(n)]
+    servers = [
+        procs.start_server(
+            procs.free_port(),
+            tmp / f"{backend.kind}-{n}-s{i}",
+            redis_url=backend.url,
+            flags=server_flags(date, secret),
+            log=tmp / f"{backend.kind}-{n}-s{i}.log",
+        )
+        for i in range(n)
+    ]
     try:
         start_at = time.time() + 1.5
-        gens = [Generator(GenConfig(
-            host="127.0.0.1", port=s.port, scripts=plays,
-            variants=tuple(plays), players=max(1, players // n), processes=1, games=games,
-            start_at=start_at, deadline=start_at + 600.0, tag=secrets.token_hex(2))).start()
-            for s in servers]
+        gens = [
+            Generator(
+                GenConfig(
+                    host="127.0.0.1",
+                    port=s.port,
+                    scripts=plays,
+                    variants=tuple(plays),
+                    players=max(1, players // n),
+                    processes=1,
+                    games=games,
+                    start_at=start_at,
+                    deadline=start_at + 600.0,
+                    tag=secrets.token_hex(2),
+                )
+            ).start()
+            for s in servers
+        ]
         try:
             pids = {**{f"server{i}": s.pid for i, s in enumerate(servers)}, **backend.pids()}
             time.sleep(max(0.0, start_at - 0.05 - time.time()))
-            moves_a = sum(cpumeter.total(cpumeter.scrape(s.port), "solitaire_moves_total")
-                          for s in servers)
+            moves_a = sum(
+                cpumeter.total(cpumeter.scrape(s.port), "solitaire_moves_total") for s in servers
+            )
             a = cpumeter.snapshot(pids)
             stats = GenStats()
             for g in gens:
                 stats.merge(g.wait())
             b = cpumeter.snapshot(pids)
-            moves = round(sum(cpumeter.total(cpumeter.scrape(s.port), "solitaire_moves_total")
-                              for s in servers) - moves_a)
+            moves = round(
+                sum(
+                    cpumeter.total(cpumeter.scrape(s.port), "solitaire_moves_total")
+                    for s in servers
+                )
+                - moves_a
+            )
         finally:
             for g in gens:
                 g.release()
@@ -176,44 +233,67 @@ def measure(backend: Backend, n: int, players: int, games: int, plays: Plays,
     server_cpu = cpumeter.cpu_delta(a, b, [r for r in pids if r.startswith("server")])
     redis_cpu = cpumeter.cpu_delta(a, b, [r for r in pids if r.startswith("redis")])
     per = 1e6 / moves if moves else float("nan")
-    return Run(backend.kind, n, max(1, players // n) * n, wall, moves, moves / wall,
-               server_cpu * per, redis_cpu * per, sum(stats.errors.values()), shares,
-               [f"{k} x{n}" for k, n in stats.errors.items()] + stats.error_examples[:2])
+    return Run(
+        backend.kind,
+        n,
+        max(1, players // n) * n,
+        wall,
+        moves,
+        moves / wall,
+        server_cpu * per,
+        redis_cpu * per,
+        sum(stats.errors.values()),
+        shares,
+        [f"{k} x{n}" for k, n in stats.errors.items()] + stats.error_examples[:2],
+    )
 
 
 def show(run: Run) -> None:
-    say(f"  {run.backend:<7} {run.processes} process(es): {run.moves:,} moves in "
+    say(
+        f"  {run.backend:<7} {run.processes} process(es): {run.moves:,} moves in "
         f"{run.wall_s:.1f} s ({run.moves_per_s:,.0f}/s); server {run.server_us_per_move:,.0f} "
         f"µs CPU per move, redis {run.redis_us_per_move:,.0f} µs; errors {run.errors}"
-        + (f" {run.error_examples}" if run.errors else ""))
+        + (f" {run.error_examples}" if run.errors else "")
+    )
     if len(run.nodes) > 1:
         keys = sum(n.keys for n in run.nodes) or 1
         cmds = sum(n.commands for n in run.nodes) or 1
         evals = sum(n.scripts for n in run.nodes) or 1
         for n in run.nodes:
-            say(f"      {n.address}: keys {n.keys / keys:.0%}, commands {n.commands / cmds:.0%}, "
-                f"script calls {n.scripts / evals:.0%}")
+            say(
+                f"      {n.address}: keys {n.keys / keys:.0%}, commands {n.commands / cmds:.0%}, "
+                f"script calls {n.scripts / evals:.0%}"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="fewer games (about a minute)")
     ap.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--masters", type=int, default=3)
     ap.add_argument("--players", type=int, default=96)
     ap.add_argument("--games", type=int, help="whole games per player (default 2, --quick 1)")
-    ap.add_argument("--variants", nargs="+", choices=VARIANT_IDS, default=list(VARIANT_IDS),
-                    help="the daily boards played (default: all six)")
-    ap.add_argument("--backends", nargs="+", choices=("single", "cluster"),
-                    default=["single", "cluster"])
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        choices=VARIANT_IDS,
+        default=list(VARIANT_IDS),
+        help="the daily boards played (default: all six)",
+    )
+    ap.add_argument(
+        "--backends", nargs="+", choices=("single", "cluster"), default=["single", "cluster"]
+    )
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     a = ap.parse_args(argv)
     games = a.games or (1 if a.quick else 2)
     date, secret = DEFAULT_DATE, DEFAULT_SECRET
-    say(f"cluster benchmark {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: {a.players} players x "
+    say(
+        f"cluster benchmark {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: {a.players} players x "
         f"{games} whole games of {', '.join(a.variants)} (deals of {date}), split over the "
-        f"server processes; {' vs '.join(a.backends)} ({a.masters} masters)")
+        f"server processes; {' vs '.join(a.backends)} ({a.masters} masters)"
+    )
     built: dict[str, Sequence[Any]] = dict(scripts.build(secret.encode(), date, a.variants))
     plays = scripts_for(built)
     runs: list[Run] = []
@@ -223,8 +303,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             backend = Backend(kind, tmp, a.masters)
             try:
                 for n in a.processes:
-                    runs.append(measure(backend, n, a.players, games, plays, date, secret,
-                                        tmp))
+                    runs.append(measure(backend, n, a.players, games, plays, date, secret, tmp))
                     show(runs[-1])
             finally:
                 backend.stop()

@@ -64,8 +64,13 @@ def bench_variant(variant: str, seconds: float) -> dict[str, float]:
             game.apply(move)
             t_apply += clock() - t3
             n_apply += 1
-    return {"apply": n_apply / t_apply, "generate": n_gen / t_gen, "over": n_over / t_over,
-            "games": games, "moves": n_apply}
+    return {
+        "apply": n_apply / t_apply,
+        "generate": n_gen / t_gen,
+        "over": n_over / t_over,
+        "games": games,
+        "moves": n_apply,
+    }
 
 
 def main() -> None:
@@ -74,14 +79,18 @@ def main() -> None:
     args = parser.parse_args()
     base = baseline(1.0)
     print(f"baseline: {base:,.0f} dict updates/s")
-    print(f"{'variant':<18} {'games':>5} {'moves':>7} {'apply/s':>10} {'ratio':>7} "
-          f"{'generate/s':>11} {'ratio':>7} {'over/s':>9} {'ratio':>7}")
+    print(
+        f"{'variant':<18} {'games':>5} {'moves':>7} {'apply/s':>10} {'ratio':>7} "
+        f"{'generate/s':>11} {'ratio':>7} {'over/s':>9} {'ratio':>7}"
+    )
     for variant in VARIANT_IDS:
         r = bench_variant(variant, args.seconds)
-        print(f"{variant:<18} {r['games']:>5.0f} {r['moves']:>7.0f} "
-              f"{r['apply']:>10,.0f} {r['apply'] / base:>7.4f} "
-              f"{r['generate']:>11,.0f} {r['generate'] / base:>7.4f} "
-              f"{r['over']:>9,.0f} {r['over'] / base:>7.4f}")
+        print(
+            f"{variant:<18} {r['games']:>5.0f} {r['moves']:>7.0f} "
+            f"{r['apply']:>10,.0f} {r['apply'] / base:>7.4f} "
+            f"{r['generate']:>11,.0f} {r['generate'] / base:>7.4f} "
+            f"{r['over']:>9,.0f} {r['over'] / base:>7.4f}"
+        )
     print("ratio = operations per second / baseline dict updates per second")
 
 

@@ -57,9 +57,13 @@ def bench_variant(engine: Any, variant: str, seeds: range, rounds: int) -> dict[
                 t_apply += t2 - t1
                 t_over += t3 - t2
                 moves += 1
-        r = {"moves": float(moves), "parse": 1e6 * t_parse / moves,
-             "apply": 1e6 * t_apply / moves, "over": 1e6 * t_over / moves,
-             "total": 1e6 * (t_parse + t_apply + t_over) / moves}
+        r = {
+            "moves": float(moves),
+            "parse": 1e6 * t_parse / moves,
+            "apply": 1e6 * t_apply / moves,
+            "over": 1e6 * t_over / moves,
+            "total": 1e6 * (t_parse + t_apply + t_over) / moves,
+        }
         if not best or r["total"] < best["total"]:
             best = r
     return best
@@ -74,9 +78,22 @@ def run(root: Path, seeds: int, rounds: int) -> dict[str, dict[str, float]]:
 
 def run_sub(root: Path, seeds: int) -> dict[str, dict[str, float]]:
     """One round for the engine package under `root`, in a fresh interpreter."""
-    out = subprocess.run([sys.executable, __file__, "--root", str(root), "--json",
-                          "--seeds", str(seeds), "--rounds", "1"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--root",
+            str(root),
+            "--json",
+            "--seeds",
+            str(seeds),
+            "--rounds",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     result: dict[str, dict[str, float]] = json.loads(out)
     return result
 
@@ -90,8 +107,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=40, help="games per variant")
     parser.add_argument("--rounds", type=int, default=5, help="repeats; the best counts")
     parser.add_argument("--ref", help="also run the engine at this git revision (before)")
-    parser.add_argument("--paths", nargs="+", default=["engine"],
-                        help="with --ref: the files taken at the revision (default: engine/)")
+    parser.add_argument(
+        "--paths",
+        nargs="+",
+        default=["engine"],
+        help="with --ref: the files taken at the revision (default: engine/)",
+    )
     parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -104,10 +125,14 @@ def main() -> None:
         # the machine's load hits both alike.
         with tempfile.TemporaryDirectory() as tmp:
             # The working tree's engine with `--paths` as committed at the revision.
-            shutil.copytree(ROOT / "engine", Path(tmp) / "engine",
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.ref, *args.paths],
-                                     check=True, capture_output=True).stdout
+            shutil.copytree(
+                ROOT / "engine", Path(tmp) / "engine", ignore=shutil.ignore_patterns("__pycache__")
+            )
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.ref, *args.paths],
+                check=True,
+                capture_output=True,
+            ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             runs_b, runs_a = [], []
             for _ in range(args.rounds):
@@ -116,11 +141,16 @@ def main() -> None:
         before, after = best_of(runs_b), best_of(runs_a)
     else:
         after = run(Path(args.root), args.seeds, args.rounds)
-    print(f"{'variant':<18} {'moves':>6} {'parse':>7} {'apply':>7} {'over':>7} {'total':>7}"
-          + (f" {'before':>7} {'speedup':>7}" if before else "") + "   (µs per move)")
+    print(
+        f"{'variant':<18} {'moves':>6} {'parse':>7} {'apply':>7} {'over':>7} {'total':>7}"
+        + (f" {'before':>7} {'speedup':>7}" if before else "")
+        + "   (µs per move)"
+    )
     for v, r in after.items():
-        line = (f"{v:<18} {r['moves']:>6.0f} {r['parse']:>7.2f} {r['apply']:>7.2f} "
-                f"{r['over']:>7.2f} {r['total']:>7.2f}")
+        line = (
+            f"{v:<18} {r['moves']:>6.0f} {r['parse']:>7.2f} {r['apply']:>7.2f} "
+            f"{r['over']:>7.2f} {r['total']:>7.2f}"
+        )
         if before:
             b = before[v]
             line += f" {b['total']:>7.2f} {b['total'] / r['total']:>6.2f}x"

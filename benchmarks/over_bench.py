@@ -41,8 +41,14 @@ def check(key: bytes, cap: int) -> Row:
     return dt, search.expanded, None if progress is None else not progress
 
 
-def play(seed: int, policy: tuple[str, float, float], after: int, cap: int,
-         rows: list[Row], keys: list[bytes]) -> None:
+def play(
+    seed: int,
+    policy: tuple[str, float, float],
+    after: int,
+    cap: int,
+    rows: list[Row],
+    keys: list[bytes],
+) -> None:
     """Play one deal, timing the over-check of every position with an empty stock."""
     name, p_up, p_deal = policy
     rng = random.Random(f"{name}:{seed}")
@@ -82,14 +88,20 @@ def report(name: str, rows: list[Row], cap: int) -> None:
     exp = [float(r[1]) for r in rows]
     over = sum(1 for r in rows if r[2] is True)
     undecided = sum(1 for r in rows if r[2] is None)
-    print(f"{name}: {len(rows)} checks, {over} over, {undecided} undecided at {cap:,} "
-          f"expansions, {sum(1 for e in exp if e > 20_000)} over 20k expansions, "
-          f"{sum(1 for t in times if t < 1.0) / len(times):.1%} under 1 ms")
+    print(
+        f"{name}: {len(rows)} checks, {over} over, {undecided} undecided at {cap:,} "
+        f"expansions, {sum(1 for e in exp if e > 20_000)} over 20k expansions, "
+        f"{sum(1 for t in times if t < 1.0) / len(times):.1%} under 1 ms"
+    )
     print(f"  {'':10} {'median':>9} {'mean':>9} {'p90':>9} {'p99':>9} {'max':>9}")
-    print(f"  {'time (ms)':10} {statistics.median(times):>9.3f} {statistics.fmean(times):>9.3f} "
-          f"{pct(times, 0.9):>9.3f} {pct(times, 0.99):>9.3f} {max(times):>9.3f}")
-    print(f"  {'expansions':10} {statistics.median(exp):>9.0f} {statistics.fmean(exp):>9.1f} "
-          f"{pct(exp, 0.9):>9.0f} {pct(exp, 0.99):>9.0f} {max(exp):>9.0f}")
+    print(
+        f"  {'time (ms)':10} {statistics.median(times):>9.3f} {statistics.fmean(times):>9.3f} "
+        f"{pct(times, 0.9):>9.3f} {pct(times, 0.99):>9.3f} {max(times):>9.3f}"
+    )
+    print(
+        f"  {'expansions':10} {statistics.median(exp):>9.0f} {statistics.fmean(exp):>9.1f} "
+        f"{pct(exp, 0.9):>9.0f} {pct(exp, 0.99):>9.0f} {max(exp):>9.0f}"
+    )
 
 
 def main() -> None:
@@ -99,8 +111,9 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=150, help="moves after the stock ran out")
     parser.add_argument("--cap", type=int, default=20_000, help="expansions per check at most")
     parser.add_argument("--save", type=Path, default=None, help="write the checked keys (hex)")
-    parser.add_argument("--keys", type=Path, default=None,
-                        help="time the keys of a --save file instead of playing")
+    parser.add_argument(
+        "--keys", type=Path, default=None, help="time the keys of a --save file instead of playing"
+    )
     args = parser.parse_args()
     seeds = args.seeds if args.seeds is not None else (8 if args.quick else 32)
     start = time.perf_counter()
@@ -114,8 +127,11 @@ def main() -> None:
             rows: list[Row] = []
             for seed in range(seeds):
                 play(seed, policy, args.after, args.cap, rows, keys)
-            report(f"{policy[0]} ({seeds} seeds, up to {args.after} moves after the stock)",
-                   rows, args.cap)
+            report(
+                f"{policy[0]} ({seeds} seeds, up to {args.after} moves after the stock)",
+                rows,
+                args.cap,
+            )
             every += rows
         report("all", every, args.cap)
     print(f"{time.perf_counter() - start:.1f} s in all")

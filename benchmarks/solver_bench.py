@@ -39,11 +39,23 @@ from engine.state import full_state
 
 #: Per-deal budget in seconds: the issue's aims (1 s, 1 s, 10 s, 10 s) and the server's
 #: per-candidate budget for the Triple Deck games.
-BUDGETS = {"fourteen-out": 1.0, "triple-triangle": 1.0, "triple-fourteens": 10.0,
-           "triple-deck": 10.0, "triple-deck-kings": 10.0, "triple-easthaven": 10.0}
+BUDGETS = {
+    "fourteen-out": 1.0,
+    "triple-triangle": 1.0,
+    "triple-fourteens": 10.0,
+    "triple-deck": 10.0,
+    "triple-deck-kings": 10.0,
+    "triple-easthaven": 10.0,
+}
 #: Seeds per variant for the new solvers, and of those, the first ones the old solver gets.
-SEEDS = {"fourteen-out": 300, "triple-triangle": 300, "triple-fourteens": 10_000,
-         "triple-deck": 200, "triple-deck-kings": 200, "triple-easthaven": 200}
+SEEDS = {
+    "fourteen-out": 300,
+    "triple-triangle": 300,
+    "triple-fourteens": 10_000,
+    "triple-deck": 200,
+    "triple-deck-kings": 200,
+    "triple-easthaven": 200,
+}
 OLD_SEEDS = {"fourteen-out": 300, "triple-fourteens": 1_000, "triple-easthaven": 100}
 #: Triple Easthaven deals whose line lengths are compared with the shortest known.
 PAR_SAMPLE = 12
@@ -90,8 +102,11 @@ def par_one(args: tuple[int, float, bool]) -> tuple[int, int, int]:
     for line in lines:
         shorter = shorten(search, parse_line(line), Budget(BEST_KNOWN_NODES, None))
         best = min(best, len(shorter))
-    return (len(old.solution) if old.verdict == WINNABLE else 0,
-            len(new.solution) if new.verdict == WINNABLE else 0, best)
+    return (
+        len(old.solution) if old.verdict == WINNABLE else 0,
+        len(new.solution) if new.verdict == WINNABLE else 0,
+        best,
+    )
 
 
 def certify(args: tuple[str, str]) -> tuple[float, int, int | None, bool]:
@@ -124,14 +139,18 @@ def pct(values: list[float], q: float) -> float:
 def row(label: str, rows: list[Solved], budget: float) -> str:
     n = len(rows)
     times = [r.seconds for r in rows]
-    share = {v: 100 * sum(1 for r in rows if r.verdict == v) / n
-             for v in ("winnable", "impossible", "unknown")}
+    share = {
+        v: 100 * sum(1 for r in rows if r.verdict == v) / n
+        for v in ("winnable", "impossible", "unknown")
+    }
     lines = [r.length for r in rows if r.verdict == WINNABLE]
     span = f"{min(lines)}..{max(lines)}" if lines else "-"
-    return (f"{label:<22}{n:>6}{budget:>7.0f}s{share['winnable']:>9.2f}%"
-            f"{share['impossible']:>10.2f}%{share['unknown']:>8.2f}%"
-            f"{statistics.median(times):>8.3f}s{pct(times, 0.95):>8.3f}s{max(times):>8.2f}s"
-            f"{100 - share['unknown']:>9.2f}%{span:>10}")
+    return (
+        f"{label:<22}{n:>6}{budget:>7.0f}s{share['winnable']:>9.2f}%"
+        f"{share['impossible']:>10.2f}%{share['unknown']:>8.2f}%"
+        f"{statistics.median(times):>8.3f}s{pct(times, 0.95):>8.3f}s{max(times):>8.2f}s"
+        f"{100 - share['unknown']:>9.2f}%{span:>10}"
+    )
 
 
 def main() -> None:
@@ -142,20 +161,29 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--wall", action="store_true", help="budgets in wall time, not CPU time")
     ap.add_argument("--variants", nargs="*", default=list(VARIANT_IDS))
-    ap.add_argument("--skip", nargs="*", default=[], choices=["deals", "par", "certify"],
-                    help="sections to leave out")
+    ap.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["deals", "par", "certify"],
+        help="sections to leave out",
+    )
     args = ap.parse_args()
     scale = 0.05 if args.quick else 1.0
     days = 3 if args.quick else args.days
     cpu = not args.wall
 
-    print(f"solver benchmark: {args.workers} worker processes, seeds from {args.start}, "
-          f"budgets in {'CPU' if cpu else 'wall'} time")
+    print(
+        f"solver benchmark: {args.workers} worker processes, seeds from {args.start}, "
+        f"budgets in {'CPU' if cpu else 'wall'} time"
+    )
     with ProcessPoolExecutor(args.workers) as pool:
         if "deals" not in args.skip:
-            print(f"{'variant':<22}{'deals':>6}{'budget':>8}{'winnable':>10}{'impossible':>11}"
-                  f"{'unknown':>9}{'median':>9}{'p95':>9}{'max':>9}{'decided':>10}"
-                  f"{'line':>10}")
+            print(
+                f"{'variant':<22}{'deals':>6}{'budget':>8}{'winnable':>10}{'impossible':>11}"
+                f"{'unknown':>9}{'median':>9}{'p95':>9}{'max':>9}{'decided':>10}"
+                f"{'line':>10}"
+            )
             for vid in args.variants:
                 budget = BUDGETS[vid]
                 n = max(5, int(SEEDS[vid] * scale))
@@ -172,23 +200,31 @@ def main() -> None:
             k = max(3, int(PAR_SAMPLE * scale))
             print()
             print(f"triple-easthaven line lengths, {k} deals, against the shortest known")
-            pars = list(pool.map(par_one, [(args.start + i, BUDGETS["triple-easthaven"], cpu)
-                                           for i in range(k)]))
+            pars = list(
+                pool.map(
+                    par_one, [(args.start + i, BUDGETS["triple-easthaven"], cpu) for i in range(k)]
+                )
+            )
             for label, col in (("old solver", 0), ("new solver", 1)):
                 gaps = [p[col] / p[2] - 1 for p in pars if p[col] and p[2]]
                 found = [p[col] for p in pars if p[col]]
                 if gaps:
-                    print(f"  {label:<12} {len(found)}/{k} lines, median {statistics.median(found)}"
-                          f" moves, over the shortest known: median "
-                          f"{100 * statistics.median(gaps):.1f} %, max {100 * max(gaps):.1f} %")
+                    print(
+                        f"  {label:<12} {len(found)}/{k} lines, median {statistics.median(found)}"
+                        f" moves, over the shortest known: median "
+                        f"{100 * statistics.median(gaps):.1f} %, max {100 * max(gaps):.1f} %"
+                    )
         if "certify" not in args.skip:
             print()
-            print(f"daily certification, {days} dates per variant from 2027-01-01 "
-                  "(server.games.deals: candidates of 10 s, at most 60 s in all)")
-            print(f"{'variant':<18}{'certified':>10}{'median':>9}{'worst day':>11}"
-                  f"{'candidates':>12}{'par':>14}")
-            dates = [(dt.date(2027, 1, 1) + dt.timedelta(days=d)).isoformat()
-                     for d in range(days)]
+            print(
+                f"daily certification, {days} dates per variant from 2027-01-01 "
+                "(server.games.deals: candidates of 10 s, at most 60 s in all)"
+            )
+            print(
+                f"{'variant':<18}{'certified':>10}{'median':>9}{'worst day':>11}"
+                f"{'candidates':>12}{'par':>14}"
+            )
+            dates = [(dt.date(2027, 1, 1) + dt.timedelta(days=d)).isoformat() for d in range(days)]
             for vid in args.variants:
                 cert = list(pool.map(certify, [(vid, d) for d in dates]))
                 secs = [r[0] for r in cert]
@@ -196,10 +232,13 @@ def main() -> None:
                 pars2 = [r[2] for r in cert if r[2] is not None]
                 tried = [r[1] + 1 for r in cert if r[3]]
                 worst = dates[secs.index(max(secs))]
-                print(f"{vid:<18}{ok:>6}/{len(cert):<3}{statistics.median(secs):>8.2f}s"
-                      f"{max(secs):>10.2f}s{max(tried, default=0):>12}"
-                      f"{(f'{min(pars2)}..{max(pars2)}' if pars2 else '-'):>14}"
-                      f"  (worst: {worst})", flush=True)
+                print(
+                    f"{vid:<18}{ok:>6}/{len(cert):<3}{statistics.median(secs):>8.2f}s"
+                    f"{max(secs):>10.2f}s{max(tried, default=0):>12}"
+                    f"{(f'{min(pars2)}..{max(pars2)}' if pars2 else '-'):>14}"
+                    f"  (worst: {worst})",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ def _seed(text: str) -> int:
     if _SEED_RE.fullmatch(text) is None:
         raise argparse.ArgumentTypeError(
             f"invalid seed {text!r}: write it in decimal ASCII digits without sign, spaces, "
-            "underscores or leading zeros (e.g. 0, 1, 18446744073709551615)")
+            "underscores or leading zeros (e.g. 0, 1, 18446744073709551615)"
+        )
     value = int(text)
     if value > 2**64 - 1:
         raise argparse.ArgumentTypeError("the seed must be in 0..2**64-1")
@@ -86,9 +87,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
             game.play(line)
         except IllegalMove as exc:
             print(f"line {number}: {exc}", file=sys.stderr)
-            _dump({"error": {"line": number, "move": line, "reason": exc.reason,
-                             "message": str(exc)}, "result": game.result()},
-                  sys.stdout, args.indent)
+            _dump(
+                {
+                    "error": {
+                        "line": number,
+                        "move": line,
+                        "reason": exc.reason,
+                        "message": str(exc),
+                    },
+                    "result": game.result(),
+                },
+                sys.stdout,
+                args.indent,
+            )
             return EXIT_ILLEGAL
     _dump({"state": game.to_json(), "result": game.result()}, sys.stdout, args.indent)
     return 0
@@ -96,8 +107,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available subcommand registered."""
-    parser = argparse.ArgumentParser(prog="python -m engine",
-                                     description="Solitaire rules engine: deals and replays.")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description="Solitaire rules engine: deals and replays."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("variants", help="list the variant ids")

@@ -61,8 +61,12 @@ _RED = tuple(SUITS[c // 13] in "DH" for c in range(52))
 ANCHOR: Final = 64
 _NO_FIT: Final = 255
 FIT: Final = tuple([(c % 13 + 1) * 2 + _RED[c] for c in range(52)] + [_NO_FIT] * 204)
-SLOT: Final = tuple([(c % 13) * 2 + (not _RED[c]) for c in range(52)] + [_NO_FIT] * 12
-                    + list(range(26)) + [_NO_FIT] * 166)
+SLOT: Final = tuple(
+    [(c % 13) * 2 + (not _RED[c]) for c in range(52)]
+    + [_NO_FIT] * 12
+    + list(range(26))
+    + [_NO_FIT] * 166
+)
 
 
 def encode(piles: list[tuple[bool, list[int]]], heights: list[int]) -> bytes:
@@ -203,8 +207,7 @@ def _playable(found: bytes) -> frozenset[int]:
     if got is None:
         if len(_PLAYABLE) >= 4096:
             _PLAYABLE.clear()
-        got = _PLAYABLE[found] = frozenset(
-            (f // 3) * 13 + h for f, h in enumerate(found) if h < 13)
+        got = _PLAYABLE[found] = frozenset((f // 3) * 13 + h for f, h in enumerate(found) if h < 13)
     return got
 
 
@@ -406,8 +409,9 @@ def _relax(key: bytes, goal_total: int) -> tuple[bool, list[bytes], list[int]]:
 _BRANCH_LIMIT: Final = 64
 
 
-def _resources(found: bytes, piles: list[bytes], low: list[int],
-               tops: int) -> list[tuple[int, int]]:
+def _resources(
+    found: bytes, piles: list[bytes], low: list[int], tops: int
+) -> list[tuple[int, int]]:
     """Host counting on the facts of one relaxation (valid for every move sequence without
     progress of its branch): the breaks (pile, index) to split on when its facts cannot all
     hold at once, else [].
@@ -500,14 +504,19 @@ def _resources(found: bytes, piles: list[bytes], low: list[int],
     for n, p in enumerate(piles):
         for i in range(max(low[n], 0) + 1, len(p) - 1):
             c = p[i + 1]
-            if (c < ANCHOR and FIT[c] != SLOT[p[i]] and lo[c]
-                    and bad_chains >> ((_RANK0[c] + _RED[c]) % 2) & 1):
+            if (
+                c < ANCHOR
+                and FIT[c] != SLOT[p[i]]
+                and lo[c]
+                and bad_chains >> ((_RANK0[c] + _RED[c]) % 2) & 1
+            ):
                 named.append((n, i))
     return named
 
 
-def _relax_core(found: bytes, piles: list[bytes], goal_total: int,
-                forbid: frozenset[tuple[int, int]]) -> tuple[bool, list[int], int]:
+def _relax_core(
+    found: bytes, piles: list[bytes], goal_total: int, forbid: frozenset[tuple[int, int]]
+) -> tuple[bool, list[int], int]:
     """A monotone ("delete-relaxed") fixpoint over facts that, once possible, are assumed to stay
     possible: which card types can be a pile top, whether a pile can be empty, which foundation
     heights each suit can reach, and how deep each pile can be uncovered (`low`: the index in
@@ -548,8 +557,9 @@ def _relax_core(found: bytes, piles: list[bytes], goal_total: int,
                     continue
                 if h > 0:  # the top card comes back to the tableau
                     c = s * 13 + h - 1
-                    if ((empty or slots >> FIT[c] & 1)
-                            and not (bits >> (h - 1) & 1 and tops >> c & 1)):
+                    if (empty or slots >> FIT[c] & 1) and not (
+                        bits >> (h - 1) & 1 and tops >> c & 1
+                    ):
                         bits |= 1 << (h - 1)
                         tops |= 1 << c
                         slots |= 1 << SLOT[c]
@@ -570,8 +580,7 @@ def _relax_core(found: bytes, piles: list[bytes], goal_total: int,
                     break
                 if k > 0 and FIT[c] != SLOT[p[k]] and (n, k) in forbid:
                     break
-                if (empty or slots >> FIT[c] & 1
-                        or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1)):
+                if empty or slots >> FIT[c] & 1 or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1):
                     new_low = k - 1
                     if k > 0:
                         below = p[k]
@@ -608,8 +617,11 @@ def _relax_core(found: bytes, piles: list[bytes], goal_total: int,
                 j = i + 1
                 ok = False
                 while True:
-                    if up[j] and (empty or slots >> FIT[y] & 1 or (
-                            j == i + 1 and tops >> y & 1 and fh[_SUIT[y]] >> _RANK0[y] & 1)):
+                    if up[j] and (
+                        empty
+                        or slots >> FIT[y] & 1
+                        or (j == i + 1 and tops >> y & 1 and fh[_SUIT[y]] >> _RANK0[y] & 1)
+                    ):
                         ok = True
                         break
                     if j + 1 >= m or FIT[p[j + 2]] != SLOT[p[j + 1]]:

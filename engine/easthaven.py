@@ -79,8 +79,9 @@ class TripleEasthaven(TableauGame):
             name = move.src[1:]
             if not name:  # `f 5`: the foundation card, when only one fits
                 dst = pile_number(move.dst, PILES)
-                fits = [c for c in self._foundation_tops()
-                        if dst is not None and self._accepts(dst, c)]
+                fits = [
+                    c for c in self._foundation_tops() if dst is not None and self._accepts(dst, c)
+                ]
                 return Move(FOUNDATION + fits[0].text, move.dst) if len(fits) == 1 else move
             try:
                 return Move(FOUNDATION + parse_card(name).text, move.dst, move.count)
@@ -170,8 +171,7 @@ class TripleEasthaven(TableauGame):
         """
         if move.src.startswith(FOUNDATION):
             return True
-        if (not was_live or result.revealed_hidden or move.src == STOCK
-                or move.dst == FOUNDATION):
+        if not was_live or result.revealed_hidden or move.src == STOCK or move.dst == FOUNDATION:
             return False
         # The moved cards are still one run on top of the destination and nothing turned, so
         # the source is empty (any run fills it) or shows a face-up top the head may build on.
@@ -227,8 +227,12 @@ class TripleEasthaven(TableauGame):
         moves as the tableau games record them (numbers only)."""
         if move.src.startswith(FOUNDATION):
             dst = int(move.dst) - 1
-            return (_FROM_FOUNDATION, dst, len(self._piles[dst]),
-                    tuple(map(len, self._foundations)))
+            return (
+                _FROM_FOUNDATION,
+                dst,
+                len(self._piles[dst]),
+                tuple(map(len, self._foundations)),
+            )
         return super()._undo_snapshot(move)
 
     def _restore(self, snapshot: Any) -> None:
@@ -236,8 +240,9 @@ class TripleEasthaven(TableauGame):
             _, dst, dst_len, heights = snapshot
             card = self._piles[dst].pop()
             assert len(self._piles[dst]) == dst_len, "undo of a move that was not the last one"
-            short = next(f for f, n in zip(self._foundations, heights, strict=True)
-                         if len(f) == n - 1)
+            short = next(
+                f for f, n in zip(self._foundations, heights, strict=True) if len(f) == n - 1
+            )
             short.append(card)
             return
         super()._restore(snapshot)
@@ -245,16 +250,21 @@ class TripleEasthaven(TableauGame):
     # -- serialisation ------------------------------------------------------------------------
 
     def _state_json(self) -> TableauStateBody:
-        return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
-                "foundations": [[c.text for c in f] for f in self._foundations]}
+        return {
+            "piles": self._piles_state(),
+            "stock": [str(c) for c in reversed(self._stock)],
+            "foundations": [[c.text for c in f] for f in self._foundations],
+        }
 
     def _view_json(self) -> TableauViewBody:
-        return {"piles": self._piles_view(), "stock": len(self._stock),
-                "foundations": [[c.text for c in f] for f in self._foundations]}
+        return {
+            "piles": self._piles_view(),
+            "stock": len(self._stock),
+            "foundations": [[c.text for c in f] for f in self._foundations],
+        }
 
     def _load_view(self, view: View) -> None:
         self._load_piles(view)
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,8 +300,12 @@ class _EasthavenOverSearch:
         if progress is None:
             return None
         game = self._game
-        if (not game._over_known and game.moves == self._moves and not game._stock
-                and game._over_key() == self._key):
+        if (
+            not game._over_known
+            and game.moves == self._moves
+            and not game._stock
+            and game._over_key() == self._key
+        ):
             game.settle_over(not progress)
         return not progress
 

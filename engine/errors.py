@@ -1,9 +1,9 @@
 """Exceptions raised by the engine.
 
-    EngineError
-     ├── IllegalMove (also ValueError)   a move that cannot be parsed or played here
-     ├── UnknownVariant (also ValueError) a variant id that does not exist
-     └── OutOfSync                        a player's copy disagrees with the server's move
+EngineError
+ ├── IllegalMove (also ValueError)   a move that cannot be parsed or played here
+ ├── UnknownVariant (also ValueError) a variant id that does not exist
+ └── OutOfSync                        a player's copy disagrees with the server's move
 """
 
 from __future__ import annotations

@@ -110,8 +110,13 @@ class Game:
         self._history.clear()
 
     def result(self) -> ResultJson:
-        return {"won": self.won, "over": self.over, "score": self.score,
-                "cleared": self.cleared, "moves": self.moves}
+        return {
+            "won": self.won,
+            "over": self.over,
+            "score": self.score,
+            "cleared": self.cleared,
+            "moves": self.moves,
+        }
 
     # -- moves --------------------------------------------------------------------------------
 
@@ -167,8 +172,9 @@ class Game:
             self.defer_over()  # not over (the move was accepted), but not judged either
             self.play(line)
 
-    def follow(self, text: str, reveals: Sequence[Reveal] = (), *,
-               over: bool | None = None) -> MoveResult:
+    def follow(
+        self, text: str, reveals: Sequence[Reveal] = (), *, over: bool | None = None
+    ) -> MoveResult:
         """Play on a player's copy a move the server accepted, learning the cards it revealed.
 
         `reveals` are the server's reveal events of that move, in order; `over` is the server's
@@ -203,13 +209,17 @@ class Game:
 
     def to_json(self) -> StateJson:
         """The full state, hidden cards included (server and audit use only)."""
-        return cast("StateJson", {"variant": self.id, "seed": self.seed, **self._state_json(),
-                                  **self.result()})
+        return cast(
+            "StateJson",
+            {"variant": self.id, "seed": self.seed, **self._state_json(), **self.result()},
+        )
 
     def view(self) -> View:
         """What the player may see: face-down cards and the stock order replaced by counts."""
-        return cast("View", {"variant": self.id, **self._view_json(), **self.result(),
-                             "can_undo": self.can_undo()})
+        return cast(
+            "View",
+            {"variant": self.id, **self._view_json(), **self.result(), "can_undo": self.can_undo()},
+        )
 
     # -- hooks for variants -------------------------------------------------------------------
 

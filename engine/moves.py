@@ -68,8 +68,11 @@ class Move:
             if not tokens[2].isdigit() or not 1 <= int(tokens[2]) <= 52:
                 raise IllegalMove(text, "the card count must be a number from 1 to 52")
             count = int(tokens[2])
-        return cls(tokens[0].lower() if tokens[0].isalpha() else tokens[0],
-                   tokens[1].lower() if len(tokens) > 1 else "", count)
+        return cls(
+            tokens[0].lower() if tokens[0].isalpha() else tokens[0],
+            tokens[1].lower() if len(tokens) > 1 else "",
+            count,
+        )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -110,8 +113,12 @@ class Transfer:
         return Transfer, (self.cards, self.src, self.dst)
 
     def to_json(self) -> MoveEvent:
-        return {"type": "move", "cards": [c.text for c in self.cards],
-                "from": self.src, "to": self.dst}
+        return {
+            "type": "move",
+            "cards": [c.text for c in self.cards],
+            "from": self.src,
+            "to": self.dst,
+        }
 
 
 class Reveal:
@@ -147,9 +154,14 @@ class MoveResult:
 
     __slots__ = ("extra", "move", "reveals", "transfers", "undo")
 
-    def __init__(self, move: str, transfers: tuple[Transfer, ...] = (),
-                 reveals: tuple[Reveal, ...] = (), undo: bool = False,
-                 extra: tuple[Event, ...] = ()) -> None:
+    def __init__(
+        self,
+        move: str,
+        transfers: tuple[Transfer, ...] = (),
+        reveals: tuple[Reveal, ...] = (),
+        undo: bool = False,
+        extra: tuple[Event, ...] = (),
+    ) -> None:
         self.move: Final = move
         self.transfers: Final = transfers
         self.reveals: Final = reveals
@@ -159,18 +171,28 @@ class MoveResult:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MoveResult):
             return NotImplemented
-        return (self.move == other.move and self.transfers == other.transfers
-                and self.reveals == other.reveals and self.undo == other.undo
-                and self.extra == other.extra)
+        return (
+            self.move == other.move
+            and self.transfers == other.transfers
+            and self.reveals == other.reveals
+            and self.undo == other.undo
+            and self.extra == other.extra
+        )
 
     __hash__ = None  # type: ignore[assignment]  # `extra` holds dicts, as a dataclass's would
 
     def __repr__(self) -> str:
-        return (f"MoveResult(move={self.move!r}, transfers={self.transfers!r}, "
-                f"reveals={self.reveals!r}, undo={self.undo!r}, extra={self.extra!r})")
+        return (
+            f"MoveResult(move={self.move!r}, transfers={self.transfers!r}, "
+            f"reveals={self.reveals!r}, undo={self.undo!r}, extra={self.extra!r})"
+        )
 
-    def __reduce__(self) -> tuple[type[MoveResult], tuple[
-            str, tuple[Transfer, ...], tuple[Reveal, ...], bool, tuple[Event, ...]]]:
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[MoveResult],
+        tuple[str, tuple[Transfer, ...], tuple[Reveal, ...], bool, tuple[Event, ...]],
+    ]:
         return MoveResult, (self.move, self.transfers, self.reveals, self.undo, self.extra)
 
     @property

@@ -104,15 +104,18 @@ class PairingGame(Game):
 
     def _state_json(self) -> PairingStateBody:
         return {
-            "piles": [[{"card": c.text, "up": True} for c in p[: self._heights[i]]]
-                      for i, p in enumerate(self._piles)],
+            "piles": [
+                [{"card": c.text, "up": True} for c in p[: self._heights[i]]]
+                for i, p in enumerate(self._piles)
+            ],
             "discard": self._removed(),  # the removed cards, pile by pile
         }
 
     def _view_json(self) -> PairingViewBody:
-        return {"piles": [[c.text for c in p[: self._heights[i]]]
-                          for i, p in enumerate(self._piles)],
-                "discard": self.cleared}
+        return {
+            "piles": [[c.text for c in p[: self._heights[i]]] for i, p in enumerate(self._piles)],
+            "discard": self.cleared,
+        }
 
     def _load_view(self, view: View) -> None:
         piles = pairing_view(view)["piles"]

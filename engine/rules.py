@@ -86,6 +86,7 @@ Moves
 }
 NOTATION["triple-deck-kings"] = NOTATION["triple-deck"]
 
+
 def rules_text(variant_id: str) -> str:
     """The rule summary and move notation of a variant."""
     return f"{RULES[variant_id]}\n\n{NOTATION[variant_id]}\n  undo     take back the last move"

@@ -91,6 +91,7 @@ class TableauState:
 
 GameState = PairingState | TriPeaksState | TableauState
 
+
 def _known(cards: Iterable[Card | None]) -> tuple[Card, ...]:
     """The cards as a tuple; a hidden card (None: a player's copy) has no full state."""
     given = tuple(cards)
@@ -113,8 +114,9 @@ def _tripeaks_state(game: TriPeaks) -> TriPeaksState:
 
 def _tableau_state(game: TableauGame, waste: tuple[Card, ...] = ()) -> TableauState:
     piles = tuple(PileState(_known(p), d) for p, d in zip(game._piles, game._down, strict=True))
-    return TableauState(piles, _known(reversed(game._stock)), waste,
-                        tuple(tuple(f) for f in game._foundations))
+    return TableauState(
+        piles, _known(reversed(game._stock)), waste, tuple(tuple(f) for f in game._foundations)
+    )
 
 
 def _triple_deck_state(game: TripleDeck) -> TableauState:
@@ -124,7 +126,9 @@ def _triple_deck_state(game: TripleDeck) -> TableauState:
 #: The exporter of each game family; `full_state` walks a game's class hierarchy, so a variant
 #: that subclasses a family (Triple Fourteens, Triple Deck with Kings) finds its exporter.
 _EXPORTERS: dict[type[Game], Callable[[Any], GameState]] = {
-    PairingGame: _pairing_state, TriPeaks: _tripeaks_state, TableauGame: _tableau_state,
+    PairingGame: _pairing_state,
+    TriPeaks: _tripeaks_state,
+    TableauGame: _tableau_state,
     TripleDeck: _triple_deck_state,
 }
 
@@ -150,5 +154,4 @@ def full_state(game: Game) -> GameState:
     raise TypeError(f"no full state for {type(game).__name__}")
 
 
-__all__ = ["GameState", "PairingState", "PileState", "TableauState", "TriPeaksState",
-           "full_state"]
+__all__ = ["GameState", "PairingState", "PileState", "TableauState", "TriPeaksState", "full_state"]

@@ -161,8 +161,11 @@ class TableauGame(Game):
             return move
         count = move.count
         if token_count(text) == 2 and src != dst:
-            legal = [k for k in range(1, self._run_length(src) + 1)
-                     if self._pile_move_reason(Move(move.src, move.dst, k)) is None]
+            legal = [
+                k
+                for k in range(1, self._run_length(src) + 1)
+                if self._pile_move_reason(Move(move.src, move.dst, k)) is None
+            ]
             count = max(legal, default=count)
         # The canonical text always carries the count: `3 5` alone may mean a longer run.
         return Move(move.src, move.dst, count, counted=True)
@@ -183,8 +186,11 @@ class TableauGame(Game):
             del pile[-move.count :]
             self._piles[int(move.dst) - 1].extend(moving)
             # A player's copy may move cards it cannot see (None); the server never does.
-            cards = (tuple(moving) if None not in moving  # type: ignore[arg-type]
-                     else tuple(c for c in moving if c is not None))
+            cards = (
+                tuple(moving)
+                if None not in moving  # type: ignore[arg-type]
+                else tuple(c for c in moving if c is not None)
+            )
         transfer = Transfer(cards, move.src, move.dst)
         text = str(move) if move.dst == FOUNDATION else f"{move.src} {move.dst} {move.count}"
         return MoveResult(text, (transfer,), self._turn_up(src))
@@ -215,8 +221,12 @@ class TableauGame(Game):
     # -- snapshots and serialisation ----------------------------------------------------------
 
     def _snapshot(self) -> Any:
-        return (tuple(tuple(p) for p in self._piles), tuple(self._down), tuple(self._stock),
-                tuple(tuple(f) for f in self._foundations))
+        return (
+            tuple(tuple(p) for p in self._piles),
+            tuple(self._down),
+            tuple(self._stock),
+            tuple(tuple(f) for f in self._foundations),
+        )
 
     def _undo_snapshot(self, move: Move) -> Any:
         """A pile's move takes cards off its source's top and puts them on its destination's
@@ -230,8 +240,15 @@ class TableauGame(Game):
             return self._snapshot()
         piles = self._piles
         if move.dst == FOUNDATION:
-            return (_PILE_MOVE, src, len(piles[src]), self._down[src], None, 0,
-                    tuple(map(len, self._foundations)))
+            return (
+                _PILE_MOVE,
+                src,
+                len(piles[src]),
+                self._down[src],
+                None,
+                0,
+                tuple(map(len, self._foundations)),
+            )
         dst = pile_number(move.dst, self.pile_count)
         assert dst is not None
         return (_PILE_MOVE, src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
@@ -261,12 +278,16 @@ class TableauGame(Game):
         self._down[src] = down
 
     def _piles_state(self) -> list[list[OrientedCard]]:
-        return [[{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]
-                for i, p in enumerate(self._piles)]
+        return [
+            [{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]
+            for i, p in enumerate(self._piles)
+        ]
 
     def _piles_view(self) -> list[PileView]:
-        return [{"down": self._down[i], "up": [str(c) for c in p[self._down[i] :]]}
-                for i, p in enumerate(self._piles)]
+        return [
+            {"down": self._down[i], "up": [str(c) for c in p[self._down[i] :]]}
+            for i, p in enumerate(self._piles)
+        ]
 
     def _load_piles(self, view: View) -> None:
         view = tableau_view(view)
@@ -275,8 +296,9 @@ class TableauGame(Game):
             raise ValueError(f"{self.id} has {self.pile_count} piles")
         self._down = [int(p["down"]) for p in piles]
         hidden: list[Card | None] = [None]
-        self._piles = [hidden * int(p["down"]) + [card_or_hidden(t) for t in p["up"]]
-                       for p in piles]
+        self._piles = [
+            hidden * int(p["down"]) + [card_or_hidden(t) for t in p["up"]] for p in piles
+        ]
         self._stock = [None] * int(view["stock"])
         self._foundations = [[parse_card(t) for t in f] for f in view["foundations"]]
 

@@ -116,15 +116,19 @@ class TriPeaks(Game):
             drawn = self._stock.pop()
             assert drawn is not None, "a player's copy cannot know the drawn card"
             self._foundation.append(drawn)
-            return MoveResult(str(move), (Transfer((drawn,), "s", FOUNDATION),),
-                              (Reveal(drawn, FOUNDATION),))
+            return MoveResult(
+                str(move), (Transfer((drawn,), "s", FOUNDATION),), (Reveal(drawn, FOUNDATION),)
+            )
         pos = int(move.src) - 1
         c = self._cards[pos]
         assert c is not None
         self._present[pos] = False
         self._foundation.append(c)
-        reveals = tuple(Reveal(self._cards[q], str(q + 1))
-                        for q in COVERS[pos] if self._present[q] and self._uncovered(q))
+        reveals = tuple(
+            Reveal(self._cards[q], str(q + 1))
+            for q in COVERS[pos]
+            if self._present[q] and self._uncovered(q)
+        )
         return MoveResult(str(move), (Transfer((c,), move.src, FOUNDATION),), reveals)
 
     def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
@@ -145,16 +149,20 @@ class TriPeaks(Game):
 
     def _state_json(self) -> TriPeaksStateBody:
         return {
-            "tableau": [{"card": str(c), "up": self._uncovered(i)} if self._present[i] else None
-                        for i, c in enumerate(self._cards)],
+            "tableau": [
+                {"card": str(c), "up": self._uncovered(i)} if self._present[i] else None
+                for i, c in enumerate(self._cards)
+            ],
             "stock": [str(c) for c in reversed(self._stock)],
             "foundation": [c.text for c in self._foundation],
         }
 
     def _view_json(self) -> TriPeaksViewBody:
         return {
-            "tableau": [(str(c) if self._uncovered(i) else HIDDEN) if self._present[i] else None
-                        for i, c in enumerate(self._cards)],
+            "tableau": [
+                (str(c) if self._uncovered(i) else HIDDEN) if self._present[i] else None
+                for i, c in enumerate(self._cards)
+            ],
             "stock": len(self._stock),
             "foundation": [c.text for c in self._foundation],
         }

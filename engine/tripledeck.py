@@ -130,13 +130,17 @@ class TripleDeck(TableauGame):
             if not self._stock:
                 self._stock = list(reversed(self._waste))
                 self._waste = []
-                return MoveResult(str(move), extra=({"type": "recycle",
-                                                     "cards": len(self._stock)},))
+                return MoveResult(
+                    str(move), extra=({"type": "recycle", "cards": len(self._stock)},)
+                )
             drawn = [self._stock.pop() for _ in range(min(DRAW_COUNT, len(self._stock)))]
             known = [c for c in drawn if c is not None]
             self._waste.extend(known)
-            return MoveResult(str(move), (Transfer(tuple(known), "s", WASTE),),
-                              tuple(Reveal(c, WASTE) for c in drawn))
+            return MoveResult(
+                str(move),
+                (Transfer(tuple(known), "s", WASTE),),
+                tuple(Reveal(c, WASTE) for c in drawn),
+            )
         if move.src == WASTE:
             c = self._waste.pop()
             if move.dst == FOUNDATION:
@@ -151,8 +155,12 @@ class TripleDeck(TableauGame):
     def _stays_live(self, move: Move, result: MoveResult, was_live: bool) -> bool:
         """Not over, without a check, after a pile-to-pile move that turned nothing and whose
         cards can move straight back: that move back is a legal move other than drawing."""
-        if (result.revealed_hidden or move.dst == FOUNDATION or move.src == STOCK
-                or move.src == WASTE):
+        if (
+            result.revealed_hidden
+            or move.dst == FOUNDATION
+            or move.src == STOCK
+            or move.src == WASTE
+        ):
             return False
         # The cards moved as one run and still are one on top of the destination; nothing
         # was turned, so the source shows a face-up top (or is empty): the run goes back when
@@ -203,8 +211,7 @@ class TripleDeck(TableauGame):
         for c in self._cycle_cards() | ({self._waste[-1]} if self._waste else set()):
             if c is None:  # a player's copy cannot see the stock: assume it may play
                 return False
-            if (c.rank - 1 in heights or c.rank in wanted
-                    or (empty and c.rank == top_rank)):
+            if c.rank - 1 in heights or c.rank in wanted or (empty and c.rank == top_rank):
                 return False
         return True
 
@@ -243,8 +250,13 @@ class TripleDeck(TableauGame):
         if move.src == WASTE:
             heights = tuple(map(len, self._foundations)) if move.dst == FOUNDATION else None
             dst = pile_number(move.dst, self.pile_count)
-            return (_WASTE_MOVE, len(self._waste), dst,
-                    len(self._piles[dst]) if dst is not None else 0, heights)
+            return (
+                _WASTE_MOVE,
+                len(self._waste),
+                dst,
+                len(self._piles[dst]) if dst is not None else 0,
+                heights,
+            )
         return super()._undo_snapshot(move)
 
     def _restore(self, snapshot: Any) -> None:
@@ -279,14 +291,20 @@ class TripleDeck(TableauGame):
             self._waste = list(waste)
 
     def _state_json(self) -> TripleDeckStateBody:
-        return {"piles": self._piles_state(), "stock": [str(c) for c in reversed(self._stock)],
-                "waste": [c.text for c in self._waste],
-                "foundations": [[c.text for c in f] for f in self._foundations]}
+        return {
+            "piles": self._piles_state(),
+            "stock": [str(c) for c in reversed(self._stock)],
+            "waste": [c.text for c in self._waste],
+            "foundations": [[c.text for c in f] for f in self._foundations],
+        }
 
     def _view_json(self) -> TripleDeckViewBody:
-        return {"piles": self._piles_view(), "stock": len(self._stock),
-                "waste": [c.text for c in self._waste],
-                "foundations": [[c.text for c in f] for f in self._foundations]}
+        return {
+            "piles": self._piles_view(),
+            "stock": len(self._stock),
+            "waste": [c.text for c in self._waste],
+            "foundations": [[c.text for c in f] for f in self._foundations],
+        }
 
     def _load_view(self, view: View) -> None:
         self._load_piles(view)

@@ -15,8 +15,14 @@ from .views import as_view
 
 VARIANTS: Final[dict[str, type[Game]]] = {
     cls.id: cls
-    for cls in (FourteenOut, TripleFourteens, TriPeaks, TripleDeck, TripleDeckKings,
-                TripleEasthaven)
+    for cls in (
+        FourteenOut,
+        TripleFourteens,
+        TriPeaks,
+        TripleDeck,
+        TripleDeckKings,
+        TripleEasthaven,
+    )
 }
 VARIANT_IDS: Final = tuple(VARIANTS)
 

@@ -242,7 +242,10 @@ def _plain_struct(msg: Struct) -> dict[str, Any]:
 
 
 def _encode(
-    msg: Struct, table: Mapping[str, type[Struct]], binary: bool, max_size: int,
+    msg: Struct,
+    table: Mapping[str, type[Struct]],
+    binary: bool,
+    max_size: int,
     validate: bool = True,
 ) -> bytes | str:
     cls = type(msg)
@@ -278,16 +281,20 @@ def _encode(
 
 
 @overload
-def encode(msg: ServerMessage, binary: Literal[True], *, max_size: int = ...,
-           validate: bool = ...) -> bytes: ...
+def encode(
+    msg: ServerMessage, binary: Literal[True], *, max_size: int = ..., validate: bool = ...
+) -> bytes: ...
 @overload
-def encode(msg: ServerMessage, binary: Literal[False], *, max_size: int = ...,
-           validate: bool = ...) -> str: ...
+def encode(
+    msg: ServerMessage, binary: Literal[False], *, max_size: int = ..., validate: bool = ...
+) -> str: ...
 @overload
-def encode(msg: ServerMessage, binary: bool, *, max_size: int = ...,
-           validate: bool = ...) -> bytes | str: ...
-def encode(msg: ServerMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE,
-           validate: bool = True) -> bytes | str:
+def encode(
+    msg: ServerMessage, binary: bool, *, max_size: int = ..., validate: bool = ...
+) -> bytes | str: ...
+def encode(
+    msg: ServerMessage, binary: bool, *, max_size: int = MAX_FRAME_SIZE, validate: bool = True
+) -> bytes | str:
     """Encode a server message: msgpack ``bytes`` if ``binary`` else JSON ``str``.
 
     The message is validated first; an invalid one raises :class:`EncodeError`. A server

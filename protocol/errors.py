@@ -107,8 +107,14 @@ class UnsupportedVersion(ProtocolError):
 
     default_code = ErrorCode.UNSUPPORTED_VERSION
 
-    def __init__(self, message: str, *, code: str | None = None, id: int | None = None,
-                 versions: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        id: int | None = None,
+        versions: tuple[int, ...] | None = None,
+    ) -> None:
         super().__init__(message, code=code, id=id)
         self.versions = versions
 

@@ -168,8 +168,9 @@ class ErrorReply(ServerMessage, type="error"):
         versions = None
         if isinstance(error, UnsupportedVersion):
             versions = error.versions or tuple(sorted(SUPPORTED_VERSIONS))
-        return cls(code=error.code, message=message, id=error.id if id is None else id,
-                   versions=versions)
+        return cls(
+            code=error.code, message=message, id=error.id if id is None else id, versions=versions
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

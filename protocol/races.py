@@ -420,10 +420,31 @@ class RaceHistory(Reply, type="race.history"):
     races: Summaries
 
 
-for _cls in (Racer, RaceInfo, RatingEntry, RaceSummary, RaceResultEntry,
-             *RACE_EVENTS.values(), RaceQueue, RaceLeave, RaceCreate,
-             RaceJoin, RaceStart, RaceGet, RaceTop, RaceAround, RaceRank, RaceRecent, RaceQueued,
-             RaceLeft, RaceRoom, RaceUpdate, RaceEvent, RaceStarted, RaceBoard, RaceRankReply,
-             RaceHistory):
+for _cls in (
+    Racer,
+    RaceInfo,
+    RatingEntry,
+    RaceSummary,
+    RaceResultEntry,
+    *RACE_EVENTS.values(),
+    RaceQueue,
+    RaceLeave,
+    RaceCreate,
+    RaceJoin,
+    RaceStart,
+    RaceGet,
+    RaceTop,
+    RaceAround,
+    RaceRank,
+    RaceRecent,
+    RaceQueued,
+    RaceLeft,
+    RaceRoom,
+    RaceUpdate,
+    RaceEvent,
+    RaceStarted,
+    RaceBoard,
+    RaceRankReply,
+    RaceHistory,
+):
     fields_of(_cls)
-

@@ -111,10 +111,16 @@ def _plan(cls: type[Struct], path: str, ignore: frozenset[str]) -> _LoadPlan:
     specs = fields_of(cls)
     dc_fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
     fields = tuple(
-        (f.name, f.spec, f.optional, _join(path, f.name),
-         dc_fields[f.name].default is dataclasses.MISSING
-         and dc_fields[f.name].default_factory is dataclasses.MISSING)
-        for f in specs)
+        (
+            f.name,
+            f.spec,
+            f.optional,
+            _join(path, f.name),
+            dc_fields[f.name].default is dataclasses.MISSING
+            and dc_fields[f.name].default_factory is dataclasses.MISSING,
+        )
+        for f in specs
+    )
     plan = _LoadPlan(frozenset(f.name for f in specs) | ignore, fields)
     if not path:
         _plans[(cls, ignore)] = plan

@@ -241,7 +241,23 @@ class RaceSpectators(Push, type="race.spectators"):
     count: Count
 
 
-for _cls in (ProfileGet, HistoryGet, RaceList, RaceWatch, RaceUnwatch, DailyStats, RaceStats,
-             DayResult, SpectatorBoard, RaceListing, Profile, HistoryPage, RaceListReply,
-             RaceWatching, RaceUnwatched, RaceSpectate, RaceSpectators):
+for _cls in (
+    ProfileGet,
+    HistoryGet,
+    RaceList,
+    RaceWatch,
+    RaceUnwatch,
+    DailyStats,
+    RaceStats,
+    DayResult,
+    SpectatorBoard,
+    RaceListing,
+    Profile,
+    HistoryPage,
+    RaceListReply,
+    RaceWatching,
+    RaceUnwatched,
+    RaceSpectate,
+    RaceSpectators,
+):
     fields_of(_cls)

@@ -29,20 +29,25 @@ def new_event_loop(config: Config) -> asyncio.AbstractEventLoop:
 
 def main(argv: list[str] | None = None) -> None:
     config = Config.from_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=config.log_level_no,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=config.log_level_no, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     config.data_dir.mkdir(parents=True, exist_ok=True)
     loop = new_event_loop(config)
     logging.getLogger(__name__).info(
-        "listening on ws://%s:%d/ws (%s, engine and codec %s)", config.host, config.port,
+        "listening on ws://%s:%d/ws (%s, engine and codec %s)",
+        config.host,
+        config.port,
         type(loop).__module__.split(".")[0],
-        "compiled" if engine.COMPILED and p.COMPILED else "pure Python: see setup.py")
+        "compiled" if engine.COMPILED and p.COMPILED else "pure Python: see setup.py",
+    )
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
     app = create_app(config)
     app.on_startup.append(tune_after_startup)
-    web.run_app(app, host=config.host, port=config.port, print=None,
-                shutdown_timeout=5.0, loop=loop)
+    web.run_app(
+        app, host=config.host, port=config.port, print=None, shutdown_timeout=5.0, loop=loop
+    )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_clock.run()))
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].matchmaking.run()))
     app[PACER] = LoopPacer()
-    app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms,
-                                          app[PACER]))
+    app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms, app[PACER]))
     app.cleanup_ctx.append(_background(_close_idle))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
@@ -169,8 +168,9 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     # aiohttp refuses a frame of `max_msg_size` bytes or more (it closes with 1009, no reply),
     # so it gets a larger limit: the codec refuses frames over `config.max_msg_size` with a
     # `too_large` reply before the close, for frames up to `hard_frame_limit(config)`.
-    ws = web.WebSocketResponse(heartbeat=config.heartbeat,
-                               max_msg_size=hard_frame_limit(config) + 1, compress=False)
+    ws = web.WebSocketResponse(
+        heartbeat=config.heartbeat, max_msg_size=hard_frame_limit(config) + 1, compress=False
+    )
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[HANDLERS])
     app[SOCKETS].add(conn)

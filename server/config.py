@@ -12,8 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["APPENDFSYNC_CHOICES", "CLUSTER_SCHEME", "ClusterUrl", "Config",
-           "load_or_create_secret", "parse_cluster_url"]
+__all__ = [
+    "APPENDFSYNC_CHOICES",
+    "CLUSTER_SCHEME",
+    "ClusterUrl",
+    "Config",
+    "load_or_create_secret",
+    "parse_cluster_url",
+]
 
 APPENDFSYNC_CHOICES = ("always", "everysec", "no")
 SECRET_FILE = "daily_secret"
@@ -80,8 +86,8 @@ class Config:
             "--redis-url",
             default=env.get("REDIS_URL") or None,
             help="external Redis (redis://, rediss://, unix://) or a Redis Cluster "
-                 "(redis+cluster://host:port[,host:port...], rediss+cluster:// with TLS); "
-                 "default: embedded redis-server",
+            "(redis+cluster://host:port[,host:port...], rediss+cluster:// with TLS); "
+            "default: embedded redis-server",
         )
         p.add_argument(
             "--data-dir", type=Path, default=Path(env.get("SOLITAIRE_DATA_DIR", d.data_dir))
@@ -113,25 +119,45 @@ class Config:
         p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
         p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
         p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
-        p.add_argument("--uvloop", action="store_true", default=env.get("SOLITAIRE_UVLOOP") == "1",
-                       help="run on uvloop instead of asyncio's own event loop")
-        p.add_argument("--no-certify", action="store_true",
-                       help="deal the plain daily seed instead of a solver-certified one")
-        p.add_argument("--solver-budget", type=float, default=d.solver_budget_s,
-                       help="seconds of search per candidate daily deal")
+        p.add_argument(
+            "--uvloop",
+            action="store_true",
+            default=env.get("SOLITAIRE_UVLOOP") == "1",
+            help="run on uvloop instead of asyncio's own event loop",
+        )
+        p.add_argument(
+            "--no-certify",
+            action="store_true",
+            help="deal the plain daily seed instead of a solver-certified one",
+        )
+        p.add_argument(
+            "--solver-budget",
+            type=float,
+            default=d.solver_budget_s,
+            help="seconds of search per candidate daily deal",
+        )
         p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
         p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
-        p.add_argument("--clock-offset-ms", type=int,
-                       default=int(env.get("SOLITAIRE_CLOCK_OFFSET_MS") or d.clock_offset_ms),
-                       help="add this to the wall clock (benchmarks: a fixed date for the "
-                            "daily deals); default 0")
-        p.add_argument("--loop-lag-interval-ms", type=float, default=d.loop_lag_interval_ms,
-                       help="period of the event-loop lag probe (/metrics "
-                            "solitaire_loop_lag_seconds); 0: off")
-        p.add_argument("--validate-replies", action="store_true",
-                       default=env.get("SOLITAIRE_VALIDATE_REPLIES") == "1",
-                       help="check every outgoing message against the protocol schema "
-                            "(debugging; the tests run with it)")
+        p.add_argument(
+            "--clock-offset-ms",
+            type=int,
+            default=int(env.get("SOLITAIRE_CLOCK_OFFSET_MS") or d.clock_offset_ms),
+            help="add this to the wall clock (benchmarks: a fixed date for the "
+            "daily deals); default 0",
+        )
+        p.add_argument(
+            "--loop-lag-interval-ms",
+            type=float,
+            default=d.loop_lag_interval_ms,
+            help="period of the event-loop lag probe (/metrics solitaire_loop_lag_seconds); 0: off",
+        )
+        p.add_argument(
+            "--validate-replies",
+            action="store_true",
+            default=env.get("SOLITAIRE_VALIDATE_REPLIES") == "1",
+            help="check every outgoing message against the protocol schema "
+            "(debugging; the tests run with it)",
+        )
         a = p.parse_args(argv)
 
         if not 0 <= a.port <= 65535:

@@ -48,24 +48,48 @@ class Services:
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
         # Long game-over searches get a worker of their own: behind a deal certification
         # (up to a minute per candidate) or a hint they would hold a dead game open.
-        games = GameService(store, clock, hint_penalty_ms=config.hint_penalty_ms,
-                            metrics=metrics, solvers=SolverPool(workers=1))
+        games = GameService(
+            store,
+            clock,
+            hint_penalty_ms=config.hint_penalty_ms,
+            metrics=metrics,
+            solvers=SolverPool(workers=1),
+        )
         players = PlayerRegistry(client, clock, commit=store.move_log)
         leaderboard = Leaderboard(client, store.entries)
-        settings = RaceSettings(countdown_ms=config.race_countdown_ms,
-                                time_limit_ms=config.race_time_limit_ms,
-                                grace_ms=config.race_grace_ms,
-                                fill_wait_ms=config.race_fill_wait_ms)
+        settings = RaceSettings(
+            countdown_ms=config.race_countdown_ms,
+            time_limit_ms=config.race_time_limit_ms,
+            grace_ms=config.race_grace_ms,
+            fill_wait_ms=config.race_fill_wait_ms,
+        )
         race_store = RaceStore(client, RACE_TTL_MS)
         boards = RaceBoards(client, config.leaderboard_retention_days)
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
         fanout = RaceFanout(client, races, clock)
-        deals = DailyDeals(client, clock, config.daily_secret, SolverPool(),
-                           certify=config.certify_deals, budget_s=config.solver_budget_s,
-                           retention_days=config.leaderboard_retention_days)
-        return cls(config=config, clock=clock, redis=client, players=players, store=store,
-                   games=games, leaderboard=leaderboard, metrics=metrics, races=races,
-                   deals=deals, race_referee=referee, race_fanout=fanout,
-                   race_clock=RaceClock(fanout, races, referee, clock),
-                   matchmaking=Matchmaking(races, fanout))
+        deals = DailyDeals(
+            client,
+            clock,
+            config.daily_secret,
+            SolverPool(),
+            certify=config.certify_deals,
+            budget_s=config.solver_budget_s,
+            retention_days=config.leaderboard_retention_days,
+        )
+        return cls(
+            config=config,
+            clock=clock,
+            redis=client,
+            players=players,
+            store=store,
+            games=games,
+            leaderboard=leaderboard,
+            metrics=metrics,
+            races=races,
+            deals=deals,
+            race_referee=referee,
+            race_fanout=fanout,
+            race_clock=RaceClock(fanout, races, referee, clock),
+            matchmaking=Matchmaking(races, fanout),
+        )

@@ -49,8 +49,10 @@ def import_graph() -> dict[str, set[str]]:
                     anchor = package.split(".")
                     anchor = anchor[: len(anchor) - (node.level - 1)]
                     base = ".".join([*anchor, base] if base else anchor)
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                           for a in node.names]
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
             for target in targets:
                 dep = _resolve(target, modules)
                 if dep is not None and dep != mod:
@@ -68,7 +70,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for dep in sorted(graph[node]):
             if state.get(dep) == 1:
-                return [*stack[stack.index(dep):], dep]
+                return [*stack[stack.index(dep) :], dep]
             if dep not in state and (found := visit(dep)) is not None:
                 return found
         stack.pop()

@@ -42,7 +42,7 @@ def imported_modules(source: str, module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - node.level + 1]
+                base = base[: len(base) - node.level + 1]
                 name = ".".join([*base, node.module] if node.module else base)
             else:
                 name = node.module or ""
@@ -68,12 +68,17 @@ def offending_imports() -> dict[str, set[str]]:
 
 
 def test_a_test_module_import_is_seen() -> None:
-    src = ("from tests.server.test_races import start_race\n"
-           "from . import conftest\n"
-           "def f():\n    import tests.clients.test_cli_server\n"
-           "from tests.support.app import serve\n")
+    src = (
+        "from tests.server.test_races import start_race\n"
+        "from . import conftest\n"
+        "def f():\n    import tests.clients.test_cli_server\n"
+        "from tests.support.app import serve\n"
+    )
     assert imported_test_modules(src, "tests.server.test_x") == {
-        "tests.server.test_races", "tests.server.conftest", "tests.clients.test_cli_server"}
+        "tests.server.test_races",
+        "tests.server.conftest",
+        "tests.clients.test_cli_server",
+    }
     assert imported_test_modules("from tests.support import app\n", "tests.test_x") == set()
 
 

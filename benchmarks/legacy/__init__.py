@@ -20,8 +20,13 @@ from .pairing_v1 import PairingSolver
 LEGACY_VARIANTS = ("fourteen-out", "triple-fourteens", "triple-easthaven")
 
 
-def legacy_solve(game: Game, *, max_nodes: int | None = None,
-                 max_seconds: float | None = None, cpu_time: bool = False) -> SolveResult:
+def legacy_solve(
+    game: Game,
+    *,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+    cpu_time: bool = False,
+) -> SolveResult:
     """Search with the old solver of the game's family (its line is not replayed here);
     `cpu_time` as for `engine.solvers.solve`."""
     cls: type[Solver]

@@ -115,8 +115,19 @@ class _EasthavenSearch(PileSearch):
     """The position being searched (piles, stock, foundation heights per suit) and the search
     state: seen keys, the path, the attempt and whether a heuristic cut fired."""
 
-    __slots__ = ("attempt", "budget", "fc", "heuristic", "node_limit", "on_found", "path",
-                 "seen", "start", "stock", "total")
+    __slots__ = (
+        "attempt",
+        "budget",
+        "fc",
+        "heuristic",
+        "node_limit",
+        "on_found",
+        "path",
+        "seen",
+        "start",
+        "stock",
+        "total",
+    )
 
     def __init__(self, state: TableauState, total: int, budget: Budget) -> None:
         super().__init__([], [])
@@ -174,8 +185,7 @@ class _EasthavenSearch(PileSearch):
                 return True
             # Progress is monotone, which bounds the depth: at most IDLE_LIMIT idle moves
             # between two steps of progress.
-            progress = (move is _DEAL_MOVE or self.on_found > mark
-                        or sum(self.down) < turned_before)
+            progress = move is _DEAL_MOVE or self.on_found > mark or sum(self.down) < turned_before
             if not progress and idle >= IDLE_LIMIT:
                 self.heuristic = True
                 self.unplay(move, card, note)
@@ -234,9 +244,14 @@ class _EasthavenSearch(PileSearch):
         moves = self.pile_moves(tops, empty)
         if empty >= 0 and self.stock and sum(1 for p in self.piles if not p) > 1:
             self.heuristic = True  # other empty piles would receive other dealt cards
-        groups = [moves.found, [m for _, m in moves.turns], moves.empties,
-                  [_DEAL_MOVE] if self.stock else [], moves.rest,
-                  self.returns(tops, empty, moves.heads)]
+        groups = [
+            moves.found,
+            [m for _, m in moves.turns],
+            moves.empties,
+            [_DEAL_MOVE] if self.stock else [],
+            moves.rest,
+            self.returns(tops, empty, moves.heads),
+        ]
         if self.attempt:
             self.reorder(groups)
         return [m for group in groups for m in group]

@@ -70,8 +70,18 @@ _CLASS = tuple(r if r <= 7 else 14 - r for r in range(14))
 class _PairingSearch:
     """The mutable state of one search: pile heights, the cards left per class, the path."""
 
-    __slots__ = ("budget", "heights", "needs", "pairs", "path", "pile_range", "piles", "rem",
-                 "seen", "weight")
+    __slots__ = (
+        "budget",
+        "heights",
+        "needs",
+        "pairs",
+        "path",
+        "pile_range",
+        "piles",
+        "rem",
+        "seen",
+        "weight",
+    )
 
     def __init__(self, state: PairingState, budget: Budget) -> None:
         self.budget = budget
@@ -101,8 +111,11 @@ class _PairingSearch:
         for p in self.piles:
             for r in p:
                 count[r] += 1
-        return (any(count[r] != count[14 - r] for r in range(1, 7)) or count[7] % 2 == 1
-                or any(not self.hall_holds(c) for c in range(1, 8)))
+        return (
+            any(count[r] != count[14 - r] for r in range(1, 7))
+            or count[7] % 2 == 1
+            or any(not self.hall_holds(c) for c in range(1, 8))
+        )
 
     def hall_holds(self, c: int) -> bool:
         """No pile needs more partners of class c than remain."""
@@ -134,8 +147,9 @@ class _PairingSearch:
             if left == 2:
                 return True
             # Hall's condition for the class (`hall_holds`, inline: no call in this loop).
-            if (max(map(getitem, needs[c], heights)) <= rem[c]
-                    and self.dfs(depth + 1, left - 2, child)):
+            if max(map(getitem, needs[c], heights)) <= rem[c] and self.dfs(
+                depth + 1, left - 2, child
+            ):
                 return True
             self.path.pop()
             heights[i] += 1

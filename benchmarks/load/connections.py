@@ -37,8 +37,9 @@ class HoldResult:
         return (self.rss_after - self.rss_before) / max(1, self.connections)
 
 
-async def _hold_async(url: str, count: int, tag: str, ready: Event, done: Event,
-                      out: dict[str, object]) -> None:
+async def _hold_async(
+    url: str, count: int, tag: str, ready: Event, done: Event, out: dict[str, object]
+) -> None:
     raise_fd_limit(count + 512)
     sem = asyncio.Semaphore(100)
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
@@ -50,8 +51,11 @@ async def _hold_async(url: str, count: int, tag: str, ready: Event, done: Event,
         async with sem:
             try:
                 ws = await session.ws_connect(url, autoping=True, compress=0, heartbeat=None)
-                await ws.send_bytes(msgpack.packb({"type": "hello", "id": 1, "versions": [1],
-                                                   "name": f"C{tag}{i:x}"}))
+                await ws.send_bytes(
+                    msgpack.packb(
+                        {"type": "hello", "id": 1, "versions": [1], "name": f"C{tag}{i:x}"}
+                    )
+                )
                 msg = await ws.receive(timeout=60)
                 reply = msgpack.unpackb(msg.data) if msg.type == aiohttp.WSMsgType.BINARY else {}
                 if reply.get("type") not in ("welcome", "echo"):
@@ -73,13 +77,19 @@ async def _hold_async(url: str, count: int, tag: str, ready: Event, done: Event,
     await session.close()
 
 
-def _hold(url: str, count: int, tag: str, ready: Event, done: Event,
-          out: dict[str, object]) -> None:
+def _hold(
+    url: str, count: int, tag: str, ready: Event, done: Event, out: dict[str, object]
+) -> None:
     asyncio.run(_hold_async(url, count, tag, ready, done, out))
 
 
-def hold_connections(url: str, server_pid: int, total: int, processes: int = 2,
-                     warmup: Callable[[], None] | None = None) -> HoldResult:
+def hold_connections(
+    url: str,
+    server_pid: int,
+    total: int,
+    processes: int = 2,
+    warmup: Callable[[], None] | None = None,
+) -> HoldResult:
     """Open ``total`` authenticated connections to ``url`` and measure the server's RSS."""
     if warmup is not None:
         warmup()
@@ -123,8 +133,16 @@ def warm_up(url: str) -> Callable[[], None]:
     def run() -> None:
         async def go() -> None:
             async with aiohttp.ClientSession() as s, s.ws_connect(url) as ws:
-                await ws.send_bytes(msgpack.packb({"type": "hello", "id": 1, "versions": [1],
-                                                   "name": f"W{secrets.token_hex(4)}"}))
+                await ws.send_bytes(
+                    msgpack.packb(
+                        {
+                            "type": "hello",
+                            "id": 1,
+                            "versions": [1],
+                            "name": f"W{secrets.token_hex(4)}",
+                        }
+                    )
+                )
                 await ws.receive(timeout=30)
 
         asyncio.run(go())

@@ -146,8 +146,9 @@ class Window:
         return [self.cpu(r) / self.wall for r in self.gen_roles]
 
     def lag_ms(self) -> tuple[float | None, float | None]:
-        buckets = cpumeter.histogram_delta(self.a.samples, self.b.samples,
-                                           "solitaire_loop_lag_seconds")
+        buckets = cpumeter.histogram_delta(
+            self.a.samples, self.b.samples, "solitaire_loop_lag_seconds"
+        )
         p99 = cpumeter.histogram_quantile(buckets, 0.99)
         # each scrape resets the max gauge: the second scrape has the window's max
         mx = self.b.samples.get(("solitaire_loop_lag_max_seconds", ()))
@@ -182,31 +183,50 @@ class CpuBench:
         # Boards and games expire `retention` days after their date: keep a past date alive.
         age_days = (dt.datetime.now(dt.UTC).date() - self.o.date).days
         retention = max(90, age_days + 30)
-        return ("--no-certify", "--daily-secret", self.o.daily_secret, "--log-level", "WARNING",
-                "--rate-limit", "1000000", "--rate-burst", "1000000", "--idle-timeout", "3600",
-                "--clock-offset-ms", str(offset),
-                "--leaderboard-retention-days", str(retention))
+        return (
+            "--no-certify",
+            "--daily-secret",
+            self.o.daily_secret,
+            "--log-level",
+            "WARNING",
+            "--rate-limit",
+            "1000000",
+            "--rate-burst",
+            "1000000",
+            "--idle-timeout",
+            "3600",
+            "--clock-offset-ms",
+            str(offset),
+            "--leaderboard-retention-days",
+            str(retention),
+        )
 
     # -- one window -----------------------------------------------------------------------------
 
-    def window(self, target: Target, variants: Sequence[str], players: int,
-               games: int) -> Window:
+    def window(self, target: Target, variants: Sequence[str], players: int, games: int) -> Window:
         """``players`` players play ``games`` whole games each; measured from before the
         first connection to after the last reply."""
         o = self.o
         start_at = time.time() + o.spawn_s
         cfg = GenConfig(
-            host="127.0.0.1", port=target.port,
+            host="127.0.0.1",
+            port=target.port,
             scripts=scripts_for({v: self.scripts[v] for v in variants}),
-            variants=tuple(variants), players=players, processes=o.gen_processes,
-            protocol=o.protocol, echo=target.echo, games=games, start_at=start_at,
-            deadline=start_at + 600.0, tag=secrets.token_hex(2))
+            variants=tuple(variants),
+            players=players,
+            processes=o.gen_processes,
+            protocol=o.protocol,
+            echo=target.echo,
+            games=games,
+            start_at=start_at,
+            deadline=start_at + 600.0,
+            tag=secrets.token_hex(2),
+        )
         gen = Generator(cfg).start()
         try:
             roles = [f"gen{i}" for i in range(len(gen.pids))]
             pids = {**target.pids, **dict(zip(roles, gen.pids, strict=True))}
-            ports = ({"echo_port": target.port} if target.echo
-                     else {"metrics_port": target.port})
+            ports = {"echo_port": target.port} if target.echo else {"metrics_port": target.port}
             time.sleep(max(0.0, start_at - 0.05 - time.time()))
             a = cpumeter.snapshot(pids, **ports)
             stats = gen.wait()
@@ -223,25 +243,40 @@ class CpuBench:
 
     def show(self, label: str, w: Window) -> None:
         rate = w.moves / w.wall if w.wall else 0.0
-        say(f"  {label}: {w.players} players x {w.games} games in {w.wall:.1f} s, "
+        say(
+            f"  {label}: {w.players} players x {w.games} games in {w.wall:.1f} s, "
             f"{w.moves:,} moves ({rate:,.0f}/s), "
             f"{w.requests:,} requests; errors {sum(w.gen.errors.values())}"
-            + (f" {dict(w.gen.errors)} e.g. {w.gen.error_examples[:2]}" if w.gen.errors else ""))
+            + (f" {dict(w.gen.errors)} e.g. {w.gen.error_examples[:2]}" if w.gen.errors else "")
+        )
         who = "echo" if w.target.echo else "server"
-        say(f"    {who:<7} {_fmt(w.per_move_us('server'))} µs CPU per move, "
+        say(
+            f"    {who:<7} {_fmt(w.per_move_us('server'))} µs CPU per move, "
             f"{_fmt(w.per_request_us('server'))} µs per request; "
-            f"{w.cpu('server') / w.wall:.0%} of a core")
+            f"{w.cpu('server') / w.wall:.0%} of a core"
+        )
         if "redis" in w.target.pids:
-            say(f"    redis   {_fmt(w.per_move_us('redis'))} µs CPU per move; "
-                f"{w.cpu('redis') / w.wall:.0%} of a core")
+            say(
+                f"    redis   {_fmt(w.per_move_us('redis'))} µs CPU per move; "
+                f"{w.cpu('redis') / w.wall:.0%} of a core"
+            )
         util = w.gen_utilisation()
-        say(f"    generator: {len(util)} processes at "
-            + ", ".join(f"{u:.0%}" for u in util) + " of a core"
-            + (f"; move round trip p50 {percentile(w.gen.move_ms, 50):.1f} ms, "
-               f"p99 {percentile(w.gen.move_ms, 99):.1f} ms" if w.gen.move_ms else ""))
+        say(
+            f"    generator: {len(util)} processes at "
+            + ", ".join(f"{u:.0%}" for u in util)
+            + " of a core"
+            + (
+                f"; move round trip p50 {percentile(w.gen.move_ms, 50):.1f} ms, "
+                f"p99 {percentile(w.gen.move_ms, 99):.1f} ms"
+                if w.gen.move_ms
+                else ""
+            )
+        )
         m = w.machine()
-        say(f"    machine: {m['busy_cores']:.2f} cores busy, of which {m['others_cores']:.2f} "
-            f"by processes outside this benchmark; steal {m['steal_cores']:.2f}")
+        say(
+            f"    machine: {m['busy_cores']:.2f} cores busy, of which {m['others_cores']:.2f} "
+            f"by processes outside this benchmark; steal {m['steal_cores']:.2f}"
+        )
 
     # -- the section ----------------------------------------------------------------------------
 
@@ -250,8 +285,10 @@ class CpuBench:
 
         async def run() -> int:
             ok = 0
-            async with aiohttp.ClientSession() as session, session.ws_connect(
-                    f"ws://127.0.0.1:{port}/ws") as ws:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.ws_connect(f"ws://127.0.0.1:{port}/ws") as ws,
+            ):
                 rid = 0
 
                 async def ask(msg: dict[str, Any]) -> dict[str, Any]:
@@ -268,8 +305,9 @@ class CpuBench:
                     raise RuntimeError(f"hello refused: {r}")
                 for v in self.o.variants:
                     r = await ask({"type": "daily.start", "variant": v})
-                    want = msgpack.unpackb(msgpack.packb(
-                        scripts.initial_view(self.secret, v, self.o.date)))
+                    want = msgpack.unpackb(
+                        msgpack.packb(scripts.initial_view(self.secret, v, self.o.date))
+                    )
                     if r.get("type") == "game" and r.get("view") == want:
                         ok += 1
                     else:
@@ -281,24 +319,37 @@ class CpuBench:
     def run(self) -> dict[str, Any]:
         o = self.o
         loop = "uvloop" if o.uvloop else "asyncio"
-        say(f"\n== cpu: CPU time per request (utime+stime, /proc), server vs bare aiohttp echo,"
-            f" both on {loop}")
+        say(
+            f"\n== cpu: CPU time per request (utime+stime, /proc), server vs bare aiohttp echo,"
+            f" both on {loop}"
+        )
         t0 = time.perf_counter()
         self.scripts = scripts.build(self.secret, o.date, o.variants)
-        say(f"  deals of {o.date} (daily secret {o.daily_secret!r}, --no-certify); "
+        say(
+            f"  deals of {o.date} (daily secret {o.daily_secret!r}, --no-certify); "
             f"{sum(map(len, self.scripts.values()))} random games precomputed in "
             f"{time.perf_counter() - t0:.1f} s; mean moves per game: "
-            + ", ".join(f"{v} {statistics.fmean(len(s.moves) for s in lst):.0f}"
-                        for v, lst in self.scripts.items()))
-        say(f"  {o.players} players (closed loop, no think time, whole games) in "
+            + ", ".join(
+                f"{v} {statistics.fmean(len(s.moves) for s in lst):.0f}"
+                for v, lst in self.scripts.items()
+            )
+        )
+        say(
+            f"  {o.players} players (closed loop, no think time, whole games) in "
             f"{o.gen_processes} generator processes; protocol {o.protocol}; mixed load "
             f"{self.games} game(s) per player, echo {5 * self.games}, each variant alone "
-            f"about {self.variant_moves:,} moves")
+            f"about {self.variant_moves:,} moves"
+        )
         d = self._dir("cpu")
         rs = procs.RedisServer(d / "redis").start() if o.external_redis else None
-        srv = procs.start_server(procs.free_port(), d / "data", flags=self.server_flags(),
-                                 use_uvloop=o.uvloop, log=d / "server.log",
-                                 redis_url=rs.url if rs else None)
+        srv = procs.start_server(
+            procs.free_port(),
+            d / "data",
+            flags=self.server_flags(),
+            use_uvloop=o.uvloop,
+            log=d / "server.log",
+            redis_url=rs.url if rs else None,
+        )
         redis_url = rs.url if rs else f"unix://{d / 'data' / 'redis.sock'}"
         try:
             if rs is not None:
@@ -310,55 +361,77 @@ class CpuBench:
                 raise RuntimeError("no redis-server child of the server found")
             target = Target("ours", srv.port, {"server": srv.pid, "redis": redis_pid})
             good = self.check_deals(srv.port)
-            say(f"  deal check: {good}/{len(o.variants)} served deals equal the precomputed "
-                "ones")
+            say(f"  deal check: {good}/{len(o.variants)} served deals equal the precomputed ones")
             self.window(target, o.variants, min(o.players, 24), 1)  # warm-up, not measured
             mixed = self.window(target, o.variants, o.players, self.games)
             self.show(f"ours, mixed load of {len(o.variants)} variants", mixed)
             # The echo right after (ours idles meanwhile), so that both see about the same
             # machine (other people's work on it changes from minute to minute).
             sizes = mixed.gen.mean_reply_sizes()
-            echo_srv = procs.start_echo(procs.free_port(), reply_sizes=json.dumps(sizes),
-                                        use_uvloop=o.uvloop, log=d / "echo.log")
+            echo_srv = procs.start_echo(
+                procs.free_port(),
+                reply_sizes=json.dumps(sizes),
+                use_uvloop=o.uvloop,
+                log=d / "echo.log",
+            )
             try:
-                echo = self.window(Target("echo", echo_srv.port, {"server": echo_srv.pid},
-                                          echo=True), o.variants, o.players, 5 * self.games)
+                echo = self.window(
+                    Target("echo", echo_srv.port, {"server": echo_srv.pid}, echo=True),
+                    o.variants,
+                    o.players,
+                    5 * self.games,
+                )
             finally:
                 echo_srv.stop()
-            self.show(f"bare aiohttp echo ({loop}), same frames, replies padded to ours "
-                      f"{sizes}", echo)
+            self.show(
+                f"bare aiohttp echo ({loop}), same frames, replies padded to ours {sizes}", echo
+            )
             per_variant: dict[str, Window] = {}
             for v in o.variants:
                 per_variant[v] = self.window(target, (v,), *self.variant_load(v))
-            finished = round(cpumeter.total(cpumeter.scrape(srv.port),
-                                            "solitaire_games_finished_total"))
+            finished = round(
+                cpumeter.total(cpumeter.scrape(srv.port), "solitaire_games_finished_total")
+            )
             written = count_board_entries(redis_url)
         finally:
             srv.stop()
             if rs is not None:
                 rs.stop()
         self.show_variants(per_variant)
-        say(f"  results written: {written} board entries for {finished} games finished"
-            f"{'' if written == finished else '  <-- MISMATCH'}")
+        say(
+            f"  results written: {written} board entries for {finished} games finished"
+            f"{'' if written == finished else '  <-- MISMATCH'}"
+        )
         return self.summarise(mixed, per_variant, echo, good, written, finished)
 
     def show_variants(self, per_variant: dict[str, Window]) -> None:
         say("  per variant (only that variant played, whole games):")
-        say(f"    {'variant':<18} {'players x games':>15} {'server µs/move':>14} "
+        say(
+            f"    {'variant':<18} {'players x games':>15} {'server µs/move':>14} "
             f"{'µs/request':>10} {'redis µs/move':>13} {'engine':>6} {'moves/s':>8} "
-            f"{'lag p99':>8} {'errors':>6}  generator")
+            f"{'lag p99':>8} {'errors':>6}  generator"
+        )
         for v, w in per_variant.items():
             p99, _ = w.lag_ms()
-            say(f"    {v:<18} {f'{w.players} x {w.games}':>15} "
+            say(
+                f"    {v:<18} {f'{w.players} x {w.games}':>15} "
                 f"{_fmt(w.per_move_us('server')):>14} "
                 f"{_fmt(w.per_request_us('server')):>10} "
                 f"{_fmt(w.per_move_us('redis')):>13} {_fmt(w.engine_share(), '.0%'):>6} "
                 f"{w.moves / w.wall:>8,.0f} "
                 f"{_fmt(p99, '.1f'):>5} ms {sum(w.gen.errors.values()):>6}  "
-                + ", ".join(f"{u:.0%}" for u in w.gen_utilisation()))
+                + ", ".join(f"{u:.0%}" for u in w.gen_utilisation())
+            )
 
-    def summarise(self, mixed: Window, per_variant: dict[str, Window], echo: Window,
-                  deals_ok: int, written: int, finished: int) -> dict[str, Any]:
+    def summarise(
+        self,
+        mixed: Window,
+        per_variant: dict[str, Window],
+        echo: Window,
+        deals_ok: int,
+        written: int,
+        finished: int,
+    ) -> dict[str, Any]:
         server_us = mixed.per_move_us("server")
         echo_us = echo.per_request_us("server")
         ratio = echo_us / server_us if echo_us and server_us else None
@@ -368,21 +441,32 @@ class CpuBench:
         engine_share = engine / server_cpu if server_cpu > 0 and engine > 0 else None
         gc_share = gc_s / server_cpu if server_cpu > 0 else None
         p99, mx = mixed.lag_ms()
-        say(f"  RATIO echo CPU per request / server CPU per move: {_fmt(ratio, '.3f')}"
+        say(
+            f"  RATIO echo CPU per request / server CPU per move: {_fmt(ratio, '.3f')}"
             + (f" (the server costs {1 / ratio:.1f}x the echo)" if ratio else "")
-            + "; higher is better")
-        say(f"  loop lag in the server under the mixed load: p99 {_fmt(p99, '.1f')} ms, "
-            f"max {_fmt(mx, '.1f')} ms")
-        say(f"  GC: {_fmt(gc_share, '.1%')} of the server's CPU "
-            f"({round(mixed.metric('solitaire_gc_collections_total')):,} collections)")
+            + "; higher is better"
+        )
+        say(
+            f"  loop lag in the server under the mixed load: p99 {_fmt(p99, '.1f')} ms, "
+            f"max {_fmt(mx, '.1f')} ms"
+        )
+        say(
+            f"  GC: {_fmt(gc_share, '.1%')} of the server's CPU "
+            f"({round(mixed.metric('solitaire_gc_collections_total')):,} collections)"
+        )
         if engine_share is None:
-            say("  engine share: n/a (solitaire_engine_cpu_seconds_total stayed 0: the engine "
-                "is not instrumented yet)")
+            say(
+                "  engine share: n/a (solitaire_engine_cpu_seconds_total stayed 0: the engine "
+                "is not instrumented yet)"
+            )
         else:
             say(f"  engine share: {engine_share:.1%} of the server's CPU")
         gen_util = mixed.gen_utilisation()
-        all_util = {"mixed": gen_util, "echo": echo.gen_utilisation(),
-                    **{v: w.gen_utilisation() for v, w in per_variant.items()}}
+        all_util = {
+            "mixed": gen_util,
+            "echo": echo.gen_utilisation(),
+            **{v: w.gen_utilisation() for v, w in per_variant.items()},
+        }
         figures: dict[str, Any] = {
             "server_cpu_us_per_move": server_us,
             "redis_cpu_us_per_move": mixed.per_move_us("redis"),
@@ -396,8 +480,9 @@ class CpuBench:
             "generator_utilisation": sum(gen_util) / len(gen_util) if gen_util else None,
             "generator_utilisation_per_process": gen_util,
             # more detail
-            "engine_share_note": None if engine_share is not None else
-            "solitaire_engine_cpu_seconds_total stayed 0 (not instrumented)",
+            "engine_share_note": None
+            if engine_share is not None
+            else "solitaire_engine_cpu_seconds_total stayed 0 (not instrumented)",
             "gc_share": gc_share,
             "gc_collections": round(mixed.metric("solitaire_gc_collections_total")),
             "server_cpu_us_per_request": mixed.per_request_us("server"),
@@ -406,36 +491,55 @@ class CpuBench:
             "echo_cpu_us_per_move": echo.per_move_us("server"),
             "echo_core_utilisation": echo.cpu("server") / echo.wall,
             "generator_utilisation_by_run": all_util,
-            "per_variant_redis_cpu_us_per_move": {v: w.per_move_us("redis")
-                                                  for v, w in per_variant.items()},
-            "per_variant_server_cpu_us_per_request": {v: w.per_request_us("server")
-                                                      for v, w in per_variant.items()},
+            "per_variant_redis_cpu_us_per_move": {
+                v: w.per_move_us("redis") for v, w in per_variant.items()
+            },
+            "per_variant_server_cpu_us_per_request": {
+                v: w.per_request_us("server") for v, w in per_variant.items()
+            },
             "per_variant_loop_lag_p99_ms": {v: w.lag_ms()[0] for v, w in per_variant.items()},
             "per_variant_engine_share": {v: w.engine_share() for v, w in per_variant.items()},
-            "machine": {"mixed": mixed.machine(), "echo": echo.machine(),
-                        **{v: w.machine() for v, w in per_variant.items()}},
+            "machine": {
+                "mixed": mixed.machine(),
+                "echo": echo.machine(),
+                **{v: w.machine() for v, w in per_variant.items()},
+            },
             "moves_per_s": mixed.moves / mixed.wall,
             "echo_requests_per_s": echo.requests / echo.wall,
             "moves": mixed.moves,
             "requests": mixed.requests,
             "echo_requests": echo.requests,
-            "run_s": {"mixed": mixed.wall, "echo": echo.wall,
-                      **{v: w.wall for v, w in per_variant.items()}},
-            "per_variant_load": {v: {"players": w.players, "games": w.games, "moves": w.moves}
-                                 for v, w in per_variant.items()},
-            "move_round_trip_ms": {"p50": percentile(mixed.gen.move_ms, 50),
-                                   "p99": percentile(mixed.gen.move_ms, 99)},
-            "errors": {"mixed": dict(mixed.gen.errors), "echo": dict(echo.gen.errors),
-                       **{v: dict(w.gen.errors) for v, w in per_variant.items()}},
+            "run_s": {
+                "mixed": mixed.wall,
+                "echo": echo.wall,
+                **{v: w.wall for v, w in per_variant.items()},
+            },
+            "per_variant_load": {
+                v: {"players": w.players, "games": w.games, "moves": w.moves}
+                for v, w in per_variant.items()
+            },
+            "move_round_trip_ms": {
+                "p50": percentile(mixed.gen.move_ms, 50),
+                "p99": percentile(mixed.gen.move_ms, 99),
+            },
+            "errors": {
+                "mixed": dict(mixed.gen.errors),
+                "echo": dict(echo.gen.errors),
+                **{v: dict(w.gen.errors) for v, w in per_variant.items()},
+            },
             "deals_checked": deals_ok,
             "results_written": written,
             "games_finished": finished,
             "reply_sizes": mixed.gen.mean_reply_sizes(),
-            "config": {"date": self.o.date.isoformat(), "daily_secret": self.o.daily_secret,
-                       "protocol": self.o.protocol, "players": self.o.players,
-                       "generator_processes": self.o.gen_processes,
-                       "loop": "uvloop" if self.o.uvloop else "asyncio",
-                       "redis": "external" if self.o.external_redis else "embedded"},
+            "config": {
+                "date": self.o.date.isoformat(),
+                "daily_secret": self.o.daily_secret,
+                "protocol": self.o.protocol,
+                "players": self.o.players,
+                "generator_processes": self.o.gen_processes,
+                "loop": "uvloop" if self.o.uvloop else "asyncio",
+                "redis": "external" if self.o.external_redis else "embedded",
+            },
         }
         self.figures = figures
         return figures

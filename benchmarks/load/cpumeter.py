@@ -23,7 +23,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, in seconds."""
     text = Path(f"/proc/{pid}/stat").read_text()
-    fields = text[text.rindex(")") + 2:].split()
+    fields = text[text.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -139,8 +139,9 @@ def tree_cpu_seconds(pid: int, skip: frozenset[int] = frozenset()) -> float:
     return total
 
 
-def snapshot(pids: Mapping[str, int], *, metrics_port: int | None = None,
-             echo_port: int | None = None) -> Snapshot:
+def snapshot(
+    pids: Mapping[str, int], *, metrics_port: int | None = None, echo_port: int | None = None
+) -> Snapshot:
     """Scrape first (the scrape's own server CPU then falls inside the window it ends), then
     read the CPU times, then the wall clock. A role's CPU is its process's and its
     descendants' that are no other role (the server's search workers count as the server)."""

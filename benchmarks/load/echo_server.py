@@ -77,8 +77,14 @@ def main() -> None:
         import uvloop
 
         loop = uvloop.new_event_loop()
-    web.run_app(create_app(json.loads(a.reply_sizes)), host="127.0.0.1", port=a.port,
-                print=None, access_log=None, loop=loop)
+    web.run_app(
+        create_app(json.loads(a.reply_sizes)),
+        host="127.0.0.1",
+        port=a.port,
+        print=None,
+        access_log=None,
+        loop=loop,
+    )
 
 
 if __name__ == "__main__":

@@ -114,10 +114,12 @@ class LoadResult:
             cur[1] += n
 
     def summary(self) -> str:
-        return (f"{self.moves_per_s:,.0f} moves/s, {self.requests_per_s:,.0f} requests/s; "
-                f"move round trip p50 {self.move_pct(50):.1f} ms, p95 {self.move_pct(95):.1f} ms,"
-                f" p99 {self.move_pct(99):.1f} ms; errors {self.error_count}; "
-                f"games finished {self.games_finished}")
+        return (
+            f"{self.moves_per_s:,.0f} moves/s, {self.requests_per_s:,.0f} requests/s; "
+            f"move round trip p50 {self.move_pct(50):.1f} ms, p95 {self.move_pct(95):.1f} ms,"
+            f" p99 {self.move_pct(99):.1f} ms; errors {self.error_count}; "
+            f"games finished {self.games_finished}"
+        )
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -153,19 +155,26 @@ class _Stats:
             self.error_examples.append(example[:300])
 
     def dump(self) -> dict[str, Any]:
-        return {"moves": self.moves, "requests": self.requests,
-                "games_finished": self.games_finished, "races_finished": self.races_finished,
-                "players": self.players, "move_ms": self.move_ms, "request_ms": self.request_ms,
-                "errors": dict(self.errors), "outcomes": dict(self.outcomes),
-                "error_examples": self.error_examples, "reply_bytes": dict(self.reply_bytes),
-                "moves_per_game": self.moves_per_game}
+        return {
+            "moves": self.moves,
+            "requests": self.requests,
+            "games_finished": self.games_finished,
+            "races_finished": self.races_finished,
+            "players": self.players,
+            "move_ms": self.move_ms,
+            "request_ms": self.request_ms,
+            "errors": dict(self.errors),
+            "outcomes": dict(self.outcomes),
+            "error_examples": self.error_examples,
+            "reply_bytes": dict(self.reply_bytes),
+            "moves_per_game": self.moves_per_game,
+        }
 
 
 class _Conn:
     """One player's socket: sequential requests, pushes stashed."""
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse, stats: _Stats,
-                 timeout: float) -> None:
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, stats: _Stats, timeout: float) -> None:
         self.ws, self.stats, self.timeout = ws, stats, timeout
         self.next_id = 1
         self.pushes: list[dict[str, Any]] = []
@@ -222,8 +231,9 @@ class _Conn:
 
 
 class _Player:
-    def __init__(self, cfg: LoadConfig, url: str, name: str, stats: _Stats,
-                 rng: random.Random, racer: bool) -> None:
+    def __init__(
+        self, cfg: LoadConfig, url: str, name: str, stats: _Stats, rng: random.Random, racer: bool
+    ) -> None:
         self.cfg, self.url, self.name, self.stats, self.rng = cfg, url, name, stats, rng
         self.racer = racer
 
@@ -254,8 +264,9 @@ class _Player:
                 self.stats.moves_per_game.append(n)
                 return self._check(r, "finished", "resign")
             await self._think()
-            r = await conn.request("move", game_id=game_id, move=str(self.rng.choice(moves)),
-                                   expected_seq=seq)
+            r = await conn.request(
+                "move", game_id=game_id, move=str(self.rng.choice(moves)), expected_seq=seq
+            )
             n += 1
             if not self._check(r, "moved", "move"):
                 return False
@@ -267,8 +278,11 @@ class _Player:
         return False
 
     async def leaderboards(self, conn: _Conn, variant: str) -> None:
-        for kind, extra in (("leaderboard.top", {"limit": 10}), ("leaderboard.around", {"k": 5}),
-                            ("leaderboard.rank", {})):
+        for kind, extra in (
+            ("leaderboard.top", {"limit": 10}),
+            ("leaderboard.around", {"k": 5}),
+            ("leaderboard.rank", {}),
+        ):
             await self._think()
             r = await conn.request(kind, variant=variant, **extra)
             self._check(r, "rank" if kind == "leaderboard.rank" else "leaderboard", kind)
@@ -299,8 +313,7 @@ class _Player:
                 with contextlib.suppress(ConnectionLost, TimeoutError):
                     await conn.request("race.leave")
                 return
-            if await self.play(conn, self.cfg.race_variant, started["game_id"],
-                               started["view"], 0):
+            if await self.play(conn, self.cfg.race_variant, started["game_id"], started["view"], 0):
                 self.stats.races_finished += 1
             if not await self._race_over(conn):
                 return
@@ -316,8 +329,9 @@ class _Player:
 
     async def run(self, session: aiohttp.ClientSession) -> None:
         try:
-            async with session.ws_connect(self.url, autoping=True, max_msg_size=0,
-                                          compress=0) as ws:
+            async with session.ws_connect(
+                self.url, autoping=True, max_msg_size=0, compress=0
+            ) as ws:
                 conn = _Conn(ws, self.stats, self.cfg.request_timeout_s)
                 r = await conn.request("hello", versions=[1], name=self.name)
                 if not self._check(r, "welcome", "hello"):
@@ -332,8 +346,9 @@ class _Player:
                 self.stats.error(f"connection:{type(exc).__name__}", repr(exc))
 
 
-async def _worker_async(urls: Sequence[str], cfg: LoadConfig, index: int, start: float,
-                        tag: str) -> dict[str, Any]:
+async def _worker_async(
+    urls: Sequence[str], cfg: LoadConfig, index: int, start: float, tag: str
+) -> dict[str, Any]:
     stats = _Stats(start, start + cfg.duration_s)
     mine = [i for i in range(cfg.players) if i % cfg.processes == index]
     rng = random.Random(f"{tag}:{index}")
@@ -347,8 +362,9 @@ async def _worker_async(urls: Sequence[str], cfg: LoadConfig, index: int, start:
             racer = cfg.race_every > 0 and (i // 2) % cfg.race_every == 0
             while time.time() < stats.end:
                 name = f"L{tag}{i:x}n{gen}"
-                player = _Player(cfg, urls[i % len(urls)], name, stats,
-                                 random.Random(rng.random()), racer)
+                player = _Player(
+                    cfg, urls[i % len(urls)], name, stats, random.Random(rng.random()), racer
+                )
                 await player.run(session)
                 gen += 1
 
@@ -374,8 +390,7 @@ def run_load(urls: Sequence[str], cfg: LoadConfig) -> LoadResult:
     start = time.time() + cfg.start_delay_s
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(cfg.processes) as pool:
-        parts = pool.map(_worker, [(tuple(urls), cfg, i, start, tag)
-                                   for i in range(cfg.processes)])
+        parts = pool.map(_worker, [(tuple(urls), cfg, i, start, tag) for i in range(cfg.processes)])
     result = LoadResult(cfg, tuple(urls))
     for part in parts:
         result.merge(part)

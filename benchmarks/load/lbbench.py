@@ -45,8 +45,7 @@ class LeaderboardFigures:
         return self.finish_per_s / self.zadd_per_s
 
 
-async def _concurrently(n: int, concurrency: int, job: Callable[[int], Awaitable[object]]
-                        ) -> float:
+async def _concurrently(n: int, concurrency: int, job: Callable[[int], Awaitable[object]]) -> float:
     """Run job(0..n-1) with ``concurrency`` workers; returns jobs per second."""
     counter = iter(range(n))
 
@@ -63,31 +62,40 @@ def _pid(i: int) -> str:
     return f"p{i:08d}"
 
 
-async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int
-                      ) -> tuple[float, float]:
+async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> tuple[float, float]:
     store = GameStore(client)
     date = DATE + dt.timedelta(days=1)
     ids = [keys.daily_game_id(VARIANT, date, _pid(i)) for i in range(n)]
-    await _concurrently(n, concurrency,
-                        lambda i: store.start_game(ids[i], "daily", VARIANT, 1, 1_000))
+    await _concurrently(
+        n, concurrency, lambda i: store.start_game(ids[i], "daily", VARIANT, 1, 1_000)
+    )
     rng = random.Random(1)
 
     async def finish(i: int) -> None:
-        result = FinalResult(won=rng.random() < 0.3, over=True, resigned=False,
-                             cleared=rng.randrange(52), score=0, points=rng.randrange(52),
-                             time_ms=rng.randrange(10**6), moves=rng.randrange(200))
+        result = FinalResult(
+            won=rng.random() < 0.3,
+            over=True,
+            resigned=False,
+            cleared=rng.randrange(52),
+            score=0,
+            points=rng.randrange(52),
+            time_ms=rng.randrange(10**6),
+            moves=rng.randrange(200),
+        )
         await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 0)
 
     finish_rate = await _concurrently(n, concurrency, finish)
     raw_key = f"bench:{{zadd}}:{random.random()}"
     zadd_rate = await _concurrently(
-        n, concurrency, lambda i: client.zadd(raw_key, {_pid(i): rng.randrange(1 << 53)}))
+        n, concurrency, lambda i: client.zadd(raw_key, {_pid(i): rng.randrange(1 << 53)})
+    )
     await client.delete(raw_key)
     return finish_rate, zadd_rate
 
 
-async def bulk_load(client: redis.asyncio.Redis, board: BoardRef, n: int,
-                    chunk: int = 5_000) -> float:
+async def bulk_load(
+    client: redis.asyncio.Redis, board: BoardRef, n: int, chunk: int = 5_000
+) -> float:
     """Write ``n`` entries in the documented format with pipelined batches; seconds taken."""
     rng = random.Random(7)
     t0 = time.perf_counter()
@@ -98,10 +106,17 @@ async def bulk_load(client: redis.asyncio.Redis, board: BoardRef, n: int,
         for i in range(start, min(n, start + chunk)):
             pid = _pid(i)
             won = rng.random() < 0.3
-            e = prepare_entry(player_id=pid, name=f"n{i}", won=won, cleared=rng.randrange(53),
-                              score=0, points=52 if won else rng.randrange(52),
-                              time_ms=rng.randrange(30_000, 3_600_000),
-                              moves=rng.randrange(20, 300), finished_at_ms=1_900_000_000_000 + i)
+            e = prepare_entry(
+                player_id=pid,
+                name=f"n{i}",
+                won=won,
+                cleared=rng.randrange(53),
+                score=0,
+                points=52 if won else rng.randrange(52),
+                time_ms=rng.randrange(30_000, 3_600_000),
+                moves=rng.randrange(20, 300),
+                finished_at_ms=1_900_000_000_000 + i,
+            )
             zmap[e.member] = e.score
             members[pid] = e.member
             entries[pid] = e.data
@@ -123,13 +138,15 @@ async def settle(client: redis.asyncio.Redis, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.2)
 
 
-async def queries(client: redis.asyncio.Redis, board: BoardRef, n: int, samples: int
-                  ) -> dict[str, dict[str, float]]:
+async def queries(
+    client: redis.asyncio.Redis, board: BoardRef, n: int, samples: int
+) -> dict[str, dict[str, float]]:
     lb = Leaderboard(client)
     rng = random.Random(3)
     kinds: dict[str, Callable[[], Awaitable[object]]] = {
-        "top (page of 20 at a random offset)":
-            lambda: lb.top(board, rng.randrange(max(1, n - 20)), 20),
+        "top (page of 20 at a random offset)": lambda: lb.top(
+            board, rng.randrange(max(1, n - 20)), 20
+        ),
         "top (first page of 20)": lambda: lb.top(board, 0, 20),
         "around me (k=5)": lambda: lb.around(board, _pid(rng.randrange(n)), 5),
         "my rank": lambda: lb.rank(board, _pid(rng.randrange(n))),
@@ -144,13 +161,18 @@ async def queries(client: redis.asyncio.Redis, board: BoardRef, n: int, samples:
             rows = await fn()
             times.append((time.perf_counter() - t0) * 1000)
             assert rows, kind
-        out[kind] = {"p50": percentile(times, 50), "p99": percentile(times, 99),
-                     "max": max(times)}
+        out[kind] = {"p50": percentile(times, 50), "p99": percentile(times, 99), "max": max(times)}
     return out
 
 
-async def run(redis_url: str, *, submissions_n: int = 20_000, concurrency: int = 32,
-              board_size: int = 1_000_000, samples: int = 2_000) -> LeaderboardFigures:
+async def run(
+    redis_url: str,
+    *,
+    submissions_n: int = 20_000,
+    concurrency: int = 32,
+    board_size: int = 1_000_000,
+    samples: int = 2_000,
+) -> LeaderboardFigures:
     client = connect(redis_url)
     try:
         await client.flushdb()
@@ -161,7 +183,8 @@ async def run(redis_url: str, *, submissions_n: int = 20_000, concurrency: int =
         assert n == board_size, (n, board_size)
         await settle(client)
         q = await queries(client, board, board_size, samples)
-        return LeaderboardFigures(submissions_n, concurrency, finish_rate, zadd_rate,
-                                  board_size, load_s, q)
+        return LeaderboardFigures(
+            submissions_n, concurrency, finish_rate, zadd_rate, board_size, load_s, q
+        )
     finally:
         await client.aclose()

@@ -106,7 +106,8 @@ class _Gen:
         self.handshake = (
             f"GET /ws HTTP/1.1\r\nHost: {cfg.host}:{cfg.port}\r\nUpgrade: websocket\r\n"
             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            "Sec-WebSocket-Version: 13\r\n\r\n").encode()
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
 
     def connect(self, slot: int) -> None:
         if self.stopping:
@@ -121,8 +122,9 @@ class _Gen:
         self.generation[slot] += 1
         name = f"B{self.cfg.tag}{slot:x}n{gen}"[:20]
         try:
-            await loop.create_connection(lambda: _Player(self, slot, name, gen), self.cfg.host,
-                                         self.cfg.port)
+            await loop.create_connection(
+                lambda: _Player(self, slot, name, gen), self.cfg.host, self.cfg.port
+            )
         except OSError as exc:
             self.stats.error(f"connect:{type(exc).__name__}", repr(exc))
             self.active -= 1
@@ -194,15 +196,16 @@ class _Player(asyncio.Protocol):
             if end < 0:
                 return
             head = bytes(buf[:end])
-            del buf[:end + 4]
+            del buf[: end + 4]
             if not head.startswith(b"HTTP/1.1 101"):
                 self.gen.stats.error("handshake", head.decode(errors="replace"))
                 self.close()
                 return
             self.upgraded = True
             self.gen.stats.players += 1
-            self.send({"type": "hello", "versions": [self.gen.cfg.protocol], "name": self.name},
-                      "hello")
+            self.send(
+                {"type": "hello", "versions": [self.gen.cfg.protocol], "name": self.name}, "hello"
+            )
         pos, n = 0, len(buf)
         while n - pos >= 2:
             b0, length = buf[pos], buf[pos + 1] & 0x7F
@@ -210,14 +213,14 @@ class _Player(asyncio.Protocol):
             if length == 126:
                 if n - pos < 4:
                     break
-                length, head_len = int.from_bytes(buf[pos + 2:pos + 4], "big"), 4
+                length, head_len = int.from_bytes(buf[pos + 2 : pos + 4], "big"), 4
             elif length == 127:
                 if n - pos < 10:
                     break
-                length, head_len = int.from_bytes(buf[pos + 2:pos + 10], "big"), 10
+                length, head_len = int.from_bytes(buf[pos + 2 : pos + 10], "big"), 10
             if n - pos < head_len + length:
                 break
-            payload = bytes(buf[pos + head_len:pos + head_len + length])
+            payload = bytes(buf[pos + head_len : pos + head_len + length])
             pos += head_len + length
             op = b0 & 0x0F
             if op == 2:
@@ -290,7 +293,8 @@ class _Player(asyncio.Protocol):
                 return
             self.mi += 1
             if (self.echo and self.finishes and self.mi == len(self.moves)) or (
-                    not self.echo and reply.get("finished")):
+                not self.echo and reply.get("finished")
+            ):
                 st.games += 1
                 self.next_game()
             else:
@@ -320,8 +324,15 @@ class _Player(asyncio.Protocol):
 
     def next_move(self) -> None:
         if self.mi < len(self.moves):
-            self.send({"type": "move", "game_id": self.game_id, "move": self.moves[self.mi],
-                       "expected_seq": self.mi}, "move")
+            self.send(
+                {
+                    "type": "move",
+                    "game_id": self.game_id,
+                    "move": self.moves[self.mi],
+                    "expected_seq": self.mi,
+                },
+                "move",
+            )
         else:
             self.send({"type": "resign", "game_id": self.game_id}, "resign")
 
@@ -336,8 +347,9 @@ async def _run(cfg: GenConfig, index: int) -> GenStats:
         gen.stop()
     loop.call_later(max(0.0, cfg.deadline - time.time()), gen.stop)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(gen.done),
-                               timeout=max(0.0, cfg.deadline - time.time()) + 10.0)
+        await asyncio.wait_for(
+            asyncio.shield(gen.done), timeout=max(0.0, cfg.deadline - time.time()) + 10.0
+        )
     for t in list(gen.transports):
         t.close()
     await asyncio.sleep(0)
@@ -367,7 +379,8 @@ class Generator:
         self.leave = ctx.Event()
         self.procs: list[BaseProcess] = [
             ctx.Process(target=_main, args=(cfg, i, self.queue, self.leave), daemon=True)
-            for i in range(cfg.processes)]
+            for i in range(cfg.processes)
+        ]
         self.per_process: list[GenStats] = []
         self.timeout = max(10.0, cfg.deadline - time.time() + 20.0)
 
@@ -396,8 +409,9 @@ class Generator:
         for st in self.per_process:
             total.merge(st)
         if len(results) < len(self.procs):
-            total.error("generator_lost", f"{len(self.procs) - len(results)} worker(s) "
-                        "returned nothing")
+            total.error(
+                "generator_lost", f"{len(self.procs) - len(results)} worker(s) returned nothing"
+            )
         return total
 
     def release(self) -> None:
@@ -408,8 +422,8 @@ class Generator:
                 p.kill()
 
 
-def scripts_for(scripts: dict[str, Sequence[Any]]
-                ) -> dict[str, tuple[tuple[tuple[str, ...], bool], ...]]:
+def scripts_for(
+    scripts: dict[str, Sequence[Any]],
+) -> dict[str, tuple[tuple[tuple[str, ...], bool], ...]]:
     """``benchmarks.load.scripts.Script`` lists as the plain tuples a worker receives."""
-    return {v: tuple((tuple(s.moves), bool(s.finished)) for s in lst)
-            for v, lst in scripts.items()}
+    return {v: tuple((tuple(s.moves), bool(s.finished)) for s in lst) for v, lst in scripts.items()}

@@ -18,9 +18,21 @@ from server.redis.embedded import find_redis_server
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Flags that make a benchmark server measure throughput rather than the per-client limits.
-BENCH_FLAGS = ("--no-certify", "--daily-secret", "bench", "--log-level", "WARNING",
-               "--rate-limit", "1000000", "--rate-burst", "1000000", "--idle-timeout", "3600",
-               "--race-countdown-ms", "300")
+BENCH_FLAGS = (
+    "--no-certify",
+    "--daily-secret",
+    "bench",
+    "--log-level",
+    "WARNING",
+    "--rate-limit",
+    "1000000",
+    "--rate-burst",
+    "1000000",
+    "--idle-timeout",
+    "3600",
+    "--race-countdown-ms",
+    "300",
+)
 
 
 def free_port() -> int:
@@ -61,8 +73,14 @@ class Proc:
         self.log_path = log
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
         try:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                env=_env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         finally:
             if log:
                 out.close()  # type: ignore[union-attr]
@@ -79,11 +97,13 @@ class Proc:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.cmd[:4]} exited with {self.proc.returncode}"
-                                   f"{self._tail()}")
+                raise RuntimeError(
+                    f"{self.cmd[:4]} exited with {self.proc.returncode}{self._tail()}"
+                )
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}",
-                                            timeout=1.0) as r:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}{path}", timeout=1.0
+                ) as r:
                     if r.status == 200:
                         return
             except OSError:
@@ -114,12 +134,29 @@ class Proc:
         self.proc.wait()
 
 
-def start_server(port: int, data_dir: Path, *, redis_url: str | None = None,
-                 flags: tuple[str, ...] = BENCH_FLAGS, use_uvloop: bool = False,
-                 log: Path | None = None, wait: bool = True) -> Proc:
+def start_server(
+    port: int,
+    data_dir: Path,
+    *,
+    redis_url: str | None = None,
+    flags: tuple[str, ...] = BENCH_FLAGS,
+    use_uvloop: bool = False,
+    log: Path | None = None,
+    wait: bool = True,
+) -> Proc:
     """``python -m server`` on ``port``, on uvloop or on asyncio's own loop."""
-    cmd = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port),
-           "--data-dir", str(data_dir), *flags]
+    cmd = [
+        sys.executable,
+        "-m",
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        *flags,
+    ]
     if use_uvloop:
         cmd.append("--uvloop")
     if redis_url:
@@ -130,8 +167,9 @@ def start_server(port: int, data_dir: Path, *, redis_url: str | None = None,
     return proc
 
 
-def start_echo(port: int, *, reply_sizes: str = "", use_uvloop: bool = False,
-               log: Path | None = None) -> Proc:
+def start_echo(
+    port: int, *, reply_sizes: str = "", use_uvloop: bool = False, log: Path | None = None
+) -> Proc:
     cmd = [sys.executable, "-m", "benchmarks.load.echo_server", "--port", str(port)]
     if reply_sizes:
         cmd += ["--reply-sizes", reply_sizes]
@@ -160,13 +198,19 @@ class RedisServer:
         conf = self.data_dir / "redis.conf"
         conf.write_text(
             f'port 0\nunixsocket "{self.socket}"\nunixsocketperm 700\ndir "{self.data_dir}"\n'
-            f"appendonly yes\nappendfsync {self.appendfsync}\nsave \"\"\n"
-            f'logfile "{self.data_dir / "redis.log"}"\n')
+            f'appendonly yes\nappendfsync {self.appendfsync}\nsave ""\n'
+            f'logfile "{self.data_dir / "redis.log"}"\n'
+        )
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
-        self.proc = subprocess.Popen([find_redis_server(), str(conf)], cwd=self.data_dir,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [find_redis_server(), str(conf)],
+            cwd=self.data_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -51,14 +51,23 @@ def play_random(variant: str, seed: int, rng: random.Random, max_moves: int) -> 
     return Script(variant, tuple(moves), game.over)
 
 
-def build(secret: bytes, date: dt.date, variants: Sequence[str], *, per_variant: int = 4,
-          max_moves: int = 200, rng_seed: int = 1) -> dict[str, list[Script]]:
+def build(
+    secret: bytes,
+    date: dt.date,
+    variants: Sequence[str],
+    *,
+    per_variant: int = 4,
+    max_moves: int = 200,
+    rng_seed: int = 1,
+) -> dict[str, list[Script]]:
     """``per_variant`` scripts of each variant on the day's deal (a fixed RNG per script)."""
     out: dict[str, list[Script]] = {}
     for variant in variants:
         seed = deal_seed(secret, variant, date)
-        out[variant] = [play_random(variant, seed, random.Random(f"{rng_seed}:{variant}:{k}"),
-                                    max_moves) for k in range(per_variant)]
+        out[variant] = [
+            play_random(variant, seed, random.Random(f"{rng_seed}:{variant}:{k}"), max_moves)
+            for k in range(per_variant)
+        ]
     return out
 
 

@@ -65,29 +65,43 @@ def _room_code(text: str) -> str:
         return ROOM_CODE.load(text.upper(), "--join")
     except p.ProtocolError:
         raise argparse.ArgumentTypeError(
-            f"not a room code (4-8 letters or digits): {text!r}") from None
+            f"not a room code (4-8 letters or digits): {text!r}"
+        ) from None
 
 
 def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """Options accepted before or after the command name."""
     d = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
-    parser.add_argument("--server", metavar="URL",
-                        default=d(os.environ.get("SOLITAIRE_SERVER") or DEFAULT_SERVER),
-                        help="server WebSocket URL (env SOLITAIRE_SERVER; default "
-                             f"{DEFAULT_SERVER})")
-    parser.add_argument("--json", action="store_true", default=d(False),
-                        help="machine-readable output: one JSON object per command")
-    parser.add_argument("--name", default=d(None),
-                        help="display name for the first use of a server (no prompt)")
-    parser.add_argument("--ascii", action="store_true", default=d(False),
-                        help="write suits as letters (H D C S) instead of symbols")
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        default=d(os.environ.get("SOLITAIRE_SERVER") or DEFAULT_SERVER),
+        help=f"server WebSocket URL (env SOLITAIRE_SERVER; default {DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=d(False),
+        help="machine-readable output: one JSON object per command",
+    )
+    parser.add_argument(
+        "--name", default=d(None), help="display name for the first use of a server (no prompt)"
+    )
+    parser.add_argument(
+        "--ascii",
+        action="store_true",
+        default=d(False),
+        help="write suits as letters (H D C S) instead of symbols",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="solitaire", description="Multiplayer solitaire: daily deals, races, leaderboards.",
+        prog="solitaire",
+        description="Multiplayer solitaire: daily deals, races, leaderboards.",
         epilog="Exit status: 0 ok, 1 refused move/request, 2 usage or unavailable feature, "
-               "3 server unreachable, 4 version mismatch, 130 interrupted.")
+        "3 server unreachable, 4 version mismatch, 130 interrupted.",
+    )
     _globals(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -99,8 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("daily", cmd_daily, "play today's deal of a variant")
     sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
-    sp.add_argument("--moves", metavar="FILE",
-                    help="play the moves in FILE ('-': stdin) non-interactively")
+    sp.add_argument(
+        "--moves", metavar="FILE", help="play the moves in FILE ('-': stdin) non-interactively"
+    )
     sp.add_argument("--show", action="store_true", help="print the current game and exit")
 
     sp = add("leaderboard", cmd_leaderboard, "show a daily (or race) leaderboard")
@@ -109,8 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--around-me", action="store_true", help="the entries around your own")
     sp.add_argument("--limit", type=_limit, default=20, help="entries to show (1-100)")
     sp.add_argument("--race", action="store_true", help="the race board instead of the daily")
-    sp.add_argument("--board", choices=("rating", "wins"), default="rating",
-                    help="race board: rating (default) or wins on --date")
+    sp.add_argument(
+        "--board",
+        choices=("rating", "wins"),
+        default="rating",
+        help="race board: rating (default) or wins on --date",
+    )
 
     add("variants", cmd_variants, "list the variants")
 
@@ -128,8 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--players", type=int, default=2, help="group size, 2-8 (default 2)")
     group = sp.add_mutually_exclusive_group()
     group.add_argument("--create", action="store_true", help="open a private room")
-    group.add_argument("--join", metavar="CODE", type=_room_code,
-                       help="join a private room by its code")
+    group.add_argument(
+        "--join", metavar="CODE", type=_room_code, help="join a private room by its code"
+    )
     sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
 
     add("me", cmd_me, "your profile: daily streaks and bests, races, the last 30 days")
@@ -142,15 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--before", type=_date, help="only days before YYYY-MM-DD (next page)")
     sp.add_argument("--limit", type=_limit, default=30, help="days to show (1-100)")
     sp.add_argument("--player", metavar="NAME_OR_ID", help="another player's history")
-    sp.add_argument("--replay", type=_date, metavar="DATE",
-                    help="replay that day's game move by move (once the day is over)")
+    sp.add_argument(
+        "--replay",
+        type=_date,
+        metavar="DATE",
+        help="replay that day's game move by move (once the day is over)",
+    )
 
     sp = add("watch", cmd_watch, "watch a race live, a few seconds behind")
-    sp.add_argument("race_id", nargs="?", metavar="RACE_ID",
-                    help="the race (default: the newest race running)")
+    sp.add_argument(
+        "race_id", nargs="?", metavar="RACE_ID", help="the race (default: the newest race running)"
+    )
     sp.add_argument("--list", action="store_true", help="list the races running and exit")
-    sp.add_argument("--variant", choices=VARIANT_IDS, metavar="VARIANT",
-                    help="only races of this variant")
+    sp.add_argument(
+        "--variant", choices=VARIANT_IDS, metavar="VARIANT", help="only races of this variant"
+    )
 
     add("share", cmd_share, "a text summary of today's results, to paste into a chat")
     return parser
@@ -179,9 +205,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _error_json(command: str, exc: SessionError) -> str:
     import json
 
-    doc = {"command": command, "error": {"message": str(exc),
-                                         "code": getattr(exc, "code", None),
-                                         "exit_code": exc.exit_code}}
+    doc = {
+        "command": command,
+        "error": {
+            "message": str(exc),
+            "code": getattr(exc, "code", None),
+            "exit_code": exc.exit_code,
+        },
+    }
     return json.dumps(doc)
 
 

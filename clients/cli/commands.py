@@ -86,8 +86,9 @@ async def _first_name(ctx: Ctx, token: str | None) -> str | None:
     return name
 
 
-async def _after_refusal(ctx: Ctx, exc: RequestFailed, token: str | None,
-                         name: str | None) -> tuple[str | None, str | None]:
+async def _after_refusal(
+    ctx: Ctx, exc: RequestFailed, token: str | None, name: str | None
+) -> tuple[str | None, str | None]:
     """The token and name to try next after the server refused the hello, or raise."""
     if exc.code in (p.ErrorCode.NAME_TAKEN, p.ErrorCode.INVALID_NAME):
         if not ctx.interactive:
@@ -97,9 +98,11 @@ async def _after_refusal(ctx: Ctx, exc: RequestFailed, token: str | None,
     if exc.code == p.ErrorCode.NOT_AUTHENTICATED and token is not None:
         if name is not None:
             return None, name  # the server forgot us (data reset): start a new player
-        raise SessionError(f"{ctx.url} does not know the stored player (was its data "
-                           "reset?); run again with --name NAME to create a new "
-                           "player") from None
+        raise SessionError(
+            f"{ctx.url} does not know the stored player (was its data "
+            "reset?); run again with --name NAME to create a new "
+            "player"
+        ) from None
     raise exc
 
 
@@ -115,8 +118,13 @@ async def open_session(ctx: Ctx) -> ServerSession:
         ctx.store.put(url, Identity(welcome.token, welcome.name, welcome.player_id))
 
     while True:
-        session = ServerSession(url, token=token, name=None if token else name, on_token=save,
-                                on_notice=lambda text: ctx.err.print(render.notice(text)))
+        session = ServerSession(
+            url,
+            token=token,
+            name=None if token else name,
+            on_token=save,
+            on_notice=lambda text: ctx.err.print(render.notice(text)),
+        )
         try:
             await session.connect()
             return session
@@ -127,8 +135,7 @@ async def open_session(ctx: Ctx) -> ServerSession:
 def _check_variant(session: ServerSession, variant: str) -> None:
     offered = session.welcome.variants if session.welcome else ()
     if offered and variant not in offered:
-        raise UsageError(f"this server does not offer {variant}; it offers: "
-                         + ", ".join(offered))
+        raise UsageError(f"this server does not offer {variant}; it offers: " + ", ".join(offered))
 
 
 # -- daily ------------------------------------------------------------------------------------
@@ -156,11 +163,16 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
     session = await open_session(ctx)
     try:
         _check_variant(session, args.variant)
-        state = await session.request(lambda rid: p.DailyStart(id=rid, variant=args.variant),
-                                      p.GameState)
+        state = await session.request(
+            lambda rid: p.DailyStart(id=rid, variant=args.variant), p.GameState
+        )
         game = ServerGame(session, state)
-        info: dict[str, Any] = {"command": "daily", "variant": game.variant,
-                                "date": game.date, "game_id": game.game_id}
+        info: dict[str, Any] = {
+            "command": "daily",
+            "variant": game.variant,
+            "date": game.date,
+            "game_id": game.game_id,
+        }
         if args.show:
             return _show(game, ctx, info)
         if lines is not None:
@@ -173,10 +185,19 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
 
 def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
     if ctx.out.json:
-        ctx.out.emit({**info, "seq": game.seq, "elapsed_ms": game.elapsed_ms(),
-                      "finished": game.finished, "result": game.result, "par": game.par,
-                      "hints": game.hints, "view": game.view,
-                      "legal_moves": game.legal_moves()})
+        ctx.out.emit(
+            {
+                **info,
+                "seq": game.seq,
+                "elapsed_ms": game.elapsed_ms(),
+                "finished": game.finished,
+                "result": game.result,
+                "par": game.par,
+                "hints": game.hints,
+                "view": game.view,
+                "legal_moves": game.legal_moves(),
+            }
+        )
     else:
         ctx.out.board(game)
         if game.finished:
@@ -205,8 +226,7 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     if lines is not None:
         return await scripted(game, lines, ctx.out, info)
     ctx.out.show(render.practice_intro(seed))
-    return await interactive(game, ctx.out, ctx.reader,
-                             resume_hint="Practice games are not saved.")
+    return await interactive(game, ctx.out, ctx.reader, resume_hint="Practice games are not saved.")
 
 
 # -- leaderboards -----------------------------------------------------------------------------
@@ -243,22 +263,31 @@ async def cmd_leaderboard(args: argparse.Namespace, ctx: Ctx) -> int:
     return 0
 
 
-async def _daily_board(args: argparse.Namespace,
-                       session: ServerSession) -> tuple[p.Leaderboard, p.PlayerRank]:
+async def _daily_board(
+    args: argparse.Namespace, session: ServerSession
+) -> tuple[p.Leaderboard, p.PlayerRank]:
     variant, date = args.variant, args.date
     if args.around_me:
-        board = await session.request(lambda rid: p.LeaderboardAround(
-            id=rid, variant=variant, date=date, k=_around(args.limit)), p.Leaderboard)
+        board = await session.request(
+            lambda rid: p.LeaderboardAround(
+                id=rid, variant=variant, date=date, k=_around(args.limit)
+            ),
+            p.Leaderboard,
+        )
     else:
-        board = await session.request(lambda rid: p.LeaderboardTop(
-            id=rid, variant=variant, date=date, limit=args.limit), p.Leaderboard)
-    rank = await session.request(lambda rid: p.LeaderboardRank(
-        id=rid, variant=variant, date=board.date), p.PlayerRank)
+        board = await session.request(
+            lambda rid: p.LeaderboardTop(id=rid, variant=variant, date=date, limit=args.limit),
+            p.Leaderboard,
+        )
+    rank = await session.request(
+        lambda rid: p.LeaderboardRank(id=rid, variant=variant, date=board.date), p.PlayerRank
+    )
     return board, rank
 
 
-def _show_daily_board(args: argparse.Namespace, ctx: Ctx, board: p.Leaderboard,
-                      rank: p.PlayerRank) -> None:
+def _show_daily_board(
+    args: argparse.Namespace, ctx: Ctx, board: p.Leaderboard, rank: p.PlayerRank
+) -> None:
     if ctx.out.json:
         doc = {"command": "leaderboard", **dump_struct(board)}
         doc.pop("id", None)
@@ -272,11 +301,16 @@ async def _race_board(args: argparse.Namespace, session: ServerSession) -> p.Rac
     variant, name, date = args.variant, args.board, args.date
     try:
         if args.around_me:
-            return await session.request(lambda rid: p.RaceAround(
-                id=rid, variant=variant, board=name, date=date, k=_around(args.limit)),
-                p.RaceBoard)
-        return await session.request(lambda rid: p.RaceTop(
-            id=rid, variant=variant, board=name, date=date, limit=args.limit), p.RaceBoard)
+            return await session.request(
+                lambda rid: p.RaceAround(
+                    id=rid, variant=variant, board=name, date=date, k=_around(args.limit)
+                ),
+                p.RaceBoard,
+            )
+        return await session.request(
+            lambda rid: p.RaceTop(id=rid, variant=variant, board=name, date=date, limit=args.limit),
+            p.RaceBoard,
+        )
     except RequestFailed as exc:
         if exc.code == p.ErrorCode.UNKNOWN_TYPE:
             raise UsageError("race leaderboards are not available on this server") from None
@@ -297,8 +331,10 @@ def _show_race_board(args: argparse.Namespace, ctx: Ctx, board: p.RaceBoard) -> 
 
 async def cmd_variants(args: argparse.Namespace, ctx: Ctx) -> int:
     """The variants, with titles and card counts."""
-    rows = [render.VariantRow(vid, cls.title, cls.decks * 4 * len(cls.ranks), cls.scored)
-            for vid, cls in VARIANTS.items()]
+    rows = [
+        render.VariantRow(vid, cls.title, cls.decks * 4 * len(cls.ranks), cls.scored)
+        for vid, cls in VARIANTS.items()
+    ]
     if ctx.out.json:
         ctx.out.emit({"command": "variants", "variants": [asdict(r) for r in rows]})
     else:
@@ -310,12 +346,26 @@ async def cmd_rules(args: argparse.Namespace, ctx: Ctx) -> int:
     """A variant's rules (a summary) and move notation."""
     text = rules_text(args.variant)
     if ctx.out.json:
-        ctx.out.emit({"command": "rules", "variant": args.variant,
-                      "title": render.title_of(args.variant), "text": text})
+        ctx.out.emit(
+            {
+                "command": "rules",
+                "variant": args.variant,
+                "title": render.title_of(args.variant),
+                "text": text,
+            }
+        )
     else:
         ctx.out.show(render.page(text))
     return 0
 
 
-__all__ = ["Ctx", "UsageError", "cmd_daily", "cmd_leaderboard", "cmd_practice", "cmd_rules",
-           "cmd_variants", "open_session"]
+__all__ = [
+    "Ctx",
+    "UsageError",
+    "cmd_daily",
+    "cmd_leaderboard",
+    "cmd_practice",
+    "cmd_rules",
+    "cmd_variants",
+    "open_session",
+]

@@ -45,13 +45,17 @@ class TokenStore:
         entry = self._load().get(url)
         if not isinstance(entry, dict) or not entry.get("token"):
             return None
-        return Identity(str(entry["token"]), str(entry.get("name", "")),
-                        str(entry.get("player_id", "")))
+        return Identity(
+            str(entry["token"]), str(entry.get("name", "")), str(entry.get("player_id", ""))
+        )
 
     def put(self, url: str, identity: Identity) -> None:
         data = self._load()
-        data[url] = {"token": identity.token, "name": identity.name,
-                     "player_id": identity.player_id}
+        data[url] = {
+            "token": identity.token,
+            "name": identity.name,
+            "player_id": identity.player_id,
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -39,8 +39,9 @@ class LineReader:
     the end of input.
     """
 
-    def __init__(self, read: Callable[[str], str] = _input,
-                 show: Callable[[str], None] = _show) -> None:
+    def __init__(
+        self, read: Callable[[str], str] = _input, show: Callable[[str], None] = _show
+    ) -> None:
         self._read = read
         self._show = show
         self._wanted = threading.Condition()
@@ -135,8 +136,9 @@ class EventSource:
     a cancelled wait takes nothing off the queue.
     """
 
-    def __init__(self, pushes: asyncio.Queue[p.ServerMessage] | None,
-                 reader: LineReader | None = None) -> None:
+    def __init__(
+        self, pushes: asyncio.Queue[p.ServerMessage] | None, reader: LineReader | None = None
+    ) -> None:
         if pushes is None and reader is None:
             raise ValueError("an event source needs lines, pushes or both")
         self._pushes = pushes
@@ -163,8 +165,7 @@ class EventSource:
             if self._push is None:
                 self._push = asyncio.create_task(self._pushes.get())
             waits.add(self._push)
-        done, _ = await asyncio.wait(waits, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if self._push is not None and self._push in done:
             push, self._push = self._push, None
             return Push(push.result())
@@ -186,6 +187,7 @@ class EventSource:
     def __enter__(self) -> EventSource:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

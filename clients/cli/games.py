@@ -48,8 +48,12 @@ class Outcome:
     def to_json(self, view: View) -> dict[str, Any]:
         out: dict[str, Any] = {"move": self.move, "ok": self.ok}
         if self.ok:
-            out.update(seq=view.get("moves"), cleared=view.get("cleared"),
-                       score=view.get("score"), over=view.get("over"))
+            out.update(
+                seq=view.get("moves"),
+                cleared=view.get("cleared"),
+                score=view.get("score"),
+                over=view.get("over"),
+            )
         else:
             out.update(reason=self.reason, code=self.code)
         return out
@@ -77,8 +81,11 @@ def local_copy(view: View) -> Game:
 
 def reveals_of(events: Sequence[Event]) -> list[Reveal]:
     """The cards a move turned face up, from its events."""
-    return [Reveal(parse_card(e["card"]), e["at"]) for e in events
-            if e["type"] == "reveal" and e["card"] is not None]
+    return [
+        Reveal(parse_card(e["card"]), e["at"])
+        for e in events
+        if e["type"] == "reveal" and e["card"] is not None
+    ]
 
 
 class ServerGame:
@@ -118,8 +125,9 @@ class ServerGame:
             return
         else:
             try:
-                self.copy.follow(reply.move, reveals_of(as_events(reply.events)),
-                                 over=reply.finished)
+                self.copy.follow(
+                    reply.move, reveals_of(as_events(reply.events)), over=reply.finished
+                )
             except (EngineError, ValueError, KeyError):
                 await self.resync()
                 return
@@ -144,7 +152,8 @@ class ServerGame:
     async def resync(self) -> None:
         """Fetch the game again (after a reconnect or a conflict)."""
         state = await self.session.request(
-            lambda rid: p.GameGet(id=rid, game_id=self.game_id), p.GameState, resend=True)
+            lambda rid: p.GameGet(id=rid, game_id=self.game_id), p.GameState, resend=True
+        )
         self._apply_state(state)
 
     def legal_moves(self) -> list[str]:
@@ -156,14 +165,17 @@ class ServerGame:
         try:
             if undo:
                 reply = await self.session.request(
-                    lambda rid: p.Undo(id=rid, game_id=gid, expected_seq=expected), p.Moved)
+                    lambda rid: p.Undo(id=rid, game_id=gid, expected_seq=expected), p.Moved
+                )
             else:
                 reply = await self.session.request(
                     lambda rid: p.Move(id=rid, game_id=gid, move=text, expected_seq=expected),
-                    p.Moved)
+                    p.Moved,
+                )
         except p.EncodeError:
-            return Outcome(text, False, "not a move: 1 to 32 printable ASCII characters",
-                           "bad_request")
+            return Outcome(
+                text, False, "not a move: 1 to 32 printable ASCII characters", "bad_request"
+            )
         except RequestFailed as exc:
             if exc.code == p.ErrorCode.CONFLICT:
                 sent = UNDO if undo else self._canonical(text)  # on the copy, before resync
@@ -171,11 +183,11 @@ class ServerGame:
                 # Our move was applied, its reply lost (a reconnect resent it): the log says
                 # so. One move made elsewhere (another window) is not ours, nor is any move
                 # when the server keeps no log for us (protocol < 3): the board is refreshed.
-                if (self.seq == expected + 1 and self.log is not None
-                        and self.log[expected] == sent):
+                if self.seq == expected + 1 and self.log is not None and self.log[expected] == sent:
                     return Outcome(text, True)
-                return Outcome(text, False, "the game changed elsewhere; the board is refreshed",
-                               exc.code)
+                return Outcome(
+                    text, False, "the game changed elsewhere; the board is refreshed", exc.code
+                )
             if exc.code == p.ErrorCode.GAME_OVER:
                 await self.resync()
             return Outcome(text, False, exc.message, exc.code)
@@ -213,8 +225,11 @@ class ServerGame:
         gid = self.game_id
         welcome = self.session.welcome
         finish = variant(self.variant).scored and welcome is not None and welcome.version >= 3
-        make = ((lambda rid: Finish(id=rid, game_id=gid)) if finish
-                else (lambda rid: p.Resign(id=rid, game_id=gid)))
+        make = (
+            (lambda rid: Finish(id=rid, game_id=gid))
+            if finish
+            else (lambda rid: p.Resign(id=rid, game_id=gid))
+        )
         try:
             reply = await self.session.request(make, p.Finished)
         except RequestFailed as exc:
@@ -231,8 +246,7 @@ class ServerGame:
     async def hint(self) -> str:
         gid = self.game_id
         try:
-            reply = await self.session.request(lambda rid: p.Hint(id=rid, game_id=gid),
-                                               p.HintReply)
+            reply = await self.session.request(lambda rid: p.Hint(id=rid, game_id=gid), p.HintReply)
         except RequestFailed as exc:
             if exc.code in UNSUPPORTED:
                 return "hints are not available on this server"
@@ -240,8 +254,10 @@ class ServerGame:
         self.hints = reply.hints
         if reply.move is None:
             return "the server knows no winning line from here (no hint counted)"
-        return (f"hint: {reply.move}   (hints used: {reply.hints}, "
-                f"time penalty {reply.penalty_ms // 1000} s)")
+        return (
+            f"hint: {reply.move}   (hints used: {reply.hints}, "
+            f"time penalty {reply.penalty_ms // 1000} s)"
+        )
 
     async def rank_line(self) -> str | None:
         rank = self.result.get("rank") if self.result else None
@@ -250,7 +266,8 @@ class ServerGame:
             try:
                 reply = await self.session.request(
                     lambda rid: p.LeaderboardRank(id=rid, variant=self.variant, date=self.date),
-                    p.PlayerRank)
+                    p.PlayerRank,
+                )
             except RequestFailed:
                 reply = None
             if reply is not None:
@@ -287,8 +304,12 @@ class LocalGame:
         self.view = self.game.view()
         if self.game.over or self._ended:
             self.finished = True
-            self.result = {**self.game.result(), "over": True, "time_ms": self.elapsed_ms(),
-                           "resigned": self._resigned}
+            self.result = {
+                **self.game.result(),
+                "over": True,
+                "time_ms": self.elapsed_ms(),
+                "resigned": self._resigned,
+            }
 
     def legal_moves(self) -> list[str]:
         return [str(m) for m in self.game.legal_moves()]

@@ -164,16 +164,22 @@ async def _move(turn: Turn, text: str) -> Reply:
     return Played(await turn.game.move(text))
 
 
-PLAY_COMMANDS = CommandTable([
-    Command("help", "this text", _help, ("?", "h")),
-    Command("moves", "list the legal moves", _moves, ("m",)),
-    Command("undo", "take back the last move (not after a move that revealed a card)", _undo),
-    Command("hint", "ask the server for a move (counts as a hint and adds a time penalty)",
-            _hint),
-    Command("resign", "end the game now and record the result", _resign, ("finish",)),
-    Command("board", "draw the board again (so does an empty line)", _redraw, ("", "show", "b")),
-    Command("quit", "leave; the game can be resumed later", _quit, ("exit", "q", ":q")),
-], fallback=_move)
+PLAY_COMMANDS = CommandTable(
+    [
+        Command("help", "this text", _help, ("?", "h")),
+        Command("moves", "list the legal moves", _moves, ("m",)),
+        Command("undo", "take back the last move (not after a move that revealed a card)", _undo),
+        Command(
+            "hint", "ask the server for a move (counts as a hint and adds a time penalty)", _hint
+        ),
+        Command("resign", "end the game now and record the result", _resign, ("finish",)),
+        Command(
+            "board", "draw the board again (so does an empty line)", _redraw, ("", "show", "b")
+        ),
+        Command("quit", "leave; the game can be resumed later", _quit, ("exit", "q", ":q")),
+    ],
+    fallback=_move,
+)
 
 #: The words a moves script understands besides moves: by command name.
 SCRIPT_COMMANDS: tuple[str, ...] = ("quit", "resign", "undo")

@@ -31,9 +31,15 @@ async def show_end(game: GameBackend, out: View) -> None:
     out.show(render.result_line(game.variant, game.result, await game.rank_line()))
 
 
-async def interactive(game: GameBackend, out: View, reader: LineReader,
-                      session: ServerSession | None = None, resume_hint: str = "",
-                      on_push: PushHandler | None = None, show_result: bool = True) -> int:
+async def interactive(
+    game: GameBackend,
+    out: View,
+    reader: LineReader,
+    session: ServerSession | None = None,
+    resume_hint: str = "",
+    on_push: PushHandler | None = None,
+    show_result: bool = True,
+) -> int:
     """Play at the terminal until the game ends, the person quits, or input ends.
 
     On a `shutdown` push the session reconnects at once; `on_push` sees every other push
@@ -50,8 +56,11 @@ async def interactive(game: GameBackend, out: View, reader: LineReader,
             event = await events.next("move> ")
             if isinstance(event, Push):
                 msg = event.message
-                if (isinstance(msg, p.GameFinished) and isinstance(game, ServerGame)
-                        and game.end_from(msg)):  # the server found the game over later
+                if (
+                    isinstance(msg, p.GameFinished)
+                    and isinstance(game, ServerGame)
+                    and game.end_from(msg)
+                ):  # the server found the game over later
                     out.board(game)
                     if show_result:
                         await show_end(game, out)
@@ -69,8 +78,9 @@ async def interactive(game: GameBackend, out: View, reader: LineReader,
                 return 0
 
 
-async def _push(msg: p.ServerMessage, out: View, session: ServerSession | None,
-                on_push: PushHandler | None) -> bool:
+async def _push(
+    msg: p.ServerMessage, out: View, session: ServerSession | None, on_push: PushHandler | None
+) -> bool:
     if isinstance(msg, p.Shutdown) and session is not None:
         await session.ensure_connected()
         out.show(render.RECONNECTED)
@@ -156,17 +166,24 @@ async def run_script(game: GameBackend, lines: Script, out: View) -> ScriptRun:
             break
         run.outcomes.append({"line": line.number, **outcome.to_json(game.view)})
         if not out.json:
-            out.show(render.script_step(line.number, line.text, outcome, game.variant,
-                                        game.view), soft_wrap=True)
+            out.show(
+                render.script_step(line.number, line.text, outcome, game.variant, game.view),
+                soft_wrap=True,
+            )
         if not outcome.ok:
-            run.error = {"line": line.number, "move": line.text, "reason": outcome.reason,
-                         "code": outcome.code}
+            run.error = {
+                "line": line.number,
+                "move": line.text,
+                "reason": outcome.reason,
+                "code": outcome.code,
+            }
             break
     return run
 
 
-async def scripted(game: GameBackend, lines: Script, out: View,
-                   info: dict[str, Any], report: bool = True) -> int:
+async def scripted(
+    game: GameBackend, lines: Script, out: View, info: dict[str, Any], report: bool = True
+) -> int:
     """Play `lines` in order; stop at the first refused move (exit status 1).
 
     `info` gains the script's ``outcomes`` and ``error``. With `report`, the final
@@ -183,12 +200,18 @@ async def scripted(game: GameBackend, lines: Script, out: View,
 async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, Any]) -> None:
     rank = await game.rank_line() if game.finished else None
     if out.json:
-        out.emit({**info, "moves": run.outcomes, "finished": game.finished,
-                  "result": game.result, "view": game.view})
+        out.emit(
+            {
+                **info,
+                "moves": run.outcomes,
+                "finished": game.finished,
+                "result": game.result,
+                "view": game.view,
+            }
+        )
         return
     out.board(game)
     if game.finished:
         out.show(render.result_line(game.variant, game.result, rank))
     if run.error is not None:
-        out.show(render.script_stopped(run.error["line"], run.error["move"],
-                                       run.error["reason"]))
+        out.show(render.script_stopped(run.error["line"], run.error["move"], run.error["reason"]))

@@ -52,13 +52,21 @@ class RaceState:
         self.info = info
         self.version = max(self.version, info.version)
         for r in info.racers:
-            self.racers[r.player_id] = {**self.racers.get(r.player_id, {}),
-                                        "name": r.name, "cleared": r.cleared, "score": r.score,
-                                        "moves": r.moves, "finished": r.finished,
-                                        "stuck": r.stuck, "won": r.won,
-                                        "forfeited": r.forfeited, "connected": r.connected,
-                                        "place": r.place, "rating": r.rating,
-                                        "rating_change": r.rating_change}
+            self.racers[r.player_id] = {
+                **self.racers.get(r.player_id, {}),
+                "name": r.name,
+                "cleared": r.cleared,
+                "score": r.score,
+                "moves": r.moves,
+                "finished": r.finished,
+                "stuck": r.stuck,
+                "won": r.won,
+                "forfeited": r.forfeited,
+                "connected": r.connected,
+                "place": r.place,
+                "rating": r.rating,
+                "rating_change": r.rating_change,
+            }
 
     def apply_event(self, version: int, event: dict[str, Any]) -> RaceNews | None:
         """Update from a public event; returns what happened to a racer, if anything."""
@@ -67,8 +75,13 @@ class RaceState:
         pid = str(event.get("player_id", ""))
         racer = self.racers.setdefault(pid, {"name": pid}) if pid else {}
         if kind == "progress":
-            racer.update({k: event[k] for k in ("cleared", "score", "moves", "finished",
-                                                "stuck", "won") if k in event})
+            racer.update(
+                {
+                    k: event[k]
+                    for k in ("cleared", "score", "moves", "finished", "stuck", "won")
+                    if k in event
+                }
+            )
         elif kind == "joined":
             racer["name"] = event.get("name", pid)
         elif kind == "left":
@@ -97,15 +110,28 @@ class RaceState:
 class RaceGame(ServerGame):
     """A racer's own game: no daily rank; the race standings come at the end."""
 
-    def __init__(self, session: ServerSession, started: p.RaceStarted, race: RaceState,
-                 state: p.GameState | None = None) -> None:
+    def __init__(
+        self,
+        session: ServerSession,
+        started: p.RaceStarted,
+        race: RaceState,
+        state: p.GameState | None = None,
+    ) -> None:
         """`state`: the game as `game.get` returned it, when rejoining a race under way."""
         view = dict(started.view)
         if state is None:
-            state = p.GameState(id=0, game_id=started.game_id, variant=str(view["variant"]),
-                                date="1970-01-01", view=view, seq=int(view.get("moves", 0)),
-                                started_at=started.start_at, server_time=started.server_time,
-                                elapsed_ms=0, finished=False)
+            state = p.GameState(
+                id=0,
+                game_id=started.game_id,
+                variant=str(view["variant"]),
+                date="1970-01-01",
+                view=view,
+                seq=int(view.get("moves", 0)),
+                started_at=started.start_at,
+                server_time=started.server_time,
+                elapsed_ms=0,
+                finished=False,
+            )
         super().__init__(session, state)
         self.date = None
         self.race = race
@@ -123,15 +149,19 @@ class RaceGame(ServerGame):
 # -- before the start -------------------------------------------------------------------------
 
 
-async def _enter(args: argparse.Namespace, ctx: Ctx, session: ServerSession,
-                 race: RaceState) -> None:
+async def _enter(
+    args: argparse.Namespace, ctx: Ctx, session: ServerSession, race: RaceState
+) -> None:
     """Queue, create a room or join one, as the arguments say."""
     out = ctx.out
     try:
         if args.create:
-            room = await session.request(lambda i: p.RaceCreate(
-                id=i, variant=args.variant, size=args.players if args.players > 2 else 8),
-                p.RaceRoom)
+            room = await session.request(
+                lambda i: p.RaceCreate(
+                    id=i, variant=args.variant, size=args.players if args.players > 2 else 8
+                ),
+                p.RaceRoom,
+            )
             race.apply_info(room.race)
             if not out.json:
                 out.show(render.room_created(room.race.code, ctx.interactive, args.players))
@@ -142,8 +172,9 @@ async def _enter(args: argparse.Namespace, ctx: Ctx, session: ServerSession,
             if not out.json:
                 out.show(render.room_joined(code))
         else:
-            queued = await session.request(lambda i: p.RaceQueue(
-                id=i, variant=args.variant, size=args.players), p.RaceQueued)
+            queued = await session.request(
+                lambda i: p.RaceQueue(id=i, variant=args.variant, size=args.players), p.RaceQueued
+            )
             if not out.json:
                 out.show(render.race_queued(queued.waiting, queued.size))
     except RequestFailed as exc:
@@ -162,8 +193,7 @@ class _Waiting:
     """The queue or room until `race.started`; the creator of a room types `start` (or,
     without a terminal, the room starts once `--players` racers are in)."""
 
-    def __init__(self, session: ServerSession, race: RaceState, ctx: Ctx,
-                 creator: bool) -> None:
+    def __init__(self, session: ServerSession, race: RaceState, ctx: Ctx, creator: bool) -> None:
         self.session, self.race, self.ctx, self._creator = session, race, ctx, creator
 
     @property
@@ -205,8 +235,12 @@ class _Waiting:
         self.race.apply_info(info)
         out = self.ctx.out
         out.show(render.race_room(info, self.session.server_now_ms(), out.json))
-        if (self.creator and not self.ctx.interactive and info.status == "open"
-                and len(info.racers) >= min(self.ctx.args.players, info.size)):
+        if (
+            self.creator
+            and not self.ctx.interactive
+            and info.status == "open"
+            and len(info.racers) >= min(self.ctx.args.players, info.size)
+        ):
             await _start(self.session, self.race)
 
 
@@ -243,8 +277,9 @@ def _follow_resumes(session: ServerSession, race: RaceState) -> None:
         active = session.active_race
         if active is not None and active.race_id != rid:
             return  # already in another race: this one is long over for us
-        room = await session.request(lambda i: p.RaceGet(id=i, race_id=rid,
-                                                         since=race.version), p.RaceRoom)
+        room = await session.request(
+            lambda i: p.RaceGet(id=i, race_id=rid, since=race.version), p.RaceRoom
+        )
         race.apply_info(room.race)
         for ev in room.events:
             race.apply_event(race.version, dict(ev))
@@ -252,8 +287,14 @@ def _follow_resumes(session: ServerSession, race: RaceState) -> None:
     session.on_resume.append(resume)
 
 
-async def _play(args: argparse.Namespace, ctx: Ctx, session: ServerSession, race: RaceState,
-                started: p.RaceStarted, rejoined: bool = False) -> int:
+async def _play(
+    args: argparse.Namespace,
+    ctx: Ctx,
+    session: ServerSession,
+    race: RaceState,
+    started: p.RaceStarted,
+    rejoined: bool = False,
+) -> int:
     out = ctx.out
     state = None
     if rejoined:  # moves may have been made before: the game as the server has it
@@ -262,26 +303,40 @@ async def _play(args: argparse.Namespace, ctx: Ctx, session: ServerSession, race
     game = RaceGame(session, started, race, state)
     lines = script_source(args.moves, ctx)  # stdin is streamed: a script may see the deal first
     _follow_resumes(session, race)
-    out.side = lambda: render.race_panel(race.racers, race.me, race.variant,
-                                             race.spectators)
-    info: dict[str, Any] = {"command": "race", "race_id": started.race_id,
-                            "variant": game.variant, "game_id": game.game_id}
+    out.side = lambda: render.race_panel(race.racers, race.me, race.variant, race.spectators)
+    info: dict[str, Any] = {
+        "command": "race",
+        "race_id": started.race_id,
+        "variant": game.variant,
+        "game_id": game.game_id,
+    }
     deadline = time.monotonic() + (started.ends_at - started.server_time) / 1000 + END_GRACE_S
     if lines is not None:
         status = await scripted(game, lines, out, info, report=False)
     else:
-        status = await interactive(game, out, ctx.reader, session,
-                                   resume_hint="The race goes on without you; "
-                                               "you forfeit if you stay away.",
-                                   on_push=lambda msg: _on_push(msg, race, out),
-                                   show_result=False)
+        status = await interactive(
+            game,
+            out,
+            ctx.reader,
+            session,
+            resume_hint="The race goes on without you; you forfeit if you stay away.",
+            on_push=lambda msg: _on_push(msg, race, out),
+            show_result=False,
+        )
     if race.results is None and game.finished:
         if not out.json:
             out.show(render.WAITING_FOR_RACERS)
         await _wait_end(session, race, deadline)
     if out.json:
-        out.emit({**info, "finished": game.finished, "result": game.result,
-                  "standings": race.results, "reason": race.reason})
+        out.emit(
+            {
+                **info,
+                "finished": game.finished,
+                "result": game.result,
+                "standings": race.results,
+                "reason": race.reason,
+            }
+        )
     elif lines is not None:
         out.board(game)
     elif race.results is not None:
@@ -301,9 +356,12 @@ async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
         if active is not None:
             # The server re-attached us on hello: `race.update` and (once the race has
             # started) `race.started` are on their way.
-            ctx.err.print(render.notice(
-                f"you are in race {active.race_id} ({active.variant}, {active.status}); "
-                "rejoining it"))
+            ctx.err.print(
+                render.notice(
+                    f"you are in race {active.race_id} ({active.variant}, {active.status}); "
+                    "rejoining it"
+                )
+            )
         elif args.variant is None and args.join is None:
             raise UsageError("name a VARIANT (or --join CODE)")
         else:

@@ -75,8 +75,9 @@ class Style:
         return Text(" ·" + (suit if self.ascii else SUIT_SYMBOLS[suit]), style="dim")
 
 
-def _columns(piles: list[list[str]], width: int, style: Style,
-             empty_mark: bool = True) -> list[Text]:
+def _columns(
+    piles: list[list[str]], width: int, style: Style, empty_mark: bool = True
+) -> list[Text]:
     """Piles as numbered columns (bottom card first), wrapped into groups fitting `width`."""
     n = len(piles)
     col = CELL + GAP
@@ -191,14 +192,22 @@ def _tripledeck(view: TripleDeckView, style: Style, width: int) -> list[Text]:
     if not waste:
         top.append_text(style.empty())
     top.rstrip()
-    return [top, _foundation_row(view, style, suited=False), Text(),
-            *_columns(_tableau_piles(view), width, style)]
+    return [
+        top,
+        _foundation_row(view, style, suited=False),
+        Text(),
+        *_columns(_tableau_piles(view), width, style),
+    ]
 
 
 def _easthaven(view: EasthavenView, style: Style, width: int) -> list[Text]:
     top = Text(f"Stock {view.get('stock', 0):>3}")
-    return [top, _foundation_row(view, style, suited=True), Text(),
-            *_columns(_tableau_piles(view), width, style)]
+    return [
+        top,
+        _foundation_row(view, style, suited=True),
+        Text(),
+        *_columns(_tableau_piles(view), width, style),
+    ]
 
 
 def _body(view: GameView, style: Style, width: int) -> list[Text]:
@@ -235,12 +244,16 @@ def _max_score(top_rank: int) -> int:
     return 12 * top_rank * (top_rank + 1) // 2
 
 
-def status_line(view: GameView, *, title: str | None = None,
-                elapsed_ms: int | None = None, extra: str = "") -> Text:
+def status_line(
+    view: GameView, *, title: str | None = None, elapsed_ms: int | None = None, extra: str = ""
+) -> Text:
     """The line above a board: variant, moves, cleared/score, clock."""
     variant_id = str(view["variant"])
-    parts = [title or VARIANTS[variant_id].title, f"moves {view.get('moves', 0)}",
-             progress_text(variant_id, view)]
+    parts = [
+        title or VARIANTS[variant_id].title,
+        f"moves {view.get('moves', 0)}",
+        progress_text(variant_id, view),
+    ]
     if elapsed_ms is not None:
         parts.append(f"time {fmt_time(elapsed_ms)}")
     if extra:
@@ -253,9 +266,15 @@ def status_line(view: GameView, *, title: str | None = None,
     return line
 
 
-def render_board(view: GameView, *, width: int = 80, ascii: bool = False,
-                 title: str | None = None, elapsed_ms: int | None = None,
-                 extra: str = "") -> RenderableType:
+def render_board(
+    view: GameView,
+    *,
+    width: int = 80,
+    ascii: bool = False,
+    title: str | None = None,
+    elapsed_ms: int | None = None,
+    extra: str = "",
+) -> RenderableType:
     """The whole board of a view, with its status line, fitting `width` where possible."""
     style = Style(ascii=ascii)
     body = _body(view, style, width)
@@ -297,8 +316,13 @@ class View:
     def board(self, game: GameBackend) -> None:
         side = self.side() if self.side is not None else None
         width = self.console.width - (26 if side is not None else 0)
-        board = render_board(game.view, width=width, ascii=self.ascii,
-                             title=title_of(game.variant), elapsed_ms=game.elapsed_ms())
+        board = render_board(
+            game.view,
+            width=width,
+            ascii=self.ascii,
+            title=title_of(game.variant),
+            elapsed_ms=game.elapsed_ms(),
+        )
         if side is None:
             self.console.print(board)
             return
@@ -322,17 +346,20 @@ def result_text(variant_id: str, result: Mapping[str, Any] | None) -> str:
     if not result:
         return "no result"
     verdict = "WON" if result.get("won") else ("resigned" if result.get("resigned") else "over")
-    return (f"{verdict} · {progress_text(variant_id, result)} · "
-            f"time {fmt_time(int(result.get('time_ms', 0)))} · moves {result.get('moves', 0)}"
-            + (f" · hints {result['hints']}" if result.get("hints") else ""))
+    return (
+        f"{verdict} · {progress_text(variant_id, result)} · "
+        f"time {fmt_time(int(result.get('time_ms', 0)))} · moves {result.get('moves', 0)}"
+        + (f" · hints {result['hints']}" if result.get("hints") else "")
+    )
 
 
-def result_line(variant_id: str, result: Mapping[str, Any] | None,
-                rank: str | None = None) -> Text:
+def result_line(variant_id: str, result: Mapping[str, Any] | None, rank: str | None = None) -> Text:
     """``Result: ...`` with the rank line, if any."""
     line = Text("Result: ", style="bold")
-    line.append(result_text(variant_id, result),
-                style="bold green" if result and result.get("won") else "bold")
+    line.append(
+        result_text(variant_id, result),
+        style="bold green" if result and result.get("won") else "bold",
+    )
     if rank:
         line.append(f" · {rank}", style="bold cyan")
     return line
@@ -377,8 +404,11 @@ def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
     if isinstance(reply, Resigned):
         if reply.outcome is None:
             return Text("not resigned")
-        return (Text(f"cannot resign: {reply.outcome.reason}", style="yellow")
-                if not reply.outcome.ok else None)
+        return (
+            Text(f"cannot resign: {reply.outcome.reason}", style="yellow")
+            if not reply.outcome.ok
+            else None
+        )
     if isinstance(reply, Left):
         return Text(("\n" if reply.eof else "") + f"Left the game. {resume_hint}".rstrip())
     return None
@@ -390,8 +420,7 @@ RECONNECTED: Final = Text("(reconnected; the game goes on)", style="dim")
 # -- moves scripts ----------------------------------------------------------------------------
 
 
-def script_step(number: int, text: str, outcome: Outcome, variant_id: str,
-                view: GameView) -> Text:
+def script_step(number: int, text: str, outcome: Outcome, variant_id: str, view: GameView) -> Text:
     """One line of a moves script: ``  12  3 7        ok   cleared 8/52`` or why refused."""
     if outcome.ok:
         return Text(f"{number:>4}  {outcome.move:<10} ok   {progress_text(variant_id, view)}")
@@ -409,8 +438,9 @@ def _entry_style(me: bool) -> str:
     return "bold reverse" if me else ""
 
 
-def daily_leaderboard(variant_id: str, board: p.Leaderboard, rank: p.PlayerRank,
-                      around_me: bool) -> list[RenderableType]:
+def daily_leaderboard(
+    variant_id: str, board: p.Leaderboard, rank: p.PlayerRank, around_me: bool
+) -> list[RenderableType]:
     """A daily board (or a line saying it is empty) and, when not on it, the player's rank."""
     scored = VARIANTS[variant_id].scored
     title = f"{title_of(variant_id)} · daily {board.date} · {board.total} result(s)"
@@ -418,8 +448,13 @@ def daily_leaderboard(variant_id: str, board: p.Leaderboard, rank: p.PlayerRank,
         title += f" · par {board.par}"
     shown: list[RenderableType] = []
     if not board.entries:
-        shown.append(Text(f"{title}\n(no results yet)" if not around_me
-                          else f"{title}\nYou have no result on {board.date}."))
+        shown.append(
+            Text(
+                f"{title}\n(no results yet)"
+                if not around_me
+                else f"{title}\nYou have no result on {board.date}."
+            )
+        )
     else:
         shown.append(_daily_table(title, board, scored))
     if rank.entry is not None and not any(e.me for e in board.entries):
@@ -443,8 +478,15 @@ def _daily_table(title: str, board: p.Leaderboard, scored: bool) -> Table:
     if hints:
         table.add_column("hints", justify="right")
     for e in board.entries:
-        row = ["▶" if e.me else "", str(e.rank), e.name, "✓" if e.won else "",
-               str(e.score if scored else e.cleared), fmt_time(e.time_ms), str(e.moves)]
+        row = [
+            "▶" if e.me else "",
+            str(e.rank),
+            e.name,
+            "✓" if e.won else "",
+            str(e.score if scored else e.cleared),
+            fmt_time(e.time_ms),
+            str(e.moves),
+        ]
         if par is not None:
             row.append(vs_par(par, e.score if scored else e.moves, e.won or scored))
         if hints:
@@ -464,14 +506,27 @@ def race_leaderboard(variant_id: str, board: p.RaceBoard, board_name: str) -> Re
         return Text(f"{title}\n(no races yet)")
     table = Table(title=title, title_style="bold", header_style="bold cyan")
     columns: tuple[tuple[str, _Justify], ...] = (
-        ("", "left"), ("rank", "right"), ("name", "left"),
+        ("", "left"),
+        ("rank", "right"),
+        ("name", "left"),
         ("rating" if board_name == "rating" else "wins today", "right"),
-        ("wins", "right"), ("losses", "right"), ("played", "right"))
+        ("wins", "right"),
+        ("losses", "right"),
+        ("played", "right"),
+    )
     for col, just in columns:
         table.add_column(col, justify=just)
     for e in board.entries:
-        table.add_row("▶" if e.me else "", str(e.rank), e.name, str(e.rating), str(e.wins),
-                      str(e.losses), str(e.played), style=_entry_style(e.me))
+        table.add_row(
+            "▶" if e.me else "",
+            str(e.rank),
+            e.name,
+            str(e.rating),
+            str(e.wins),
+            str(e.losses),
+            str(e.played),
+            style=_entry_style(e.me),
+        )
     return table
 
 
@@ -516,8 +571,11 @@ def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
     if news.kind == "forfeit":
         return Text(f"{name} forfeited", style="dim")
     if news.kind == "progress" and news.player_id != me:
-        return Text(f"  {news.racer.get('name')}: {progress_text(variant_id, news.racer)}, "
-                    f"{news.racer.get('moves', 0)} moves", style="dim")
+        return Text(
+            f"  {news.racer.get('name')}: {progress_text(variant_id, news.racer)}, "
+            f"{news.racer.get('moves', 0)} moves",
+            style="dim",
+        )
     return None
 
 
@@ -535,8 +593,14 @@ def race_room(info: p.RaceInfo, now_ms: int, json: bool) -> Text | None:
 def room_created(code: str | None, interactive: bool, players: int) -> Text:
     line = Text("Room code: ")
     line.append(str(code), style="bold")
-    line.append("  - share it; " + ("type 'start' when everyone is in." if interactive
-                                     else f"starting when {players} racers are in."))
+    line.append(
+        "  - share it; "
+        + (
+            "type 'start' when everyone is in."
+            if interactive
+            else f"starting when {players} racers are in."
+        )
+    )
     return line
 
 
@@ -545,8 +609,9 @@ def room_joined(code: str) -> Text:
 
 
 def race_queued(waiting: int, size: int) -> Text:
-    return Text(f"Waiting for opponents ({waiting} waiting, {size} needed)... "
-                "type 'quit' to leave.")
+    return Text(
+        f"Waiting for opponents ({waiting} waiting, {size} needed)... type 'quit' to leave."
+    )
 
 
 def cannot_start(message: str) -> Text:
@@ -556,42 +621,65 @@ def cannot_start(message: str) -> Text:
 WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", style="dim")
 
 
-def race_panel(racers: Mapping[str, Mapping[str, Any]], me: str,
-               variant_id: str, spectators: int = 0) -> RenderableType:
+def race_panel(
+    racers: Mapping[str, Mapping[str, Any]], me: str, variant_id: str, spectators: int = 0
+) -> RenderableType:
     """The racers' progress, one line each (never a card), and how many watch."""
     grid = Table.grid(padding=(0, 1))
-    grid.add_row(Text("Racers", style="bold"),
-                 Text(f"{spectators} watching" if spectators else "", style="dim"))
+    grid.add_row(
+        Text("Racers", style="bold"),
+        Text(f"{spectators} watching" if spectators else "", style="dim"),
+    )
     for pid, r in racers.items():
-        grid.add_row(Text(("▶ " if pid == me else "  ") + str(r.get("name", pid)),
-                          style="bold" if pid == me else ""),
-                     Text(_progress_value(variant_id, r)),
-                     Text(f"{r.get('moves', 0)}m"), Text(_racer_state(r), style="yellow"))
+        grid.add_row(
+            Text(
+                ("▶ " if pid == me else "  ") + str(r.get("name", pid)),
+                style="bold" if pid == me else "",
+            ),
+            Text(_progress_value(variant_id, r)),
+            Text(f"{r.get('moves', 0)}m"),
+            Text(_racer_state(r), style="yellow"),
+        )
     return grid
 
 
 def _racer_state(r: Mapping[str, Any]) -> str:
-    for key, word in (("won", "won"), ("forfeited", "forfeit"), ("stuck", "stuck"),
-                      ("finished", "done")):
+    for key, word in (
+        ("won", "won"),
+        ("forfeited", "forfeit"),
+        ("stuck", "stuck"),
+        ("finished", "done"),
+    ):
         if r.get(key):
             return word
     return "away" if r.get("connected") is False else ""
 
 
-def race_standings(results: Sequence[Mapping[str, Any]], me: str, reason: str,
-                   variant_id: str) -> Table:
-    table = Table(title="Race result" + (f" ({reason})" if reason else ""),
-                  title_style="bold", header_style="bold cyan")
+def race_standings(
+    results: Sequence[Mapping[str, Any]], me: str, reason: str, variant_id: str
+) -> Table:
+    table = Table(
+        title="Race result" + (f" ({reason})" if reason else ""),
+        title_style="bold",
+        header_style="bold cyan",
+    )
     for col in ("", "place", "name", "won", "cleared/score", "time", "moves", "rating", "±"):
         table.add_column(col)
     for r in results:
         mine = r.get("player_id") == me
         change = r.get("rating_change")
-        table.add_row("▶" if mine else "", str(r.get("place")), str(r.get("name")),
-                      "✓" if r.get("won") else "", _progress_value(variant_id, r),
-                      fmt_time(int(r.get("time_ms") or 0)), str(r.get("moves", 0)),
-                      "" if r.get("rating") is None else str(r["rating"]),
-                      "" if change is None else f"{change:+d}", style="bold" if mine else "")
+        table.add_row(
+            "▶" if mine else "",
+            str(r.get("place")),
+            str(r.get("name")),
+            "✓" if r.get("won") else "",
+            _progress_value(variant_id, r),
+            fmt_time(int(r.get("time_ms") or 0)),
+            str(r.get("moves", 0)),
+            "" if r.get("rating") is None else str(r["rating"]),
+            "" if change is None else f"{change:+d}",
+            style="bold" if mine else "",
+        )
     return table
 
 
@@ -625,6 +713,8 @@ def error_text(message: str) -> Text:
 
 
 def interrupted(practice: bool) -> str:
-    return "\nInterrupted. " + ("Practice games are not saved." if practice else
-                                "Your game is kept on the server; run the same command "
-                                "to resume it.")
+    return "\nInterrupted. " + (
+        "Practice games are not saved."
+        if practice
+        else "Your game is kept on the server; run the same command to resume it."
+    )

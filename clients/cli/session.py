@@ -50,9 +50,11 @@ class ServerUnreachable(SessionError):
     exit_code = EXIT_UNREACHABLE
 
     def __init__(self, url: str, detail: str) -> None:
-        super().__init__(f"cannot reach the server at {url}: {detail}\n"
-                         "Is it running? Choose another one with --server URL or "
-                         "SOLITAIRE_SERVER.")
+        super().__init__(
+            f"cannot reach the server at {url}: {detail}\n"
+            "Is it running? Choose another one with --server URL or "
+            "SOLITAIRE_SERVER."
+        )
         self.url = url
 
 
@@ -76,11 +78,17 @@ class ConnectionLost(Exception):
 class ServerSession:
     """One logical session with the server, surviving reconnects."""
 
-    def __init__(self, url: str, *, token: str | None = None, name: str | None = None,
-                 on_token: Callable[[p.Welcome], None] | None = None,
-                 on_notice: Callable[[str], None] | None = None,
-                 reconnect_deadline_s: float = RECONNECT_DEADLINE_S,
-                 binary: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        name: str | None = None,
+        on_token: Callable[[p.Welcome], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+        reconnect_deadline_s: float = RECONNECT_DEADLINE_S,
+        binary: bool = False,
+    ) -> None:
         self.url = url
         self.token = token
         self.name = name
@@ -123,11 +131,21 @@ class ServerSession:
     async def _open(self) -> p.Welcome:
         try:
             ws = await asyncio.wait_for(
-                connect(self.url, max_size=p.MAX_FRAME_SIZE, open_timeout=CONNECT_TIMEOUT_S,
-                        ping_interval=20, ping_timeout=20),
-                CONNECT_TIMEOUT_S + 1)
-        except (OSError, TimeoutError, websockets.exceptions.InvalidHandshake,
-                websockets.exceptions.InvalidURI) as exc:
+                connect(
+                    self.url,
+                    max_size=p.MAX_FRAME_SIZE,
+                    open_timeout=CONNECT_TIMEOUT_S,
+                    ping_interval=20,
+                    ping_timeout=20,
+                ),
+                CONNECT_TIMEOUT_S + 1,
+            )
+        except (
+            OSError,
+            TimeoutError,
+            websockets.exceptions.InvalidHandshake,
+            websockets.exceptions.InvalidURI,
+        ) as exc:
             raise ServerUnreachable(self.url, str(exc) or type(exc).__name__) from None
         self._ws = ws
         self._reader = asyncio.create_task(self._read(ws))
@@ -135,7 +153,8 @@ class ServerSession:
         token, name = self.token, None if self.token else self.name
         try:
             reply = await self._roundtrip(
-                lambda rid: p.Hello(id=rid, versions=versions, token=token, name=name))
+                lambda rid: p.Hello(id=rid, versions=versions, token=token, name=name)
+            )
         except ConnectionLost:
             raise ServerUnreachable(self.url, "the connection closed during hello") from None
         if isinstance(reply, p.ErrorReply):
@@ -143,7 +162,8 @@ class ServerSession:
             if reply.code == p.ErrorCode.UNSUPPORTED_VERSION:
                 raise VersionMismatch(
                     f"this client speaks protocol version(s) {sorted(p.SUPPORTED_VERSIONS)} "
-                    f"but the server does not: {reply.message}. Upgrade the client.")
+                    f"but the server does not: {reply.message}. Upgrade the client."
+                )
             raise RequestFailed(reply.code, reply.message)
         if not isinstance(reply, p.Welcome):
             raise RequestFailed("internal", f"unexpected reply {reply.type!r} to hello")
@@ -220,8 +240,10 @@ class ServerSession:
                     continue
                 if isinstance(msg, p.Shutdown):
                     self._retry_after_s = msg.retry_after_ms / 1000
-                    self._notice(f"server going away ({msg.reason}); "
-                                 f"reconnecting in {self._retry_after_s:.1f} s")
+                    self._notice(
+                        f"server going away ({msg.reason}); "
+                        f"reconnecting in {self._retry_after_s:.1f} s"
+                    )
                 await self.pushes.put(msg)
         except websockets.exceptions.ConnectionClosed:
             pass

@@ -53,12 +53,12 @@ async def _profile(session: ServerSession, who: str | None) -> p.Profile:
             if exc.code != p.ErrorCode.NOT_FOUND:
                 raise
     try:
-        return await session.request(lambda rid: p.ProfileGet(id=rid, player_id=who),
-                                     p.Profile)
+        return await session.request(lambda rid: p.ProfileGet(id=rid, player_id=who), p.Profile)
     except RequestFailed as exc:
         if exc.code in (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_REQUEST):
-            raise RequestFailed(str(p.ErrorCode.NOT_FOUND),
-                                f"no player named or with id {who!r}") from None
+            raise RequestFailed(
+                str(p.ErrorCode.NOT_FOUND), f"no player named or with id {who!r}"
+            ) from None
         raise
 
 
@@ -77,15 +77,30 @@ def profile_view(profile: p.Profile) -> RenderableType:
     parts: list[RenderableType] = [head]
     if profile.daily:
         t = Table(title="Daily challenges", title_justify="left")
-        for col in ("variant", "played", "won", "streak", "best streak", "won streak",
-                    "best time", "best score", "percentile"):
+        for col in (
+            "variant",
+            "played",
+            "won",
+            "streak",
+            "best streak",
+            "won streak",
+            "best time",
+            "best score",
+            "percentile",
+        ):
             t.add_column(col, justify="left" if col == "variant" else "right")
         for d in profile.daily:
-            t.add_row(render.title_of(d.variant), str(d.played), str(d.won), str(d.streak),
-                      str(d.longest_streak),
-                      f"{d.won_streak} (best {d.longest_won_streak})",
-                      _time(d.best_time_ms), str(d.best_score) if d.best_score is not None
-                      else "-", _pct(d.percentile))
+            t.add_row(
+                render.title_of(d.variant),
+                str(d.played),
+                str(d.won),
+                str(d.streak),
+                str(d.longest_streak),
+                f"{d.won_streak} (best {d.longest_won_streak})",
+                _time(d.best_time_ms),
+                str(d.best_score) if d.best_score is not None else "-",
+                _pct(d.percentile),
+            )
         parts.append(t)
     else:
         parts.append(Text("No daily games yet.", style="dim"))
@@ -95,8 +110,14 @@ def profile_view(profile: p.Profile) -> RenderableType:
             t.add_column(col, justify="left" if col == "variant" else "right")
         for r in profile.races:
             rating = str(r.rating) if r.rating is not None else "unrated"
-            t.add_row(render.title_of(r.variant), rating, str(r.wins), str(r.losses),
-                      str(r.forfeits), str(r.played))
+            t.add_row(
+                render.title_of(r.variant),
+                rating,
+                str(r.wins),
+                str(r.losses),
+                str(r.forfeits),
+                str(r.played),
+            )
         parts.append(t)
     if profile.recent:
         parts.append(results_table("Last 30 days", profile.recent))
@@ -105,8 +126,15 @@ def profile_view(profile: p.Profile) -> RenderableType:
 
 def results_table(title: str, rows: Sequence[p.DayResult]) -> Table:
     t = Table(title=title, title_justify="left")
-    for col in ("date", "variant", "result", "time", "moves", "rank", "game (solitaire "
-                "history --replay)"):
+    for col in (
+        "date",
+        "variant",
+        "result",
+        "time",
+        "moves",
+        "rank",
+        "game (solitaire history --replay)",
+    ):
         t.add_column(col)
     for r in rows:
         outcome = "won" if r.won else "resigned" if r.resigned else "lost"
@@ -114,8 +142,15 @@ def results_table(title: str, rows: Sequence[p.DayResult]) -> Table:
         shown = f"{outcome}, {progress}"
         rank = f"{r.rank}/{r.total} ({r.percentile}%)" if r.rank and r.total else "-"
         game = r.game_id if r.replayable else f"{r.game_id} (after the day)"
-        t.add_row(r.date, render.title_of(r.variant), shown, render.fmt_time(r.time_ms),
-                  str(r.moves), rank, game)
+        t.add_row(
+            r.date,
+            render.title_of(r.variant),
+            shown,
+            render.fmt_time(r.time_ms),
+            str(r.moves),
+            rank,
+            game,
+        )
     return t
 
 
@@ -151,9 +186,12 @@ async def cmd_history(args: argparse.Namespace, ctx: Ctx) -> int:
             pid = (await _profile(session, args.player)).player_id
         if args.replay:
             return await _replay(args, ctx, session, pid)
-        page = await session.request(lambda rid: p.HistoryGet(
-            id=rid, variant=args.variant, player_id=pid, before=args.before, limit=args.limit),
-            p.HistoryPage)
+        page = await session.request(
+            lambda rid: p.HistoryGet(
+                id=rid, variant=args.variant, player_id=pid, before=args.before, limit=args.limit
+            ),
+            p.HistoryPage,
+        )
     finally:
         await session.close()
     if ctx.out.json:
@@ -164,53 +202,81 @@ async def cmd_history(args: argparse.Namespace, ctx: Ctx) -> int:
         return 0
     ctx.out.show(results_table(f"{render.title_of(args.variant)} history", page.entries))
     if page.next_before:
-        ctx.out.show(Text(f"More: solitaire history {args.variant} --before {page.next_before}",
-                          style="dim"))
+        ctx.out.show(
+            Text(f"More: solitaire history {args.variant} --before {page.next_before}", style="dim")
+        )
     return 0
 
 
-async def _replay(args: argparse.Namespace, ctx: Ctx, session: ServerSession,
-                  pid: str | None) -> int:
+async def _replay(
+    args: argparse.Namespace, ctx: Ctx, session: ServerSession, pid: str | None
+) -> int:
     day = dt.date.fromisoformat(args.replay)
-    page = await session.request(lambda rid: p.HistoryGet(
-        id=rid, variant=args.variant, player_id=pid,
-        before=(day + dt.timedelta(days=1)).isoformat(), limit=1), p.HistoryPage)
+    page = await session.request(
+        lambda rid: p.HistoryGet(
+            id=rid,
+            variant=args.variant,
+            player_id=pid,
+            before=(day + dt.timedelta(days=1)).isoformat(),
+            limit=1,
+        ),
+        p.HistoryPage,
+    )
     entry = next((e for e in page.entries if e.date == args.replay), None)
     if entry is None:
         raise UsageError(f"no {args.variant} daily game on {args.replay}")
     if not entry.replayable:
         raise UsageError(f"the game of {args.replay} can be replayed once its day is over")
-    export = await session.request(lambda rid: p.GameExport(id=rid, game_id=entry.game_id),
-                                   p.ExportReply)
+    export = await session.request(
+        lambda rid: p.GameExport(id=rid, game_id=entry.game_id), p.ExportReply
+    )
     game = new_game(export.variant, export.seed)
     steps: list[dict[str, Any]] = [{"move": None, "view": game.view()}]
     for move in export.moves:
         game.play(move)
         steps.append({"move": move, "view": game.view()})
     if ctx.out.json:
-        ctx.out.emit({"command": "replay", "game_id": entry.game_id, "variant": export.variant,
-                      "seed": export.seed, "moves": list(export.moves), "steps": steps})
+        ctx.out.emit(
+            {
+                "command": "replay",
+                "game_id": entry.game_id,
+                "variant": export.variant,
+                "seed": export.seed,
+                "moves": list(export.moves),
+                "steps": steps,
+            }
+        )
         return 0
     for i, step in enumerate(steps):
         label = "deal" if step["move"] is None else f"move {i}: {step['move']}"
-        ctx.out.show(Text(label, style="bold cyan"),
-                     render.render_board(step["view"], width=ctx.out.console.width,
-                                         ascii=ctx.out.ascii))
+        ctx.out.show(
+            Text(label, style="bold cyan"),
+            render.render_board(step["view"], width=ctx.out.console.width, ascii=ctx.out.ascii),
+        )
     return 0
 
 
 # -- share ------------------------------------------------------------------------------------
 
 
-def share_text(today: dt.date, results: Sequence[p.DayResult], streaks: dict[str, int],
-               ranks: dict[str, tuple[int, int]], *, ascii: bool) -> str:
+def share_text(
+    today: dt.date,
+    results: Sequence[p.DayResult],
+    streaks: dict[str, int],
+    ranks: dict[str, tuple[int, int]],
+    *,
+    ascii: bool,
+) -> str:
     """Today's results as a few lines to paste into a chat."""
     lines = [f"Solitaire daily {today.isoformat()}"]
     for r in results:
         mark = ("WON" if ascii else "✅") if r.won else ("--" if ascii else "❌")
-        bits = [f"{mark} {VARIANTS[r.variant].title}",
-                render.progress_text(r.variant, {"cleared": r.cleared, "score": r.score}),
-                render.fmt_time(r.time_ms), f"{r.moves} moves"]
+        bits = [
+            f"{mark} {VARIANTS[r.variant].title}",
+            render.progress_text(r.variant, {"cleared": r.cleared, "score": r.score}),
+            render.fmt_time(r.time_ms),
+            f"{r.moves} moves",
+        ]
         if r.variant in ranks:
             rank, total = ranks[r.variant]
             bits.append(f"#{rank} of {total}")
@@ -258,15 +324,27 @@ def listing_table(races: Sequence[p.RaceListing]) -> Table:
     for col in ("race id", "variant", "status", "racers", "spectators"):
         t.add_column(col)
     for r in races:
-        t.add_row(r.race_id, render.title_of(r.variant), r.status,
-                  ", ".join(x.name for x in r.racers), str(r.spectators))
+        t.add_row(
+            r.race_id,
+            render.title_of(r.variant),
+            r.status,
+            ", ".join(x.name for x in r.racers),
+            str(r.spectators),
+        )
     return t
 
 
-def watch_view(info: p.RaceInfo, boards: dict[str, p.SpectatorBoard], spectators: int,
-               delay_ms: int, ascii: bool, width: int) -> RenderableType:
-    head = Text(f"Race {info.race_id} · {render.title_of(info.variant)} · {info.status}",
-                style="bold")
+def watch_view(
+    info: p.RaceInfo,
+    boards: dict[str, p.SpectatorBoard],
+    spectators: int,
+    delay_ms: int,
+    ascii: bool,
+    width: int,
+) -> RenderableType:
+    head = Text(
+        f"Race {info.race_id} · {render.title_of(info.variant)} · {info.status}", style="bold"
+    )
     head.append(f" · {spectators} watching · {delay_ms / 1000:g} s behind", style="dim")
     parts: list[RenderableType] = [head]
     for racer in info.racers:
@@ -274,8 +352,11 @@ def watch_view(info: p.RaceInfo, boards: dict[str, p.SpectatorBoard], spectators
         if board is None or board.view is None:
             parts.append(Text(f"{racer.name}: waiting for the board", style="dim"))
             continue
-        parts.append(render.render_board(as_view(dict(board.view)), width=width, ascii=ascii,
-                                         title=racer.name))
+        parts.append(
+            render.render_board(
+                as_view(dict(board.view)), width=width, ascii=ascii, title=racer.name
+            )
+        )
     return Group(*parts)
 
 
@@ -285,8 +366,9 @@ async def cmd_watch(args: argparse.Namespace, ctx: Ctx) -> int:
     try:
         race_id = args.race_id
         if race_id is None or args.list:
-            listed = await session.request(lambda rid: p.RaceList(id=rid, variant=args.variant),
-                                           p.RaceListReply)
+            listed = await session.request(
+                lambda rid: p.RaceList(id=rid, variant=args.variant), p.RaceListReply
+            )
             if args.list or not listed.races:
                 if ctx.out.json:
                     ctx.out.emit(_doc("watch", listed))
@@ -297,17 +379,21 @@ async def cmd_watch(args: argparse.Namespace, ctx: Ctx) -> int:
                 return 0
             race_id = listed.races[0].race_id
             others = len(listed.races) - 1
-            ctx.err.print(render.notice(
-                f"watching race {race_id}" + (f" ({others} more: solitaire watch --list)"
-                                              if others else "")))
+            ctx.err.print(
+                render.notice(
+                    f"watching race {race_id}"
+                    + (f" ({others} more: solitaire watch --list)" if others else "")
+                )
+            )
         return await _watch(ctx, session, race_id)
     finally:
         await session.close()
 
 
 async def _watch(ctx: Ctx, session: ServerSession, race_id: str) -> int:
-    watching = await session.request(lambda rid: p.RaceWatch(id=rid, race_id=race_id),
-                                     p.RaceWatching)
+    watching = await session.request(
+        lambda rid: p.RaceWatch(id=rid, race_id=race_id), p.RaceWatching
+    )
     info, count = watching.race, watching.spectators
     boards = {b.player_id: b for b in watching.boards}
     width = ctx.out.console.width
@@ -316,8 +402,7 @@ async def _watch(ctx: Ctx, session: ServerSession, race_id: str) -> int:
         if not ctx.out.json:
             if ctx.out.console.is_terminal:
                 ctx.out.console.clear()
-            ctx.out.show(watch_view(info, boards, count, watching.delay_ms, ctx.out.ascii,
-                                    width))
+            ctx.out.show(watch_view(info, boards, count, watching.delay_ms, ctx.out.ascii, width))
 
     draw()
     while info.status != "finished":
@@ -332,10 +417,16 @@ async def _watch(ctx: Ctx, session: ServerSession, race_id: str) -> int:
             continue
         draw()
     if ctx.out.json:
-        ctx.out.emit({"command": "watch", "race": dump_struct(info),
-                      "boards": [dump_struct(b) for b in boards.values()]})
+        ctx.out.emit(
+            {
+                "command": "watch",
+                "race": dump_struct(info),
+                "boards": [dump_struct(b) for b in boards.values()],
+            }
+        )
     else:
         places = sorted((r for r in info.racers if r.place), key=lambda r: r.place or 0)
-        ctx.out.show(Text("Finished: " + ", ".join(f"{r.place}. {r.name}" for r in places),
-                          style="bold"))
+        ctx.out.show(
+            Text("Finished: " + ", ".join(f"{r.place}. {r.name}" for r in places), style="bold")
+        )
     return 0

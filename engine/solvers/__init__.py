@@ -33,8 +33,13 @@ from .base import (
 HINT_SECONDS = 2.0
 
 
-def solve(game: Game, *, max_nodes: int | None = None, max_seconds: float | None = None,
-          cpu_time: bool = False) -> SolveResult:
+def solve(
+    game: Game,
+    *,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+    cpu_time: bool = False,
+) -> SolveResult:
     """Search the game's current position (full information; the game is not modified).
 
     With no budget the search runs until it decides. `cpu_time` counts `max_seconds` in this
@@ -60,8 +65,9 @@ def solve(game: Game, *, max_nodes: int | None = None, max_seconds: float | None
     return result
 
 
-def hint(game: Game, *, max_nodes: int | None = None,
-         max_seconds: float | None = HINT_SECONDS) -> str | None:
+def hint(
+    game: Game, *, max_nodes: int | None = None, max_seconds: float | None = HINT_SECONDS
+) -> str | None:
     """The first move of a winning line from the current position (for the scoring games: of
     the best line found), or None when none is known within the budget."""
     result = solve(game, max_nodes=max_nodes, max_seconds=max_seconds)
@@ -71,6 +77,13 @@ def hint(game: Game, *, max_nodes: int | None = None,
 
 
 __all__ = [
-    "HINT_SECONDS", "IMPOSSIBLE", "UNKNOWN", "WINNABLE", "SolveResult", "SolveStats",
-    "Verdict", "hint", "solve",
+    "HINT_SECONDS",
+    "IMPOSSIBLE",
+    "UNKNOWN",
+    "WINNABLE",
+    "SolveResult",
+    "SolveStats",
+    "Verdict",
+    "hint",
+    "solve",
 ]

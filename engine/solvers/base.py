@@ -56,8 +56,7 @@ class SolveResult:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"verdict": self.verdict, "solution": list(self.solution)}
         if self.best_score is not None:
-            out.update(best_score=self.best_score, max_score=self.max_score,
-                       optimal=self.optimal)
+            out.update(best_score=self.best_score, max_score=self.max_score, optimal=self.optimal)
         out["stats"] = asdict(self.stats)
         return out
 
@@ -69,14 +68,26 @@ class OutOfBudget(Exception):
 class Budget:
     """Counts nodes and watches the clock; `tick` raises OutOfBudget when either runs out."""
 
-    __slots__ = ("clock", "deadline", "max_depth", "max_nodes", "next_check", "nodes", "start",
-                 "tt_hits")
+    __slots__ = (
+        "clock",
+        "deadline",
+        "max_depth",
+        "max_nodes",
+        "next_check",
+        "nodes",
+        "start",
+        "tt_hits",
+    )
 
     CLOCK_EVERY: ClassVar[int] = 256
     _NEVER: ClassVar[int] = 1 << 62
 
-    def __init__(self, max_nodes: int | None, max_seconds: float | None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        max_nodes: int | None,
+        max_seconds: float | None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.clock = clock  # wall time; `time.process_time` for CPU time (benchmarks)
         self.start = clock()
         self.max_nodes = max_nodes
@@ -121,8 +132,11 @@ class Budget:
         nodes = self.nodes
         if self.max_nodes is not None and nodes > self.max_nodes:
             raise OutOfBudget
-        if (self.deadline is not None and nodes % self.CLOCK_EVERY == 0
-                and self.clock() > self.deadline):
+        if (
+            self.deadline is not None
+            and nodes % self.CLOCK_EVERY == 0
+            and self.clock() > self.deadline
+        ):
             raise OutOfBudget
         nxt = self._NEVER
         if self.max_nodes is not None:
@@ -132,8 +146,9 @@ class Budget:
         self.next_check = nxt
 
     def stats(self) -> SolveStats:
-        return SolveStats(self.nodes, self.tt_hits, round(self.clock() - self.start, 6),
-                          self.max_depth)
+        return SolveStats(
+            self.nodes, self.tt_hits, round(self.clock() - self.start, 6), self.max_depth
+        )
 
 
 class Solver:

@@ -32,8 +32,7 @@ def _positive(text: str) -> float:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     """Solve a deal with full information and print the verdict as JSON."""
-    result = solve(new_game(args.variant, args.seed), max_seconds=args.budget,
-                   max_nodes=args.nodes)
+    result = solve(new_game(args.variant, args.seed), max_seconds=args.budget, max_nodes=args.nodes)
     out: dict[str, Any] = {"variant": args.variant, "seed": args.seed}
     out.update(result.to_json())
     out["moves"] = len(result.solution)
@@ -45,8 +44,18 @@ def register(sub: Any) -> None:
     """Add the `solve` subcommand to `python -m engine`."""
     p = sub.add_parser("solve", help="decide whether a deal can be won; print a solution")
     _game_args(p)
-    p.add_argument("--budget", type=_positive, default=DEFAULT_BUDGET, metavar="SECONDS",
-                   help=f"time budget in seconds (default {DEFAULT_BUDGET:g})")
-    p.add_argument("--nodes", type=lambda t: int(_positive(t)), default=None, metavar="N",
-                   help="node budget (default: none)")
+    p.add_argument(
+        "--budget",
+        type=_positive,
+        default=DEFAULT_BUDGET,
+        metavar="SECONDS",
+        help=f"time budget in seconds (default {DEFAULT_BUDGET:g})",
+    )
+    p.add_argument(
+        "--nodes",
+        type=lambda t: int(_positive(t)),
+        default=None,
+        metavar="N",
+        help="node budget (default: none)",
+    )
     p.set_defaults(func=cmd_solve)

@@ -86,8 +86,7 @@ class BestFirst:
         (weighted) and `breaks` between face-up cards; stock cards count as breaks too, so a
         deal is not penalised for the cards it lays on the piles."""
         s = self.search
-        return (s.total - s.on_found + DOWN_WEIGHT * sum(s.down) + len(s.stock)
-                + breaks)
+        return s.total - s.on_found + DOWN_WEIGHT * sum(s.down) + len(s.stock) + breaks
 
     def key(self, packed: bytes) -> int:
         """The position's identity in this search: the hash of its packed form, with the
@@ -97,8 +96,9 @@ class BestFirst:
         if s.stock:
             return hash(packed)
         head = bytes(s.down) + packed[PILES:_PILES_AT]
-        return hash(head + b"".join(sorted(bytes([s.down[i], *s.piles[i], 255])
-                                           for i in range(PILES))))
+        return hash(
+            head + b"".join(sorted(bytes([s.down[i], *s.piles[i], 255]) for i in range(PILES)))
+        )
 
     def run(self) -> list[_Move] | None:
         """Search until a win (its line) or until every position reachable through the shared

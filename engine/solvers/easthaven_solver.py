@@ -49,8 +49,9 @@ class EasthavenSolver(Solver):
             except OutOfBudget:
                 return SolveResult(UNKNOWN, stats=budget.stats())
             if not won:
-                return SolveResult(UNKNOWN if search.heuristic else IMPOSSIBLE,
-                                   stats=budget.stats())
+                return SolveResult(
+                    UNKNOWN if search.heuristic else IMPOSSIBLE, stats=budget.stats()
+                )
             line = list(search.path)
         polish = budget.share(SHORTEN_SHARE, SHORTEN_NODES)
         line = shorten(search, line, polish)

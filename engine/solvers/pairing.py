@@ -89,8 +89,20 @@ class _PairingSearch:
     """The mutable state of one search: pile heights, the cards left per class, the path, the
     dead positions and the current attempt's node limit and tie-breaking generator."""
 
-    __slots__ = ("budget", "dead", "heights", "needs", "node_limit", "pairs", "path",
-                 "pile_range", "piles", "rem", "rng", "weight")
+    __slots__ = (
+        "budget",
+        "dead",
+        "heights",
+        "needs",
+        "node_limit",
+        "pairs",
+        "path",
+        "pile_range",
+        "piles",
+        "rem",
+        "rng",
+        "weight",
+    )
 
     def __init__(self, state: PairingState, budget: Budget) -> None:
         self.budget = budget
@@ -122,8 +134,11 @@ class _PairingSearch:
         for p in self.piles:
             for r in p:
                 count[r] += 1
-        return (any(count[r] != count[14 - r] for r in range(1, 7)) or count[7] % 2 == 1
-                or any(not self.hall_holds(c) for c in range(1, 8)))
+        return (
+            any(count[r] != count[14 - r] for r in range(1, 7))
+            or count[7] % 2 == 1
+            or any(not self.hall_holds(c) for c in range(1, 8))
+        )
 
     def hall_holds(self, c: int) -> bool:
         """No pile needs more partners of class c than remain."""

@@ -83,8 +83,17 @@ def _no_stock_help(ranks: list[int], stock: list[int]) -> list[int]:
 class _TriPeaksSearch:
     """Tables of one deal and the mutable state of its search (seen keys, the path)."""
 
-    __slots__ = ("budget", "n_stock", "needs", "nostock", "path", "plays_for", "ranks", "seen",
-                 "stock")
+    __slots__ = (
+        "budget",
+        "n_stock",
+        "needs",
+        "nostock",
+        "path",
+        "plays_for",
+        "ranks",
+        "seen",
+        "stock",
+    )
 
     def __init__(self, state: TriPeaksState, budget: Budget) -> None:
         self.budget = budget
@@ -93,8 +102,10 @@ class _TriPeaksSearch:
         self.n_stock = len(self.stock)
         # needs[p]: the tableau cards that could ever lead to playing p (adjacent rank, not
         # under p).
-        self.needs = [_mask(q for q in _POSITIONS if ranks[q] in _NEXT[ranks[p]]) & ~_BELOW[p]
-                      for p in _POSITIONS]
+        self.needs = [
+            _mask(q for q in _POSITIONS if ranks[q] in _NEXT[ranks[p]]) & ~_BELOW[p]
+            for p in _POSITIONS
+        ]
         self.nostock = _no_stock_help(ranks, self.stock)
         # by_rank[r]: positions holding rank r; plays_for[r]: positions playable on rank r.
         by_rank = [_mask(p for p in _POSITIONS if ranks[p] == r) for r in range(14)]
@@ -181,5 +192,6 @@ class TriPeaksSolver(Solver):
             return SolveResult(UNKNOWN, stats=self.budget.stats())
         if not won:
             return SolveResult(IMPOSSIBLE, stats=self.budget.stats())
-        return SolveResult(WINNABLE, [DRAW if p == _DRAW else str(p + 1) for p in search.path],
-                           self.budget.stats())
+        return SolveResult(
+            WINNABLE, [DRAW if p == _DRAW else str(p + 1) for p in search.path], self.budget.stats()
+        )

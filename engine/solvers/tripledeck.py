@@ -97,12 +97,26 @@ class _TripleDeckSearch(PileSearch):
     """The position being searched (piles, talon, foundation heights, score) and the search
     state: seen keys, the current path and the best line found."""
 
-    __slots__ = ("best_path", "best_score", "budget", "fcount", "heuristic", "left",
-                 "max_score", "path", "pos", "score", "seen", "talon", "top_rank")
+    __slots__ = (
+        "best_path",
+        "best_score",
+        "budget",
+        "fcount",
+        "heuristic",
+        "left",
+        "max_score",
+        "path",
+        "pos",
+        "score",
+        "seen",
+        "talon",
+        "top_rank",
+    )
 
     def __init__(self, state: TableauState, top_rank: int, score: int, budget: Budget) -> None:
-        super().__init__([[c.rank for c in p.cards] for p in state.piles],
-                         [p.down for p in state.piles])
+        super().__init__(
+            [[c.rank for c in p.cards] for p in state.piles], [p.down for p in state.piles]
+        )
         self.budget = budget
         self.top_rank = top_rank
         # The talon in drawing order: the waste then the stock; `pos` cards of it are drawn.
@@ -158,8 +172,12 @@ class _TripleDeckSearch(PileSearch):
     def key(self) -> tuple[object, ...]:
         """The transposition key: piles are interchangeable, so they are sorted."""
         down, piles = self.down, self.piles
-        return (tuple(sorted([(down[i], tuple(piles[i])) for i in range(len(piles))])),
-                tuple(self.talon), self.pos, tuple(self.fcount))
+        return (
+            tuple(sorted([(down[i], tuple(piles[i])) for i in range(len(piles))])),
+            tuple(self.talon),
+            self.pos,
+            tuple(self.fcount),
+        )
 
     # -- move generation ----------------------------------------------------------------------
 
@@ -210,8 +228,9 @@ class _TripleDeckSearch(PileSearch):
             k += 1
         return k
 
-    def pile_moves(self, tops: dict[int, list[int]],
-                   empty: int) -> tuple[list[_Move], list[_Move], list[_Move]]:
+    def pile_moves(
+        self, tops: dict[int, list[int]], empty: int
+    ) -> tuple[list[_Move], list[_Move], list[_Move]]:
         """Moves out of the piles: (foundation plays and the sub-run moves that free a card
         for one, moves that turn a card in order, the rest)."""
         fcount, top_rank = self.fcount, self.top_rank
@@ -328,5 +347,6 @@ class TripleDeckSolver(Solver):
         else:
             verdict = UNKNOWN
         line = [text for move in search.best_path for text in move.texts()]
-        return SolveResult(verdict, line, self.budget.stats(), best_score=best, max_score=top,
-                           optimal=proven)
+        return SolveResult(
+            verdict, line, self.budget.stats(), best_score=best, max_score=top, optimal=proven
+        )

@@ -121,9 +121,15 @@ class BoardRef:
 
     @classmethod
     def daily(cls, variant: str, date: dt.date) -> BoardRef:
-        return cls("daily", variant, date, keys.daily_board(variant, date),
-                   keys.daily_members(variant, date), keys.daily_entries(variant, date),
-                   keys.daily_outbox(variant, date))
+        return cls(
+            "daily",
+            variant,
+            date,
+            keys.daily_board(variant, date),
+            keys.daily_members(variant, date),
+            keys.daily_entries(variant, date),
+            keys.daily_outbox(variant, date),
+        )
 
     @classmethod
     def race(cls, variant: str, race_id: str) -> BoardRef:
@@ -200,8 +206,10 @@ class PendingEntry:
     expire_at: int
 
     def dumps(self) -> str:
-        return json.dumps({"score": self.score, "member": self.member, "data": self.data,
-                           "exp": self.expire_at}, separators=(",", ":"))
+        return json.dumps(
+            {"score": self.score, "member": self.member, "data": self.data, "exp": self.expire_at},
+            separators=(",", ":"),
+        )
 
     @classmethod
     def loads(cls, raw: str) -> PendingEntry:
@@ -291,8 +299,11 @@ end
 """
 
 # KEYS: board, entries, outbox. ARGV: start, stop (0-based, inclusive).
-_TOP_LUA = _LUA_ROWS + """
+_TOP_LUA = (
+    _LUA_ROWS
+    + """
 return rows(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[1]), tonumber(ARGV[2]))"""
+)
 
 # KEYS: board, members, entries, outbox. ARGV: pid, k. The player's row with up to k rows
 # above and up to k below it (fewer at either end of the board).
@@ -327,8 +338,13 @@ class BoardEntries:
     clock) after its finish began is dropped: the process died before the game's step, so
     there is nothing to write (a finish that does go on writes its entry itself)."""
 
-    def __init__(self, redis: redis.asyncio.Redis, *, abandon_after_ms: int = 60_000,
-                 commit: MoveLog | None = None) -> None:
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        *,
+        abandon_after_ms: int = 60_000,
+        commit: MoveLog | None = None,
+    ) -> None:
         self._r = redis
         self.abandon_after_ms = abandon_after_ms
         #: The finish path's commands go through the game store's group commit.
@@ -348,12 +364,21 @@ class BoardEntries:
         """The board's step: write ``entry`` unless the player has one (None: only read),
         take the game out of the outbox, then clear the game's ``pending`` mark. Returns the
         player's rank (0: no entry) and the stored entry's JSON ('' if none)."""
-        args: list[str | int] = [k.player_id, entry.score if entry else 0,
-                                 entry.member if entry else "", entry.data if entry else "",
-                                 entry.expire_at if entry else 0, k.game_id,
-                                 "1" if entry else "0"]
-        rank, data = cast(tuple[int, str], await self._commit.eval(
-            self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)))
+        args: list[str | int] = [
+            k.player_id,
+            entry.score if entry else 0,
+            entry.member if entry else "",
+            entry.data if entry else "",
+            entry.expire_at if entry else 0,
+            k.game_id,
+            "1" if entry else "0",
+        ]
+        rank, data = cast(
+            tuple[int, str],
+            await self._commit.eval(
+                self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
+            ),
+        )
         if entry is not None:
             await self._commit.run(k.game, "HDEL", k.game, "pending")
         return int(rank), str(data)
@@ -363,16 +388,19 @@ class BoardEntries:
         looked at. Games still in play stay (a finish under way), unless abandoned."""
         if board.kind != "daily":
             return 0
-        due = cast(Sequence[tuple[str, float]], await self._r.zrange(
-            board.outbox_key, 0, -1, withscores=True))
+        due = cast(
+            Sequence[tuple[str, float]],
+            await self._r.zrange(board.outbox_key, 0, -1, withscores=True),
+        )
         now = _wall_ms()
         for game_id, since in due:
             k = keys.parse_game_id(game_id)
             if not isinstance(k, DailyGameKeys):  # never put there: drop it
                 await self._r.zrem(board.outbox_key, game_id)
                 continue
-            status, pending, raw = cast(list[str | None], await self._r.hmget(
-                k.game, ["status", "pending", "entry"]))
+            status, pending, raw = cast(
+                list[str | None], await self._r.hmget(k.game, ["status", "pending", "entry"])
+            )
             if status == "finished":
                 await self.write(k, PendingEntry.loads(raw) if pending and raw else None)
             elif status is None or now - since >= self.abandon_after_ms:
@@ -387,8 +415,7 @@ def _wall_ms() -> int:
 class Leaderboard:
     """Read side of the leaderboards (one round trip per query while no finish is owed)."""
 
-    def __init__(self, redis: redis.asyncio.Redis, entries: BoardEntries | None = None
-                 ) -> None:
+    def __init__(self, redis: redis.asyncio.Redis, entries: BoardEntries | None = None) -> None:
         self._r = redis
         self._top = redis.register_script(_TOP_LUA)
         self._around = redis.register_script(_AROUND_LUA)
@@ -401,11 +428,13 @@ class Leaderboard:
         if limit == 0:
             return []
         args = [offset, offset + limit - 1]
-        raw = await self._top(keys=[board.board_key, board.entries_key, board.outbox_key],
-                              args=args)
+        raw = await self._top(
+            keys=[board.board_key, board.entries_key, board.outbox_key], args=args
+        )
         if raw and int(raw[0]) and await self.entries.settle(board):
-            raw = await self._top(keys=[board.board_key, board.entries_key,
-                                        board.outbox_key], args=args)
+            raw = await self._top(
+                keys=[board.board_key, board.entries_key, board.outbox_key], args=args
+            )
         return _parse_rows(raw)
 
     @translate_redis_errors

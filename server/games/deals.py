@@ -50,14 +50,21 @@ class Deal:
     candidate: int  # index of the seed in the day's sequence
 
     def dump(self) -> str:
-        return json.dumps({"seed": self.seed, "par": self.par, "certified": self.certified,
-                           "candidate": self.candidate})
+        return json.dumps(
+            {
+                "seed": self.seed,
+                "par": self.par,
+                "certified": self.certified,
+                "candidate": self.candidate,
+            }
+        )
 
     @classmethod
     def load(cls, variant_id: str, date: dt.date, raw: str | bytes) -> Deal:
         d = json.loads(raw)
-        return cls(variant_id, date, int(d["seed"]), d["par"], bool(d["certified"]),
-                   int(d["candidate"]))
+        return cls(
+            variant_id, date, int(d["seed"]), d["par"], bool(d["certified"]), int(d["candidate"])
+        )
 
 
 def _retrieved(task: asyncio.Task[Deal]) -> None:
@@ -141,10 +148,12 @@ class SolverPool:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                      else "spawn")
-            self._pool = ProcessPoolExecutor(self.workers,
-                                             mp_context=multiprocessing.get_context(method))
+            method = (
+                "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            )
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context(method)
+            )
         return self._pool
 
     async def run(self, fn: Any, *args: Any) -> Any:
@@ -171,9 +180,17 @@ class SolverPool:
 class DailyDeals:
     """The day's deals, computed once across all processes and cached here."""
 
-    def __init__(self, client: redis.asyncio.Redis, clock: Clock, secret: bytes,
-                 pool: SolverPool, *, certify: bool = True, budget_s: float = 10.0,
-                 retention_days: int = 90) -> None:
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        clock: Clock,
+        secret: bytes,
+        pool: SolverPool,
+        *,
+        certify: bool = True,
+        budget_s: float = 10.0,
+        retention_days: int = 90,
+    ) -> None:
         self.r = client
         self.clock = clock
         self.secret = secret
@@ -223,11 +240,13 @@ class DailyDeals:
         if not self.certify:
             return self._uncertified(variant_id, date)
         try:
-            return await self._certified(variant_id, date,
-                                         candidate_seed(self.secret, variant_id, date, 0))
+            return await self._certified(
+                variant_id, date, candidate_seed(self.secret, variant_id, date, 0)
+            )
         except Exception:  # a broken solver must not cost players their daily game
-            log.exception("%s %s: certification failed; dealing the first playable seed",
-                          variant_id, date)
+            log.exception(
+                "%s %s: certification failed; dealing the first playable seed", variant_id, date
+            )
             return self._uncertified(variant_id, date)
 
     def _uncertified(self, variant_id: str, date: dt.date) -> Deal:
@@ -247,8 +266,9 @@ class DailyDeals:
             if verdict == "winnable":
                 log.info("%s %s: certified seed #%d, par %s", variant_id, date, index, par)
                 return Deal(variant_id, date, seed, par, True, index)
-        log.warning("%s %s: no seed proven winnable in time; dealing the first playable",
-                    variant_id, date)
+        log.warning(
+            "%s %s: no seed proven winnable in time; dealing the first playable", variant_id, date
+        )
         return self._uncertified(variant_id, date)
 
     async def prepare_ahead(self) -> None:

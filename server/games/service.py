@@ -85,9 +85,15 @@ class Played:
 class GameService:
     """Loads, plays and finishes games for players; `cache_size` bounds the process cache."""
 
-    def __init__(self, store: GameStore, clock: Clock, cache_size: int = 10_000,
-                 hint_penalty_ms: int = 30_000, metrics: Metrics | None = None,
-                 solvers: SolverPool | None = None) -> None:
+    def __init__(
+        self,
+        store: GameStore,
+        clock: Clock,
+        cache_size: int = 10_000,
+        hint_penalty_ms: int = 30_000,
+        metrics: Metrics | None = None,
+        solvers: SolverPool | None = None,
+    ) -> None:
         self.hint_penalty_ms = hint_penalty_ms
         self.store = store
         self.clock = clock
@@ -105,11 +111,9 @@ class GameService:
 
     # -- loading ------------------------------------------------------------------------------
 
-    async def start_daily(self, variant: str, date: dt.date, player_id: str,
-                          seed: int) -> LiveGame:
+    async def start_daily(self, variant: str, date: dt.date, player_id: str, seed: int) -> LiveGame:
         """The player's game of the day: created now, or the one already started (resumed)."""
-        record = await self.store.start_daily(variant, date, player_id, seed,
-                                              self.clock.now_ms())
+        record = await self.store.start_daily(variant, date, player_id, seed, self.clock.now_ms())
         if record.seq == 0 and not record.finished and record.game_id not in self._cache:
             return self._build(record, [])  # nothing played yet: no log to read back
         return await self.get(record.game_id, player_id)
@@ -146,8 +150,16 @@ class GameService:
             game.defer_over()
         k = parse_game_id(game_id)
         race_id = k.race_id if isinstance(k, RaceGameKeys) else None
-        live = LiveGame(record, game, len(moves), record.last_move_at_ms, k.game, k.log,
-                        race_id, log=list(moves))
+        live = LiveGame(
+            record,
+            game,
+            len(moves),
+            record.last_move_at_ms,
+            k.game,
+            k.log,
+            race_id,
+            log=list(moves),
+        )
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -165,8 +177,9 @@ class GameService:
 
     # -- playing ------------------------------------------------------------------------------
 
-    async def play(self, game_id: str, player_id: str, name: str, text: str,
-                   expected_seq: int | None) -> Played:
+    async def play(
+        self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
+    ) -> Played:
         """Validate and persist one move (`undo` included); finish the game when it ends.
 
         Raises IllegalMove (nothing changes), Conflict, GameOver, NotFound, StoreUnavailable.
@@ -182,16 +195,20 @@ class GameService:
                     if attempt == 0:  # another process may have moved on: check Redis
                         live = await self.refresh(live)
                         continue
-                    raise Conflict(f"the game is at move {live.seq}, not {expected_seq}",
-                                   current_seq=live.seq)
+                    raise Conflict(
+                        f"the game is at move {live.seq}, not {expected_seq}", current_seq=live.seq
+                    )
                 try:
                     return await self._play_locked(live, name, text)
                 except IllegalMove:
                     # Without `expected_seq` the player means the game as it is now: a copy
                     # cached here may be behind one another process moved on (both windows
                     # of one player). Illegal there too, or no newer state: the error stands.
-                    if (expected_seq is not None or attempt == 1
-                            or await self.store.length(live.log_key) == live.seq):
+                    if (
+                        expected_seq is not None
+                        or attempt == 1
+                        or await self.store.length(live.log_key) == live.seq
+                    ):
                         raise
                     live = await self.refresh(live)
                 except Conflict as exc:
@@ -224,14 +241,14 @@ class GameService:
             if over:
                 result = self._result(live, game, resigned=False, last_move_at=now)
                 record, entry = await self.store.finish(
-                    live.record.game_id, result, name, now, stored, live.seq)
+                    live.record.game_id, result, name, now, stored, live.seq
+                )
                 self._sealed(live, record)
                 live.seq += 1
                 live.log.append(stored)
                 live.last_move_at_ms = now
                 return Played(live, stored, events, entry)
-            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored,
-                                               now)
+            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored, now)
             live.log.append(stored)
             live.last_move_at_ms = now
             if stored == UNDO:
@@ -269,8 +286,11 @@ class GameService:
                 if over is None:
                     over = await self._offload(live, search)
                 async with live.lock:
-                    if live.record.finished or live.stale or self._cache.get(
-                            live.record.game_id) is not live:
+                    if (
+                        live.record.finished
+                        or live.stale
+                        or self._cache.get(live.record.game_id) is not live
+                    ):
                         return
                     current = live.seq == seq
                     if over and (current or live.undone_at <= seq):
@@ -303,13 +323,20 @@ class GameService:
     async def _offload(self, live: LiveGame, search: OverStepper) -> bool:
         """Run the rest of a search in a worker to its end; its CPU counts as engine time."""
         assert self._solvers is not None
-        log.info("game-over search of %s handed to a worker after %d positions",
-                 live.record.game_id, OVER_LOOP_NODES)
+        log.info(
+            "game-over search of %s handed to a worker after %d positions",
+            live.record.game_id,
+            OVER_LOOP_NODES,
+        )
         started = time.perf_counter()
         over, cpu = await self._solvers.run(settle_over, search.task())
         self.count_engine(live.record.variant, cpu)
-        log.info("game-over search of %s: %s after %.1f s in a worker", live.record.game_id,
-                 "over" if over else "not over", time.perf_counter() - started)
+        log.info(
+            "game-over search of %s: %s after %.1f s in a worker",
+            live.record.game_id,
+            "over" if over else "not over",
+            time.perf_counter() - started,
+        )
         return bool(over)
 
     async def aclose(self) -> None:
@@ -323,11 +350,11 @@ class GameService:
 
     async def _finish_over(self, live: LiveGame, name: str) -> None:
         """End a game found over after its last move: as of that move's time."""
-        result = self._result(live, live.game, resigned=False,
-                              last_move_at=live.last_move_at_ms)
+        result = self._result(live, live.game, resigned=False, last_move_at=live.last_move_at_ms)
         try:
-            record, entry = await self.store.finish(live.record.game_id, result, name,
-                                                    self.clock.now_ms(), None, live.seq)
+            record, entry = await self.store.finish(
+                live.record.game_id, result, name, self.clock.now_ms(), None, live.seq
+            )
         except StoreUnavailable:  # maybe finished in Redis: the next load completes it
             self.forget(live.record.game_id)
             raise
@@ -348,30 +375,36 @@ class GameService:
                 live = await self.refresh(live)
             if live.record.finished:
                 raise GameOver("the game is over")
-            result = self._result(live, live.game, resigned=True,
-                                  last_move_at=live.last_move_at_ms)
+            result = self._result(live, live.game, resigned=True, last_move_at=live.last_move_at_ms)
             try:
                 record, entry = await self.store.finish(
-                    game_id, result, name, self.clock.now_ms(), None, live.seq)
+                    game_id, result, name, self.clock.now_ms(), None, live.seq
+                )
             except (Conflict, StoreUnavailable):  # maybe finished in Redis: reload next time
                 self.forget(game_id)
                 raise
             self._sealed(live, record)
             return live, entry
 
-    async def close(self, game_id: str, player_id: str, name: str, *,
-                    resigned: bool) -> tuple[LiveGame, Entry]:
+    async def close(
+        self, game_id: str, player_id: str, name: str, *, resigned: bool
+    ) -> tuple[LiveGame, Entry]:
         """Finish the game as it stands unless it already is (a race ending); exactly once."""
         for _attempt in range(3):
             live = await self.get(game_id, player_id)
             async with live.lock:
                 if live.stale or live.record.finished:
                     live = await self.refresh(live)
-                result = self._result(live, live.game, resigned=resigned and not
-                                      live.record.finished, last_move_at=live.last_move_at_ms)
+                result = self._result(
+                    live,
+                    live.game,
+                    resigned=resigned and not live.record.finished,
+                    last_move_at=live.last_move_at_ms,
+                )
                 try:
                     record, entry = await self.store.finish(
-                        game_id, result, name, self.clock.now_ms(), None, live.seq)
+                        game_id, result, name, self.clock.now_ms(), None, live.seq
+                    )
                 except Conflict as exc:
                     if isinstance(exc, GameOver):
                         raise
@@ -398,15 +431,21 @@ class GameService:
         live.record = replace(live.record, hints=n)
         return n
 
-    def _result(self, live: LiveGame, game: Game, *, resigned: bool,
-                last_move_at: int) -> FinalResult:
+    def _result(
+        self, live: LiveGame, game: Game, *, resigned: bool, last_move_at: int
+    ) -> FinalResult:
         hints = live.record.hints
         return FinalResult(
-            won=game.won, over=game.over or resigned, resigned=resigned, cleared=game.cleared,
-            score=game.score, points=game.points,
-            time_ms=max(0, last_move_at - live.record.started_at_ms)
-            + hints * self.hint_penalty_ms,
-            moves=game.moves, hints=hints)
+            won=game.won,
+            over=game.over or resigned,
+            resigned=resigned,
+            cleared=game.cleared,
+            score=game.score,
+            points=game.points,
+            time_ms=max(0, last_move_at - live.record.started_at_ms) + hints * self.hint_penalty_ms,
+            moves=game.moves,
+            hints=hints,
+        )
 
 
 __all__ = ["GameService", "IllegalMove", "LiveGame", "Played"]

@@ -243,8 +243,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
         result=result,
         hints=int(d.get("hints", 0)),
-        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d
-        else None,
+        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d else None,
     )
 
 
@@ -334,8 +333,10 @@ class GameStore:
             for k in ks:
                 pipe.hgetall(k.game)
             raws = cast(list[dict[str, str]], await pipe.execute())
-        return [await self._settled(k, _record(raw)) if raw else None
-                for k, raw in zip(ks, raws, strict=True)]
+        return [
+            await self._settled(k, _record(raw)) if raw else None
+            for k, raw in zip(ks, raws, strict=True)
+        ]
 
     @translate_redis_errors
     async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:
@@ -354,8 +355,9 @@ class GameStore:
         """How many moves the game's log holds (its `seq` in Redis)."""
         return int(await self._r.llen(log_key))
 
-    async def _settled(self, k: keys.DailyGameKeys | keys.RaceGameKeys,
-                       record: GameRecord) -> GameRecord:
+    async def _settled(
+        self, k: keys.DailyGameKeys | keys.RaceGameKeys, record: GameRecord
+    ) -> GameRecord:
         """The record, its board entry written first if that step is still owed."""
         if record.pending_entry is None or not isinstance(k, keys.DailyGameKeys):
             return record
@@ -377,7 +379,8 @@ class GameStore:
         """`append_move` with the game's keys already built (the hot path: once per game)."""
         self._check_move(move_text)
         code, seq = await self.move_log.append(
-            Append(game_key, log_key, expected_seq, move_text, now_ms, self.max_moves))
+            Append(game_key, log_key, expected_seq, move_text, now_ms, self.max_moves)
+        )
         if code == 0:
             return seq
         raise _error(code, seq)
@@ -419,22 +422,34 @@ class GameStore:
         expire_at = board_expire_at(k.date, self.retention_days)
         if isinstance(k, keys.DailyGameKeys):
             return await self._finish_daily(
-                k, result, PendingEntry(entry.score, entry.member, entry.data, expire_at),
-                now_ms, final_move, expected_seq)
-        arg = json.dumps({
-            "seq": expected_seq,
-            "final": final_move is not None,
-            "move": final_move or "",
-            "now": str(now_ms),
-            "exp": str(expire_at),
-            "pid": k.player_id,
-            "score": str(entry.score),
-            "member": entry.member,
-            "data": entry.data,
-            "fields": {f: str(v) for f, v in result.fields().items()},
-        }, separators=(",", ":"))
-        res = cast(list[Any], await self.move_log.eval(
-            self._finish, (k.game, k.log, k.board, k.members, k.entries), (arg,)))
+                k,
+                result,
+                PendingEntry(entry.score, entry.member, entry.data, expire_at),
+                now_ms,
+                final_move,
+                expected_seq,
+            )
+        arg = json.dumps(
+            {
+                "seq": expected_seq,
+                "final": final_move is not None,
+                "move": final_move or "",
+                "now": str(now_ms),
+                "exp": str(expire_at),
+                "pid": k.player_id,
+                "score": str(entry.score),
+                "member": entry.member,
+                "data": entry.data,
+                "fields": {f: str(v) for f, v in result.fields().items()},
+            },
+            separators=(",", ":"),
+        )
+        res = cast(
+            list[Any],
+            await self.move_log.eval(
+                self._finish, (k.game, k.log, k.board, k.members, k.entries), (arg,)
+            ),
+        )
         code = int(res[0])
         if code < 0:
             raise _error(code, res[1] if len(res) > 1 else None)
@@ -444,22 +459,32 @@ class GameStore:
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
     async def _finish_daily(
-        self, k: keys.DailyGameKeys, result: FinalResult, entry: PendingEntry, now_ms: int,
-        final_move: str | None, expected_seq: int,
+        self,
+        k: keys.DailyGameKeys,
+        result: FinalResult,
+        entry: PendingEntry,
+        now_ms: int,
+        final_move: str | None,
+        expected_seq: int,
     ) -> tuple[GameRecord, Entry]:
         # The outboxes first: the history's (recorded below, or by the next profile read)
         # and the board's (written below, or by the next read of the board). Independent, so
         # sent together: one batch of the group commit.
-        await asyncio.gather(self.history.mark_pending(k.player_id, k.game_id),
-                             self.entries.enqueue(k, entry.expire_at))
-        arg = json.dumps({
-            "seq": expected_seq,
-            "final": final_move is not None,
-            "move": final_move or "",
-            "now": str(now_ms),
-            "entry": entry.dumps(),
-            "fields": {f: str(v) for f, v in result.fields().items()},
-        }, separators=(",", ":"))
+        await asyncio.gather(
+            self.history.mark_pending(k.player_id, k.game_id),
+            self.entries.enqueue(k, entry.expire_at),
+        )
+        arg = json.dumps(
+            {
+                "seq": expected_seq,
+                "final": final_move is not None,
+                "move": final_move or "",
+                "now": str(now_ms),
+                "entry": entry.dumps(),
+                "fields": {f: str(v) for f, v in result.fields().items()},
+            },
+            separators=(",", ":"),
+        )
         res = cast(list[Any], await self.move_log.eval(self._finish_game, (k.game, k.log), (arg,)))
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
@@ -470,7 +495,8 @@ class GameStore:
         # Step 2 with the stored entry (another process's, if it finished first), and the
         # history's record beside it (independent of the board).
         (rank, raw_entry), _ = await asyncio.gather(
-            self.entries.write(k, record.pending_entry), self.record_history(record))
+            self.entries.write(k, record.pending_entry), self.record_history(record)
+        )
         record = replace(record, pending_entry=None)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
@@ -483,11 +509,22 @@ class GameStore:
         if record.kind != "daily" or r is None or record.finished_at_ms is None:
             return
         try:
-            await self.history.record(DailyResult(
-                variant=record.variant, date=record.date, player_id=record.player_id,
-                won=r.won, resigned=r.resigned, cleared=r.cleared, score=r.score,
-                points=r.points, time_ms=r.time_ms, moves=r.moves, hints=r.hints,
-                finished_at_ms=record.finished_at_ms))
+            await self.history.record(
+                DailyResult(
+                    variant=record.variant,
+                    date=record.date,
+                    player_id=record.player_id,
+                    won=r.won,
+                    resigned=r.resigned,
+                    cleared=r.cleared,
+                    score=r.score,
+                    points=r.points,
+                    time_ms=r.time_ms,
+                    moves=r.moves,
+                    hints=r.hints,
+                    finished_at_ms=record.finished_at_ms,
+                )
+            )
         except StoreUnavailable:
             log.warning("history of %s not recorded yet (kept pending)", record.game_id)
 

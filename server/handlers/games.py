@@ -36,8 +36,10 @@ SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
 
 def _variant(name: str) -> str:
     if name not in VARIANT_IDS:
-        raise p.ProtocolError(f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
-                              code=p.ErrorCode.NOT_FOUND)
+        raise p.ProtocolError(
+            f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
+            code=p.ErrorCode.NOT_FOUND,
+        )
     return name
 
 
@@ -49,16 +51,33 @@ def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
     r = live.record.result
     if r is None:
         return None
-    return p.GameResult(won=r.won, over=r.over, cleared=r.cleared, score=r.score,
-                        time_ms=r.time_ms, moves=r.moves, resigned=r.resigned,
-                        rank=entry.rank if entry else None, hints=r.hints)
+    return p.GameResult(
+        won=r.won,
+        over=r.over,
+        cleared=r.cleared,
+        score=r.score,
+        time_ms=r.time_ms,
+        moves=r.moves,
+        resigned=r.resigned,
+        rank=entry.rank if entry else None,
+        hints=r.hints,
+    )
 
 
 def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
-    return p.LeaderboardEntry(rank=e.rank, player_id=e.player_id, name=e.name, won=e.won,
-                              cleared=e.cleared, score=e.score, time_ms=e.time_ms,
-                              moves=e.moves, finished_at=e.finished_at_ms, me=e.player_id == me,
-                              hints=e.hints)
+    return p.LeaderboardEntry(
+        rank=e.rank,
+        player_id=e.player_id,
+        name=e.name,
+        won=e.won,
+        cleared=e.cleared,
+        score=e.score,
+        time_ms=e.time_ms,
+        moves=e.moves,
+        finished_at=e.finished_at_ms,
+        me=e.player_id == me,
+        hints=e.hints,
+    )
 
 
 # -- session -------------------------------------------------------------------------------
@@ -96,26 +115,38 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     if race is not None:
         conn.after_reply.append(functools.partial(resume_race, conn, race.race_id))
     elif queued is not None:
-        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id,
-                                                  queued))
-    return p.Welcome(id=req.id, version=version, player_id=player.id, name=player.name,
-                     server_time=now, variants=VARIANT_IDS, token=token,
-                     race=_active_race(race, player.id, now) if resume and race else None,
-                     daily=daily)
+        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id, queued))
+    return p.Welcome(
+        id=req.id,
+        version=version,
+        player_id=player.id,
+        name=player.name,
+        server_time=now,
+        variants=VARIANT_IDS,
+        token=token,
+        race=_active_race(race, player.id, now) if resume and race else None,
+        daily=daily,
+    )
 
 
 def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
     status = race.shown_status(now)
-    return ActiveRace(race_id=race.race_id, variant=race.variant, status=status.value,
-                      game_id=None if status is RaceStatus.OPEN
-                      else keys.race_game_id(race.race_id, pid))
+    return ActiveRace(
+        race_id=race.race_id,
+        variant=race.variant,
+        status=status.value,
+        game_id=None if status is RaceStatus.OPEN else keys.race_game_id(race.race_id, pid),
+    )
 
 
 async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame, ...]:
     """The player's daily games of `date` (started ones), in the order of the variants."""
     records = await s.store.get_many([keys.daily_game_id(v, date, pid) for v in VARIANT_IDS])
-    return tuple(DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
-                 for r in records if r is not None)
+    return tuple(
+        DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
+        for r in records
+        if r is not None
+    )
 
 
 async def resume_race(conn: Connection, race_id: str) -> None:
@@ -160,13 +191,21 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
     view = json_map(live.game.view())
     conn.services.games.count_engine(live.record.variant, time.perf_counter() - started)
     return p.GameState(
-        id=req_id, game_id=live.record.game_id, variant=live.record.variant,
-        date=live.record.date.isoformat(), view=view, seq=live.seq,
-        started_at=live.record.started_at_ms, server_time=conn.services.clock.now_ms(),
-        elapsed_ms=live.elapsed_ms, finished=live.record.finished,
-        result=result_of(live, entry), par=deal.par if deal else None,
+        id=req_id,
+        game_id=live.record.game_id,
+        variant=live.record.variant,
+        date=live.record.date.isoformat(),
+        view=view,
+        seq=live.seq,
+        started_at=live.record.started_at_ms,
+        server_time=conn.services.clock.now_ms(),
+        elapsed_ms=live.elapsed_ms,
+        finished=live.record.finished,
+        result=result_of(live, entry),
+        par=deal.par if deal else None,
         hints=live.record.hints,
-        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None)
+        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None,
+    )
 
 
 async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
@@ -185,13 +224,20 @@ async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     return await _game_reply(conn, req.id, live)
 
 
-async def _play(conn: Connection, req_id: int, game_id: str, text: str,
-                expected_seq: int | None, with_view: bool) -> p.ServerMessage:
+async def _play(
+    conn: Connection,
+    req_id: int,
+    game_id: str,
+    text: str,
+    expected_seq: int | None,
+    with_view: bool,
+) -> p.ServerMessage:
     player = conn.require_player()
     version = conn.version or 0
     if with_view and version < p.MOVE_VIEWS:
-        raise p.BadRequest(f"'with_view' needs protocol version {p.MOVE_VIEWS}; this "
-                           f"connection speaks {version}")
+        raise p.BadRequest(
+            f"'with_view' needs protocol version {p.MOVE_VIEWS}; this connection speaks {version}"
+        )
     s = conn.services
     played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
     live = played.live
@@ -207,14 +253,22 @@ async def _play(conn: Connection, req_id: int, game_id: str, text: str,
         started = time.perf_counter()
         view = json_map(live.game.view())
         s.games.count_engine(variant, time.perf_counter() - started)
-    return p.Moved(id=req_id, game_id=game_id, move=played.move, seq=live.seq,
-                   events=json_maps(played.events), view=view,
-                   elapsed_ms=live.elapsed_ms, finished=live.record.finished,
-                   result=result_of(live, played.entry))
+    return p.Moved(
+        id=req_id,
+        game_id=game_id,
+        move=played.move,
+        seq=live.seq,
+        events=json_maps(played.events),
+        view=view,
+        elapsed_ms=live.elapsed_ms,
+        finished=live.record.finished,
+        result=result_of(live, played.entry),
+    )
 
 
 def announce_finished(
-    services: Services, connections: Callable[[], Iterable[Connection]],
+    services: Services,
+    connections: Callable[[], Iterable[Connection]],
 ) -> Callable[[LiveGame, Entry], Awaitable[None]]:
     """The `GameService.on_finished` listener: a game found over after its last move was
     acknowledged is counted, told to its race, and pushed to the player's connections here
@@ -230,8 +284,12 @@ def announce_finished(
         assert result is not None
         push = p.GameFinished(game_id=record.game_id, seq=live.seq, result=result)
         for conn in connections():
-            if (conn.player is not None and conn.player.id == record.player_id
-                    and conn.version is not None and conn.version >= p.LEAN_MOVES):
+            if (
+                conn.player is not None
+                and conn.player.id == record.player_id
+                and conn.version is not None
+                and conn.version >= p.LEAN_MOVES
+            ):
                 conn.send(push)
 
     return announce
@@ -269,13 +327,15 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
     """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
     player = conn.require_player()
     if conn.version is None or conn.version < RESUME:
-        raise p.ProtocolError("'finish' needs protocol version 3; use 'resign'",
-                              code=p.ErrorCode.UNKNOWN_TYPE)
+        raise p.ProtocolError(
+            "'finish' needs protocol version 3; use 'resign'", code=p.ErrorCode.UNKNOWN_TYPE
+        )
     s = conn.services
     live = await s.games.get(req.game_id, player.id)
     if not variant_of(live.record.variant).scored:
-        raise Conflict(f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; "
-                       "resign this one")
+        raise Conflict(
+            f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; resign this one"
+        )
     if live.record.finished:
         raise GameOver("the game is over")
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
@@ -296,10 +356,16 @@ async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMe
     lb = conn.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
     deal = await conn.services.deals.peek(req.variant, date)
-    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
-                         total=await lb.total(board), offset=req.offset,
-                         entries=tuple(entry_of(e, player.id) for e in entries),
-                         par=deal.par if deal else None)
+    return p.Leaderboard(
+        id=req.id,
+        variant=req.variant,
+        date=date.isoformat(),
+        kind="daily",
+        total=await lb.total(board),
+        offset=req.offset,
+        entries=tuple(entry_of(e, player.id) for e in entries),
+        par=deal.par if deal else None,
+    )
 
 
 async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
@@ -309,11 +375,16 @@ async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.Se
     lb = conn.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
     deal = await conn.services.deals.peek(req.variant, date)
-    return p.Leaderboard(id=req.id, variant=req.variant, date=date.isoformat(), kind="daily",
-                         total=await lb.total(board),
-                         offset=entries[0].rank - 1 if entries else 0,
-                         entries=tuple(entry_of(e, player.id) for e in entries),
-                         par=deal.par if deal else None)
+    return p.Leaderboard(
+        id=req.id,
+        variant=req.variant,
+        date=date.isoformat(),
+        kind="daily",
+        total=await lb.total(board),
+        offset=entries[0].rank - 1 if entries else 0,
+        entries=tuple(entry_of(e, player.id) for e in entries),
+        par=deal.par if deal else None,
+    )
 
 
 async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
@@ -322,9 +393,13 @@ async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.Server
     board = BoardRef.daily(_variant(req.variant), date)
     lb = conn.services.leaderboard
     entry = await lb.rank(board, player.id)
-    return p.PlayerRank(id=req.id, variant=req.variant, date=date.isoformat(),
-                        total=await lb.total(board),
-                        entry=entry_of(entry, player.id) if entry else None)
+    return p.PlayerRank(
+        id=req.id,
+        variant=req.variant,
+        date=date.isoformat(),
+        total=await lb.total(board),
+        entry=entry_of(entry, player.id) if entry else None,
+    )
 
 
 #: Session, daily play and daily leaderboards.

@@ -19,21 +19,26 @@ def _variant(name: str) -> str:
     return name
 
 
-async def _room(conn: Connection, req_id: int, race_id: str, since: int | None = None
-                ) -> p.RaceRoom:
+async def _room(
+    conn: Connection, req_id: int, race_id: str, since: int | None = None
+) -> p.RaceRoom:
     s = conn.services
     race = await s.races.load(race_id)
     me = conn.require_player().id
     events = await s.races.events_since(race_id, since) if since is not None else []
-    return p.RaceRoom(id=req_id, race=race.info(s.clock.now_ms(), me),
-                      events=tuple(e.to_wire() for e in events[-1000:]))
+    return p.RaceRoom(
+        id=req_id,
+        race=race.info(s.clock.now_ms(), me),
+        events=tuple(e.to_wire() for e in events[-1000:]),
+    )
 
 
 async def race_queue(conn: Connection, req: p.RaceQueue) -> p.ServerMessage:
     player = conn.require_player()
     variant = _variant(req.variant)
-    waiting, _ = await conn.services.matchmaking.queue(conn, player.id, player.name, variant,
-                                                       req.size)
+    waiting, _ = await conn.services.matchmaking.queue(
+        conn, player.id, player.name, variant, req.size
+    )
     return p.RaceQueued(id=req.id, variant=variant, size=req.size, waiting=waiting)
 
 
@@ -46,8 +51,9 @@ async def race_leave(conn: Connection, req: p.RaceLeave) -> p.ServerMessage:
 
 async def race_create(conn: Connection, req: p.RaceCreate) -> p.ServerMessage:
     player = conn.require_player()
-    race_id = await conn.services.races.create_room(player.id, player.name,
-                                                    _variant(req.variant), req.size)
+    race_id = await conn.services.races.create_room(
+        player.id, player.name, _variant(req.variant), req.size
+    )
     await conn.services.race_fanout.attach(conn, race_id)
     await conn.services.races.announce(player.id, race_id)
     return await _room(conn, req.id, race_id)
@@ -85,20 +91,39 @@ def _day(conn: Connection, board: str, date: str | None) -> dt.date | None:
 
 
 def _entry(row: RatingRow, names: dict[str, str], me: str) -> p.RatingEntry:
-    return p.RatingEntry(rank=row.rank, player_id=row.player_id,
-                         name=names.get(row.player_id, "?"), rating=row.rating, wins=row.wins,
-                         losses=row.losses, played=row.played, me=row.player_id == me)
+    return p.RatingEntry(
+        rank=row.rank,
+        player_id=row.player_id,
+        name=names.get(row.player_id, "?"),
+        rating=row.rating,
+        wins=row.wins,
+        losses=row.losses,
+        played=row.played,
+        me=row.player_id == me,
+    )
 
 
-async def _board_reply(conn: Connection, req_id: int, variant: str, board: str,
-                       day: dt.date | None, offset: int, rows: list[RatingRow]) -> p.RaceBoard:
+async def _board_reply(
+    conn: Connection,
+    req_id: int,
+    variant: str,
+    board: str,
+    day: dt.date | None,
+    offset: int,
+    rows: list[RatingRow],
+) -> p.RaceBoard:
     s = conn.services
     me = conn.require_player().id
     names = await s.players.names([r.player_id for r in rows])
-    return p.RaceBoard(id=req_id, variant=variant, board=board,
-                       total=await s.races.board_total(variant, board, day), offset=offset,
-                       entries=tuple(_entry(r, names, me) for r in rows),
-                       date=day.isoformat() if day else None)
+    return p.RaceBoard(
+        id=req_id,
+        variant=variant,
+        board=board,
+        total=await s.races.board_total(variant, board, day),
+        offset=offset,
+        entries=tuple(_entry(r, names, me) for r in rows),
+        date=day.isoformat() if day else None,
+    )
 
 
 async def race_top(conn: Connection, req: p.RaceTop) -> p.ServerMessage:
@@ -121,10 +146,14 @@ async def race_rank(conn: Connection, req: p.RaceRank) -> p.ServerMessage:
     variant, day = _variant(req.variant), _day(conn, req.board, req.date)
     row = await s.races.board_rank(variant, req.board, day, player.id)
     names = await s.players.names([player.id])
-    return p.RaceRankReply(id=req.id, variant=variant, board=req.board,
-                           total=await s.races.board_total(variant, req.board, day),
-                           entry=_entry(row, names, player.id) if row else None,
-                           date=day.isoformat() if day else None)
+    return p.RaceRankReply(
+        id=req.id,
+        variant=variant,
+        board=req.board,
+        total=await s.races.board_total(variant, req.board, day),
+        entry=_entry(row, names, player.id) if row else None,
+        date=day.isoformat() if day else None,
+    )
 
 
 async def race_recent(conn: Connection, req: p.RaceRecent) -> p.ServerMessage:

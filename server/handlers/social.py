@@ -14,8 +14,10 @@ from server.transport.connection import Connection
 
 def _variant(name: str) -> str:
     if name not in VARIANT_IDS:
-        raise p.ProtocolError(f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
-                              code=p.ErrorCode.NOT_FOUND)
+        raise p.ProtocolError(
+            f"unknown variant {name!r}; one of: {', '.join(VARIANT_IDS)}",
+            code=p.ErrorCode.NOT_FOUND,
+        )
     return name
 
 

@@ -25,8 +25,13 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
         hints = await s.games.add_hint(live)
-    return p.HintReply(id=req.id, game_id=req.game_id, move=move, hints=hints,
-                       penalty_ms=hints * s.config.hint_penalty_ms)
+    return p.HintReply(
+        id=req.id,
+        game_id=req.game_id,
+        move=move,
+        hints=hints,
+        penalty_ms=hints * s.config.hint_penalty_ms,
+    )
 
 
 async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
@@ -47,17 +52,24 @@ async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
     if isinstance(ref, RaceGameKeys):
         race = await s.races.store.load(ref.race_id)
         if player.id not in race.names():  # a race's seed would show spectators the stock
-            raise p.ProtocolError("a race's games are exported to its racers only",
-                                  code=p.ErrorCode.NOT_FOUND)
+            raise p.ProtocolError(
+                "a race's games are exported to its racers only", code=p.ErrorCode.NOT_FOUND
+            )
         over = race.status == "finished"
     else:
         over = record.date < today
     if not over or not record.finished:
-        raise p.ProtocolError("a game's moves are published once its day or race is over",
-                              code=p.ErrorCode.NOT_FOUND)
-    return p.ExportReply(id=req.id, game_id=req.game_id, variant=record.variant,
-                         seed=record.seed, moves=tuple(moves),
-                         date=record.date.isoformat() if record.kind == "daily" else None)
+        raise p.ProtocolError(
+            "a game's moves are published once its day or race is over", code=p.ErrorCode.NOT_FOUND
+        )
+    return p.ExportReply(
+        id=req.id,
+        game_id=req.game_id,
+        variant=record.variant,
+        seed=record.seed,
+        moves=tuple(moves),
+        date=record.date.isoformat() if record.kind == "daily" else None,
+    )
 
 
 #: Hints, revealed seeds and move-log export.

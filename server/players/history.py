@@ -91,19 +91,38 @@ class DailyResult:
         return keys.daily_game_id(self.variant, self.date, self.player_id)
 
     def dumps(self) -> str:
-        return json.dumps({"won": self.won, "resigned": self.resigned, "cleared": self.cleared,
-                           "score": self.score, "points": self.points, "time_ms": self.time_ms,
-                           "moves": self.moves, "hints": self.hints,
-                           "finished_at": self.finished_at_ms}, separators=(",", ":"))
+        return json.dumps(
+            {
+                "won": self.won,
+                "resigned": self.resigned,
+                "cleared": self.cleared,
+                "score": self.score,
+                "points": self.points,
+                "time_ms": self.time_ms,
+                "moves": self.moves,
+                "hints": self.hints,
+                "finished_at": self.finished_at_ms,
+            },
+            separators=(",", ":"),
+        )
 
     @classmethod
     def loads(cls, variant: str, date: dt.date, pid: str, raw: str) -> DailyResult:
         d = json.loads(raw)
-        return cls(variant=variant, date=date, player_id=pid, won=bool(d["won"]),
-                   resigned=bool(d["resigned"]), cleared=int(d["cleared"]),
-                   score=int(d["score"]), points=int(d["points"]), time_ms=int(d["time_ms"]),
-                   moves=int(d["moves"]), hints=int(d["hints"]),
-                   finished_at_ms=int(d["finished_at"]))
+        return cls(
+            variant=variant,
+            date=date,
+            player_id=pid,
+            won=bool(d["won"]),
+            resigned=bool(d["resigned"]),
+            cleared=int(d["cleared"]),
+            score=int(d["score"]),
+            points=int(d["points"]),
+            time_ms=int(d["time_ms"]),
+            moves=int(d["moves"]),
+            hints=int(d["hints"]),
+            finished_at_ms=int(d["finished_at"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +195,9 @@ end
 # KEYS: days, won, res, rank, stats, pending.
 # ARGV: day number, won (0/1), result JSON, game id, score, time_ms, keep days.
 # Returns 1 when the day was recorded now, 0 when it already was (nothing changes).
-_RECORD_LUA = _LUA_RUNS + """
+_RECORD_LUA = (
+    _LUA_RUNS
+    + """
 local day, won = tonumber(ARGV[1]), ARGV[2] == '1'
 redis.call('SREM', KEYS[6], ARGV[4])
 if redis.call('HSETNX', KEYS[3], day, ARGV[3]) == 0 then return 0 end
@@ -205,6 +226,7 @@ if #old > 0 then
 end
 return 1
 """
+)
 
 # KEYS: res, rank, stats. ARGV: day, rank, total, percentile basis points (-1: unknown).
 # Freezes a day's final rank once; the first time it also adds to the percentile average.
@@ -240,19 +262,30 @@ def stats_of(variant: str, raw: dict[str, str], today: dt.date) -> VariantStats:
     n, total = _int(raw, "pct_n") or 0, _int(raw, "pct_sum") or 0
     last = _int(raw, "pe")
     return VariantStats(
-        variant=variant, played=_int(raw, "played") or 0, won=_int(raw, "won") or 0,
-        streak=streak, longest_streak=longest, won_streak=won_streak,
-        longest_won_streak=longest_won, best_time_ms=_int(raw, "best_time"),
-        best_score=_int(raw, "best_score"), percentile_bp=round(total / n) if n else None,
+        variant=variant,
+        played=_int(raw, "played") or 0,
+        won=_int(raw, "won") or 0,
+        streak=streak,
+        longest_streak=longest,
+        won_streak=won_streak,
+        longest_won_streak=longest_won,
+        best_time_ms=_int(raw, "best_time"),
+        best_score=_int(raw, "best_score"),
+        percentile_bp=round(total / n) if n else None,
         last_played=_date(last) if last is not None else None,
-        forfeits=_int(raw, "forfeits") or 0)
+        forfeits=_int(raw, "forfeits") or 0,
+    )
 
 
 class History:
     """Player histories in Redis. ``redis`` must use ``decode_responses=True``."""
 
-    def __init__(self, redis: redis.asyncio.Redis,
-                 keep_days: int = keys.HISTORY_KEEP_DAYS, commit: MoveLog | None = None) -> None:
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        keep_days: int = keys.HISTORY_KEEP_DAYS,
+        commit: MoveLog | None = None,
+    ) -> None:
         self._r = redis
         self.keep_days = keep_days
         #: The finish path's two steps here go through the game store's group commit.
@@ -281,11 +314,24 @@ class History:
         pid, v = result.player_id, result.variant
         done = await self._commit.eval(
             self._record,
-            (keys.history_days(pid, v), keys.history_won(pid, v),
-             keys.history_results(pid, v), keys.history_ranks(pid, v),
-             keys.history_stats(pid, v), keys.history_pending(pid)),
-            (day_number(result.date), int(result.won), result.dumps(), result.game_id,
-             result.score, result.time_ms, self.keep_days))
+            (
+                keys.history_days(pid, v),
+                keys.history_won(pid, v),
+                keys.history_results(pid, v),
+                keys.history_ranks(pid, v),
+                keys.history_stats(pid, v),
+                keys.history_pending(pid),
+            ),
+            (
+                day_number(result.date),
+                int(result.won),
+                result.dumps(),
+                result.game_id,
+                result.score,
+                result.time_ms,
+                self.keep_days,
+            ),
+        )
         return bool(done)
 
     @translate_redis_errors
@@ -293,9 +339,13 @@ class History:
         """Keep a day's final rank (the first call wins; later calls change nothing)."""
         bp = percentile_bp(rank.rank, rank.total) if rank.known else -1
         await self._final_rank(
-            keys=[keys.history_results(pid, variant), keys.history_ranks(pid, variant),
-                  keys.history_stats(pid, variant)],
-            args=[day_number(date), rank.rank, rank.total, bp])
+            keys=[
+                keys.history_results(pid, variant),
+                keys.history_ranks(pid, variant),
+                keys.history_stats(pid, variant),
+            ],
+            args=[day_number(date), rank.rank, rank.total, bp],
+        )
 
     async def add_forfeit(self, pid: str, variant: str) -> None:
         """Count a race forfeit (the referee decides each forfeit once). An outage loses the
@@ -308,32 +358,40 @@ class History:
             log.warning("forfeit of %s not counted: %s", pid, exc)
 
     @translate_redis_errors
-    async def stats(self, pid: str, variants: Sequence[str],
-                    today: dt.date) -> list[VariantStats]:
+    async def stats(self, pid: str, variants: Sequence[str], today: dt.date) -> list[VariantStats]:
         """Each variant's totals and streaks (one round trip)."""
         async with self._r.pipeline(transaction=False) as pipe:
             for v in variants:
                 pipe.hgetall(keys.history_stats(pid, v))
             raws: list[Any] = await pipe.execute()
-        return [stats_of(v, cast(dict[str, str], raw), today)
-                for v, raw in zip(variants, raws, strict=True)]
+        return [
+            stats_of(v, cast(dict[str, str], raw), today)
+            for v, raw in zip(variants, raws, strict=True)
+        ]
 
     @translate_redis_errors
-    async def page(self, pid: str, variant: str, before: dt.date | None,
-                   limit: int) -> tuple[list[HistoryEntry], dt.date | None]:
+    async def page(
+        self, pid: str, variant: str, before: dt.date | None, limit: int
+    ) -> tuple[list[HistoryEntry], dt.date | None]:
         """Up to ``limit`` days before ``before`` (exclusive; None: from the newest), newest
         first, and the ``before`` of the next page (None on the last page)."""
         top = f"({day_number(before)}" if before is not None else "+inf"
-        days = [int(d) for d in cast(list[str], await self._r.zrevrangebyscore(
-            keys.history_days(pid, variant), top, "-inf", start=0, num=limit + 1))]
+        days = [
+            int(d)
+            for d in cast(
+                list[str],
+                await self._r.zrevrangebyscore(
+                    keys.history_days(pid, variant), top, "-inf", start=0, num=limit + 1
+                ),
+            )
+        ]
         more = len(days) > limit
         days = days[:limit]
         entries = await self._entries(pid, variant, days)
         return entries, (_date(days[-1]) if more and days else None)
 
     @translate_redis_errors
-    async def since(self, pid: str, variants: Sequence[str],
-                    first: dt.date) -> list[HistoryEntry]:
+    async def since(self, pid: str, variants: Sequence[str], first: dt.date) -> list[HistoryEntry]:
         """Every variant's days from ``first`` on, newest first."""
         async with self._r.pipeline(transaction=False) as pipe:
             for v in variants:
@@ -351,8 +409,7 @@ class History:
         async with self._r.pipeline(transaction=False) as pipe:
             pipe.hmget(keys.history_results(pid, variant), days)
             pipe.hmget(keys.history_ranks(pid, variant), days)
-            results, ranks = cast(tuple[list[str | None], list[str | None]],
-                                  await pipe.execute())
+            results, ranks = cast(tuple[list[str | None], list[str | None]], await pipe.execute())
         out = []
         for day, raw, rank in zip(days, results, ranks, strict=True):
             if raw is None:  # trimmed between the two reads

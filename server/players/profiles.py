@@ -29,8 +29,14 @@ RECENT_DAYS = 30
 
 
 class Profiles:
-    def __init__(self, store: GameStore, leaderboard: Leaderboard, boards: RaceBoards,
-                 players: PlayerRegistry, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: GameStore,
+        leaderboard: Leaderboard,
+        boards: RaceBoards,
+        players: PlayerRegistry,
+        clock: Clock,
+    ) -> None:
         self.store = store
         self.history = store.history
         self.leaderboard = leaderboard
@@ -62,8 +68,9 @@ class Profiles:
             if record.finished:
                 await self.store.record_history(record)
 
-    async def _freeze(self, pid: str, entries: Sequence[HistoryEntry],
-                      today: dt.date) -> list[HistoryEntry]:
+    async def _freeze(
+        self, pid: str, entries: Sequence[HistoryEntry], today: dt.date
+    ) -> list[HistoryEntry]:
         """The entries with the final rank of every day that is over (frozen now if new)."""
         out = []
         for e in entries:
@@ -71,8 +78,9 @@ class Profiles:
             if e.rank is None and r.date < today:
                 board = BoardRef.daily(r.variant, r.date)
                 row = await self.leaderboard.rank(board, pid)
-                rank = DayRank(row.rank, await self.leaderboard.total(board)) if row else \
-                    DayRank(0, 0)  # the board expired: the place is unknown
+                rank = (
+                    DayRank(row.rank, await self.leaderboard.total(board)) if row else DayRank(0, 0)
+                )  # the board expired: the place is unknown
                 await self.history.freeze_rank(pid, r.variant, r.date, rank)
                 e = dataclasses.replace(e, rank=rank)
             out.append(e)
@@ -83,21 +91,32 @@ class Profiles:
         known = e.rank is not None and e.rank.known
         oldest = today - dt.timedelta(days=self.store.retention_days)
         return p.DayResult(
-            variant=r.variant, date=r.date.isoformat(), game_id=r.game_id, won=r.won,
-            resigned=r.resigned, cleared=r.cleared, score=r.score, time_ms=r.time_ms,
-            moves=r.moves, hints=r.hints, finished_at=r.finished_at_ms,
+            variant=r.variant,
+            date=r.date.isoformat(),
+            game_id=r.game_id,
+            won=r.won,
+            resigned=r.resigned,
+            cleared=r.cleared,
+            score=r.score,
+            time_ms=r.time_ms,
+            moves=r.moves,
+            hints=r.hints,
+            finished_at=r.finished_at_ms,
             replayable=oldest < r.date < today,
             rank=e.rank.rank if e.rank and known else None,
             total=e.rank.total if e.rank and known else None,
             percentile=round(percentile_bp(e.rank.rank, e.rank.total) / 100)
-            if e.rank and known else None)
+            if e.rank and known
+            else None,
+        )
 
     async def profile(self, req_id: int, me: Player, who: Player) -> p.Profile:
         today = utc_date(self.clock.now_ms())
         await self.settle(who.id)
         first = today - dt.timedelta(days=self.store.retention_days)
-        settled = await self._freeze(who.id, await self.history.since(who.id, VARIANT_IDS, first),
-                                     today)
+        settled = await self._freeze(
+            who.id, await self.history.since(who.id, VARIANT_IDS, first), today
+        )
         recent_from = today - dt.timedelta(days=RECENT_DAYS - 1)
         recent = [self._day(e, today) for e in settled if e.result.date >= recent_from]
         stats = await self.history.stats(who.id, VARIANT_IDS, today)
@@ -105,30 +124,54 @@ class Profiles:
         for s in stats:
             row = await self.boards.rank(s.variant, Board.RATING, None, who.id)
             if row is not None or s.forfeits:
-                races.append(p.RaceStats(
-                    variant=s.variant, rating=row.rating if row else None,
-                    wins=row.wins if row else 0, losses=row.losses if row else 0,
-                    played=row.played if row else 0, forfeits=s.forfeits))
-        return p.Profile(id=req_id, player_id=who.id, name=who.name, joined=who.created_at_ms,
-                         me=who.id == me.id, daily=tuple(_daily(s) for s in stats if s.played),
-                         races=tuple(races), recent=tuple(recent))
+                races.append(
+                    p.RaceStats(
+                        variant=s.variant,
+                        rating=row.rating if row else None,
+                        wins=row.wins if row else 0,
+                        losses=row.losses if row else 0,
+                        played=row.played if row else 0,
+                        forfeits=s.forfeits,
+                    )
+                )
+        return p.Profile(
+            id=req_id,
+            player_id=who.id,
+            name=who.name,
+            joined=who.created_at_ms,
+            me=who.id == me.id,
+            daily=tuple(_daily(s) for s in stats if s.played),
+            races=tuple(races),
+            recent=tuple(recent),
+        )
 
-    async def page(self, req_id: int, who: Player, variant: str, before: dt.date | None,
-                   limit: int) -> p.HistoryPage:
+    async def page(
+        self, req_id: int, who: Player, variant: str, before: dt.date | None, limit: int
+    ) -> p.HistoryPage:
         today = utc_date(self.clock.now_ms())
         await self.settle(who.id)
         entries, cursor = await self.history.page(who.id, variant, before, limit)
         settled = await self._freeze(who.id, entries, today)
-        return p.HistoryPage(id=req_id, player_id=who.id, variant=variant,
-                             entries=tuple(self._day(e, today) for e in settled),
-                             next_before=cursor.isoformat() if cursor else None)
+        return p.HistoryPage(
+            id=req_id,
+            player_id=who.id,
+            variant=variant,
+            entries=tuple(self._day(e, today) for e in settled),
+            next_before=cursor.isoformat() if cursor else None,
+        )
 
 
 def _daily(s: VariantStats) -> p.DailyStats:
     return p.DailyStats(
-        variant=s.variant, played=s.played, won=s.won, streak=s.streak,
-        longest_streak=s.longest_streak, won_streak=s.won_streak,
-        longest_won_streak=s.longest_won_streak, best_time_ms=s.best_time_ms,
+        variant=s.variant,
+        played=s.played,
+        won=s.won,
+        streak=s.streak,
+        longest_streak=s.longest_streak,
+        won_streak=s.won_streak,
+        longest_won_streak=s.longest_won_streak,
+        best_time_ms=s.best_time_ms,
         best_score=s.best_score,
         percentile=round(s.percentile_bp / 100) if s.percentile_bp is not None else None,
-        last_played=s.last_played.isoformat() if s.last_played else None)
+        last_played=s.last_played.isoformat() if s.last_played else None,
+    )

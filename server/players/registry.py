@@ -69,8 +69,9 @@ def _new_player_id() -> str:
 class PlayerRegistry:
     """Creates and looks up players. ``redis`` must use ``decode_responses=True``."""
 
-    def __init__(self, redis: redis.asyncio.Redis, clock: Clock | None = None,
-                 commit: MoveLog | None = None) -> None:
+    def __init__(
+        self, redis: redis.asyncio.Redis, clock: Clock | None = None, commit: MoveLog | None = None
+    ) -> None:
         self._r = redis
         self._clock = clock or SystemClock()
         #: A new player's script goes through the group commit (a burst of sign-ups batches).
@@ -94,8 +95,10 @@ class PlayerRegistry:
             pid, token = _new_player_id(), secrets.token_urlsafe(24)  # 192-bit token
             now = self._clock.now_ms()
             res = await self._commit.eval(
-                self._create, (keys.players_by_name(), keys.players_by_token(), keys.player(pid)),
-                (folded, pid, hash_token(token), name, now))
+                self._create,
+                (keys.players_by_name(), keys.players_by_token(), keys.player(pid)),
+                (folded, pid, hash_token(token), name, now),
+            )
             if res == 1:
                 return Player(id=pid, name=name, created_at_ms=now), token
             if res == 0:

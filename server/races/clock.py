@@ -26,8 +26,9 @@ SWEEP_EVERY = 5  # ticks between sweeps of every local race and of overdue races
 
 
 class RaceClock:
-    def __init__(self, fanout: RaceFanout, races: RaceService, referee: RaceReferee,
-                 clock: Clock) -> None:
+    def __init__(
+        self, fanout: RaceFanout, races: RaceService, referee: RaceReferee, clock: Clock
+    ) -> None:
         self.fanout = fanout
         self.races = races
         self.referee = referee
@@ -61,8 +62,9 @@ class RaceClock:
             if race.status is not RaceStatus.RUNNING or race.start_at is None:
                 continue
             if sweep or now >= race.start_at:
-                await self.races.mark_seen(race_id, self.fanout.connected_players(race_id), now,
-                                           self.fanout.instance)
+                await self.races.mark_seen(
+                    race_id, self.fanout.connected_players(race_id), now, self.fanout.instance
+                )
             if now >= race.start_at:
                 await self.fanout.send_started(race, now, self.races.start_view)
             if sweep or (race.ends_at is not None and now >= race.ends_at):

@@ -31,8 +31,7 @@ from server.runtime.errors import raise_if_cancelled
 log = logging.getLogger(__name__)
 
 #: Events after which every connection of the race gets the whole race (`race.update`).
-UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited,
-                 pr.RaceEnded)
+UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited, pr.RaceEnded)
 IDLE_S = 0.2  # nothing subscribed: look again after this long
 READ_TIMEOUT_S = 1.0
 
@@ -52,7 +51,8 @@ class RaceWatcher(Protocol):
     def watching(self, race_id: str) -> bool: ...
 
     async def on_message(
-        self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None: ...
+        self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged
+    ) -> None: ...
 
 
 Listener = Callable[[Recipient], None]

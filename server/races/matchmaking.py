@@ -36,8 +36,9 @@ class Matchmaking:
         """The queues (variant, size) some connection here waits in."""
         return set(self._waiting.values())
 
-    async def queue(self, conn: Recipient, pid: str, name: str, variant: str,
-                    size: int) -> tuple[int, str | None]:
+    async def queue(
+        self, conn: Recipient, pid: str, name: str, variant: str, size: int
+    ) -> tuple[int, str | None]:
         """Queue the player; returns (players waiting, race id when matched at once)."""
         await self.fanout.watch_player(conn, pid)  # before queueing: a match is announced there
         self._waiting[conn] = (variant, size)

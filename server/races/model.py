@@ -90,20 +90,39 @@ class Progress:
         return self.finished or self.stuck
 
     def event(self, pid: str) -> pr.RacerProgress:
-        return pr.RacerProgress(player_id=pid, cleared=self.cleared, score=self.score,
-                                moves=self.moves, finished=self.finished, won=self.won,
-                                stuck=self.stuck)
+        return pr.RacerProgress(
+            player_id=pid,
+            cleared=self.cleared,
+            score=self.score,
+            moves=self.moves,
+            finished=self.finished,
+            won=self.won,
+            stuck=self.stuck,
+        )
 
     def dumps(self) -> str:
-        return json.dumps({"cleared": self.cleared, "score": self.score, "moves": self.moves,
-                           "finished": self.finished, "won": self.won, "stuck": self.stuck})
+        return json.dumps(
+            {
+                "cleared": self.cleared,
+                "score": self.score,
+                "moves": self.moves,
+                "finished": self.finished,
+                "won": self.won,
+                "stuck": self.stuck,
+            }
+        )
 
     @classmethod
     def loads(cls, raw: str | bytes) -> Progress:
         d = _obj(raw)
-        return cls(cleared=_int(d, "cleared", 0), score=_int(d, "score", 0),
-                   moves=_int(d, "moves", 0), finished=_bool(d, "finished"),
-                   won=_bool(d, "won"), stuck=_bool(d, "stuck"))
+        return cls(
+            cleared=_int(d, "cleared", 0),
+            score=_int(d, "score", 0),
+            moves=_int(d, "moves", 0),
+            finished=_bool(d, "finished"),
+            won=_bool(d, "won"),
+            stuck=_bool(d, "stuck"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,23 +143,49 @@ class RaceResult:
 
     def to_wire(self) -> pr.RaceResultEntry:
         return pr.RaceResultEntry(
-            player_id=self.player_id, name=self.name, place=self.place, won=self.won,
-            cleared=self.cleared, score=self.score, time_ms=self.time_ms, moves=self.moves,
-            forfeited=self.forfeited, rating=self.rating, rating_change=self.rating_change)
+            player_id=self.player_id,
+            name=self.name,
+            place=self.place,
+            won=self.won,
+            cleared=self.cleared,
+            score=self.score,
+            time_ms=self.time_ms,
+            moves=self.moves,
+            forfeited=self.forfeited,
+            rating=self.rating,
+            rating_change=self.rating_change,
+        )
 
     def to_map(self) -> dict[str, object]:
-        return {"player_id": self.player_id, "name": self.name, "place": self.place,
-                "won": self.won, "cleared": self.cleared, "score": self.score,
-                "time_ms": self.time_ms, "moves": self.moves, "forfeited": self.forfeited,
-                "rating": self.rating, "rating_change": self.rating_change}
+        return {
+            "player_id": self.player_id,
+            "name": self.name,
+            "place": self.place,
+            "won": self.won,
+            "cleared": self.cleared,
+            "score": self.score,
+            "time_ms": self.time_ms,
+            "moves": self.moves,
+            "forfeited": self.forfeited,
+            "rating": self.rating,
+            "rating_change": self.rating_change,
+        }
 
     @classmethod
     def from_map(cls, d: Mapping[str, object]) -> RaceResult:
-        return cls(player_id=_str(d, "player_id"), name=_str(d, "name"),
-                   place=_int(d, "place"), won=_bool(d, "won"), cleared=_int(d, "cleared"),
-                   score=_int(d, "score"), time_ms=_int(d, "time_ms"), moves=_int(d, "moves"),
-                   forfeited=_bool(d, "forfeited"), rating=_opt_int(d, "rating"),
-                   rating_change=_opt_int(d, "rating_change"))
+        return cls(
+            player_id=_str(d, "player_id"),
+            name=_str(d, "name"),
+            place=_int(d, "place"),
+            won=_bool(d, "won"),
+            cleared=_int(d, "cleared"),
+            score=_int(d, "score"),
+            time_ms=_int(d, "time_ms"),
+            moves=_int(d, "moves"),
+            forfeited=_bool(d, "forfeited"),
+            rating=_opt_int(d, "rating"),
+            rating_change=_opt_int(d, "rating_change"),
+        )
 
 
 def dump_results(results: tuple[RaceResult, ...]) -> str:
@@ -182,30 +227,56 @@ class RecentRace:
 
     @classmethod
     def of(cls, summary: RaceSummary, place: int, before: int, after: int) -> RecentRace:
-        return cls(race_id=summary.race_id, variant=summary.variant,
-                   finished_at=summary.finished_at, racers=summary.racers, place=place,
-                   won=place == 1, rating_before=before, rating_after=after)
+        return cls(
+            race_id=summary.race_id,
+            variant=summary.variant,
+            finished_at=summary.finished_at,
+            racers=summary.racers,
+            place=place,
+            won=place == 1,
+            rating_before=before,
+            rating_after=after,
+        )
 
     def dumps(self) -> str:
-        return json.dumps({"race_id": self.race_id, "variant": self.variant,
-                           "finished_at": self.finished_at, "racers": self.racers,
-                           "place": self.place, "won": self.won,
-                           "rating_before": self.rating_before,
-                           "rating_after": self.rating_after})
+        return json.dumps(
+            {
+                "race_id": self.race_id,
+                "variant": self.variant,
+                "finished_at": self.finished_at,
+                "racers": self.racers,
+                "place": self.place,
+                "won": self.won,
+                "rating_before": self.rating_before,
+                "rating_after": self.rating_after,
+            }
+        )
 
     @classmethod
     def loads(cls, raw: str | bytes) -> RecentRace:
         d = _obj(raw)
-        return cls(race_id=_str(d, "race_id"), variant=_str(d, "variant"),
-                   finished_at=_int(d, "finished_at"), racers=_int(d, "racers"),
-                   place=_int(d, "place"), won=_bool(d, "won"),
-                   rating_before=_int(d, "rating_before"), rating_after=_int(d, "rating_after"))
+        return cls(
+            race_id=_str(d, "race_id"),
+            variant=_str(d, "variant"),
+            finished_at=_int(d, "finished_at"),
+            racers=_int(d, "racers"),
+            place=_int(d, "place"),
+            won=_bool(d, "won"),
+            rating_before=_int(d, "rating_before"),
+            rating_after=_int(d, "rating_after"),
+        )
 
     def to_wire(self) -> p.RaceSummary:
-        return p.RaceSummary(race_id=self.race_id, variant=self.variant,
-                             finished_at=self.finished_at, place=self.place, racers=self.racers,
-                             won=self.won, rating_before=self.rating_before,
-                             rating_after=self.rating_after)
+        return p.RaceSummary(
+            race_id=self.race_id,
+            variant=self.variant,
+            finished_at=self.finished_at,
+            place=self.place,
+            racers=self.racers,
+            won=self.won,
+            rating_before=self.rating_before,
+            rating_after=self.rating_after,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +339,9 @@ class RaceState:
         status = self.status
         if status is RaceStatus.RUNNING and self.start_at is not None and now < self.start_at:
             return RaceStatus.COUNTDOWN
-        if status is RaceStatus.FINISHING or (status is RaceStatus.FINISHED
-                                              and self.results is None):
+        if status is RaceStatus.FINISHING or (
+            status is RaceStatus.FINISHED and self.results is None
+        ):
             return RaceStatus.FINISHED if self.closed else RaceStatus.RUNNING
         return status
 
@@ -280,23 +352,43 @@ class RaceState:
         racers = []
         for pid, name in self.racers:
             prog, res = self.progress_of(pid), results.get(pid)
-            racers.append(p.Racer(
-                player_id=pid, name=name, cleared=prog.cleared, score=prog.score,
-                moves=prog.moves, finished=prog.finished, stuck=prog.stuck, won=prog.won,
-                forfeited=pid in self.forfeited,
-                connected=(self.present(pid, now) or now - self.seen.get(pid, 0) <= CONNECTED_MS
-                           or self.status is RaceStatus.OPEN),
-                place=res.place if res else None, rating=res.rating if res else None,
-                rating_change=res.rating_change if res else None))
+            racers.append(
+                p.Racer(
+                    player_id=pid,
+                    name=name,
+                    cleared=prog.cleared,
+                    score=prog.score,
+                    moves=prog.moves,
+                    finished=prog.finished,
+                    stuck=prog.stuck,
+                    won=prog.won,
+                    forfeited=pid in self.forfeited,
+                    connected=(
+                        self.present(pid, now)
+                        or now - self.seen.get(pid, 0) <= CONNECTED_MS
+                        or self.status is RaceStatus.OPEN
+                    ),
+                    place=res.place if res else None,
+                    rating=res.rating if res else None,
+                    rating_change=res.rating_change if res else None,
+                )
+            )
         racer = me is not None and me in self.names()
         mine = racer and self.status is not RaceStatus.OPEN
-        return p.RaceInfo(race_id=self.race_id, variant=self.variant,
-                          status=self.shown_status(now).value, size=self.size,
-                          racers=tuple(racers), server_time=now,
-                          code=self.code if racer else None,  # the room's key: racers share it
-                          creator=self.creator, start_at=self.start_at, ends_at=self.ends_at,
-                          game_id=keys.race_game_id(self.race_id, me) if mine and me else None,
-                          version=self.version)
+        return p.RaceInfo(
+            race_id=self.race_id,
+            variant=self.variant,
+            status=self.shown_status(now).value,
+            size=self.size,
+            racers=tuple(racers),
+            server_time=now,
+            code=self.code if racer else None,  # the room's key: racers share it
+            creator=self.creator,
+            start_at=self.start_at,
+            ends_at=self.ends_at,
+            game_id=keys.race_game_id(self.race_id, me) if mine and me else None,
+            version=self.version,
+        )
 
 
 NO_PROGRESS = Progress()

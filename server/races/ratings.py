@@ -73,12 +73,24 @@ class Rating:
         if not raw:
             return cls.fresh()
         d = json.loads(raw)
-        return cls(mu=float(d["mu"]), sigma=float(d["sigma"]), wins=int(d.get("wins", 0)),
-                   losses=int(d.get("losses", 0)), played=int(d.get("played", 0)))
+        return cls(
+            mu=float(d["mu"]),
+            sigma=float(d["sigma"]),
+            wins=int(d.get("wins", 0)),
+            losses=int(d.get("losses", 0)),
+            played=int(d.get("played", 0)),
+        )
 
     def dump(self) -> str:
-        return json.dumps({"mu": self.mu, "sigma": self.sigma, "wins": self.wins,
-                           "losses": self.losses, "played": self.played})
+        return json.dumps(
+            {
+                "mu": self.mu,
+                "sigma": self.sigma,
+                "wins": self.wins,
+                "losses": self.losses,
+                "played": self.played,
+            }
+        )
 
 
 def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, Rating]:
@@ -89,8 +101,13 @@ def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, R
     out = {}
     for pid, team in zip(pids, rated, strict=True):
         old, won = before[pid], places[pid] == 1
-        out[pid] = Rating(float(team[0].mu), float(team[0].sigma), old.wins + won,
-                          old.losses + (not won), old.played + 1)
+        out[pid] = Rating(
+            float(team[0].mu),
+            float(team[0].sigma),
+            old.wins + won,
+            old.losses + (not won),
+            old.played + 1,
+        )
     return out
 
 
@@ -113,8 +130,9 @@ class RaceBoards:
         self._add_win = client.register_script(_ADD_WIN_LUA)
 
     @translate_redis_errors
-    async def apply(self, summary: RaceSummary,
-                    places: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    async def apply(
+        self, summary: RaceSummary, places: Mapping[str, int]
+    ) -> dict[str, tuple[int, int]]:
         """Rate a finished race once; returns pid -> (rating before, after) as displayed,
         on a repeated call the ones applied the first time (from the racers' recent races)."""
         variant, race_id = summary.variant, summary.race_id
@@ -136,8 +154,7 @@ class RaceBoards:
                     pipe.hset(stats, mapping={p: after[p].dump() for p in pids})
                     pipe.zadd(board, {p: after[p].shown for p in pids})
                     for p in pids:
-                        item = RecentRace.of(summary, places[p], before[p].shown,
-                                             after[p].shown)
+                        item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
                         recent = keys.rating_recent(variant, p)
                         pipe.lpush(recent, item.dumps())
                         pipe.ltrim(recent, 0, RECENT_MAX - 1)
@@ -146,8 +163,9 @@ class RaceBoards:
                 except WatchError:
                     continue
 
-    async def _applied(self, variant: str, race_id: str,
-                       pids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    async def _applied(
+        self, variant: str, race_id: str, pids: Sequence[str]
+    ) -> dict[str, tuple[int, int]]:
         """The (before, after) ratings a race already applied, from each racer's recent races
         (a racer whose item has been trimmed since is left out)."""
         async with self.r.pipeline(transaction=False) as pipe:
@@ -167,9 +185,12 @@ class RaceBoards:
     async def add_win(self, variant: str, day: dt.date, pid: str, race_id: str) -> bool:
         """Count the race's win for `pid` on the day's wins board, once per race; False when
         it was already counted."""
-        return bool(await self._add_win(
-            keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],
-            args=[race_id, pid, self.retention_s]))
+        return bool(
+            await self._add_win(
+                keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],
+                args=[race_id, pid, self.retention_s],
+            )
+        )
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -185,16 +206,21 @@ class RaceBoards:
         return int(await self.r.zcard(self._board(variant, board, day)))
 
     @translate_redis_errors
-    async def top(self, variant: str, board: str, day: dt.date | None, offset: int,
-                  limit: int) -> list[RatingRow]:
-        rows = cast(list[tuple[str, float]],
-                    await self.r.zrevrange(self._board(variant, board, day), offset,
-                                           offset + limit - 1, withscores=True))
+    async def top(
+        self, variant: str, board: str, day: dt.date | None, offset: int, limit: int
+    ) -> list[RatingRow]:
+        rows = cast(
+            list[tuple[str, float]],
+            await self.r.zrevrange(
+                self._board(variant, board, day), offset, offset + limit - 1, withscores=True
+            ),
+        )
         return await self._rows(variant, rows, offset)
 
     @translate_redis_errors
-    async def rank(self, variant: str, board: str, day: dt.date | None,
-                   pid: str) -> RatingRow | None:
+    async def rank(
+        self, variant: str, board: str, day: dt.date | None, pid: str
+    ) -> RatingRow | None:
         key = self._board(variant, board, day)
         pos = cast(int | None, await self.r.zrevrank(key, pid))
         if pos is None:
@@ -204,23 +230,27 @@ class RaceBoards:
         return rows[0]
 
     @translate_redis_errors
-    async def around(self, variant: str, board: str, day: dt.date | None, pid: str,
-                     k: int) -> list[RatingRow]:
+    async def around(
+        self, variant: str, board: str, day: dt.date | None, pid: str, k: int
+    ) -> list[RatingRow]:
         key = self._board(variant, board, day)
         pos = cast(int | None, await self.r.zrevrank(key, pid))
         if pos is None:
             return []
         start = max(0, pos - k)
-        rows = cast(list[tuple[str, float]],
-                    await self.r.zrevrange(key, start, pos + k, withscores=True))
+        rows = cast(
+            list[tuple[str, float]], await self.r.zrevrange(key, start, pos + k, withscores=True)
+        )
         return await self._rows(variant, rows, start)
 
-    async def _rows(self, variant: str, rows: Sequence[tuple[str, float]],
-                    offset: int) -> list[RatingRow]:
+    async def _rows(
+        self, variant: str, rows: Sequence[tuple[str, float]], offset: int
+    ) -> list[RatingRow]:
         if not rows:
             return []
-        raw = cast(list[str | None],
-                   await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows]))
+        raw = cast(
+            list[str | None], await self.r.hmget(keys.rating_stats(variant), [p for p, _ in rows])
+        )
         out = []
         for i, ((pid, score), stats) in enumerate(zip(rows, raw, strict=True)):
             r = Rating.load(stats)
@@ -229,6 +259,5 @@ class RaceBoards:
 
     @translate_redis_errors
     async def recent(self, variant: str, pid: str, limit: int) -> list[RecentRace]:
-        raw = cast(list[str], await self.r.lrange(keys.rating_recent(variant, pid), 0,
-                                                  limit - 1))
+        raw = cast(list[str], await self.r.lrange(keys.rating_recent(variant, pid), 0, limit - 1))
         return [RecentRace.loads(x) for x in raw]

@@ -30,14 +30,26 @@ FINISHING_STALE_MS = 15_000
 def progress_of(live: LiveGame) -> Progress:
     """What opponents may know about a racer's game: counts and flags, never a card."""
     game = live.game
-    return Progress(cleared=game.cleared, score=game.score, moves=game.moves,
-                    finished=live.record.finished, won=game.won,
-                    stuck=game.over and not game.won)
+    return Progress(
+        cleared=game.cleared,
+        score=game.score,
+        moves=game.moves,
+        finished=live.record.finished,
+        won=game.won,
+        stuck=game.over and not game.won,
+    )
 
 
 class RaceReferee:
-    def __init__(self, store: RaceStore, games: GameService, leaderboard: Leaderboard,
-                 boards: RaceBoards, clock: Clock, grace_ms: int) -> None:
+    def __init__(
+        self,
+        store: RaceStore,
+        games: GameService,
+        leaderboard: Leaderboard,
+        boards: RaceBoards,
+        clock: Clock,
+        grace_ms: int,
+    ) -> None:
         self.store = store
         self.games = games
         self.leaderboard = leaderboard
@@ -97,17 +109,21 @@ class RaceReferee:
         if now < race.start_at:  # a start's index write of another process, a bit early
             await self.store.set_active(race_id, race.start_at)
             return
-        gone = [pid for pid in race.pids()
-                if pid not in race.forfeited
-                and not race.progress_of(pid).finished
-                and not race.present(pid, now)
-                and now - race.seen.get(pid, race.start_at) > self.grace_ms]
+        gone = [
+            pid
+            for pid in race.pids()
+            if pid not in race.forfeited
+            and not race.progress_of(pid).finished
+            and not race.present(pid, now)
+            and now - race.seen.get(pid, race.start_at) > self.grace_ms
+        ]
         for pid in gone:
             await self.forfeit(race, pid, now)
         if gone:  # reloaded after our forfeits: whoever forfeits last sees them all
             race = await self.store.load(race_id)
             if race.status is RaceStatus.RUNNING and (
-                    race.all_done() or len(race.racers) - len(race.forfeited) <= 1):
+                race.all_done() or len(race.racers) - len(race.forfeited) <= 1
+            ):
                 await self.end(race_id, reason="forfeit")
                 return
         await self.store.set_active(race_id, race.ends_at)
@@ -118,8 +134,9 @@ class RaceReferee:
         if not await self.store.forfeit_if_gone(race.race_id, pid, now_ms, self.grace_ms):
             return False
         try:
-            live, _ = await self.games.close(keys.race_game_id(race.race_id, pid), pid,
-                                             race.names().get(pid, "?"), resigned=True)
+            live, _ = await self.games.close(
+                keys.race_game_id(race.race_id, pid), pid, race.names().get(pid, "?"), resigned=True
+            )
             await self.store.set_progress(race.race_id, pid, progress_of(live))
         except (GameOver, NotFound):
             pass
@@ -164,23 +181,32 @@ class RaceReferee:
         ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
         ordered += [e.player_id for e in standings if e.player_id in race.forfeited]
         places = {pid: i + 1 for i, pid in enumerate(ordered)}
-        summary = RaceSummary(race_id=race_id, variant=race.variant, finished_at=finished_at,
-                              racers=len(places))
+        summary = RaceSummary(
+            race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
+        )
         changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
         by_pid = {e.player_id: e for e in standings}
         results = []
         for pid in ordered:
             e = by_pid[pid]
             change = changes.get(pid)
-            results.append(RaceResult(
-                player_id=pid, name=names.get(pid, e.name), place=places[pid], won=e.won,
-                cleared=e.cleared, score=e.score, time_ms=e.time_ms, moves=e.moves,
-                forfeited=pid in race.forfeited,
-                rating=change[1] if change else None,
-                rating_change=change[1] - change[0] if change else None))
+            results.append(
+                RaceResult(
+                    player_id=pid,
+                    name=names.get(pid, e.name),
+                    place=places[pid],
+                    won=e.won,
+                    cleared=e.cleared,
+                    score=e.score,
+                    time_ms=e.time_ms,
+                    moves=e.moves,
+                    forfeited=pid in race.forfeited,
+                    rating=change[1] if change else None,
+                    rating_change=change[1] - change[0] if change else None,
+                )
+            )
         if ordered:
-            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0],
-                                      race_id)
+            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
         # The racers' index and the deadline index live in other slots (Redis Cluster): freed

@@ -45,8 +45,15 @@ class RaceSettings:
 
 
 class RaceService:
-    def __init__(self, store: RaceStore, boards: RaceBoards, games: GameService,
-                 players: PlayerRegistry, clock: Clock, settings: RaceSettings) -> None:
+    def __init__(
+        self,
+        store: RaceStore,
+        boards: RaceBoards,
+        games: GameService,
+        players: PlayerRegistry,
+        clock: Clock,
+        settings: RaceSettings,
+    ) -> None:
         self.store = store
         self.boards = boards
         self.games = games
@@ -67,8 +74,13 @@ class RaceService:
         """The race a game belongs to, or None for a daily game."""
         return live.race_id
 
-    async def mark_seen(self, race_id: str, pids: Sequence[str], now_ms: int | None = None,
-                        instance: str | None = None) -> None:
+    async def mark_seen(
+        self,
+        race_id: str,
+        pids: Sequence[str],
+        now_ms: int | None = None,
+        instance: str | None = None,
+    ) -> None:
         """Racers connected now (their disconnect grace counts from the latest mark); with
         `instance`, process `instance` holds their live connections (refreshed every race
         clock tick; a racer with one is never forfeited)."""
@@ -107,25 +119,35 @@ class RaceService:
             # process of the previous release (which created them one by one after the start)
             # may lack some if that process stopped. The deal and start are in the race, so
             # any process completes it (creation is idempotent); one lookup, only on a miss.
-            await self.games.store.start_game(game_id, "race", race.variant, race.seed,
-                                              race.start_at)
+            await self.games.store.start_game(
+                game_id, "race", race.variant, race.seed, race.start_at
+            )
             live = await self.games.get(game_id, pid)
-        return p.RaceStarted(race_id=race.race_id, game_id=game_id, view=json_map(live.game.view()),
-                             start_at=race.start_at, ends_at=race.ends_at, server_time=now_ms)
+        return p.RaceStarted(
+            race_id=race.race_id,
+            game_id=game_id,
+            view=json_map(live.game.view()),
+            start_at=race.start_at,
+            ends_at=race.ends_at,
+            server_time=now_ms,
+        )
 
     async def board_total(self, variant: str, board: str, day: dt.date | None) -> int:
         return await self.boards.total(variant, board, day)
 
-    async def board_top(self, variant: str, board: str, day: dt.date | None, offset: int,
-                        limit: int) -> list[RatingRow]:
+    async def board_top(
+        self, variant: str, board: str, day: dt.date | None, offset: int, limit: int
+    ) -> list[RatingRow]:
         return await self.boards.top(variant, board, day, offset, limit)
 
-    async def board_around(self, variant: str, board: str, day: dt.date | None, pid: str,
-                           k: int) -> list[RatingRow]:
+    async def board_around(
+        self, variant: str, board: str, day: dt.date | None, pid: str, k: int
+    ) -> list[RatingRow]:
         return await self.boards.around(variant, board, day, pid, k)
 
-    async def board_rank(self, variant: str, board: str, day: dt.date | None,
-                         pid: str) -> RatingRow | None:
+    async def board_rank(
+        self, variant: str, board: str, day: dt.date | None, pid: str
+    ) -> RatingRow | None:
         return await self.boards.rank(variant, board, day, pid)
 
     async def recent(self, variant: str, pid: str, limit: int) -> list[RecentRace]:
@@ -139,8 +161,9 @@ class RaceService:
             await self._free_if_over(pid)
             now = self.clock.now_ms()
             race_id = keys.new_race_id(now)  # the race of a match, if this makes one
-            waiting, matched = await self.store.enqueue(pid, variant, size, now,
-                                                        self.settings.fill_wait_ms, race_id)
+            waiting, matched = await self.store.enqueue(
+                pid, variant, size, now, self.settings.fill_wait_ms, race_id
+            )
         if not matched:
             return waiting, None
         return 0, await self._start_matched(race_id, variant, size, matched)
@@ -149,16 +172,22 @@ class RaceService:
         """Start a group whose fill wait has run out (called periodically)."""
         now = self.clock.now_ms()
         race_id = keys.new_race_id(now)
-        _, matched = await self.store.enqueue("", variant, size, now,
-                                              self.settings.fill_wait_ms, race_id)
+        _, matched = await self.store.enqueue(
+            "", variant, size, now, self.settings.fill_wait_ms, race_id
+        )
         return await self._start_matched(race_id, variant, size, matched) if matched else None
 
-    async def _start_matched(self, race_id: str, variant: str, size: int,
-                             pids: list[str]) -> str:
+    async def _start_matched(self, race_id: str, variant: str, size: int, pids: list[str]) -> str:
         """Make the race the queue matched `pids` to (they already point at it)."""
         names = await self.players.names(pids)
-        await self.store.create(race_id, variant, size, _seed(variant), self.clock.now_ms(),
-                                [(p, names.get(p, "?")) for p in pids])
+        await self.store.create(
+            race_id,
+            variant,
+            size,
+            _seed(variant),
+            self.clock.now_ms(),
+            [(p, names.get(p, "?")) for p in pids],
+        )
         await self.store.set_racing(pids, race_id)
         await self._begin(race_id)
         # wherever each player is connected, their server attaches them
@@ -201,8 +230,16 @@ class RaceService:
         await self._ensure_free(pid)
         race_id = keys.new_race_id(self.clock.now_ms())
         code = await self.store.claim_code(race_id)
-        await self.store.create(race_id, variant, size, _seed(variant), self.clock.now_ms(),
-                                [(pid, name)], creator=pid, code=code)
+        await self.store.create(
+            race_id,
+            variant,
+            size,
+            _seed(variant),
+            self.clock.now_ms(),
+            [(pid, name)],
+            creator=pid,
+            code=code,
+        )
         await self.store.set_racing([pid], race_id)
         return race_id
 
@@ -252,9 +289,15 @@ class RaceService:
                 return current
             race = None
         now = self.clock.now_ms()
-        if race is None or race.status is RaceStatus.FINISHED or (
-                race.status is RaceStatus.OPEN and race.creator is None
-                and now - race.created_at > UNDEALT_MS):
+        if (
+            race is None
+            or race.status is RaceStatus.FINISHED
+            or (
+                race.status is RaceStatus.OPEN
+                and race.creator is None
+                and now - race.created_at > UNDEALT_MS
+            )
+        ):
             await self.store.release([pid], current)
             return None
         return current
@@ -275,8 +318,9 @@ class RaceService:
         start_at = now + self.settings.countdown_ms
         ends_at = start_at + self.settings.time_limit_ms
         await self.store.set_active(race_id, start_at, only_earlier=True)
-        if not await self.store.begin(race_id, start_at, ends_at,
-                                      retention_days=self.games.store.retention_days):
+        if not await self.store.begin(
+            race_id, start_at, ends_at, retention_days=self.games.store.retention_days
+        ):
             return False
         await self.store.set_active(race_id, start_at, only_earlier=True)
         return True

@@ -84,8 +84,15 @@ def spectator_info(race: RaceState, now_ms: int) -> p.RaceInfo:
 class Spectators:
     """The spectators connected to this process, and the boards they are shown."""
 
-    def __init__(self, client: redis.asyncio.Redis, fanout: RaceFanout, races: RaceService,
-                 store: GameStore, clock: Clock, delay_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        fanout: RaceFanout,
+        races: RaceService,
+        store: GameStore,
+        clock: Clock,
+        delay_ms: int | None = None,
+    ) -> None:
         self._r = client
         self._fanout = fanout
         self._races = races
@@ -113,8 +120,9 @@ class Spectators:
             self._send_now(race_id, [p.RaceSpectators(race_id=race_id, count=msg.count)])
             return
         event = msg.event
-        out: list[p.ServerMessage] = [p.RaceEvent(race_id=race_id, version=msg.version,
-                                                  event=pr.dump_race_event(event))]
+        out: list[p.ServerMessage] = [
+            p.RaceEvent(race_id=race_id, version=msg.version, event=pr.dump_race_event(event))
+        ]
         delay = self.delay_ms
         if isinstance(event, pr.RacerProgress):
             board = await self._board(race_id, event.player_id, None)
@@ -132,8 +140,9 @@ class Spectators:
                         out.append(p.RaceSpectate(race_id=race_id, board=board))
         self._send_later(race_id, out, delay)
         if isinstance(event, pr.RaceEnded):
-            asyncio.get_running_loop().call_later(delay / 1000,
-                                                  lambda: self._spawn(self._end(race_id)))
+            asyncio.get_running_loop().call_later(
+                delay / 1000, lambda: self._spawn(self._end(race_id))
+            )
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -167,14 +176,23 @@ class Spectators:
                 continue
             age = now - board.as_of
             if live and age < self.delay_ms:  # too fresh: shown once it is old enough
-                self._send_later(race_id, [p.RaceSpectate(race_id=race_id, board=board)],
-                                 self.delay_ms - age, only=conn)
+                self._send_later(
+                    race_id,
+                    [p.RaceSpectate(race_id=race_id, board=board)],
+                    self.delay_ms - age,
+                    only=conn,
+                )
                 board = dataclasses.replace(board, view=None)
             boards.append(board)
         if not live:
             self._forget_copies(race_id)
-        return p.RaceWatching(id=req_id, race=spectator_info(race, now), boards=tuple(boards),
-                              spectators=count, delay_ms=self.delay_ms)
+        return p.RaceWatching(
+            id=req_id,
+            race=spectator_info(race, now),
+            boards=tuple(boards),
+            spectators=count,
+            delay_ms=self.delay_ms,
+        )
 
     async def unwatch(self, conn: Recipient, race_id: str) -> None:
         """Stop watching; NotFound when this connection was not watching the race."""
@@ -194,17 +212,24 @@ class Spectators:
                 race = await self._races.load(race_id)
             except NotFound:
                 continue
-            if (race.shown_status(now) in (RaceStatus.COUNTDOWN, RaceStatus.RUNNING)
-                    and (variant is None or race.variant == variant)):
+            if race.shown_status(now) in (RaceStatus.COUNTDOWN, RaceStatus.RUNNING) and (
+                variant is None or race.variant == variant
+            ):
                 found.append(race)
         found.sort(key=lambda r: (r.start_at or 0, r.race_id), reverse=True)
         out: list[p.RaceListing] = []
         for race in found[:limit]:
-            out.append(p.RaceListing(
-                race_id=race.race_id, variant=race.variant,
-                status=race.shown_status(now).value, racers=race.info(now, None).racers,
-                spectators=await self._total(race.race_id), start_at=race.start_at,
-                ends_at=race.ends_at))
+            out.append(
+                p.RaceListing(
+                    race_id=race.race_id,
+                    variant=race.variant,
+                    status=race.shown_status(now).value,
+                    racers=race.info(now, None).racers,
+                    spectators=await self._total(race.race_id),
+                    start_at=race.start_at,
+                    ends_at=race.ends_at,
+                )
+            )
         return out
 
     # -- boards ---------------------------------------------------------------------------------
@@ -236,9 +261,13 @@ class Spectators:
             if names is None or pid not in names:
                 names = self._names[race_id] = (await self._races.load(race_id)).names()
             name = names.get(pid, "?")
-        return p.SpectatorBoard(player_id=pid, name=name, seq=copy.seq,
-                                as_of=max(record.last_move_at_ms, record.started_at_ms),
-                                view=json_map(copy.game.view()))
+        return p.SpectatorBoard(
+            player_id=pid,
+            name=name,
+            seq=copy.seq,
+            as_of=max(record.last_move_at_ms, record.started_at_ms),
+            view=json_map(copy.game.view()),
+        )
 
     def _forget_copies(self, race_id: str) -> None:
         self._names.pop(race_id, None)
@@ -247,18 +276,25 @@ class Spectators:
 
     # -- delivery -------------------------------------------------------------------------------
 
-    def _send_now(self, race_id: str, messages: list[p.ServerMessage],
-                  only: Recipient | None = None) -> None:
+    def _send_now(
+        self, race_id: str, messages: list[p.ServerMessage], only: Recipient | None = None
+    ) -> None:
         for conn in [only] if only is not None else list(self._watching.get(race_id, ())):
             if conn in self._watching.get(race_id, ()):
                 for m in messages:
                     conn.send(m)
 
-    def _send_later(self, race_id: str, messages: list[p.ServerMessage], delay_ms: int,
-                    only: Recipient | None = None) -> None:
+    def _send_later(
+        self,
+        race_id: str,
+        messages: list[p.ServerMessage],
+        delay_ms: int,
+        only: Recipient | None = None,
+    ) -> None:
         # A timer, not a task: nothing is left pending when the loop closes at shutdown.
-        asyncio.get_running_loop().call_later(max(0, delay_ms) / 1000, self._send_now,
-                                              race_id, messages, only)
+        asyncio.get_running_loop().call_later(
+            max(0, delay_ms) / 1000, self._send_now, race_id, messages, only
+        )
 
     # -- membership -----------------------------------------------------------------------------
 
@@ -270,8 +306,12 @@ class Spectators:
     @translate_redis_errors
     async def _change(self, race_id: str, delta: int) -> int:
         """Count this process's spectators of the race up or down and announce the total."""
-        total = int(await self._count(keys=[keys.race_watchers(race_id)],
-                                      args=[self._fanout.instance, delta, WATCHERS_TTL_MS]))
+        total = int(
+            await self._count(
+                keys=[keys.race_watchers(race_id)],
+                args=[self._fanout.instance, delta, WATCHERS_TTL_MS],
+            )
+        )
         msg = pubsub.SpectatorsChanged(race_id=race_id, count=total)
         await self._r.publish(keys.race_channel(race_id), pubsub.encode(msg))
         return total
@@ -315,7 +355,8 @@ def spectators_of(services: Services) -> Spectators:
     """This process's spectators, made on first use (one per app, as its fan-out is)."""
     hub = _HUBS.get(services.race_fanout)
     if hub is None:
-        hub = Spectators(services.redis, services.race_fanout, services.races, services.store,
-                         services.clock)
+        hub = Spectators(
+            services.redis, services.race_fanout, services.races, services.store, services.clock
+        )
         _HUBS[services.race_fanout] = hub
     return hub

@@ -69,24 +69,32 @@ end
 """.replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
 
 # KEYS: race, events. ARGV: the event (4 values, see `_EMIT_FN`). Returns its version.
-_EMIT_LUA = _EMIT_FN + """
+_EMIT_LUA = (
+    _EMIT_FN
+    + """
 return emit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 """
+)
 
 # KEYS: race, progress, events. ARGV: pid, progress json, ttl_ms, then the progress event.
 # A racer's progress and its event in one step. Returns the event's version.
-_PROGRESS_LUA = _EMIT_FN + """
+_PROGRESS_LUA = (
+    _EMIT_FN
+    + """
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 """
+)
 
 # KEYS: race, seen, present, progress, events. ARGV: pid, now, grace_ms, then the forfeit
 # event. The forfeit decision, taken and announced in one step: only in a running race after
 # its start, never for a racer some process holds a live connection of (`present`), nor
 # within the grace since the racer was last seen, nor for a finished game; once. Two
 # processes forfeiting two racers at once both count. Returns 1 forfeited, else 0.
-_FORFEIT_IF_GONE_LUA = _EMIT_FN + """
+_FORFEIT_IF_GONE_LUA = (
+    _EMIT_FN
+    + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'start_at', 'forfeited')
 if st[1] ~= 'running' or not st[2] then return 0 end
 local pid, now = ARGV[1], tonumber(ARGV[2])
@@ -107,6 +115,7 @@ redis.call('HSET', KEYS[1], 'forfeited', cjson.encode(list))
 emit(KEYS[1], KEYS[5], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 return 1
 """
+)
 
 # KEYS: race, order, seen, events, then each racer's game record (joining order).
 # ARGV: start_at, ends_at, ttl_ms, the games' expire-at (unix s), the pids (json list, joining
@@ -114,7 +123,9 @@ return 1
 # `countdown` event. The whole start on the race's slot: open -> running with its clock, each
 # racer's game unless it exists, their seen marks (the grace counts from the start) and the
 # announcement. Returns 1 started, 0 not open (or gone), -1 the racers changed meanwhile.
-_BEGIN_LUA = _EMIT_FN + """
+_BEGIN_LUA = (
+    _EMIT_FN
+    + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'open' then return 0 end
 local pids = cjson.decode(ARGV[5])
 local order = redis.call('LRANGE', KEYS[2], 0, -1)
@@ -137,6 +148,7 @@ redis.call('PEXPIRE', KEYS[3], ARGV[3])
 emit(KEYS[1], KEYS[4], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 return 1
 """
+)
 
 # KEYS: race. ARGV: the finished_at the caller saw, now. Takes over the end of a race left
 # in `finishing` (its process stopped): a compare-and-set on finished_at, so of the processes
@@ -150,12 +162,15 @@ return 1
 
 # KEYS: race, events. ARGV: results json, then the end event. finishing -> finished with
 # the results, announced in the same step. Returns 1, or 0 when the race was not finishing.
-_FINISH_LUA = _EMIT_FN + """
+_FINISH_LUA = (
+    _EMIT_FN
+    + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'finishing' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'finished', 'results', ARGV[1])
 emit(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
+)
 
 # KEYS: inrace, matched. ARGV: race id, pids. Frees the racers of this race only: a racer who
 # has already moved on to another race keeps it.
@@ -221,7 +236,9 @@ return 1
 # KEYS: race, racers, order, events. ARGV: pid, name, ttl_ms, then the `joined` event. Joins
 # an open room and announces it in one step.
 # Returns the number of racers, or -1 no race, -2 not open, -3 full, -4 already in.
-_JOIN_LUA = _EMIT_FN + """
+_JOIN_LUA = (
+    _EMIT_FN
+    + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'size')
 if not st[1] then return -1 end
 if st[1] ~= 'open' then return -2 end
@@ -234,11 +251,14 @@ for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 emit(KEYS[1], KEYS[4], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 return n + 1
 """
+)
 
 # KEYS: race, racers, order, events. ARGV: pid, then the `left` event, then the `left` event
 # of the room closing (4 values each). Leaves an open room and announces it in one step; the
 # creator leaving closes it. Returns 1 left, 2 room closed, 0 not in it / not open.
-_LEAVE_LUA = _EMIT_FN + """
+_LEAVE_LUA = (
+    _EMIT_FN
+    + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'creator')
 if st[1] ~= 'open' or redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return 0 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
@@ -250,6 +270,7 @@ end
 emit(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
+)
 
 # KEYS: a turn. ARGV: its holder's token. Ends the turn if it is still that holder's.
 _END_TURN_LUA = """
@@ -368,12 +389,27 @@ class RaceStore:
     # -- creation and membership --------------------------------------------------------------
 
     @translate_redis_errors
-    async def create(self, race_id: str, variant: str, size: int, seed: int, now_ms: int,
-                     racers: Sequence[tuple[str, str]], *, creator: str | None = None,
-                     code: str | None = None) -> None:
-        fields: dict[FieldT, EncodableT] = {"race_id": race_id, "variant": variant, "size": size,
-                                        "seed": seed, "status": RaceStatus.OPEN.value,
-                                        "created_at": now_ms, "version": 0}
+    async def create(
+        self,
+        race_id: str,
+        variant: str,
+        size: int,
+        seed: int,
+        now_ms: int,
+        racers: Sequence[tuple[str, str]],
+        *,
+        creator: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        fields: dict[FieldT, EncodableT] = {
+            "race_id": race_id,
+            "variant": variant,
+            "size": size,
+            "seed": seed,
+            "status": RaceStatus.OPEN.value,
+            "created_at": now_ms,
+            "version": 0,
+        }
         if creator:
             fields["creator"] = creator
         if code:
@@ -406,9 +442,17 @@ class RaceStore:
     async def join(self, race_id: str, pid: str, name: str) -> int:
         """Join an open room and announce it (`joined`); returns the number of racers."""
         joined = self._event_args(race_id, pr.RacerJoined(player_id=pid, name=name))
-        n = int(await self._join(keys=[keys.race(race_id), keys.race_racers(race_id),
-                                       keys.race_order(race_id), keys.race_events(race_id)],
-                                 args=[pid, name, self.ttl_ms, *joined]))
+        n = int(
+            await self._join(
+                keys=[
+                    keys.race(race_id),
+                    keys.race_racers(race_id),
+                    keys.race_order(race_id),
+                    keys.race_events(race_id),
+                ],
+                args=[pid, name, self.ttl_ms, *joined],
+            )
+        )
         if n == -1:
             raise NotFound("no such race")
         if n == -2:
@@ -423,20 +467,30 @@ class RaceStore:
         `left` event is announced in the same step."""
         left = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=False))
         closed = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=True))
-        return int(await self._leave(keys=[keys.race(race_id), keys.race_racers(race_id),
-                                           keys.race_order(race_id), keys.race_events(race_id)],
-                                     args=[pid, *left, *closed]))
+        return int(
+            await self._leave(
+                keys=[
+                    keys.race(race_id),
+                    keys.race_racers(race_id),
+                    keys.race_order(race_id),
+                    keys.race_events(race_id),
+                ],
+                args=[pid, *left, *closed],
+            )
+        )
 
     # -- guarded status changes ---------------------------------------------------------------
 
-    async def _move(self, race_id: str, from_status: RaceStatus, to_status: RaceStatus,
-                    *fields: str | int) -> bool:
+    async def _move(
+        self, race_id: str, from_status: RaceStatus, to_status: RaceStatus, *fields: str | int
+    ) -> bool:
         args = [from_status.value, "status", to_status.value, *fields]
         return bool(await self._transition(keys=[keys.race(race_id)], args=args))
 
     @translate_redis_errors
-    async def begin(self, race_id: str, start_at: int, ends_at: int,
-                    retention_days: int = GAME_RETENTION_DAYS) -> bool:
+    async def begin(
+        self, race_id: str, start_at: int, ends_at: int, retention_days: int = GAME_RETENTION_DAYS
+    ) -> bool:
         """open -> running with its clock, in one step with all the start's writes on the
         race's slot (`_BEGIN_LUA`): each racer's game (as `GameStore.start_game` makes it,
         expiring with a board of the race's day kept `retention_days`), their seen marks and
@@ -444,8 +498,7 @@ class RaceStore:
 
         The deadline index is in another slot: the caller writes it around this
         (`RaceService._begin`)."""
-        countdown = self._event_args(race_id, pr.RaceCountdown(start_at=start_at,
-                                                               ends_at=ends_at))
+        countdown = self._event_args(race_id, pr.RaceCountdown(start_at=start_at, ends_at=ends_at))
         expire_at = board_expire_at(keys.race_date(race_id), retention_days)
         for _ in range(BEGIN_TRIES):
             async with self.r.pipeline(transaction=False) as pipe:
@@ -455,15 +508,34 @@ class RaceStore:
             if variant is None:
                 return False
             game_ids = [keys.race_game_id(race_id, pid) for pid in pids]
-            fields = [[str(x) for kv in new_game_fields(g, "race", variant, int(seed),
-                                                         start_at).items() for x in kv]
-                      for g in game_ids]
-            started = int(await self._begin(
-                keys=[keys.race(race_id), keys.race_order(race_id), keys.race_seen(race_id),
-                      keys.race_events(race_id),
-                      *(keys.parse_game_id(g).game for g in game_ids)],
-                args=[start_at, ends_at, self.ttl_ms, expire_at, json.dumps(pids),
-                      json.dumps(fields), *countdown]))
+            fields = [
+                [
+                    str(x)
+                    for kv in new_game_fields(g, "race", variant, int(seed), start_at).items()
+                    for x in kv
+                ]
+                for g in game_ids
+            ]
+            started = int(
+                await self._begin(
+                    keys=[
+                        keys.race(race_id),
+                        keys.race_order(race_id),
+                        keys.race_seen(race_id),
+                        keys.race_events(race_id),
+                        *(keys.parse_game_id(g).game for g in game_ids),
+                    ],
+                    args=[
+                        start_at,
+                        ends_at,
+                        self.ttl_ms,
+                        expire_at,
+                        json.dumps(pids),
+                        json.dumps(fields),
+                        *countdown,
+                    ],
+                )
+            )
             if started >= 0:
                 return started == 1
         raise Conflict("the room kept changing while the race was starting")
@@ -471,28 +543,40 @@ class RaceStore:
     @translate_redis_errors
     async def start_finishing(self, race_id: str, now_ms: int, reason: str) -> bool:
         """running -> finishing: exactly one caller wins the right to end the race."""
-        return await self._move(race_id, RaceStatus.RUNNING, RaceStatus.FINISHING,
-                                "finished_at", now_ms, "reason", reason)
+        return await self._move(
+            race_id,
+            RaceStatus.RUNNING,
+            RaceStatus.FINISHING,
+            "finished_at",
+            now_ms,
+            "reason",
+            reason,
+        )
 
     @translate_redis_errors
-    async def take_over_finishing(self, race_id: str, seen_finished_at: int,
-                                  now_ms: int) -> bool:
+    async def take_over_finishing(self, race_id: str, seen_finished_at: int, now_ms: int) -> bool:
         """Take over the end of a race still `finishing` since `seen_finished_at` (its
         process stopped): exactly one caller that saw that mark wins, and the race's end is
         then its to complete (`finished_at` becomes `now_ms`)."""
-        return bool(await self._take_over(keys=[keys.race(race_id)],
-                                          args=[seen_finished_at, now_ms]))
+        return bool(
+            await self._take_over(keys=[keys.race(race_id)], args=[seen_finished_at, now_ms])
+        )
 
     @translate_redis_errors
-    async def finish(self, race_id: str, results: tuple[RaceResult, ...],
-                     ended: pr.RaceEnded | None = None) -> bool:
+    async def finish(
+        self, race_id: str, results: tuple[RaceResult, ...], ended: pr.RaceEnded | None = None
+    ) -> bool:
         """finishing -> finished with the results, and `ended` announced in the same step."""
         if ended is None:
-            return await self._move(race_id, RaceStatus.FINISHING, RaceStatus.FINISHED,
-                                    "results", dump_results(results))
-        return bool(await self._finish(keys=[keys.race(race_id), keys.race_events(race_id)],
-                                       args=[dump_results(results),
-                                             *self._event_args(race_id, ended)]))
+            return await self._move(
+                race_id, RaceStatus.FINISHING, RaceStatus.FINISHED, "results", dump_results(results)
+            )
+        return bool(
+            await self._finish(
+                keys=[keys.race(race_id), keys.race_events(race_id)],
+                args=[dump_results(results), *self._event_args(race_id, ended)],
+            )
+        )
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -521,9 +605,14 @@ class RaceStore:
             raise NotFound("no such race")
         forfeited = json.loads(h.get("forfeited", "[]"))
         return RaceState(
-            race_id=race_id, variant=h["variant"], status=RaceStatus(h["status"]),
-            size=int(h["size"]), seed=int(h["seed"]), creator=h.get("creator"),
-            code=h.get("code"), created_at=int(h["created_at"]),
+            race_id=race_id,
+            variant=h["variant"],
+            status=RaceStatus(h["status"]),
+            size=int(h["size"]),
+            seed=int(h["seed"]),
+            creator=h.get("creator"),
+            code=h.get("code"),
+            created_at=int(h["created_at"]),
             start_at=int(h["start_at"]) if "start_at" in h else None,
             ends_at=int(h["ends_at"]) if "ends_at" in h else None,
             version=int(h.get("version", 0)),
@@ -540,10 +629,15 @@ class RaceStore:
 
     @translate_redis_errors
     async def events_since(self, race_id: str, since: int) -> list[LoggedEvent]:
-        raw = cast(list[tuple[str, dict[str, str]]],
-                   await self.r.xrange(keys.race_events(race_id), "-", "+"))
-        return [LoggedEvent(int(f["v"]), pr.load_race_event(json.loads(f["e"])))
-                for _id, f in raw if int(f["v"]) > since]
+        raw = cast(
+            list[tuple[str, dict[str, str]]],
+            await self.r.xrange(keys.race_events(race_id), "-", "+"),
+        )
+        return [
+            LoggedEvent(int(f["v"]), pr.load_race_event(json.loads(f["e"])))
+            for _id, f in raw
+            if int(f["v"]) > since
+        ]
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -556,16 +650,27 @@ class RaceStore:
     @translate_redis_errors
     async def emit(self, race_id: str, event: pr.RaceEventBody) -> int:
         """Append a public event to the race's log and publish it; returns its version."""
-        return int(await self._emit(keys=[keys.race(race_id), keys.race_events(race_id)],
-                                    args=self._event_args(race_id, event)))
+        return int(
+            await self._emit(
+                keys=[keys.race(race_id), keys.race_events(race_id)],
+                args=self._event_args(race_id, event),
+            )
+        )
 
     @translate_redis_errors
     async def record_progress(self, race_id: str, pid: str, progress: Progress) -> int:
         """Store a racer's progress and announce it (`progress` event) in one step."""
-        return int(await self._progress(
-            keys=[keys.race(race_id), keys.race_progress(race_id), keys.race_events(race_id)],
-            args=[pid, progress.dumps(), self.ttl_ms,
-                  *self._event_args(race_id, progress.event(pid))]))
+        return int(
+            await self._progress(
+                keys=[keys.race(race_id), keys.race_progress(race_id), keys.race_events(race_id)],
+                args=[
+                    pid,
+                    progress.dumps(),
+                    self.ttl_ms,
+                    *self._event_args(race_id, progress.event(pid)),
+                ],
+            )
+        )
 
     @translate_redis_errors
     async def forfeit_if_gone(self, race_id: str, pid: str, now_ms: int, grace_ms: int) -> bool:
@@ -574,45 +679,75 @@ class RaceStore:
         False when the racer is connected to some process, was seen within the grace, has
         finished, already forfeited, or the race is not running (`_FORFEIT_IF_GONE_LUA`).
         """
-        return bool(await self._forfeit_if_gone(
-            keys=[keys.race(race_id), keys.race_seen(race_id), keys.race_present(race_id),
-                  keys.race_progress(race_id), keys.race_events(race_id)],
-            args=[pid, now_ms, grace_ms,
-                  *self._event_args(race_id, pr.RacerForfeited(player_id=pid))]))
+        return bool(
+            await self._forfeit_if_gone(
+                keys=[
+                    keys.race(race_id),
+                    keys.race_seen(race_id),
+                    keys.race_present(race_id),
+                    keys.race_progress(race_id),
+                    keys.race_events(race_id),
+                ],
+                args=[
+                    pid,
+                    now_ms,
+                    grace_ms,
+                    *self._event_args(race_id, pr.RacerForfeited(player_id=pid)),
+                ],
+            )
+        )
 
     @translate_redis_errors
-    async def mark_present(self, race_id: str, pids: Sequence[str], now_ms: int,
-                           instance: str | None = None, live_ms: int = 0) -> None:
+    async def mark_present(
+        self,
+        race_id: str,
+        pids: Sequence[str],
+        now_ms: int,
+        instance: str | None = None,
+        live_ms: int = 0,
+    ) -> None:
         """Mark racers seen now; with `instance`, that process holds a live connection of each
         for the next `live_ms` (it refreshes this while they stay connected)."""
         if not pids:
             return
         live_until = now_ms + live_ms if instance is not None else 0
-        await self._present(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
-                            args=[now_ms, self.ttl_ms, live_until, instance or "", *pids])
+        await self._present(
+            keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+            args=[now_ms, self.ttl_ms, live_until, instance or "", *pids],
+        )
 
     @translate_redis_errors
     async def mark_absent(self, race_id: str, pid: str, now_ms: int, instance: str) -> None:
         """The last connection of `pid` to the race on process `instance` closed now."""
-        await self._absent(keys=[keys.race_seen(race_id), keys.race_present(race_id)],
-                           args=[now_ms, instance, pid, self.ttl_ms])
+        await self._absent(
+            keys=[keys.race_seen(race_id), keys.race_present(race_id)],
+            args=[now_ms, instance, pid, self.ttl_ms],
+        )
 
     @translate_redis_errors
     async def release(self, pids: Sequence[str], race_id: str) -> int:
         """Free racers of this race (not of a newer one); returns how many were freed."""
         if not pids:
             return 0
-        return int(await self._release(keys=[keys.race_inrace(), keys.race_matched()],
-                                       args=[race_id, *pids]))
+        return int(
+            await self._release(
+                keys=[keys.race_inrace(), keys.race_matched()], args=[race_id, *pids]
+            )
+        )
 
     @translate_redis_errors
     async def announce_match(self, pids: Sequence[str], race_id: str) -> None:
         """Tell each matched player's connections, wherever they are, about the race."""
         # Separate PUBLISHes, sent together: a Redis Cluster pipeline refuses PUBLISH.
-        await asyncio.gather(*(
-            self.r.publish(keys.player_channel(pid),
-                           pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id)))
-            for pid in pids))
+        await asyncio.gather(
+            *(
+                self.r.publish(
+                    keys.player_channel(pid),
+                    pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id)),
+                )
+                for pid in pids
+            )
+        )
 
     @translate_redis_errors
     async def set_progress(self, race_id: str, pid: str, progress: Progress) -> None:
@@ -627,8 +762,9 @@ class RaceStore:
         return bool(await self._forfeit(keys=[keys.race(race_id)], args=[pid]))
 
     @translate_redis_errors
-    async def set_active(self, race_id: str, due_ms: int | None, *,
-                         only_earlier: bool = False) -> None:
+    async def set_active(
+        self, race_id: str, due_ms: int | None, *, only_earlier: bool = False
+    ) -> None:
         """Schedule the race's next deadline check at `due_ms` (None: drop it from the
         index); `only_earlier` never delays one already scheduled (ZADD LT)."""
         if due_ms is None:
@@ -638,8 +774,10 @@ class RaceStore:
 
     @translate_redis_errors
     async def due(self, now_ms: int) -> list[str]:
-        return cast(list[str], await self.r.zrangebyscore(keys.races_active(), "-inf", now_ms,
-                                                          start=0, num=100))
+        return cast(
+            list[str],
+            await self.r.zrangebyscore(keys.races_active(), "-inf", now_ms, start=0, num=100),
+        )
 
     @translate_redis_errors
     async def set_racing(self, pids: Sequence[str], race_id: str | None) -> None:
@@ -666,16 +804,25 @@ class RaceStore:
     # -- the queue ----------------------------------------------------------------------------
 
     @translate_redis_errors
-    async def enqueue(self, pid: str, variant: str, size: int, now_ms: int,
-                      fill_wait_ms: int, race_id: str) -> tuple[int, list[str]]:
+    async def enqueue(
+        self, pid: str, variant: str, size: int, now_ms: int, fill_wait_ms: int, race_id: str
+    ) -> tuple[int, list[str]]:
         """Queue the player (pid "" only tries to match); returns (waiting, matched pids).
         Matched players leave the queue already pointed at `race_id` (`matched_at` says
         since when, until `set_racing` once the race is made)."""
         name = f"{variant}:{size}"
-        res = cast(list[str | int], await self._queue(
-            keys=[keys.race_queue(variant, size), keys.race_queue_who(), keys.race_inrace(),
-                  keys.race_matched()],
-            args=[pid, now_ms, size, fill_wait_ms, name, race_id]))
+        res = cast(
+            list[str | int],
+            await self._queue(
+                keys=[
+                    keys.race_queue(variant, size),
+                    keys.race_queue_who(),
+                    keys.race_inrace(),
+                    keys.race_matched(),
+                ],
+                args=[pid, now_ms, size, fill_wait_ms, name, race_id],
+            ),
+        )
         code = int(res[0])
         if code == -1:
             raise Conflict(f"already in race {res[1]}")

@@ -39,8 +39,15 @@ from redis.utils import get_lib_version
 from server.config import Config, parse_cluster_url
 from server.redis.embedded import EmbeddedRedis
 
-__all__ = ["REDIS_POOL_SIZE", "ClusterScript", "FailoverPubSub", "SolitaireCluster",
-           "cluster_of", "connect", "connected"]
+__all__ = [
+    "REDIS_POOL_SIZE",
+    "ClusterScript",
+    "FailoverPubSub",
+    "SolitaireCluster",
+    "cluster_of",
+    "connect",
+    "connected",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +69,12 @@ class ClusterScript(AsyncScript):
     one EVAL, routed like the EVALSHA. redis-py's SCRIPT LOAD goes to every master instead,
     so while any one master is down, every script new to some other master would fail."""
 
-    async def __call__(self, keys: Sequence[KeyT] | None = None,
-                       args: Iterable[EncodableT] | None = None,
-                       client: redis.asyncio.Redis | RedisCluster | None = None) -> Any:
+    async def __call__(
+        self,
+        keys: Sequence[KeyT] | None = None,
+        args: Iterable[EncodableT] | None = None,
+        client: redis.asyncio.Redis | RedisCluster | None = None,
+    ) -> Any:
         target = client if client is not None else self.registered_client
         keys = list(keys or ())
         argv = (*keys, *(args or ()))
@@ -93,8 +103,10 @@ class _AnyMaster:
         error: Exception = redis.exceptions.ConnectionError("no master known")
         for _ in masters:
             node = masters[self._turn % len(masters)]
-            kwargs = {**node.connection_kwargs,
-                      "retry": Retry(NoBackoff(), 0)}  # failures switch masters instead
+            kwargs = {
+                **node.connection_kwargs,
+                "retry": Retry(NoBackoff(), 0),
+            }  # failures switch masters instead
             conn = Connection(**kwargs)
             try:
                 await conn.connect()  # type: ignore[no-untyped-call]
@@ -116,8 +128,11 @@ class FailoverPubSub(PubSub):
 
     def __init__(self, cluster: RedisCluster, **kwargs: Any) -> None:
         self._masters = _AnyMaster(cluster)
-        super().__init__(connection_pool=self._masters,  # type: ignore[arg-type]
-                         encoder=cluster.encoder, **kwargs)
+        super().__init__(
+            connection_pool=self._masters,  # type: ignore[arg-type]
+            encoder=cluster.encoder,
+            **kwargs,
+        )
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -146,8 +161,9 @@ class FailoverPubSub(PubSub):
             await self._drop()
             raise
 
-    async def get_message(self, ignore_subscribe_messages: bool = False,
-                          timeout: float | None = 0.0) -> dict[str, Any] | None:
+    async def get_message(
+        self, ignore_subscribe_messages: bool = False, timeout: float | None = 0.0
+    ) -> dict[str, Any] | None:
         try:
             if self.connection is None and self.subscribed:
                 await self.connect()
@@ -163,8 +179,13 @@ class SolitaireCluster(RedisCluster):
     def register_script(self, script: ScriptTextT) -> AsyncScript:  # type: ignore[override]
         return ClusterScript(self, script)
 
-    def pubsub(self, node: ClusterNode | None = None, host: str | None = None,  # type: ignore[override]
-               port: int | None = None, **kwargs: Any) -> FailoverPubSub:
+    def pubsub(
+        self,
+        node: ClusterNode | None = None,
+        host: str | None = None,  # type: ignore[override]
+        port: int | None = None,
+        **kwargs: Any,
+    ) -> FailoverPubSub:
         if node is not None or host is not None or port is not None:
             raise ValueError("the pub/sub of a solitaire cluster picks its own master")
         return FailoverPubSub(self, **kwargs)
@@ -176,8 +197,9 @@ class _OneTimerSend(AbstractConnection):
     server's CPU per move, issue #11). The same deadline, the same errors: a write that times
     out disconnects and raises redis-py's `TimeoutError`."""
 
-    async def send_packed_command(self, command: bytes | str | Iterable[bytes],
-                                  check_health: bool = True) -> None:
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
         timeout = self.socket_timeout
         if not timeout:
             await super().send_packed_command(command, check_health)
@@ -216,19 +238,31 @@ def connect(url: str, *, pool_size: int = REDIS_POOL_SIZE) -> redis.asyncio.Redi
         # A blocking pool: a burst of more concurrent requests than pooled connections waits
         # for a free connection instead of failing with "Too many connections".
         pool = redis.asyncio.BlockingConnectionPool.from_url(
-            url, decode_responses=True, max_connections=pool_size, timeout=5.0,
-            socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
-            health_check_interval=15, driver_info=driver)
+            url,
+            decode_responses=True,
+            max_connections=pool_size,
+            timeout=5.0,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+            health_check_interval=15,
+            driver_info=driver,
+        )
         pool.connection_class = _one_timer(pool.connection_class)
         return redis.asyncio.Redis.from_pool(pool)
     cluster = SolitaireCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in cluster_url.nodes],
-        username=cluster_url.username, password=cluster_url.password, ssl=cluster_url.tls,
-        decode_responses=True, max_connections=pool_size, driver_info=driver,
-        socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
+        username=cluster_url.username,
+        password=cluster_url.password,
+        ssl=cluster_url.tls,
+        decode_responses=True,
+        max_connections=pool_size,
+        driver_info=driver,
+        socket_timeout=SOCKET_TIMEOUT_S,
+        socket_connect_timeout=CONNECT_TIMEOUT_S,
         retry=Retry(ExponentialBackoff(cap=CLUSTER_BACKOFF_CAP_S, base=0.05), CLUSTER_RETRIES),
         # Serve the slots that are up while some are not (a master down, no replica yet).
-        require_full_coverage=False)
+        require_full_coverage=False,
+    )
     # The same command API under the stores' type (see the module docstring).
     return cast(redis.asyncio.Redis, cluster)
 

@@ -190,8 +190,9 @@ class EmbeddedRedis:
             except OSError as exc:  # missing, not executable, not a program
                 raise StoreUnavailable(f"cannot start redis-server {exe!r}: {exc}") from exc
 
-    def _popen(self, exe: str, log: IO[bytes],
-               preexec: Callable[[], None] | None) -> subprocess.Popen[bytes]:
+    def _popen(
+        self, exe: str, log: IO[bytes], preexec: Callable[[], None] | None
+    ) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [exe, str(self.data_dir / self.CONFFILE)],
             stdin=subprocess.DEVNULL,

@@ -114,19 +114,24 @@ class MoveLog:
         """One plain command (routed by `key`, which it must name), in this iteration's batch."""
         return await self.send(Command(args, key))
 
-    async def eval(self, script: LuaScript, keys: tuple[str, ...],
-                   args: tuple[str | int, ...] = ()) -> object:
+    async def eval(
+        self, script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
+    ) -> object:
         """One script call (all keys in one slot), in this iteration's batch."""
-        return await self.send(Command(("EVALSHA", script.sha, len(keys), *keys, *args),
-                                       keys[0], script))
+        return await self.send(
+            Command(("EVALSHA", script.sha, len(keys), *keys, *args), keys[0], script)
+        )
 
     async def append(self, item: Append) -> list[int]:
         """Append one move; the script's reply ``[code, seq]``."""
         if self._append is None:
             raise TypeError("this MoveLog was made without the append script")
         self.appends += 1
-        reply = await self.eval(self._append, (item.game_key, item.log_key),
-                                (item.expected_seq, item.move, item.now_ms, item.max_moves))
+        reply = await self.eval(
+            self._append,
+            (item.game_key, item.log_key),
+            (item.expected_seq, item.move, item.now_ms, item.max_moves),
+        )
         code, seq = cast(list[int], reply)
         return [int(code), int(seq)]
 
@@ -141,8 +146,7 @@ class MoveLog:
         try:
             replies = await self._run([a for a, _ in batch])
         except BaseException as exc:
-            failure = (StoreUnavailable(f"redis unavailable: {exc}")
-                       if is_outage(exc) else exc)
+            failure = StoreUnavailable(f"redis unavailable: {exc}") if is_outage(exc) else exc
             for _, fut in batch:
                 if not fut.done():
                     fut.set_exception(failure)
@@ -158,8 +162,9 @@ class MoveLog:
             if fut.done():  # the caller went away; the write stands regardless
                 continue
             if isinstance(reply, BaseException):
-                fut.set_exception(StoreUnavailable(f"redis unavailable: {reply}")
-                                  if is_outage(reply) else reply)
+                fut.set_exception(
+                    StoreUnavailable(f"redis unavailable: {reply}") if is_outage(reply) else reply
+                )
             else:
                 fut.set_result(reply)
 
@@ -210,31 +215,40 @@ class MoveLog:
             for i in moved:
                 await cluster.nodes_manager.move_slot(cast(MovedError, replies[i]))
             await self._send_by_slot(cluster, items, moved, replies)
-        asked = [i for i, r in enumerate(replies)
-                 if isinstance(r, AskError) and not isinstance(r, MovedError)]
+        asked = [
+            i
+            for i, r in enumerate(replies)
+            if isinstance(r, AskError) and not isinstance(r, MovedError)
+        ]
         for i in asked:  # a slot being migrated: rare, one at a time
             err = cast(AskError, replies[i])
             node = cluster.get_node(host=err.host, port=err.port)
-            replies[i] = (await self._on_node(node, [items[i]], asking=True))[0] if node \
-                else err
+            replies[i] = (await self._on_node(node, [items[i]], asking=True))[0] if node else err
         # Still redirected after one retry: the slot is moving again; the caller may retry.
-        return [StoreUnavailable(f"redis cluster slot moving: {r}") if isinstance(r, AskError)
-                else r for r in replies]
+        return [
+            StoreUnavailable(f"redis cluster slot moving: {r}") if isinstance(r, AskError) else r
+            for r in replies
+        ]
 
-    async def _send_by_slot(self, cluster: RedisCluster, items: list[Command],
-                            which: Sequence[int], replies: list[object]) -> None:
+    async def _send_by_slot(
+        self,
+        cluster: RedisCluster,
+        items: list[Command],
+        which: Sequence[int],
+        replies: list[object],
+    ) -> None:
         groups: dict[str, tuple[ClusterNode, list[int]]] = {}
         for i in which:
             try:
-                node = cluster.nodes_manager.get_node_from_slot(
-                    key_slot(items[i].key.encode()))
+                node = cluster.nodes_manager.get_node_from_slot(key_slot(items[i].key.encode()))
             except SlotNotCoveredError as exc:
                 replies[i] = exc
                 continue
             groups.setdefault(node.name, (node, []))[1].append(i)
         done = await asyncio.gather(
             *(self._on_node(node, [items[i] for i in idx]) for node, idx in groups.values()),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         for (_, idx), result in zip(groups.values(), done, strict=True):
             if isinstance(result, BaseException):
                 if isinstance(result, redis.exceptions.ConnectionError):
@@ -261,16 +275,18 @@ class MoveLog:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _on_node(self, node: ClusterNode, items: list[Command], *,
-                       asking: bool = False) -> list[object]:
+    async def _on_node(
+        self, node: ClusterNode, items: list[Command], *, asking: bool = False
+    ) -> list[object]:
         conn = node.acquire_connection()
         try:
             return await self._send(conn, items, asking=asking)
         finally:
             node.release(conn)
 
-    async def _send(self, conn: Connection, items: list[Command], *,
-                    asking: bool = False) -> list[object]:
+    async def _send(
+        self, conn: Connection, items: list[Command], *, asking: bool = False
+    ) -> list[object]:
         """Every command in one write on one connection, then the replies; a script missing
         from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
 
@@ -281,13 +297,15 @@ class MoveLog:
         """
         try:
             replies = await self._exchange(conn, items, asking)
-            missing = [i for i, r in enumerate(replies)
-                       if isinstance(r, redis.exceptions.NoScriptError)]
+            missing = [
+                i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)
+            ]
             if missing:
                 sources = {s.sha: s.source for i in missing if (s := items[i].script)}
                 for source in sources.values():
-                    await conn.send_packed_command(_pack(("SCRIPT", "LOAD", source)),
-                                                   check_health=False)
+                    await conn.send_packed_command(
+                        _pack(("SCRIPT", "LOAD", source)), check_health=False
+                    )
                     await conn.read_response()
                 again = await self._exchange(conn, [items[i] for i in missing], asking)
                 for i, reply in zip(missing, again, strict=True):
@@ -297,8 +315,7 @@ class MoveLog:
             raise
         return replies
 
-    async def _exchange(self, conn: Connection, items: list[Command],
-                        asking: bool) -> list[object]:
+    async def _exchange(self, conn: Connection, items: list[Command], asking: bool) -> list[object]:
         packed: list[bytes] = []
         for c in items:
             if asking:

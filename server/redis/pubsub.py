@@ -65,8 +65,10 @@ def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
     """The payload of `RaceEventPublished` split where its version goes: head + N + tail."""
     if not keys.valid_race_id(race_id):
         raise ValueError(f"bad race id: {race_id!r}")
-    body = json.dumps({"t": RaceEventPublished.TAG, "race_id": race_id,
-                       "event": pr.dump_race_event(event)}, separators=_SEPARATORS)
+    body = json.dumps(
+        {"t": RaceEventPublished.TAG, "race_id": race_id, "event": pr.dump_race_event(event)},
+        separators=_SEPARATORS,
+    )
     return body[:-1] + ',"version":', "}"
 
 
@@ -77,12 +79,16 @@ def encode(msg: PubSubMessage) -> bytes:
     if isinstance(msg, SpectatorsChanged):
         if not keys.valid_race_id(msg.race_id) or msg.count < 0:
             raise ValueError(f"bad fields in {msg!r}")
-        return json.dumps({"t": SpectatorsChanged.TAG, "race_id": msg.race_id,
-                           "count": int(msg.count)}, separators=_SEPARATORS).encode()
+        return json.dumps(
+            {"t": SpectatorsChanged.TAG, "race_id": msg.race_id, "count": int(msg.count)},
+            separators=_SEPARATORS,
+        ).encode()
     if not (keys.valid_player_id(msg.player_id) and keys.valid_race_id(msg.race_id)):
         raise ValueError(f"bad ids in {msg!r}")
-    return json.dumps({"t": PlayerMatched.TAG, "player_id": msg.player_id,
-                       "race_id": msg.race_id}, separators=_SEPARATORS).encode()
+    return json.dumps(
+        {"t": PlayerMatched.TAG, "player_id": msg.player_id, "race_id": msg.race_id},
+        separators=_SEPARATORS,
+    ).encode()
 
 
 def _field(obj: dict[str, object], name: str) -> object:

@@ -73,8 +73,12 @@ class LoopPacer:
 class LoopLagMonitor:
     """Re-arms a timer every ``interval_s`` on the running loop and reports its lateness."""
 
-    def __init__(self, observe: Callable[[float], None], interval_s: float = 0.01,
-                 pacer: LoopPacer | None = None) -> None:
+    def __init__(
+        self,
+        observe: Callable[[float], None],
+        interval_s: float = 0.01,
+        pacer: LoopPacer | None = None,
+    ) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be > 0")
         self.observe = observe
@@ -135,14 +139,18 @@ class GcTimer:
             gc.callbacks.remove(self)
 
 
-def runtime_probes(metrics: Metrics, interval_ms: float = 10.0, pacer: LoopPacer | None = None
-                   ) -> Callable[[web.Application], AsyncIterator[None]]:
+def runtime_probes(
+    metrics: Metrics, interval_ms: float = 10.0, pacer: LoopPacer | None = None
+) -> Callable[[web.Application], AsyncIterator[None]]:
     """A ``cleanup_ctx`` entry running the loop-lag monitor (which keeps `pacer` informed)
     and the GC timer with the app."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
-        monitor = (LoopLagMonitor(metrics.observe_loop_lag, interval_ms / 1000, pacer)
-                   if interval_ms > 0 else None)
+        monitor = (
+            LoopLagMonitor(metrics.observe_loop_lag, interval_ms / 1000, pacer)
+            if interval_ms > 0
+            else None
+        )
         timer = GcTimer(metrics.gc)
         timer.install()
         if monitor is not None:

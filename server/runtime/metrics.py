@@ -17,8 +17,28 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, M
 from prometheus_client.registry import Collector
 
 #: Buckets of the event-loop lag histogram (seconds): fine below 10 ms, up to 1 s.
-LOOP_LAG_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02,
-                    0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
+LOOP_LAG_BUCKETS = (
+    0.0002,
+    0.0005,
+    0.001,
+    0.002,
+    0.003,
+    0.005,
+    0.0075,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.5,
+    0.75,
+    1.0,
+)
 
 
 @dataclass
@@ -40,14 +60,19 @@ class _GcCollector(Collector):
         self.stats = stats
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        yield CounterMetricFamily("solitaire_gc_seconds",
-                                  "Wall time spent in garbage collections (all generations)",
-                                  value=self.stats.seconds)
-        yield CounterMetricFamily("solitaire_gc_collections", "Garbage collections",
-                                  value=self.stats.collections)
-        yield CounterMetricFamily("solitaire_gc_collected_objects",
-                                  "Objects freed by garbage collections (reference cycles)",
-                                  value=self.stats.collected)
+        yield CounterMetricFamily(
+            "solitaire_gc_seconds",
+            "Wall time spent in garbage collections (all generations)",
+            value=self.stats.seconds,
+        )
+        yield CounterMetricFamily(
+            "solitaire_gc_collections", "Garbage collections", value=self.stats.collections
+        )
+        yield CounterMetricFamily(
+            "solitaire_gc_collected_objects",
+            "Objects freed by garbage collections (reference cycles)",
+            value=self.stats.collected,
+        )
 
 
 class LabeledCounter(Collector):
@@ -74,8 +99,7 @@ class LabeledCounter(Collector):
 class LabeledHistogram(Collector):
     """A histogram with one label: per label, a count per bucket and the sum."""
 
-    def __init__(self, name: str, documentation: str, label: str,
-                 buckets: Iterable[float]) -> None:
+    def __init__(self, name: str, documentation: str, label: str, buckets: Iterable[float]) -> None:
         self.name, self.documentation, self.label = name, documentation, label
         self.bounds = sorted(buckets)
         self._counts: dict[str, list[int]] = {}
@@ -113,33 +137,45 @@ class Metrics:
 
     def __post_init__(self) -> None:
         r = self.registry
-        self.connections = Gauge("solitaire_connections", "Open WebSocket connections",
-                                 registry=r)
-        self.messages = LabeledCounter("solitaire_messages", "Requests received, by type",
-                                       "type")
+        self.connections = Gauge("solitaire_connections", "Open WebSocket connections", registry=r)
+        self.messages = LabeledCounter("solitaire_messages", "Requests received, by type", "type")
         self.moves = LabeledCounter("solitaire_moves", "Moves accepted, by variant", "variant")
         self.errors = LabeledCounter("solitaire_errors", "Error replies, by code", "code")
         self.latency = LabeledHistogram(
-            "solitaire_request_seconds", "Time to handle a request, by type", "type",
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0))
-        self.games_finished = LabeledCounter("solitaire_games_finished",
-                                             "Games finished, by variant", "variant")
+            "solitaire_request_seconds",
+            "Time to handle a request, by type",
+            "type",
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+        )
+        self.games_finished = LabeledCounter(
+            "solitaire_games_finished", "Games finished, by variant", "variant"
+        )
         self.engine_cpu = LabeledCounter(
             "solitaire_engine_cpu_seconds",
             "Seconds in the rules engine: deal and replay, parse, apply, game over, events, view",
-            "variant")
-        for collector in (self.messages, self.moves, self.errors, self.latency,
-                          self.games_finished, self.engine_cpu):
+            "variant",
+        )
+        for collector in (
+            self.messages,
+            self.moves,
+            self.errors,
+            self.latency,
+            self.games_finished,
+            self.engine_cpu,
+        ):
             r.register(collector)
         # Event-loop lag (server/runtime/looplag.py): how late a periodic timer fires.
         self.loop_lag = Histogram(
             "solitaire_loop_lag_seconds",
-            "Event-loop lag: how late a periodic timer callback runs", buckets=LOOP_LAG_BUCKETS,
-            registry=r)
+            "Event-loop lag: how late a periodic timer callback runs",
+            buckets=LOOP_LAG_BUCKETS,
+            registry=r,
+        )
         self.loop_lag_max = Gauge(
             "solitaire_loop_lag_max_seconds",
             "Largest event-loop lag since the previous scrape (each scrape resets it)",
-            registry=r)
+            registry=r,
+        )
         self._loop_lag_max = 0.0
         self.loop_lag_max.set_function(self._take_loop_lag_max)
         self.gc = GcStats()

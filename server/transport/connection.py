@@ -64,8 +64,12 @@ def error_reply(exc: BaseException, req_id: int | None) -> p.ErrorReply:
 class Connection:
     """The state of one client connection."""
 
-    def __init__(self, ws: web.WebSocketResponse, services: Services,
-                 handlers: Mapping[type[p.ClientMessage], Handler]) -> None:
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        services: Services,
+        handlers: Mapping[type[p.ClientMessage], Handler],
+    ) -> None:
         self.ws = ws
         self.services = services
         self.handlers = handlers
@@ -102,8 +106,14 @@ class Connection:
             return p.encode(message, self.binary, validate=self.validate)
         except p.EncodeError:
             log.exception("cannot encode %s", type(message).__name__)
-            return p.encode(p.ErrorReply(code=p.ErrorCode.INTERNAL, message="internal error",
-                                         id=getattr(message, "id", None)), self.binary)
+            return p.encode(
+                p.ErrorReply(
+                    code=p.ErrorCode.INTERNAL,
+                    message="internal error",
+                    id=getattr(message, "id", None),
+                ),
+                self.binary,
+            )
 
     def send(self, message: p.ServerMessage) -> None:
         """Queue a message (pushes, from any task); a client too slow to keep up is
@@ -173,7 +183,8 @@ class Connection:
         self.close_code = (code, reason)
         if not self._in_frame:  # kept on the connection: asyncio holds no reference to it
             self._closer = asyncio.get_running_loop().create_task(
-                self._close_after_queue(code, reason))
+                self._close_after_queue(code, reason)
+            )
 
     async def _close_after_queue(self, code: int, reason: str, timeout: float = 1.0) -> None:
         await self.flush(timeout)
@@ -220,8 +231,13 @@ class Connection:
             # A refusal is dropped rather than overflow the send queue, so that a flood is
             # closed for flooding (1008), not as a slow reader (1013).
             if not self.queue.full():
-                self.send(p.ErrorReply(code=p.ErrorCode.RATE_LIMITED, id=_request_id(frame),
-                                       message="too many requests; slow down"))
+                self.send(
+                    p.ErrorReply(
+                        code=p.ErrorCode.RATE_LIMITED,
+                        id=_request_id(frame),
+                        message="too many requests; slow down",
+                    )
+                )
             return
         self.refused = 0
         started = time.perf_counter()
@@ -265,5 +281,3 @@ def _request_id(frame: str | bytes, max_size: int = p.MAX_FRAME_SIZE) -> int | N
         return exc.id
     except Exception:
         return None
-
-

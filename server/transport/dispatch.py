@@ -18,8 +18,12 @@ from server.transport.connection import Handler
 __all__ = ["ALL_TABLES", "IncompleteTable", "build_table"]
 
 #: The handler tables of every request module.
-ALL_TABLES: tuple[HandlerTable, ...] = (GAME_HANDLERS, RACE_HANDLERS, SOLVER_HANDLERS,
-                                        SOCIAL_HANDLERS)
+ALL_TABLES: tuple[HandlerTable, ...] = (
+    GAME_HANDLERS,
+    RACE_HANDLERS,
+    SOLVER_HANDLERS,
+    SOCIAL_HANDLERS,
+)
 
 
 class IncompleteTable(RuntimeError):

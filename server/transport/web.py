@@ -22,8 +22,14 @@ from aiohttp import web
 from engine import VARIANT_IDS, variant
 from engine.rules import rules_text
 
-__all__ = ["CONTENT_SECURITY_POLICY", "WEB_ROOT", "StaticFile", "WebFiles", "add_web_routes",
-           "rules_document"]
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "WEB_ROOT",
+    "StaticFile",
+    "WebFiles",
+    "add_web_routes",
+    "rules_document",
+]
 
 #: The browser client's files (installed as package data of `clients`).
 WEB_ROOT: Final = Path(__file__).resolve().parents[2] / "clients" / "web"
@@ -42,7 +48,8 @@ CONTENT_TYPES: Final[dict[str, str]] = {
 #: The page loads nothing but its own files and talks only to its own server.
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 #: Text files larger than this are sent compressed to clients that accept it (~4x smaller).
 COMPRESS_MIN_BYTES: Final = 1024
 NO_CACHE: Final = "no-cache"
@@ -130,8 +137,12 @@ def rules_document() -> dict[str, dict[str, str]]:
 
 def respond(request: web.Request, f: StaticFile, cache_control: str) -> web.Response:
     """``f`` with its ETag, or ``304`` when the client's copy is current."""
-    headers = {"ETag": f.etag, "Cache-Control": cache_control,
-               "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+    headers = {
+        "ETag": f.etag,
+        "Cache-Control": cache_control,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
     if f.content_type.startswith("text/html"):
         headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
     if f.etag in _etags(request.headers.get("If-None-Match", "")):
@@ -176,4 +187,3 @@ def add_web_routes(app: web.Application, root: Path = WEB_ROOT) -> None:
     app.router.add_get("/index.html", index)
     app.router.add_get("/assets/{name:.+}", asset)
     app.router.add_get("/rules.json", rules)
-

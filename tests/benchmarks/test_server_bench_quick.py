@@ -34,14 +34,21 @@ SECRET = "bench-test"
 
 
 def test_clock_offset_option_and_env(tmp_path: Path) -> None:
-    c = Config.from_args(["--clock-offset-ms", "-5000", "--daily-secret", "x",
-                          "--data-dir", str(tmp_path)], env={})
+    c = Config.from_args(
+        ["--clock-offset-ms", "-5000", "--daily-secret", "x", "--data-dir", str(tmp_path)], env={}
+    )
     assert c.clock_offset_ms == -5000
-    c = Config.from_args(["--daily-secret", "x", "--data-dir", str(tmp_path)],
-                         env={"SOLITAIRE_CLOCK_OFFSET_MS": "86400000"})
+    c = Config.from_args(
+        ["--daily-secret", "x", "--data-dir", str(tmp_path)],
+        env={"SOLITAIRE_CLOCK_OFFSET_MS": "86400000"},
+    )
     assert c.clock_offset_ms == 86_400_000
-    assert Config.from_args(["--daily-secret", "x", "--data-dir", str(tmp_path)],
-                            env={}).clock_offset_ms == 0
+    assert (
+        Config.from_args(
+            ["--daily-secret", "x", "--data-dir", str(tmp_path)], env={}
+        ).clock_offset_ms
+        == 0
+    )
 
 
 def test_loop_lag_monitor_sees_a_blocked_loop() -> None:
@@ -92,23 +99,38 @@ async def _session(port: int, secret: str, variant: str) -> dict[str, Any]:
 
         welcome = await ask(type="hello", versions=[1], name="clocktest")
         game = await ask(type="daily.start", variant=variant)
-        script = scripts.build(secret.encode(), DATE, [variant], per_variant=1,
-                               max_moves=3)[variant][0]
-        moved = [await ask(type="move", game_id=game["game_id"], move=m, expected_seq=i)
-                 for i, m in enumerate(script.moves)]
+        script = scripts.build(secret.encode(), DATE, [variant], per_variant=1, max_moves=3)[
+            variant
+        ][0]
+        moved = [
+            await ask(type="move", game_id=game["game_id"], move=m, expected_seq=i)
+            for i, m in enumerate(script.moves)
+        ]
         return {"welcome": welcome, "game": game, "moved": moved}
 
 
 def test_offset_clock_serves_the_precomputed_deal_and_metrics_expose_the_probes(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     variant = "fourteen-out"
     before_ms = time.time_ns() // 1_000_000
     offset = scripts.clock_offset_ms(DATE, before_ms)
-    flags = ("--no-certify", "--daily-secret", SECRET, "--log-level", "WARNING",
-             "--clock-offset-ms", str(offset), "--leaderboard-retention-days", "36500",
-             "--loop-lag-interval-ms", "5")
-    srv = procs.start_server(procs.free_port(), tmp_path / "data", flags=flags,
-                             log=tmp_path / "server.log")
+    flags = (
+        "--no-certify",
+        "--daily-secret",
+        SECRET,
+        "--log-level",
+        "WARNING",
+        "--clock-offset-ms",
+        str(offset),
+        "--leaderboard-retention-days",
+        "36500",
+        "--loop-lag-interval-ms",
+        "5",
+    )
+    srv = procs.start_server(
+        procs.free_port(), tmp_path / "data", flags=flags, log=tmp_path / "server.log"
+    )
     try:
         redis_pid = cpumeter.child_named(srv.pid, "redis-server")
         assert redis_pid is not None and cpumeter.cpu_seconds(redis_pid) >= 0
@@ -138,12 +160,34 @@ def test_offset_clock_serves_the_precomputed_deal_and_metrics_expose_the_probes(
 @pytest.mark.slow
 def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    server_bench.main(["--json", str(out), "--players", "4", "--generator-processes", "1",
-                       "--games", "1", "--variant-moves", "50", "--variants", "fourteen-out"])
+    server_bench.main(
+        [
+            "--json",
+            str(out),
+            "--players",
+            "4",
+            "--generator-processes",
+            "1",
+            "--games",
+            "1",
+            "--variant-moves",
+            "50",
+            "--variants",
+            "fourteen-out",
+        ]
+    )
     figures = json.loads(out.read_text())
-    for key in ("server_cpu_us_per_move", "redis_cpu_us_per_move", "echo_cpu_us_per_request",
-                "ratio", "loop_lag_p99_ms", "loop_lag_max_ms", "engine_share", "per_variant",
-                "generator_utilisation"):
+    for key in (
+        "server_cpu_us_per_move",
+        "redis_cpu_us_per_move",
+        "echo_cpu_us_per_request",
+        "ratio",
+        "loop_lag_p99_ms",
+        "loop_lag_max_ms",
+        "engine_share",
+        "per_variant",
+        "generator_utilisation",
+    ):
         assert key in figures, key
     assert figures["server_cpu_us_per_move"] > 0
     assert set(figures["per_variant"]) == {"fourteen-out"}
@@ -152,7 +196,8 @@ def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
 
 def test_churn_bench_prints_its_figures() -> None:
     cmd = [sys.executable, "benchmarks/churn_bench.py", "--connections", "100"]
-    out = subprocess.run(cmd, cwd=procs.ROOT, capture_output=True, text=True, timeout=120,
-                         check=True).stdout
+    out = subprocess.run(
+        cmd, cwd=procs.ROOT, capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     assert "100 connections of each kind" in out
     assert out.count("objects per connection") == 2 and "RATIO vanished / close frame" in out

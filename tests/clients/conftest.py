@@ -46,8 +46,14 @@ class Player:
     server_url: str | None = None
 
     def env(self) -> dict[str, str]:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(self.config),
-               "COLUMNS": "80", "TERM": "dumb", "NO_COLOR": "1"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "XDG_CONFIG_HOME": str(self.config),
+            "COLUMNS": "80",
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+        }
         env.pop("SOLITAIRE_SERVER", None)
         return env
 
@@ -56,13 +62,27 @@ class Player:
         return [sys.executable, "-m", "clients.cli", *server, *args]
 
     def run(self, *args: str, stdin: str = "", timeout: float = 30) -> Run:
-        proc = subprocess.run(self.argv(*args), input=stdin, capture_output=True, text=True,
-                              cwd=ROOT, env=self.env(), timeout=timeout)
+        proc = subprocess.run(
+            self.argv(*args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=self.env(),
+            timeout=timeout,
+        )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(self.argv(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=self.env())
+        return subprocess.Popen(
+            self.argv(*args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=self.env(),
+        )
 
 
 @pytest.fixture

@@ -39,14 +39,21 @@ def test_practice_plays_offline_to_the_end(make_player: Any) -> None:
         move = str(next(game.legal_moves()))
         game.apply(move)
         moves.append(move)
-    run = player.run("--json", "practice", "fourteen-out", "--seed", "11", "--moves", "-",
-                     stdin="\n".join(moves) + "\n")
+    run = player.run(
+        "--json",
+        "practice",
+        "fourteen-out",
+        "--seed",
+        "11",
+        "--moves",
+        "-",
+        stdin="\n".join(moves) + "\n",
+    )
     assert run.code == 0, run.err
     doc = run.json()
     assert doc["finished"] and doc["result"]["cleared"] == game.cleared
     assert all(m["ok"] for m in doc["moves"])
-    text = player.run("practice", "fourteen-out", "--seed", "11", "--moves", "-",
-                      stdin="undo\n")
+    text = player.run("practice", "fourteen-out", "--seed", "11", "--moves", "-", stdin="undo\n")
     assert text.code == 1 and "there is no move to undo" in text.out
 
 
@@ -62,10 +69,15 @@ def test_practice_interactive_in_a_pty(make_player: Any) -> None:
     """The interactive loop offline: generated help, a refused move, resign asked first."""
     player = make_player(None)
     env = {**player.env(), "TERM": "xterm", "LINES": "50"}
-    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "--ascii", "practice",
-                                           "fourteen-out", "--seed", "3"],
-                          cwd=str(ROOT), env=env, encoding="utf-8", timeout=20,
-                          dimensions=(50, 80))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clients.cli", "--ascii", "practice", "fourteen-out", "--seed", "3"],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 80),
+    )
     try:
         child.expect("Type a move, or 'help'")
         child.expect("move> ")

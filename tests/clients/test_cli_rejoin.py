@@ -15,7 +15,8 @@ from tests.support.wsclient import Client
 
 @pytest.mark.asyncio
 async def test_race_without_a_variant_rejoins_the_race_under_way(
-        server: ServerProcess, make_player: Any) -> None:
+    server: ServerProcess, make_player: Any
+) -> None:
     player = make_player(server.url)
     made = player.run("--name", "rejoin_cli", "--json", "daily", "fourteen-out", "--show")
     assert made.code == 0, made.err
@@ -32,8 +33,12 @@ async def test_race_without_a_variant_rejoins_the_race_under_way(
     await me.close()
     proc = await asyncio.create_subprocess_exec(
         *player.argv("--json", "race", "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=player.env(),
+    )
     try:
         started = await other.push("race.started", timeout=20)
         assert proc.stdin is not None

@@ -59,16 +59,18 @@ def test_illegal_move_stops_with_reason(server: ServerProcess, make_player: Any)
 
 def test_leaderboard_text_and_json(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
-    run = player.run("--name", "boarder", "daily", "triple-triangle", "--moves", "-",
-                     stdin="resign\n")
+    run = player.run(
+        "--name", "boarder", "daily", "triple-triangle", "--moves", "-", stdin="resign\n"
+    )
     assert run.code == 0, run.err + run.out
     table = player.run("leaderboard", "triple-triangle")
     assert table.code == 0
     mine = [line for line in table.out.splitlines() if "boarder" in line]
     assert mine and "▶" in mine[0]
     doc = player.run("--json", "leaderboard", "triple-triangle", "--around-me").json()
-    assert doc["kind"] == "daily" and any(e["me"] and e["name"] == "boarder"
-                                          for e in doc["entries"])
+    assert doc["kind"] == "daily" and any(
+        e["me"] and e["name"] == "boarder" for e in doc["entries"]
+    )
     assert doc["me"]["name"] == "boarder"
     race = player.run("--json", "leaderboard", "fourteen-out", "--race")
     assert race.code == 0 and race.json()["board"] == "rating"
@@ -85,11 +87,9 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
     srv.start()
     try:
         player = make_player(srv.url)
-        assert player.run("--name", "phoenix", "--json", "daily", "triple-deck",
-                          "--show").code == 0
+        assert player.run("--name", "phoenix", "--json", "daily", "triple-deck", "--show").code == 0
         moves = ["d", "d", "d"]  # drawing is legal on every Triple Deck deal
-        assert player.run("daily", "triple-deck", "--moves", "-",
-                          stdin=moves[0] + "\n").code == 0
+        assert player.run("daily", "triple-deck", "--moves", "-", stdin=moves[0] + "\n").code == 0
         srv.restart()  # between two runs: the game is resumed from the server
         doc = player.run("--json", "daily", "triple-deck", "--show").json()
         assert doc["seq"] == 1
@@ -115,10 +115,15 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
 def test_interactive_in_a_pty(server: ServerProcess, make_player: Any) -> None:
     player = make_player(server.url)
     env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
-    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "--server", server.url, "--ascii",
-                                           "daily", "fourteen-out"],
-                          cwd=str(ROOT), env=env, encoding="utf-8", timeout=20,
-                          dimensions=(50, 80))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clients.cli", "--server", server.url, "--ascii", "daily", "fourteen-out"],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 80),
+    )
     try:
         child.expect("display name")
         child.sendline("ptyplayer")
@@ -136,8 +141,12 @@ def test_interactive_in_a_pty(server: ServerProcess, make_player: Any) -> None:
         child.sendline("hint")
         # The server's solver either gives a move (counted, with its time penalty) or says it
         # knows no winning line (not counted); nothing else may come back.
-        child.expect([r"hint: (\d+(?: \d+)?)   \(hints used: 1, time penalty \d+ s\)",
-                      "the server knows no winning line from here \\(no hint counted\\)"])
+        child.expect(
+            [
+                r"hint: (\d+(?: \d+)?)   \(hints used: 1, time penalty \d+ s\)",
+                "the server knows no winning line from here \\(no hint counted\\)",
+            ]
+        )
         hinted = child.match.group(1) if child.match.lastindex else None
         child.expect("move> ")
         if hinted is not None:  # the hint is a legal move: playing it clears two more cards
@@ -164,8 +173,12 @@ async def test_race_against_a_second_client(server: ServerProcess, make_player: 
     assert queued["waiting"] == 1  # alone in the queue: the CLI is matched with this client
     proc = await asyncio.create_subprocess_exec(
         *player.argv("--name", "racer_cli", "--json", "race", "fourteen-out", "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=player.env(),
+    )
     try:
         started = await other.push("race.started", timeout=20)
         assert proc.stdin is not None
@@ -188,11 +201,13 @@ def test_rate_limited_requests_are_retried(tmp_path: Path, make_player: Any) -> 
     srv.start()
     try:
         player = make_player(srv.url)
-        view = player.run("--name", "hasty", "--json", "daily", "fourteen-out",
-                          "--show").json()["view"]
+        view = player.run("--name", "hasty", "--json", "daily", "fourteen-out", "--show").json()[
+            "view"
+        ]
         moves = solve_greedy(view)[:8]
-        run = player.run("--json", "daily", "fourteen-out", "--moves", "-",
-                         stdin="\n".join(moves) + "\n")
+        run = player.run(
+            "--json", "daily", "fourteen-out", "--moves", "-", stdin="\n".join(moves) + "\n"
+        )
         assert run.code == 0, run.err
         assert "rate limited" in run.err
         assert [m["ok"] for m in run.json()["moves"]] == [True] * len(moves)

@@ -56,8 +56,9 @@ async def test_a_line_comes_first_and_the_push_wait_is_kept() -> None:
         pushes.put_nowait(shutdown("one"))
         pushes.put_nowait(shutdown("two"))
         got = [await asyncio.wait_for(events.next("> "), 5) for _ in range(2)]
-    assert [e.message.reason for e in got
-            if isinstance(e, Push) and isinstance(e.message, p.Shutdown)] == ["one", "two"]
+    assert [
+        e.message.reason for e in got if isinstance(e, Push) and isinstance(e.message, p.Shutdown)
+    ] == ["one", "two"]
     assert pushes.empty()
 
 

@@ -44,10 +44,21 @@ def text_of(renderable: object) -> str:
     return console.export_text()
 
 
-@pytest.mark.parametrize(("line", "name"), [
-    ("", "board"), ("  b ", "board"), ("?", "help"), ("H", "help"), ("m", "moves"),
-    ("Q", "quit"), (":q", "quit"), ("exit", "quit"), ("finish", "resign"), ("undo", "undo"),
-])
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("", "board"),
+        ("  b ", "board"),
+        ("?", "help"),
+        ("H", "help"),
+        ("m", "moves"),
+        ("Q", "quit"),
+        (":q", "quit"),
+        ("exit", "quit"),
+        ("finish", "resign"),
+        ("undo", "undo"),
+    ],
+)
 def test_words_name_commands(line: str, name: str) -> None:
     command = PLAY_COMMANDS.find(line)
     assert command is not None and command.name == name
@@ -63,8 +74,10 @@ def test_a_word_may_name_one_command_only() -> None:
         return Redraw()
 
     with pytest.raises(ValueError, match="'B'"):
-        CommandTable([Command("board", "", nothing, ("b",)), Command("back", "", nothing, ("B",))],
-                     fallback=nothing)
+        CommandTable(
+            [Command("board", "", nothing, ("b",)), Command("back", "", nothing, ("B",))],
+            fallback=nothing,
+        )
 
 
 async def test_dispatch_plays_on_a_real_game() -> None:

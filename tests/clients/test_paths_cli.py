@@ -38,16 +38,22 @@ ROOM_LINE = re.compile(r"Room code: ([A-Z0-9]+)")
 def spawn(player: Any, *args: str) -> pexpect.spawn:
     """The CLI in a pseudo-terminal (interactive mode) as ``player``."""
     env = {**player.env(), "TERM": "xterm", "COLUMNS": "100", "LINES": "50"}
-    return pexpect.spawn(sys.executable, ["-m", "clients.cli", "--server", player.server_url,
-                                          "--ascii", *args],
-                         cwd=str(ROOT), env=env, encoding="utf-8", timeout=30,
-                         dimensions=(50, 100))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "clients.cli", "--server", player.server_url, "--ascii", *args],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 100),
+    )
 
 
 def solve_line(view: dict[str, Any], count: int) -> list[str]:
     """``count`` legal moves in a row from the game's start (a depth-first search: the
     first legal move each time can run into a dead end on some deals of the random daily
     secret the server has here)."""
+
     def extend(game: Any, line: list[str]) -> list[str] | None:
         if len(line) == count:
             return line
@@ -69,8 +75,15 @@ def popen_fed(player: Any, stdin: str, *args: str) -> subprocess.Popen[str]:
     feed = player.config.parent / f"{player.config.name}.stdin"
     feed.write_text(stdin)
     with feed.open() as source:
-        return subprocess.Popen(player.argv(*args), stdin=source, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=player.env())
+        return subprocess.Popen(
+            player.argv(*args),
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=player.env(),
+        )
 
 
 def room_code(proc: subprocess.Popen[str]) -> str:
@@ -85,16 +98,27 @@ def room_code(proc: subprocess.Popen[str]) -> str:
     raise AssertionError(f"no room code in {seen!r} ({proc.wait()})")
 
 
-def test_private_room_race_in_text_mode_then_race_boards(server: ServerProcess,
-                                                         make_player: Any) -> None:
+def test_private_room_race_in_text_mode_then_race_boards(
+    server: ServerProcess, make_player: Any
+) -> None:
     host, guest = make_player(server.url), make_player(server.url)
     # Each script is played once the race starts.
-    creator = popen_fed(host, "resign\n", "--name", "roomhost", "race", "fourteen-out",
-                        "--create", "--moves", "-")
+    creator = popen_fed(
+        host, "resign\n", "--name", "roomhost", "race", "fourteen-out", "--create", "--moves", "-"
+    )
     try:
         code = room_code(creator)
-        joined = guest.run("--name", "roomguest", "race", "--join", code.lower(),
-                           "--moves", "-", stdin="resign\n", timeout=60)
+        joined = guest.run(
+            "--name",
+            "roomguest",
+            "race",
+            "--join",
+            code.lower(),
+            "--moves",
+            "-",
+            stdin="resign\n",
+            timeout=60,
+        )
         out, err = creator.communicate(timeout=60)
     finally:
         if creator.poll() is None:
@@ -118,13 +142,15 @@ def test_private_room_race_in_text_mode_then_race_boards(server: ServerProcess,
     assert "races · rating" in text.out
     marked = [line for line in text.out.splitlines() if "▶" in line]
     assert len(marked) == 1 and "roomguest" in marked[0]
-    wins = guest.run("leaderboard", "fourteen-out", "--race", "--board", "wins",
-                     "--date", "2001-01-01")
+    wins = guest.run(
+        "leaderboard", "fourteen-out", "--race", "--board", "wins", "--date", "2001-01-01"
+    )
     assert wins.code == 0 and "(no races yet)" in wins.out
 
 
-def test_interactive_room_race_ends_with_the_standings_table(server: ServerProcess,
-                                                             make_player: Any) -> None:
+def test_interactive_room_race_ends_with_the_standings_table(
+    server: ServerProcess, make_player: Any
+) -> None:
     host, guest = make_player(server.url), make_player(server.url)
     child = spawn(host, "--name", "ptyhost", "race", "triple-triangle", "--create")
     joiner: subprocess.Popen[str] | None = None
@@ -134,8 +160,18 @@ def test_interactive_room_race_ends_with_the_standings_table(server: ServerProce
         child.expect("type 'start' when everyone is in")
         child.sendline("start")
         child.expect("cannot start: a race needs at least two racers")
-        joiner = popen_fed(guest, "resign\n", "--name", "ptyguest", "--json", "race",
-                           "--join", code, "--moves", "-")
+        joiner = popen_fed(
+            guest,
+            "resign\n",
+            "--name",
+            "ptyguest",
+            "--json",
+            "race",
+            "--join",
+            code,
+            "--moves",
+            "-",
+        )
         child.expect(r"Racers \(2/8\): ptyhost, ptyguest")
         child.sendline("start")
         child.expect("Starting in")
@@ -165,8 +201,9 @@ def test_interactive_room_race_ends_with_the_standings_table(server: ServerProce
 
 
 def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: Any) -> None:
-    child = spawn(make_player(server.url), "--name", "quitter", "race", "fourteen-out",
-                  "--players", "3")
+    child = spawn(
+        make_player(server.url), "--name", "quitter", "race", "fourteen-out", "--players", "3"
+    )
     try:
         child.expect(r"Waiting for opponents \(1 waiting, 3 needed\)")
         child.sendline("quit")
@@ -177,13 +214,10 @@ def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: An
     assert child.exitstatus == 2
 
 
-def test_name_retries_until_the_server_accepts_one(server: ServerProcess,
-                                                   make_player: Any) -> None:
-    taken = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out",
-                                        "--show")
+def test_name_retries_until_the_server_accepts_one(server: ServerProcess, make_player: Any) -> None:
+    taken = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out", "--show")
     assert taken.code == 0, taken.err
-    refused = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out",
-                                          "--show")
+    refused = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out", "--show")
     assert refused.code == 2 and "choose another --name" in refused.err
     bad = make_player(server.url).run("--name", "no", "daily", "fourteen-out", "--show")
     assert bad.code == 2 and "invalid --name" in bad.err
@@ -206,13 +240,17 @@ def test_name_retries_until_the_server_accepts_one(server: ServerProcess,
     assert again.code == 0 and again.json()["seq"] == 0
 
 
-def test_a_version_mismatch_exits_4(server: ServerProcess, tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_version_mismatch_exits_4(
+    server: ServerProcess,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.setattr(protocol, "SUPPORTED_VERSIONS", frozenset({7}))  # the client's side
-    code = cli_main(["--server", server.url, "--name", "futurist", "--json", "daily",
-                     "fourteen-out", "--show"])
+    code = cli_main(
+        ["--server", server.url, "--name", "futurist", "--json", "daily", "fourteen-out", "--show"]
+    )
     assert code == EXIT_VERSION == 4
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"]["exit_code"] == 4
@@ -235,7 +273,8 @@ async def test_reconnecting_gives_up_after_its_deadline(tmp_path: Path) -> None:
 
 
 async def test_a_queued_racer_comes_back_after_the_server_restarts(
-        tmp_path: Path, make_player: Any) -> None:
+    tmp_path: Path, make_player: Any
+) -> None:
     """Waiting in the queue when the server goes away: the CLI reconnects by itself, is still
     queued (the queue is in Redis), and the race that matches it later is played."""
     srv = ServerProcess(tmp_path / "data").start()
@@ -243,10 +282,13 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
     proc: asyncio.subprocess.Process | None = None
     try:
         proc = await asyncio.create_subprocess_exec(
-            *player.argv("--name", "patient_one", "--json", "race", "fourteen-out",
-                         "--moves", "-"),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+            *player.argv("--name", "patient_one", "--json", "race", "fourteen-out", "--moves", "-"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT,
+            env=player.env(),
+        )
         # Queued: the queue's index of who waits (in the server's Redis) holds one player.
         store = redis.asyncio.Redis.from_url(f"unix://{tmp_path / 'data' / 'redis.sock'}")
         deadline = asyncio.get_running_loop().time() + 30
@@ -279,8 +321,7 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
     assert {r["name"] for r in doc["standings"]} == {"patient_one", "latecomer"}
 
 
-async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path,
-                                                         make_player: Any) -> None:
+async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path, make_player: Any) -> None:
     srv = ServerProcess(tmp_path / "data").start()
     player = make_player(srv.url)
     other = await Client.connect(srv.url)
@@ -289,10 +330,15 @@ async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path,
         await other.hello(name="steady")
         assert (await other.request("race.queue", variant="fourteen-out"))["waiting"] == 1
         proc = await asyncio.create_subprocess_exec(
-            *player.argv("--name", "phoenix_racer", "--json", "race", "fourteen-out",
-                         "--moves", "-"),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+            *player.argv(
+                "--name", "phoenix_racer", "--json", "race", "fourteen-out", "--moves", "-"
+            ),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT,
+            env=player.env(),
+        )
         started = await other.push("race.started", timeout=30)
         # The CLI plays one move first: once the others see its progress it is racing (not
         # still in the waiting room) when the server goes away.
@@ -332,24 +378,29 @@ async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path,
 
 
 @pytest.mark.parametrize("elsewhere", [1, 2])
-async def test_a_game_changed_elsewhere_refreshes_the_board(server: ServerProcess,
-                                                            make_player: Any,
-                                                            elsewhere: int) -> None:
+async def test_a_game_changed_elsewhere_refreshes_the_board(
+    server: ServerProcess, make_player: Any, elsewhere: int
+) -> None:
     """The same player on a second device moves while the CLI's script runs: the CLI's next
     move is refused as a conflict, it refreshes its board, and the script stops there. With
     one move made elsewhere, the game is one move on as if the CLI's own had landed (a lost
     reply): the move log tells that it was not the CLI's."""
     player = make_player(server.url)
-    shown = player.run("--name", f"twodevices{elsewhere}", "--json", "daily", "fourteen-out",
-                       "--show")
+    shown = player.run(
+        "--name", f"twodevices{elsewhere}", "--json", "daily", "fourteen-out", "--show"
+    )
     assert shown.code == 0, shown.err
     line = solve_line(shown.json()["view"], 4)
     token = TokenStore(player.config / "solitaire").get(server.url)
     assert token is not None
     proc = await asyncio.create_subprocess_exec(
         *player.argv("--json", "daily", "fourteen-out", "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=player.env())
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=player.env(),
+    )
     device = await Client.connect(server.url)
     try:
         await device.hello(token=token.token)
@@ -363,8 +414,9 @@ async def test_a_game_changed_elsewhere_refreshes_the_board(server: ServerProces
             await asyncio.sleep(0.05)
             game = await device.request("game.get", game_id=game["game_id"])
         for seq, move in ((1, line[1]), (2, line[2]))[:elsewhere]:
-            moved = await device.request("move", game_id=game["game_id"], move=move,
-                                         expected_seq=seq)
+            moved = await device.request(
+                "move", game_id=game["game_id"], move=move, expected_seq=seq
+            )
             assert moved["seq"] == seq + 1
         proc.stdin.write(f"{line[3]}\n{line[3]}\n".encode())  # the CLI still thinks seq 1
         proc.stdin.close()
@@ -377,8 +429,12 @@ async def test_a_game_changed_elsewhere_refreshes_the_board(server: ServerProces
     assert proc.returncode == 1, out.decode() + err.decode()
     doc = json.loads(out)
     assert [o["ok"] for o in doc["outcomes"]] == [True, False]  # the last line never sent
-    assert doc["error"] == {"line": 2, "move": line[3], "code": "conflict",
-                            "reason": "the game changed elsewhere; the board is refreshed"}
+    assert doc["error"] == {
+        "line": 2,
+        "move": line[3],
+        "code": "conflict",
+        "reason": "the game changed elsewhere; the board is refreshed",
+    }
     assert doc["view"]["moves"] == 1 + elsewhere  # the board was refreshed from the server
 
 
@@ -408,8 +464,9 @@ async def test_session_refusals_are_typed(server: ServerProcess) -> None:
     welcome = await session.connect()
     assert welcome.token and session.token == welcome.token and session.connected
     with pytest.raises(RequestFailed) as missing:
-        await session.request(lambda rid: protocol.GameGet(id=rid, game_id="d.x.2030-01-01.y"),
-                              protocol.GameState)
+        await session.request(
+            lambda rid: protocol.GameGet(id=rid, game_id="d.x.2030-01-01.y"), protocol.GameState
+        )
     assert missing.value.code == "not_found"
     with pytest.raises(RequestFailed, match="unexpected reply 'pong'") as odd:
         await session.request(lambda rid: protocol.Ping(id=rid), protocol.Welcome)
@@ -423,13 +480,15 @@ async def test_session_refusals_are_typed(server: ServerProcess) -> None:
     await again.close()
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("leaderboard", "fourteen-out", "--limit", "0"), "the limit must be from 1 to 100"),
-    (("leaderboard", "fourteen-out", "--limit", "ten"), "not an integer: 'ten'"),
-    (("practice", "fourteen-out", "--seed", "-1"), "the seed must be in 0..2**64-1"),
-    (("practice", "fourteen-out", "--seed", "x1"), "not an integer: 'x1'"),
-])
-def test_bad_numbers_are_usage_errors(make_player: Any, args: tuple[str, ...],
-                                      says: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("leaderboard", "fourteen-out", "--limit", "0"), "the limit must be from 1 to 100"),
+        (("leaderboard", "fourteen-out", "--limit", "ten"), "not an integer: 'ten'"),
+        (("practice", "fourteen-out", "--seed", "-1"), "the seed must be in 0..2**64-1"),
+        (("practice", "fourteen-out", "--seed", "x1"), "not an integer: 'x1'"),
+    ],
+)
+def test_bad_numbers_are_usage_errors(make_player: Any, args: tuple[str, ...], says: str) -> None:
     run = make_player("ws://127.0.0.1:9/ws").run(*args)  # refused before any connection
     assert run.code == 2 and says in run.err

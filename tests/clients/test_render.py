@@ -58,8 +58,9 @@ def test_board_hides_face_down_cards_and_fits(variant: str, seed: int) -> None:
     hidden = hidden_cards(game.to_json(), view)
     assert not shown & hidden, f"face-down cards shown: {shown & hidden}"
     assert shown <= visible_cards(view)
-    if variant != "triple-triangle" and any(p.get("down") for p in view["piles"]
-                                            if isinstance(p, dict)):
+    if variant != "triple-triangle" and any(
+        p.get("down") for p in view["piles"] if isinstance(p, dict)
+    ):
         assert "░░░" in text
     header = " ".join(text.splitlines())
     for n in positions(view):
@@ -84,8 +85,9 @@ def test_pairing_board_shows_all_cards_of_fourteen_out() -> None:
 
 def test_symbols_and_colours() -> None:
     game = new_game("fourteen-out", 3)
-    console = Console(width=80, record=True, file=io.StringIO(), force_terminal=True,
-                      color_system="standard")
+    console = Console(
+        width=80, record=True, file=io.StringIO(), force_terminal=True, color_system="standard"
+    )
     console.print(render_board(game.view()))
     styled = console.export_text(styles=True)
     assert "♥" in styled or "♦" in styled

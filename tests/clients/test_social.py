@@ -45,8 +45,9 @@ def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
         game.apply(move)
         moves.append(str(move))
     assert moves, f"the deal of {shown.json()['date']} has no legal move: pin another day"
-    run = player.run("--json", "daily", "fourteen-out", "--moves", "-",
-                     stdin="\n".join(moves) + "\n")
+    run = player.run(
+        "--json", "daily", "fourteen-out", "--moves", "-", stdin="\n".join(moves) + "\n"
+    )
     assert run.code == 0, run.out + run.err  # a refused move is in the JSON on stdout
     result: dict[str, Any] = run.json()
     assert result["finished"], run.out
@@ -89,18 +90,31 @@ def test_me_history_share_and_profile(server: ServerProcess, make_player: Any) -
 
 def test_share_text() -> None:
     day = dt.date(2030, 6, 15)
-    won = p.DayResult(variant="fourteen-out", date="2030-06-15", game_id="d.x", won=True,
-                      resigned=False, cleared=52, score=52, time_ms=75_000, moves=26, hints=0,
-                      finished_at=0, replayable=False)
+    won = p.DayResult(
+        variant="fourteen-out",
+        date="2030-06-15",
+        game_id="d.x",
+        won=True,
+        resigned=False,
+        cleared=52,
+        score=52,
+        time_ms=75_000,
+        moves=26,
+        hints=0,
+        finished_at=0,
+        replayable=False,
+    )
     text = share_text(day, [won], {"fourteen-out": 4}, {"fourteen-out": (3, 41)}, ascii=True)
     assert text.splitlines() == [
         "Solitaire daily 2030-06-15",
-        "WON Fourteen Out · cleared 52/52 · 1:15 · 26 moves · #3 of 41 · streak 4 days"]
+        "WON Fourteen Out · cleared 52/52 · 1:15 · 26 moves · #3 of 41 · streak 4 days",
+    ]
     assert "no daily game" in share_text(day, [], {}, {}, ascii=True)
 
 
-async def first_pushes(client: Client, types: tuple[str, ...],
-                       timeout: float) -> dict[str, dict[str, Any]]:
+async def first_pushes(
+    client: Client, types: tuple[str, ...], timeout: float
+) -> dict[str, dict[str, Any]]:
     """The first push of each of ``types``, in whatever order they come (`Client.push` drops
     every other push while it waits for one type)."""
     got: dict[str, dict[str, Any]] = {}
@@ -137,8 +151,9 @@ async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) 
             started[c.player_id] = got["race.started"]
         view = started[a.player_id]["view"]
         move = str(next(from_view(view).legal_moves()))  # a race never deals a dead deal
-        assert (await a.request("move", game_id=started[a.player_id]["game_id"],
-                                move=move))["type"] == "moved"
+        assert (await a.request("move", game_id=started[a.player_id]["game_id"], move=move))[
+            "type"
+        ] == "moved"
         for c in (a, b):
             await c.request("resign", game_id=started[c.player_id]["game_id"])
         out, err = await asyncio.to_thread(proc.communicate, timeout=60)

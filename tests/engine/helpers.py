@@ -127,8 +127,9 @@ def fresh(variant: str, **state: Any) -> Game:
     return game
 
 
-def random_play(game: Game, rng: random.Random, max_moves: int,
-                undo_chance: float = 0.15) -> list[str]:
+def random_play(
+    game: Game, rng: random.Random, max_moves: int, undo_chance: float = 0.15
+) -> list[str]:
     """Play random legal moves (and some undos); returns the log as text lines."""
     log: list[str] = []
     for _ in range(max_moves):

@@ -14,8 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine", *args], input=stdin, text=True,
-                          capture_output=True, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        input=stdin,
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 def test_variants_lists_ids() -> None:
@@ -40,8 +46,7 @@ def test_replay_with_comments_blank_lines_and_undo() -> None:
     for line in ("1 7", "undo", "1 7", "3 10"):
         game.play(line)
     assert reply == {"state": game.to_json(), "result": game.result()}
-    assert reply["result"] == {"won": False, "over": False, "score": 4, "cleared": 4,
-                               "moves": 4}
+    assert reply["result"] == {"won": False, "over": False, "score": 4, "cleared": 4, "moves": 4}
 
 
 def test_replay_stops_at_first_illegal_move() -> None:
@@ -67,8 +72,7 @@ def test_bad_arguments() -> None:
 
 def test_seed_must_be_written_as_docs_deals_says() -> None:
     """docs/deals.md §1: decimal ASCII without sign, spaces, underscores or leading zeros."""
-    for bad in ("01", "+1", " 1", "1 ", "1_0", "\u0661", "\uff11", "1.0", "", "0x1",
-                str(2**64)):
+    for bad in ("01", "+1", " 1", "1 ", "1_0", "\u0661", "\uff11", "1.0", "", "0x1", str(2**64)):
         out = run("deal", "fourteen-out", "--seed", bad)
         assert out.returncode == 2, bad
         assert "seed" in out.stderr and "Traceback" not in out.stderr, out.stderr

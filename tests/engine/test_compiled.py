@@ -30,7 +30,8 @@ def compiled_sources() -> list[str]:
     tree = ast.parse((ROOT / "setup.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "COMPILED_MODULES" for t in node.targets):
+            isinstance(t, ast.Name) and t.id == "COMPILED_MODULES" for t in node.targets
+        ):
             value = ast.literal_eval(node.value)
             assert isinstance(value, list)
             return [str(v) for v in value]
@@ -51,15 +52,19 @@ def test_the_code_runs_compiled_unless_built_pure() -> None:
     library = Path(sys.modules["solitaire_compiled__mypyc"].__file__ or "")
     for source in compiled_sources():
         assert library.stat().st_mtime >= (ROOT / source).stat().st_mtime, (
-            f"{library.name} is older than {source}: run `make test` (it recompiles)")
+            f"{library.name} is older than {source}: run `make test` (it recompiles)"
+        )
 
 
 def test_no_library_but_the_listed_ones_is_left_in_the_tree() -> None:
     """A compiled module dropped from the list, or an older build's library, would shadow
     its source for good: only the listed modules and their one library may be compiled."""
     listed = {str(Path(s).with_suffix("")) for s in compiled_sources()}
-    found = {str(p.relative_to(ROOT)).split(".")[0]
-             for d in ("engine", "engine/solvers", "protocol") for p in (ROOT / d).glob("*.so")}
+    found = {
+        str(p.relative_to(ROOT)).split(".")[0]
+        for d in ("engine", "engine/solvers", "protocol")
+        for p in (ROOT / d).glob("*.so")
+    }
     assert found == (set() if PURE else listed)
     libraries = {p.name.split(".")[0] for p in ROOT.glob("*__mypyc*.so")}
     assert libraries == (set() if PURE else {"solitaire_compiled__mypyc"})
@@ -67,10 +72,16 @@ def test_no_library_but_the_listed_ones_is_left_in_the_tree() -> None:
 
 def test_move_values_copy_and_pickle_alike_in_both_builds() -> None:
     values: list[object] = [
-        Move("3", "5", 1, counted=True), Move("d"),
-        Transfer((parse_card("7H"), parse_card("6S")), "3", "5"), Reveal(None, "4"),
-        MoveResult("3 5 1", (Transfer((parse_card("7H"),), "3", "5"),),
-                   (Reveal(parse_card("KD"), "3"),), extra=({"type": "recycle"},)),
+        Move("3", "5", 1, counted=True),
+        Move("d"),
+        Transfer((parse_card("7H"), parse_card("6S")), "3", "5"),
+        Reveal(None, "4"),
+        MoveResult(
+            "3 5 1",
+            (Transfer((parse_card("7H"),), "3", "5"),),
+            (Reveal(parse_card("KD"), "3"),),
+            extra=({"type": "recycle"},),
+        ),
     ]
     for value in values:
         for twin in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
@@ -83,11 +94,18 @@ def pure_run(tmp_path: Path, module: str, *args: str) -> dict[str, object]:
     """`python -m module args` with the pure-Python packages: only their .py sources, first on
     the path of a fresh interpreter (its working directory, which `-m` puts first)."""
     for package in ("engine", "protocol"):
-        shutil.copytree(ROOT / package, tmp_path / package,
-                        ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+        shutil.copytree(
+            ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    out = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env,
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     result: dict[str, object] = json.loads(out)
     assert result["compiled"] is False
     return result

@@ -32,8 +32,13 @@ def test_first_deal_for_seed_1_is_frozen(variant: str) -> None:
 
 
 def test_explicit_golden_cards() -> None:
-    assert [e["card"] for e in new_game("fourteen-out", 1).to_json()["piles"][0]] == \
-        ["9C", "6C", "JH", "KD", "6S"]
+    assert [e["card"] for e in new_game("fourteen-out", 1).to_json()["piles"][0]] == [
+        "9C",
+        "6C",
+        "JH",
+        "KD",
+        "6S",
+    ]
     tri = new_game("triple-triangle", 1).to_json()
     assert tri["foundation"] == ["6H"] and tri["stock"][0] == "10D"
     assert new_game("triple-deck", 1).to_json()["piles"][6][-1] == {"card": "3S", "up": True}
@@ -44,8 +49,9 @@ def test_stream_is_sha256_counter_mode() -> None:
     rng = DealRng("triple-deck", 7)
     words = [rng.next_word() for _ in range(8)]
     for block in range(2):
-        digest = hashlib.sha256(b"solitaire-deal-v1\x00triple-deck\x007\x00"
-                                + block.to_bytes(8, "big")).digest()
+        digest = hashlib.sha256(
+            b"solitaire-deal-v1\x00triple-deck\x007\x00" + block.to_bytes(8, "big")
+        ).digest()
         expected = [int.from_bytes(digest[k : k + 8], "big") for k in range(0, 32, 8)]
         assert words[4 * block : 4 * block + 4] == expected
 

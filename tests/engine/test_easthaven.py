@@ -14,19 +14,25 @@ from .helpers import cards, deck, fresh, state_cards
 FILLER = ("5C", "KD")  # a face-down 5C under a KD: no move, no foundation play
 
 
-def eh(piles: list[tuple[str, str]], stock: str = "", foundations: list[str] | None = None,
-       fill: bool = True) -> Game:
+def eh(
+    piles: list[tuple[str, str]],
+    stock: str = "",
+    foundations: list[str] | None = None,
+    fill: bool = True,
+) -> Game:
     """A position: piles as (face-down, face-up) texts bottom first (the rest filled with dead
     K piles unless `fill` is False), stock next-to-deal first, foundations 1-3 clubs, 4-6
     diamonds, 7-9 hearts, 10-12 spades."""
     extra = [FILLER if fill else ("", "")] * (12 - len(piles))
     piles = piles + extra
     founds = (foundations or []) + [""] * (12 - len(foundations or []))
-    return fresh("triple-easthaven",
-                 _piles=[cards(d) + cards(u) for d, u in piles],
-                 _down=[len(d.split()) for d, _ in piles],
-                 _stock=list(reversed(cards(stock))),
-                 _foundations=[cards(f) for f in founds])
+    return fresh(
+        "triple-easthaven",
+        _piles=[cards(d) + cards(u) for d, u in piles],
+        _down=[len(d.split()) for d, _ in piles],
+        _stock=list(reversed(cards(stock))),
+        _foundations=[cards(f) for f in founds],
+    )
 
 
 def moves(game: Game) -> set[str]:
@@ -52,10 +58,18 @@ def test_deal_layout(seed: int) -> None:
     assert [p["down"] for p in game.view()["piles"]] == [2] * 12
 
 
-@pytest.mark.parametrize(("lower", "upper", "ok"), [("8H", "9S", True), ("8D", "9C", True),
-                                                    ("8S", "9H", True), ("8D", "9H", False),
-                                                    ("8S", "9C", False), ("7H", "9S", False),
-                                                    ("9H", "8S", False)])
+@pytest.mark.parametrize(
+    ("lower", "upper", "ok"),
+    [
+        ("8H", "9S", True),
+        ("8D", "9C", True),
+        ("8S", "9H", True),
+        ("8D", "9H", False),
+        ("8S", "9C", False),
+        ("7H", "9S", False),
+        ("9H", "8S", False),
+    ],
+)
 def test_builds_down_in_alternating_colours(lower: str, upper: str, ok: bool) -> None:
     game = eh([("2C", lower), ("3C", upper)], stock="AD")
     assert ("1 2 1" in moves(game)) == ok
@@ -101,8 +115,9 @@ def test_deal_one_card_to_every_pile_including_empty_ones() -> None:
         assert pile(game, i + 1) == [*before[i], stock.split()[i]]
         assert game.to_json()["piles"][i][-1]["up"] is True
     assert game.to_json()["stock"] == ["KC", "AD"]
-    assert [e["to"] for e in result.events() if e["type"] == "move"] == \
-        [str(i) for i in range(1, 13)]
+    assert [e["to"] for e in result.events() if e["type"] == "move"] == [
+        str(i) for i in range(1, 13)
+    ]
     assert not game.can_undo()  # dealing reveals cards
     game.apply("d")  # the last partial deal goes to the first piles
     assert pile(game, 1)[-1] == "KC" and pile(game, 2)[-1] == "AD"
@@ -130,8 +145,9 @@ def test_foundations_by_suit_three_per_suit() -> None:
 
 
 def test_foundation_top_card_moves_back() -> None:
-    game = eh([("", "9S"), ("", "9H")], stock="AD", foundations=["", "", "", "AD 2D 3D 4D"
-                                                                  " 5D 6D 7D 8D"])
+    game = eh(
+        [("", "9S"), ("", "9H")], stock="AD", foundations=["", "", "", "AD 2D 3D 4D 5D 6D 7D 8D"]
+    )
     assert "f8D 1" in moves(game) and "f8D 2" not in moves(game)
     assert game.parse_move("f 1") == Move("f8D", "1")
     with pytest.raises(IllegalMove, match="8D does not build on 9H"):

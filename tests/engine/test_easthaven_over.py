@@ -23,8 +23,9 @@ from engine.game import Game, OverDecided
 from .helpers import fresh
 
 
-def reference_over(game: Game, limit: int = 200_000,
-                   states: list[int] | None = None) -> bool | None:
+def reference_over(
+    game: Game, limit: int = 200_000, states: list[int] | None = None
+) -> bool | None:
     """Over by exhaustive search; None when more than `limit` positions are reachable.
     `states` receives how many positions were seen."""
     assert isinstance(game, TripleEasthaven)
@@ -64,11 +65,15 @@ def position(piles: list[tuple[int, list[str]]], heights: list[int]) -> TripleEa
     """Piles as (face-down count, face-up texts bottom first), 12 in all; foundation heights
     in engine order (three per suit, C D H S). Face-down cards are 5C (never seen)."""
     hidden = card(5, "C")
-    game = fresh("triple-easthaven",
-                 _piles=[[hidden] * d + [_card(t) for t in up] for d, up in piles],
-                 _down=[d for d, _ in piles], _stock=[],
-                 _foundations=[[card(r, SUITS[f // 3]) for r in range(1, h + 1)]
-                               for f, h in enumerate(heights)])
+    game = fresh(
+        "triple-easthaven",
+        _piles=[[hidden] * d + [_card(t) for t in up] for d, up in piles],
+        _down=[d for d, _ in piles],
+        _stock=[],
+        _foundations=[
+            [card(r, SUITS[f // 3]) for r in range(1, h + 1)] for f, h in enumerate(heights)
+        ],
+    )
     assert isinstance(game, TripleEasthaven)
     return game
 
@@ -86,8 +91,10 @@ _FILLER = (1, ["KD"])  # a KD on a face-down card: it moves only to an empty pil
 @st.composite
 def small_positions(draw: st.DrawFn) -> TripleEasthaven:
     n = draw(st.integers(1, 6))
-    piles = [(draw(st.integers(0, 1)), draw(st.lists(st.sampled_from(_CARDS), max_size=4)))
-             for _ in range(n)]
+    piles = [
+        (draw(st.integers(0, 1)), draw(st.lists(st.sampled_from(_CARDS), max_size=4)))
+        for _ in range(n)
+    ]
     piles = [(d if up else 0, up) for d, up in piles]  # face-down cards are always covered
     inert = draw(st.booleans())  # the other piles: face-up Ks alone (no progress from them)
     filler = (0, ["KS"]) if inert else _FILLER
@@ -95,8 +102,9 @@ def small_positions(draw: st.DrawFn) -> TripleEasthaven:
     return position(piles + [filler] * (12 - n), heights)
 
 
-@settings(derandomize=True, max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_positions())
 def test_small_positions_agree_with_the_reference(game: TripleEasthaven) -> None:
     expected = reference_over(game, limit=4_000)
@@ -105,6 +113,7 @@ def test_small_positions_agree_with_the_reference(game: TripleEasthaven) -> None
 
 
 # -- positions from real deals ---------------------------------------------------------------
+
 
 def _real_positions(seeds: range, after: int) -> list[TripleEasthaven]:
     """Positions with the stock empty from seeded random play (foundation plays preferred)."""
@@ -149,13 +158,24 @@ def test_real_deal_positions_agree_with_the_reference() -> None:
 
 # -- crafted positions ------------------------------------------------------------------------
 
+
 def test_dead_with_thousands_of_back_and_forth_moves() -> None:
     # Runs shuttle between identical hosts, split anywhere; the bases never move and nothing
     # reaches a foundation. The old check gave up after 400 moves and said "not over".
-    piles = [(1, ["2D", "9H", "8C", "7D", "6S"]), (1, ["2H", "10S"]), (1, ["2H", "10S"]),
-             (1, ["2S", "10C"]), (1, ["3D", "9D"]), (1, ["3H", "9H"]), (1, ["3D", "8S"]),
-             (1, ["3H", "8C"]), (1, ["4D", "7H"]), (1, ["4H", "7D"]), (1, ["4C", "KH"]),
-             (1, ["4S", "KD"])]
+    piles = [
+        (1, ["2D", "9H", "8C", "7D", "6S"]),
+        (1, ["2H", "10S"]),
+        (1, ["2H", "10S"]),
+        (1, ["2S", "10C"]),
+        (1, ["3D", "9D"]),
+        (1, ["3H", "9H"]),
+        (1, ["3D", "8S"]),
+        (1, ["3H", "8C"]),
+        (1, ["4D", "7H"]),
+        (1, ["4H", "7D"]),
+        (1, ["4C", "KH"]),
+        (1, ["4S", "KD"]),
+    ]
     game = position(piles, [0] * 12)
     states: list[int] = []
     assert reference_over(game, states=states) is True
@@ -206,8 +226,7 @@ def test_decided_steppers() -> None:
 
 def test_over_tasks_travel_by_pickle_and_decide_alike() -> None:
     """The data a server hands to a search worker decides as the search in slices does."""
-    live = position([(1, ["6H", "5S"]), (0, ["7C"]), (0, ["6D"])] + [(0, ["KS"])] * 9,
-                    [0] * 12)
+    live = position([(1, ["6H", "5S"]), (0, ["7C"]), (0, ["6D"])] + [(0, ["KS"])] * 9, [0] * 12)
     verdicts = []
     for game in [live, *_real_positions(range(2), 60)]:
         task = pickle.loads(pickle.dumps(game.over_search().task()))
@@ -251,6 +270,7 @@ def test_frozen_hosts_are_interchangeable() -> None:
 
 # -- host counting (`_resources`): one host serves runs one after the other, not at once ---------
 
+
 def test_one_host_cannot_take_two_runs_at_once() -> None:
     # The 2D and the 2H on the 5C both need the one black 3: the old relaxation let the 3S
     # take both and "exposed" the pile; counting hosts proves it dead without searching.
@@ -265,8 +285,13 @@ def test_one_host_cannot_take_two_runs_at_once() -> None:
 def test_one_host_serves_two_runs_in_turn() -> None:
     # The 2D leaves the KH for the 3S, the QC goes onto the KH, the 2D on to the empty pile,
     # and the 3S, free again, takes the 2H: the 5C then goes onto the 6H and a card turns.
-    piles = [(1, ["5C", "2H"]), (1, ["KD", "3S"]), (1, ["KS", "6H"]), (0, ["KH", "2D"]),
-             (0, ["QC"])] + [(0, ["KS"])] * 7
+    piles = [
+        (1, ["5C", "2H"]),
+        (1, ["KD", "3S"]),
+        (1, ["KS", "6H"]),
+        (0, ["KH", "2D"]),
+        (0, ["QC"]),
+    ] + [(0, ["KS"])] * 7
     game = position(piles, [0] * 12)
     assert reference_over(game) is False
     assert may_progress(game._over_key(), 0)
@@ -298,14 +323,20 @@ _LOW_CARDS = [RANK_TEXT[r] + s for r in range(1, 6) for s in SUITS]
 def crowded_positions(draw: st.DrawFn) -> TripleEasthaven:
     """Few ranks, many breaks: runs compete for the same hosts."""
     n = draw(st.integers(2, 7))
-    piles = [(draw(st.integers(0, 1)), draw(st.lists(st.sampled_from(_LOW_CARDS), min_size=1,
-                                                      max_size=4))) for _ in range(n)]
+    piles = [
+        (
+            draw(st.integers(0, 1)),
+            draw(st.lists(st.sampled_from(_LOW_CARDS), min_size=1, max_size=4)),
+        )
+        for _ in range(n)
+    ]
     heights = [draw(st.integers(0, 4)) for _ in range(12)]
     return position(piles + [(0, ["KS"])] * (12 - n), heights)
 
 
-@settings(derandomize=True, max_examples=400, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True, max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(crowded_positions())
 def test_host_counting_never_cuts_a_live_position(game: TripleEasthaven) -> None:
     expected = reference_over(game, limit=4_000)
@@ -340,6 +371,7 @@ def test_a_card_uncovered_in_a_moved_run_is_a_top() -> None:
 
 # -- verdicts carried over from the position before -------------------------------------------
 
+
 def test_inherited_verdicts_agree_with_a_fresh_search() -> None:
     """After a move that can be taken back (or a card back from a foundation), `over` is
     known without a search; every such verdict equals a search of the position from scratch,
@@ -373,8 +405,9 @@ def test_inherited_verdicts_agree_with_a_fresh_search() -> None:
 
 def test_only_moves_that_can_be_taken_back_carry_the_verdict() -> None:
     # 9H lies on 4C (no fit) over a face-down card; 4C can go to 5D, which turns that card.
-    game = position([(1, ["4C", "9H"]), (0, ["10S"]), (0, ["5D"]), (0, ["6C"])]
-                    + [(0, ["KS"])] * 8, [0] * 12)
+    game = position(
+        [(1, ["4C", "9H"]), (0, ["10S"]), (0, ["5D"]), (0, ["6C"])] + [(0, ["KS"])] * 8, [0] * 12
+    )
     assert game.over is False
     game.apply("1 2 1")  # 9H onto 10S: it cannot go back onto 4C, so this is judged afresh
     assert not game._over_known
@@ -391,8 +424,9 @@ def _stepped(game: TripleEasthaven) -> bool:
     return verdict
 
 
-@settings(derandomize=True, max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_positions())
 def test_progress_at_hand_is_never_claimed_for_a_dead_position(game: TripleEasthaven) -> None:
     """The one-move shortcut of `over_search` (no search when a foundation play or a turn is

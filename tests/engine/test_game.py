@@ -17,8 +17,14 @@ def without_moves(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_six_variants() -> None:
-    assert VARIANT_IDS == ("fourteen-out", "triple-fourteens", "triple-triangle", "triple-deck",
-                           "triple-deck-kings", "triple-easthaven")
+    assert VARIANT_IDS == (
+        "fourteen-out",
+        "triple-fourteens",
+        "triple-triangle",
+        "triple-deck",
+        "triple-deck-kings",
+        "triple-easthaven",
+    )
     with pytest.raises(UnknownVariant):
         new_game("klondike", 1)
 
@@ -40,17 +46,22 @@ def test_undo_restores_exact_state_and_counts_as_a_move() -> None:
 
 
 def test_undo_refused_after_turning_a_face_down_card() -> None:
-    game = fresh("triple-easthaven",
-                 _piles=[cards("2C AH")] + [cards("5C KD")] * 11, _down=[1] * 12,
-                 _stock=cards("QS"), _foundations=[[] for _ in range(12)])
+    game = fresh(
+        "triple-easthaven",
+        _piles=[cards("2C AH")] + [cards("5C KD")] * 11,
+        _down=[1] * 12,
+        _stock=cards("QS"),
+        _foundations=[[] for _ in range(12)],
+    )
     game.apply("1 f")
     assert not game.can_undo() and game.view()["can_undo"] is False
     with pytest.raises(IllegalMove, match="revealed hidden cards"):
         game.undo()
 
 
-@pytest.mark.parametrize(("variant", "move"), [("triple-triangle", "d"), ("triple-deck", "d"),
-                                                ("triple-easthaven", "d")])
+@pytest.mark.parametrize(
+    ("variant", "move"), [("triple-triangle", "d"), ("triple-deck", "d"), ("triple-easthaven", "d")]
+)
 def test_undo_refused_after_drawing_or_dealing(variant: str, move: str) -> None:
     game = new_game(variant, 1)
     game.apply(move)
@@ -71,32 +82,39 @@ def test_undo_only_reaches_back_to_the_last_reveal() -> None:
 
 
 def test_undo_not_allowed_once_the_game_is_over() -> None:
-    game = fresh("fourteen-out", _piles=[tuple(cards("KC")), tuple(cards("AH"))] + [()] * 10,
-                 _heights=[1, 1] + [0] * 10)
+    game = fresh(
+        "fourteen-out",
+        _piles=[tuple(cards("KC")), tuple(cards("AH"))] + [()] * 10,
+        _heights=[1, 1] + [0] * 10,
+    )
     game.apply("1 2")
     assert game.over and not game.can_undo()
     with pytest.raises(IllegalMove, match="over"):
         game.undo()
 
 
-@pytest.mark.parametrize(("variant", "text", "reason"), [
-    ("fourteen-out", "1 2", "sum to"),
-    ("fourteen-out", "1 13", "name two piles"),
-    ("fourteen-out", "x", "name two piles"),
-    ("triple-triangle", "1", "covered"),
-    ("triple-triangle", "29", "position from 1 to 28"),
-    ("triple-deck", "w f", "waste is empty"),
-    ("triple-deck", "1 2", "does not build on"),
-    ("triple-deck", "1 8", "pile from 1 to 7"),
-    ("triple-easthaven", "f 1", "foundation card"),
-    ("triple-easthaven", "1 1", "same pile"),
-    ("triple-easthaven", "1 2 3", "only 1 card"),
-    ("triple-easthaven", "", "not a move"),
-    ("triple-easthaven", "1 2 3 4", "not a move"),
-    ("triple-easthaven", "1 2 0", "card count"),
-])
+@pytest.mark.parametrize(
+    ("variant", "text", "reason"),
+    [
+        ("fourteen-out", "1 2", "sum to"),
+        ("fourteen-out", "1 13", "name two piles"),
+        ("fourteen-out", "x", "name two piles"),
+        ("triple-triangle", "1", "covered"),
+        ("triple-triangle", "29", "position from 1 to 28"),
+        ("triple-deck", "w f", "waste is empty"),
+        ("triple-deck", "1 2", "does not build on"),
+        ("triple-deck", "1 8", "pile from 1 to 7"),
+        ("triple-easthaven", "f 1", "foundation card"),
+        ("triple-easthaven", "1 1", "same pile"),
+        ("triple-easthaven", "1 2 3", "only 1 card"),
+        ("triple-easthaven", "", "not a move"),
+        ("triple-easthaven", "1 2 3 4", "not a move"),
+        ("triple-easthaven", "1 2 0", "card count"),
+    ],
+)
 def test_illegal_move_names_move_and_reason_and_changes_nothing(
-        variant: str, text: str, reason: str) -> None:
+    variant: str, text: str, reason: str
+) -> None:
     game = new_game(variant, 1)
     state, view = game.to_json(), game.view()
     with pytest.raises(IllegalMove) as info:
@@ -117,21 +135,32 @@ def test_move_text_round_trips() -> None:
 
 def test_tableau_count_one_onto_empty_pile_survives_the_log() -> None:
     """Regression: `3 5` alone means the whole run onto an empty pile, so one card is `3 5 1`."""
-    game = fresh("triple-easthaven",
-                 _piles=[cards("9S 8H"), []] + [cards("5C KD")] * 10, _down=[0, 0] + [1] * 10,
-                 _stock=cards("QS"), _foundations=[[] for _ in range(12)])
+    game = fresh(
+        "triple-easthaven",
+        _piles=[cards("9S 8H"), []] + [cards("5C KD")] * 10,
+        _down=[0, 0] + [1] * 10,
+        _stock=cards("QS"),
+        _foundations=[[] for _ in range(12)],
+    )
     move = game.parse_move("1 2 1")
     assert str(move) == "1 2 1" and game.parse_move(str(move)) == move
     assert str(game.apply(move).move) == "1 2 1"
 
 
 def test_events_of_a_tableau_move_with_reveal() -> None:
-    game = fresh("triple-deck", _piles=[cards("4C 8H"), cards("9S")] + [[]] * 5,
-                 _down=[1, 0, 0, 0, 0, 0, 0], _stock=cards("AS"), _waste=[],
-                 _foundations=[[] for _ in range(12)])
+    game = fresh(
+        "triple-deck",
+        _piles=[cards("4C 8H"), cards("9S")] + [[]] * 5,
+        _down=[1, 0, 0, 0, 0, 0, 0],
+        _stock=cards("AS"),
+        _waste=[],
+        _foundations=[[] for _ in range(12)],
+    )
     result = game.apply("1 2")
-    assert result.events() == [{"type": "move", "cards": ["8H"], "from": "1", "to": "2"},
-                               {"type": "reveal", "card": "4C", "at": "1"}]
+    assert result.events() == [
+        {"type": "move", "cards": ["8H"], "from": "1", "to": "2"},
+        {"type": "reveal", "card": "4C", "at": "1"},
+    ]
 
 
 @pytest.mark.parametrize("variant", VARIANT_IDS)
@@ -152,7 +181,8 @@ def test_seal_forgets_the_undo_snapshots_and_keeps_the_position() -> None:
     game.seal()
     assert not game.can_undo() and game._history == []
     assert {k: v for k, v in game.view().items() if k != "can_undo"} == {
-        k: v for k, v in view.items() if k != "can_undo"}
+        k: v for k, v in view.items() if k != "can_undo"
+    }
     assert game.moves == moves and game.view()["can_undo"] is False
     with pytest.raises(IllegalMove, match="no move to undo"):
         game.undo()

@@ -44,8 +44,19 @@ def test_triple_fourteens_uses_three_decks() -> None:
 
 
 @pytest.mark.parametrize("variant", sorted(LAYOUTS))
-@pytest.mark.parametrize(("a", "b"), [("AC", "KD"), ("2H", "QS"), ("3D", "JC"), ("4S", "10H"),
-                                      ("5C", "9C"), ("6D", "8H"), ("7H", "7S"), ("7C", "7C")])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("AC", "KD"),
+        ("2H", "QS"),
+        ("3D", "JC"),
+        ("4S", "10H"),
+        ("5C", "9C"),
+        ("6D", "8H"),
+        ("7H", "7S"),
+        ("7C", "7C"),
+    ],
+)
 def test_pairs_summing_to_14_are_removed(variant: str, a: str, b: str) -> None:
     game = pairing(variant, ["2D " + a, "5H " + b])
     assert {str(m) for m in game.legal_moves()} == {"1 2"}
@@ -54,8 +65,10 @@ def test_pairs_summing_to_14_are_removed(variant: str, a: str, b: str) -> None:
     assert game.to_json()["piles"][0] == [{"card": "2D", "up": True}]
     assert game.to_json()["piles"][1] == [{"card": "5H", "up": True}]
     assert game.cleared == before + 2 == game.score and game.moves == 1
-    assert result.events() == [{"type": "move", "cards": [a], "from": "1", "to": "f"},
-                               {"type": "move", "cards": [b], "from": "2", "to": "f"}]
+    assert result.events() == [
+        {"type": "move", "cards": [a], "from": "1", "to": "f"},
+        {"type": "move", "cards": [b], "from": "2", "to": "f"},
+    ]
 
 
 @pytest.mark.parametrize(("a", "b"), [("7H", "8S"), ("KC", "KD"), ("AC", "QD"), ("6C", "6D")])
@@ -132,8 +145,11 @@ def test_legal_moves_match_brute_force(variant: str) -> None:
             for i, pile in enumerate(game.to_json()["piles"]):
                 if pile:
                     tops.append((i, cards(pile[-1]["card"])[0]))
-            expected = {f"{i + 1} {j + 1}" for (i, a), (j, b) in combinations(tops, 2)
-                        if a.rank + b.rank == 14}
+            expected = {
+                f"{i + 1} {j + 1}"
+                for (i, a), (j, b) in combinations(tops, 2)
+                if a.rank + b.rank == 14
+            }
             assert {str(m) for m in game.legal_moves()} == expected
             assert game.over == (not expected)
             if not expected:

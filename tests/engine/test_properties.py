@@ -20,8 +20,14 @@ from engine import VARIANT_IDS, Game, from_view, new_game
 
 from .helpers import deck, hidden_count, state_cards, view_cards, view_hidden_count, visible_cards
 
-MAX_MOVES = {"fourteen-out": 30, "triple-fourteens": 80, "triple-triangle": 60,
-             "triple-deck": 60, "triple-deck-kings": 60, "triple-easthaven": 50}
+MAX_MOVES = {
+    "fourteen-out": 30,
+    "triple-fourteens": 80,
+    "triple-triangle": 60,
+    "triple-deck": 60,
+    "triple-deck-kings": 60,
+    "triple-easthaven": 50,
+}
 EXAMPLES = 20
 
 

@@ -37,7 +37,6 @@ from tests.engine.helpers import C, fresh
 PLAIN_LIMIT = 4_000
 
 
-
 def _lows(game: Game) -> tuple[int, int]:
     """The lowest black and lowest red foundation heights."""
     heights = [len(f) for f in game._foundations]  # type: ignore[attr-defined]
@@ -73,8 +72,7 @@ def _plain_search(game: Game, pruned: bool) -> bool | None:
     def key() -> Hashable:
         snap = game._snapshot()
         if pruned and not snap[2]:
-            piles = sorted(([c.code for c in p], d) for p, d in zip(snap[0], snap[1],
-                                                                    strict=True))
+            piles = sorted(([c.code for c in p], d) for p, d in zip(snap[0], snap[1], strict=True))
             found = snap[3]
             heights = [sorted(len(f) for f in found[3 * s : 3 * s + 3]) for s in range(4)]
             return str(piles), str(heights)
@@ -117,8 +115,15 @@ def _prune(game: Game, moves: list[Move]) -> list[Move]:
         if _safe_top(game, i) is not None:
             return [Move(str(i + 1), FOUNDATION)]
     low_black, low_red = _lows(game)
-    return [m for m in moves if not (m.src.startswith(FOUNDATION) and m.src != FOUNDATION
-                                     and safe_to_play(C(m.src[1:]).code, low_black, low_red))]
+    return [
+        m
+        for m in moves
+        if not (
+            m.src.startswith(FOUNDATION)
+            and m.src != FOUNDATION
+            and safe_to_play(C(m.src[1:]).code, low_black, low_red)
+        )
+    ]
 
 
 def small_position(rng: random.Random, loose: int, stock: int) -> Game:
@@ -139,16 +144,21 @@ def small_position(rng: random.Random, loose: int, stock: int) -> Game:
     for c in rest:
         piles[rng.randrange(12)].append(c)
     down = [1 if len(p) > 1 else 0 for p in piles]
-    foundations = [[card(r, "CDHS"[f // 3]) for r in range(1, heights[f] + 1)]
-                   for f in range(12)]
-    return fresh("triple-easthaven", _piles=piles, _down=down, _stock=list(reversed(in_stock)),
-                 _foundations=foundations)
+    foundations = [[card(r, "CDHS"[f // 3]) for r in range(1, heights[f] + 1)] for f in range(12)]
+    return fresh(
+        "triple-easthaven",
+        _piles=piles,
+        _down=down,
+        _stock=list(reversed(in_stock)),
+        _foundations=foundations,
+    )
 
 
 def _samples(count: int, seed: int, loose: tuple[int, int] = (4, 10)) -> list[Game]:
     rng = random.Random(seed)
-    return [small_position(rng, rng.randint(*loose), rng.choice((0, 0, 1, 2)))
-            for _ in range(count)]
+    return [
+        small_position(rng, rng.randint(*loose), rng.choice((0, 0, 1, 2))) for _ in range(count)
+    ]
 
 
 def test_the_sound_cuts_keep_every_win() -> None:
@@ -189,8 +199,12 @@ def test_a_safe_play_keeps_every_win() -> None:
 
 def _state_of(game: Game) -> dict[str, object]:
     snap = game._snapshot()
-    return {"_piles": [list(p) for p in snap[0]], "_down": list(snap[1]),
-            "_stock": list(snap[2]), "_foundations": [list(f) for f in snap[3]]}
+    return {
+        "_piles": [list(p) for p in snap[0]],
+        "_down": list(snap[1]),
+        "_stock": list(snap[2]),
+        "_foundations": [list(f) for f in snap[3]],
+    }
 
 
 def with_detours(search: _EasthavenSearch, line: list[_Move]) -> list[_Move]:

@@ -66,8 +66,9 @@ def _ranks(game: Game) -> tuple[list[int], list[tuple[int, ...]]]:
 
 @pytest.mark.parametrize("variant", ["fourteen-out", "triple-fourteens"])
 @pytest.mark.parametrize("first_attempt", [pairing_solver.FIRST_ATTEMPT_NODES, 2])
-def test_verdicts_match_the_plain_search(variant: str, first_attempt: int,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verdicts_match_the_plain_search(
+    variant: str, first_attempt: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pairing_solver, "FIRST_ATTEMPT_NODES", first_attempt)
     rng = random.Random(1)
     verdicts = []

@@ -23,8 +23,14 @@ from tests.support.procs import ROOT
 #: these searches takes under 100,000 nodes).
 NODE_BUDGET = 1_000_000
 #: Seeds per variant for the replay test, all decided within `NODE_BUDGET`.
-SEEDS = {"fourteen-out": range(12), "triple-fourteens": range(4), "triple-triangle": range(12),
-         "triple-deck": range(3), "triple-deck-kings": range(3), "triple-easthaven": (1,)}
+SEEDS = {
+    "fourteen-out": range(12),
+    "triple-fourteens": range(4),
+    "triple-triangle": range(12),
+    "triple-deck": range(3),
+    "triple-deck-kings": range(3),
+    "triple-easthaven": (1,),
+}
 
 
 def replayed(variant: str, seed: int, line: list[str]) -> Game:
@@ -116,9 +122,13 @@ def _tripeaks(present: dict[int, str], top: str, stock: str) -> Game:
     tableau = list(base._cards)  # type: ignore[attr-defined]
     for pos, text in present.items():
         tableau[pos] = C(text)
-    return fresh("triple-triangle", _cards=tableau,
-                 _present=[p in present for p in range(TABLEAU)],
-                 _foundation=[C(top)], _stock=list(reversed(cards(stock))))
+    return fresh(
+        "triple-triangle",
+        _cards=tableau,
+        _present=[p in present for p in range(TABLEAU)],
+        _foundation=[C(top)],
+        _stock=list(reversed(cards(stock))),
+    )
 
 
 def test_tripeaks_impossible_and_winnable_positions() -> None:
@@ -140,6 +150,7 @@ def test_tripeaks_impossible_and_winnable_positions() -> None:
 def _easthaven_stuck() -> Game:
     """Every foundation at 10; each pile a King over a face-down Jack over a face-down Queen;
     the stock empty. No card can move: the Kings have nowhere to go."""
+
     def three(rank: str) -> list[Card]:
         return [C(f"{rank}{s}") for s in "CDHS" for _ in range(3)]
 
@@ -177,9 +188,14 @@ def test_triple_deck_best_score_proven_below_maximum(variant: str) -> None:
     trap = [C("AS"), C("3S"), C("2S")]
     ladder = [C(f"{names[r - 1]}S") for r in range(4, top + 1)]
     full = [C(f"{names[r - 1]}C") for r in range(1, top + 1)]
-    stuck = fresh(variant, _piles=[trap, ladder] + [[] for _ in range(5)],
-                  _down=[2, len(ladder) - 1] + [0] * 5, _stock=[], _waste=[],
-                  _foundations=[list(full) for _ in range(11)] + [[]])
+    stuck = fresh(
+        variant,
+        _piles=[trap, ladder] + [[] for _ in range(5)],
+        _down=[2, len(ladder) - 1] + [0] * 5,
+        _stock=[],
+        _waste=[],
+        _foundations=[list(full) for _ in range(11)] + [[]],
+    )
     assert not stuck.over  # the top card may still move to an empty pile
     assert solve(stuck).stats.nodes > len(ladder)  # the cascade was searched
     result = solve(stuck)
@@ -188,11 +204,21 @@ def test_triple_deck_best_score_proven_below_maximum(variant: str) -> None:
     assert result.max_score == 12 * top * (top + 1) // 2
 
 
-@pytest.mark.parametrize("variant,seed,skip", [
-    ("fourteen-out", 3, 0), ("triple-fourteens", 1, 0), ("triple-triangle", 3, 0),
-    ("triple-deck", 0, 0), ("triple-deck-kings", 0, 0),
-    ("triple-easthaven", 1, 240),  # hints for the last ~60 moves of a solution: each is a search
-])
+@pytest.mark.parametrize(
+    "variant,seed,skip",
+    [
+        ("fourteen-out", 3, 0),
+        ("triple-fourteens", 1, 0),
+        ("triple-triangle", 3, 0),
+        ("triple-deck", 0, 0),
+        ("triple-deck-kings", 0, 0),
+        (
+            "triple-easthaven",
+            1,
+            240,
+        ),  # hints for the last ~60 moves of a solution: each is a search
+    ],
+)
 def test_following_hints_wins(variant: str, seed: int, skip: int) -> None:
     game = new_game(variant, seed)
     line = solve(game, max_nodes=NODE_BUDGET).solution
@@ -233,25 +259,53 @@ def test_a_finished_game_is_decided_without_search() -> None:
 
 
 def test_solve_command_output_replays() -> None:
-    out = subprocess.run([sys.executable, "-m", "engine", "solve", "triple-triangle", "--seed",
-                          "3", "--budget", "10"], capture_output=True, text=True, cwd=ROOT,
-                         timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "solve",
+            "triple-triangle",
+            "--seed",
+            "3",
+            "--budget",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["verdict"] == WINNABLE and data["moves"] == len(data["solution"])
     assert set(data["stats"]) == {"nodes", "tt_hits", "elapsed", "max_depth"}
-    replay = subprocess.run([sys.executable, "-m", "engine", "replay", "triple-triangle",
-                             "--seed", "3"], input="\n".join(data["solution"]) + "\n",
-                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    replay = subprocess.run(
+        [sys.executable, "-m", "engine", "replay", "triple-triangle", "--seed", "3"],
+        input="\n".join(data["solution"]) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout)["result"]["won"] is True
-    scored = subprocess.run([sys.executable, "-m", "engine", "solve", "triple-deck", "--seed",
-                             "0", "--budget", "10"], capture_output=True, text=True, cwd=ROOT,
-                            timeout=60)
+    scored = subprocess.run(
+        [sys.executable, "-m", "engine", "solve", "triple-deck", "--seed", "0", "--budget", "10"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     data = json.loads(scored.stdout)
     assert data["best_score"] == data["max_score"] == 936 and data["optimal"] is True
-    bad = subprocess.run([sys.executable, "-m", "engine", "solve", "triple-deck", "--seed", "0",
-                          "--budget", "-1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "engine", "solve", "triple-deck", "--seed", "0", "--budget", "-1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "positive" in bad.stderr
 
 
@@ -281,10 +335,22 @@ GOLDEN = [
 
 
 @pytest.mark.parametrize("variant,seed,nodes,verdict,length,searched,best,digest", GOLDEN)
-def test_solver_results_are_unchanged(variant: str, seed: int, nodes: int | None, verdict: str,
-                                      length: int, searched: int, best: int | None,
-                                      digest: str) -> None:
+def test_solver_results_are_unchanged(
+    variant: str,
+    seed: int,
+    nodes: int | None,
+    verdict: str,
+    length: int,
+    searched: int,
+    best: int | None,
+    digest: str,
+) -> None:
     result = solve(new_game(variant, seed), max_nodes=nodes)
     line = hashlib.sha256(" ".join(result.solution).encode()).hexdigest()[:12]
-    assert (result.verdict, len(result.solution), result.stats.nodes, result.best_score,
-            line) == (verdict, length, searched, best, digest)
+    assert (result.verdict, len(result.solution), result.stats.nodes, result.best_score, line) == (
+        verdict,
+        length,
+        searched,
+        best,
+        digest,
+    )

@@ -36,19 +36,17 @@ def _check_against_json(game: Game, state: GameState) -> None:
     """Every field of the state says what the game's `to_json` says."""
     data = game.to_json()
     if isinstance(state, PairingState):
-        assert [_texts(p) for p in state.piles] == [[c["card"] for c in p]
-                                                     for p in data["piles"]]
+        assert [_texts(p) for p in state.piles] == [[c["card"] for c in p] for p in data["piles"]]
     elif isinstance(state, TriPeaksState):
-        assert _texts(state.tableau) == [None if t is None else t["card"]
-                                         for t in data["tableau"]]
+        assert _texts(state.tableau) == [None if t is None else t["card"] for t in data["tableau"]]
         assert _texts(state.stock) == data["stock"]  # both in drawing order
         assert _texts(state.foundation) == data["foundation"]
     else:
         assert isinstance(state, TableauState)
-        assert [_texts(p.cards) for p in state.piles] == [[c["card"] for c in p]
-                                                          for p in data["piles"]]
-        assert [p.down for p in state.piles] == [sum(not c["up"] for c in p)
-                                                 for p in data["piles"]]
+        assert [_texts(p.cards) for p in state.piles] == [
+            [c["card"] for c in p] for p in data["piles"]
+        ]
+        assert [p.down for p in state.piles] == [sum(not c["up"] for c in p) for p in data["piles"]]
         assert _texts(state.stock) == data["stock"]
         assert _texts(state.waste) == data.get("waste", [])
         assert [_texts(f) for f in state.foundations] == data["foundations"]
@@ -72,9 +70,14 @@ def test_full_state_holds_the_deal_and_follows_play(variant: str) -> None:
 
 
 def test_state_types_by_family() -> None:
-    expected = {"fourteen-out": PairingState, "triple-fourteens": PairingState,
-                "triple-triangle": TriPeaksState, "triple-deck": TableauState,
-                "triple-deck-kings": TableauState, "triple-easthaven": TableauState}
+    expected = {
+        "fourteen-out": PairingState,
+        "triple-fourteens": PairingState,
+        "triple-triangle": TriPeaksState,
+        "triple-deck": TableauState,
+        "triple-deck-kings": TableauState,
+        "triple-easthaven": TableauState,
+    }
     for variant, kind in expected.items():
         assert type(full_state(new_game(variant, 1))) is kind
     assert full_state(new_game("triple-easthaven", 1)).waste == ()
@@ -94,8 +97,7 @@ def test_full_state_is_frozen_and_slotted(variant: str) -> None:
     assert not hasattr(state, "__dict__")
     assert full_state(new_game(variant, 3)) == state  # a value: equal for the same position
     if isinstance(state, TableauState):
-        assert all(isinstance(p, PileState) and not hasattr(p, "__dict__")
-                   for p in state.piles)
+        assert all(isinstance(p, PileState) and not hasattr(p, "__dict__") for p in state.piles)
 
 
 @pytest.mark.parametrize("variant", VARIANT_IDS)
@@ -110,8 +112,14 @@ def test_a_players_copy_has_no_full_state(variant: str) -> None:
 
 
 def test_exported_from_the_engine_package() -> None:
-    for name in ("full_state", "GameState", "PairingState", "PileState", "TableauState",
-                 "TriPeaksState"):
+    for name in (
+        "full_state",
+        "GameState",
+        "PairingState",
+        "PileState",
+        "TableauState",
+        "TriPeaksState",
+    ):
         assert name in engine.__all__ and hasattr(engine, name)
 
 
@@ -121,9 +129,11 @@ def test_solvers_touch_no_private_attributes() -> None:
     offending = []
     for path in sorted(root.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                    and not node.attr.startswith("__")
-                    and not (isinstance(node.value, ast.Name)
-                             and node.value.id in ("self", "cls"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
                 offending.append(f"{path.name}:{node.lineno} .{node.attr}")
     assert offending == []

@@ -30,11 +30,13 @@ def peaks(tableau: list[str | None], foundation: str, stock: str = "") -> Game:
     """A Tri Peaks position: 28 cards or None (gone), the foundation top and the stock
     (next card to draw first)."""
     assert len(tableau) == TABLEAU
-    return fresh("triple-triangle",
-                 _cards=[C(t) if t else C("KS") for t in tableau],
-                 _present=[t is not None for t in tableau],
-                 _foundation=[C(foundation)],
-                 _stock=list(reversed(cards(stock))))
+    return fresh(
+        "triple-triangle",
+        _cards=[C(t) if t else C("KS") for t in tableau],
+        _present=[t is not None for t in tableau],
+        _foundation=[C(foundation)],
+        _stock=list(reversed(cards(stock))),
+    )
 
 
 def only(positions: dict[int, str], foundation: str, stock: str = "") -> Game:
@@ -93,9 +95,18 @@ def test_card_turns_up_exactly_when_both_coverers_are_gone(pos: int) -> None:
     assert {"type": "reveal", "card": "9C", "at": str(pos + 1)} in second.events()
 
 
-@pytest.mark.parametrize(("card", "top"), [("KC", "AD"), ("AC", "KD"), ("QH", "KH"),
-                                           ("2S", "AS"), ("AH", "2C"), ("7D", "8D"),
-                                           ("9D", "8C")])
+@pytest.mark.parametrize(
+    ("card", "top"),
+    [
+        ("KC", "AD"),
+        ("AC", "KD"),
+        ("QH", "KH"),
+        ("2S", "AS"),
+        ("AH", "2C"),
+        ("7D", "8D"),
+        ("9D", "8C"),
+    ],
+)
 def test_one_rank_up_or_down_with_wrap_any_suit(card: str, top: str) -> None:
     game = only({19: card}, top)
     assert [str(m) for m in game.legal_moves()] == ["19"]  # stock empty: no draw
@@ -104,8 +115,9 @@ def test_one_rank_up_or_down_with_wrap_any_suit(card: str, top: str) -> None:
     assert game.won and game.cleared == 28
 
 
-@pytest.mark.parametrize(("card", "top"), [("QC", "AD"), ("2C", "KD"), ("7C", "7D"),
-                                           ("5S", "7S"), ("JH", "KH")])
+@pytest.mark.parametrize(
+    ("card", "top"), [("QC", "AD"), ("2C", "KD"), ("7C", "7D"), ("5S", "7S"), ("JH", "KH")]
+)
 def test_not_adjacent_is_illegal(card: str, top: str) -> None:
     game = only({19: card, 20: "4S"}, top, "6D")
     assert "19" not in {str(m) for m in game.legal_moves()}
@@ -127,8 +139,10 @@ def test_draw_is_allowed_at_any_time_and_one_pass_only() -> None:
     assert {str(m) for m in game.legal_moves()} == {"19", "d"}
     result = game.apply("d")  # although 8C could play
     assert game.to_json()["foundation"] == ["9D", "2H"]
-    assert result.events() == [{"type": "move", "cards": ["2H"], "from": "s", "to": "f"},
-                               {"type": "reveal", "card": "2H", "at": "f"}]
+    assert result.events() == [
+        {"type": "move", "cards": ["2H"], "from": "s", "to": "f"},
+        {"type": "reveal", "card": "2H", "at": "f"},
+    ]
     game.apply("d")
     assert game.to_json()["stock"] == [] and game.view()["stock"] == 0
     assert "d" not in {str(m) for m in game.legal_moves()}

@@ -20,17 +20,25 @@ VARIANTS = ["triple-deck", "triple-deck-kings"]
 TOP = {"triple-deck": "Q", "triple-deck-kings": "K"}
 
 
-def td(variant: str = "triple-deck", piles: list[tuple[str, str]] | None = None,
-       stock: str = "", waste: str = "", foundations: list[str] | None = None) -> Game:
+def td(
+    variant: str = "triple-deck",
+    piles: list[tuple[str, str]] | None = None,
+    stock: str = "",
+    waste: str = "",
+    foundations: list[str] | None = None,
+) -> Game:
     """A position: piles as (face-down, face-up) texts bottom first, stock next-to-draw first,
     waste bottom first, foundations bottom first."""
     piles = (piles or []) + [("", "")] * (7 - len(piles or []))
     founds = (foundations or []) + [""] * (12 - len(foundations or []))
-    return fresh(variant,
-                 _piles=[cards(d) + cards(u) for d, u in piles],
-                 _down=[len(d.split()) for d, _ in piles],
-                 _stock=list(reversed(cards(stock))), _waste=cards(waste),
-                 _foundations=[cards(f) for f in founds])
+    return fresh(
+        variant,
+        _piles=[cards(d) + cards(u) for d, u in piles],
+        _down=[len(d.split()) for d, _ in piles],
+        _stock=list(reversed(cards(stock))),
+        _waste=cards(waste),
+        _foundations=[cards(f) for f in founds],
+    )
 
 
 def moves(game: Game) -> set[str]:
@@ -71,8 +79,12 @@ def test_draw_three_then_fewer_at_the_end() -> None:
     result = game.apply("d")
     assert game.to_json()["waste"] == ["2C", "3D", "4H"]
     assert game.to_json()["stock"] == ["5S", "6C"]
-    assert result.events()[0] == {"type": "move", "cards": ["2C", "3D", "4H"],
-                                  "from": "s", "to": "w"}
+    assert result.events()[0] == {
+        "type": "move",
+        "cards": ["2C", "3D", "4H"],
+        "from": "s",
+        "to": "w",
+    }
     assert [e["card"] for e in result.events()[1:]] == ["2C", "3D", "4H"]
     game.apply("d")
     assert game.to_json()["waste"] == ["2C", "3D", "4H", "5S", "6C"]
@@ -119,8 +131,12 @@ def test_stock_and_waste_empty_cannot_draw() -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_foundations_any_ace_then_up_regardless_of_suit(variant: str) -> None:
-    game = td(variant, piles=[("", "AH"), ("", "2S"), ("", "3D"), ("", "5C")],
-              stock="9C 9C 4H", foundations=["AC 2D 3S"])
+    game = td(
+        variant,
+        piles=[("", "AH"), ("", "2S"), ("", "3D"), ("", "5C")],
+        stock="9C 9C 4H",
+        foundations=["AC 2D 3S"],
+    )
     assert "1 f" in moves(game) and not {"2 f", "3 f", "4 f"} & moves(game)
     game.apply("1 f")  # a second Ace starts a new foundation
     game.apply("2 f")  # 2S on the AH: suits never matter
@@ -155,9 +171,17 @@ def test_cards_never_leave_a_foundation() -> None:
         game.apply("f 1")
 
 
-@pytest.mark.parametrize(("lower", "upper", "ok"), [("5H", "6H", True), ("5S", "6H", True),
-                                                    ("5D", "6D", True), ("4C", "6H", False),
-                                                    ("7C", "6H", False), ("6C", "6H", False)])
+@pytest.mark.parametrize(
+    ("lower", "upper", "ok"),
+    [
+        ("5H", "6H", True),
+        ("5S", "6H", True),
+        ("5D", "6D", True),
+        ("4C", "6H", False),
+        ("7C", "6H", False),
+        ("6C", "6H", False),
+    ],
+)
 def test_tableau_builds_down_regardless_of_suit(lower: str, upper: str, ok: bool) -> None:
     game = td(piles=[("", lower), ("9C", upper)], stock="AS")
     assert ("1 2 1" in moves(game)) == ok
@@ -187,8 +211,12 @@ def test_whole_and_partial_ladders_move() -> None:
 def test_only_top_rank_or_its_ladder_fills_an_empty_pile(variant: str) -> None:
     top = TOP[variant]
     other = "J" if variant == "triple-deck" else "Q"
-    game = td(variant, piles=[("", ""), ("AD", ladder(top, 10)), ("", other + "D"),
-                              ("4C", "9H 8H")], waste=other + "S", stock="2S")
+    game = td(
+        variant,
+        piles=[("", ""), ("AD", ladder(top, 10)), ("", other + "D"), ("4C", "9H 8H")],
+        waste=other + "S",
+        stock="2S",
+    )
     run = len(ladder(top, 10).split())
     assert {m for m in moves(game) if m.split()[1:2] == ["1"]} == {f"2 1 {run}"}
     with pytest.raises(IllegalMove, match="cannot fill an empty pile"):
@@ -204,8 +232,9 @@ def test_only_top_rank_or_its_ladder_fills_an_empty_pile(variant: str) -> None:
     assert {"2 1 1", "w 1"} <= moves(single)
 
 
-@pytest.mark.parametrize(("variant", "maximum"), [("triple-deck", 936),
-                                                  ("triple-deck-kings", 1092)])
+@pytest.mark.parametrize(
+    ("variant", "maximum"), [("triple-deck", 936), ("triple-deck-kings", 1092)]
+)
 def test_score_triangle_numbers(variant: str, maximum: int) -> None:
     ranks = list(RANK_TEXT[1:])
     founds = [" ".join(r + "C" for r in ranks[:n]) for n in range(1, 13)]
@@ -267,8 +296,9 @@ def test_undo_of_draw_is_refused_but_recycle_and_plays_undo() -> None:
     assert game.can_undo()
     game.undo()
     after = game.to_json()
-    assert {k: v for k, v in after.items() if k != "moves"} == \
-        {k: v for k, v in before.items() if k != "moves"}
+    assert {k: v for k, v in after.items() if k != "moves"} == {
+        k: v for k, v in before.items() if k != "moves"
+    }
     assert after["moves"] == before["moves"] + 2
 
 

@@ -216,6 +216,7 @@ def test_package_does_no_io_and_stands_alone() -> None:
     )
     # Without `make coverage`'s measurement, which brings modules of its own (socket).
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.strip() == "[]"

@@ -68,25 +68,61 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
 ]
 
 RACER = p.Racer(player_id="p_1", name="alice", cleared=12, score=12, moves=9)
-RACE = p.RaceInfo(race_id="20240610-a1b2c3", variant="fourteen-out", status="countdown",
-                  size=2, racers=(RACER,), server_time=5, start_at=3005, ends_at=603005,
-                  game_id="r.20240610-a1b2c3.p_1", version=2)
-RATING = p.RatingEntry(rank=1, player_id="p_1", name="alice", rating=1130, wins=1, losses=0,
-                       played=1, me=True)
+RACE = p.RaceInfo(
+    race_id="20240610-a1b2c3",
+    variant="fourteen-out",
+    status="countdown",
+    size=2,
+    racers=(RACER,),
+    server_time=5,
+    start_at=3005,
+    ends_at=603005,
+    game_id="r.20240610-a1b2c3.p_1",
+    version=2,
+)
+RATING = p.RatingEntry(
+    rank=1, player_id="p_1", name="alice", rating=1130, wins=1, losses=0, played=1, me=True
+)
 
-DAY = p.DayResult(variant="fourteen-out", date="2024-06-09",
-                  game_id="d.fourteen-out.2024-06-09.p_1", won=True, resigned=False,
-                  cleared=52, score=52, time_ms=61_000, moves=26, hints=0, finished_at=9,
-                  replayable=True, rank=3, total=41, percentile=95)
+DAY = p.DayResult(
+    variant="fourteen-out",
+    date="2024-06-09",
+    game_id="d.fourteen-out.2024-06-09.p_1",
+    won=True,
+    resigned=False,
+    cleared=52,
+    score=52,
+    time_ms=61_000,
+    moves=26,
+    hints=0,
+    finished_at=9,
+    replayable=True,
+    rank=3,
+    total=41,
+    percentile=95,
+)
 BOARD = p.SpectatorBoard(player_id="p_1", name="alice", seq=4, as_of=5005, view=VIEW)
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
-    p.Welcome(id=0, version=3, player_id="p_1", name="alice", server_time=1,
-              variants=("fourteen-out",),
-              race=p.ActiveRace(race_id="20240610-a1b2c3", variant="fourteen-out",
-                                status="running", game_id="r.20240610-a1b2c3.p_1"),
-              daily=(p.DailyGame(variant="fourteen-out",
-                                 game_id="d.fourteen-out.2024-06-10.p_1", finished=True),)),
+    p.Welcome(
+        id=0,
+        version=3,
+        player_id="p_1",
+        name="alice",
+        server_time=1,
+        variants=("fourteen-out",),
+        race=p.ActiveRace(
+            race_id="20240610-a1b2c3",
+            variant="fourteen-out",
+            status="running",
+            game_id="r.20240610-a1b2c3.p_1",
+        ),
+        daily=(
+            p.DailyGame(
+                variant="fourteen-out", game_id="d.fourteen-out.2024-06-10.p_1", finished=True
+            ),
+        ),
+    ),
     p.Welcome(
         id=0,
         version=1,
@@ -148,39 +184,114 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.ErrorReply(code="not_found", message="no such game", id=4),
     p.ErrorReply(code=p.ErrorCode.BAD_REQUEST, message=""),
     p.Shutdown(reason="deploy", retry_after_ms=5000),
-    p.GameFinished(game_id="d.triple-easthaven.2024-06-10.p_7Qx2", seq=212,
-                   result=p.GameResult(won=False, over=True, cleared=131, score=131,
-                                       time_ms=1_250_000, moves=212, resigned=False)),
+    p.GameFinished(
+        game_id="d.triple-easthaven.2024-06-10.p_7Qx2",
+        seq=212,
+        result=p.GameResult(
+            won=False,
+            over=True,
+            cleared=131,
+            score=131,
+            time_ms=1_250_000,
+            moves=212,
+            resigned=False,
+        ),
+    ),
     p.RaceQueued(id=13, variant="fourteen-out", size=4, waiting=1),
     p.RaceLeft(id=14),
     p.RaceRoom(id=15, race=RACE, events=({"v": 1, "kind": "joined"},)),
     p.RaceUpdate(race=RACE),
     p.RaceEvent(race_id="20240610-a1b2c3", version=3, event={"kind": "progress", "moves": 4}),
-    p.RaceStarted(race_id="20240610-a1b2c3", game_id="r.20240610-a1b2c3.p_1", view=VIEW,
-                  start_at=3005, ends_at=603005, server_time=3006),
-    p.RaceBoard(id=19, variant="fourteen-out", board="rating", total=1, offset=0,
-                entries=(RATING,)),
+    p.RaceStarted(
+        race_id="20240610-a1b2c3",
+        game_id="r.20240610-a1b2c3.p_1",
+        view=VIEW,
+        start_at=3005,
+        ends_at=603005,
+        server_time=3006,
+    ),
+    p.RaceBoard(
+        id=19, variant="fourteen-out", board="rating", total=1, offset=0, entries=(RATING,)
+    ),
     p.RaceRankReply(id=21, variant="fourteen-out", board="rating", total=1, entry=RATING),
-    p.RaceHistory(id=22, variant="fourteen-out", races=(p.RaceSummary(
-        race_id="20240610-a1b2c3", variant="fourteen-out", finished_at=9, place=1, racers=2,
-        won=True, rating_before=1000, rating_after=1130),)),
+    p.RaceHistory(
+        id=22,
+        variant="fourteen-out",
+        races=(
+            p.RaceSummary(
+                race_id="20240610-a1b2c3",
+                variant="fourteen-out",
+                finished_at=9,
+                place=1,
+                racers=2,
+                won=True,
+                rating_before=1000,
+                rating_after=1130,
+            ),
+        ),
+    ),
     p.HintReply(id=23, game_id="g1", move="3 7", hints=1, penalty_ms=30000),
     p.SeedsReply(id=24, date="2024-06-09", seeds={"fourteen-out": 42}),
-    p.ExportReply(id=25, game_id="g1", variant="fourteen-out", seed=42, moves=("3 7", "undo"),
-                  date="2024-06-09"),
-    p.Profile(id=40, player_id="p_1", name="alice", joined=1, me=True, daily=(p.DailyStats(
-        variant="fourteen-out", played=3, won=2, streak=2, longest_streak=3, won_streak=1,
-        longest_won_streak=2, best_time_ms=61_000, best_score=52, percentile=80,
-        last_played="2024-06-10"),), races=(p.RaceStats(
-            variant="fourteen-out", rating=1130, wins=1, losses=0, played=1, forfeits=0),),
-        recent=(DAY,)),
-    p.HistoryPage(id=42, player_id="p_1", variant="fourteen-out", entries=(DAY,),
-                  next_before="2024-06-09"),
-    p.RaceListReply(id=43, races=(p.RaceListing(
-        race_id="20240610-a1b2c3", variant="fourteen-out", status="running", racers=(RACER,),
-        spectators=2, start_at=3005, ends_at=603005),)),
-    p.RaceWatching(id=44, race=RACE, boards=(BOARD, p.SpectatorBoard(
-        player_id="p_2", name="bob", seq=0, as_of=3005)), spectators=1, delay_ms=3000),
+    p.ExportReply(
+        id=25,
+        game_id="g1",
+        variant="fourteen-out",
+        seed=42,
+        moves=("3 7", "undo"),
+        date="2024-06-09",
+    ),
+    p.Profile(
+        id=40,
+        player_id="p_1",
+        name="alice",
+        joined=1,
+        me=True,
+        daily=(
+            p.DailyStats(
+                variant="fourteen-out",
+                played=3,
+                won=2,
+                streak=2,
+                longest_streak=3,
+                won_streak=1,
+                longest_won_streak=2,
+                best_time_ms=61_000,
+                best_score=52,
+                percentile=80,
+                last_played="2024-06-10",
+            ),
+        ),
+        races=(
+            p.RaceStats(
+                variant="fourteen-out", rating=1130, wins=1, losses=0, played=1, forfeits=0
+            ),
+        ),
+        recent=(DAY,),
+    ),
+    p.HistoryPage(
+        id=42, player_id="p_1", variant="fourteen-out", entries=(DAY,), next_before="2024-06-09"
+    ),
+    p.RaceListReply(
+        id=43,
+        races=(
+            p.RaceListing(
+                race_id="20240610-a1b2c3",
+                variant="fourteen-out",
+                status="running",
+                racers=(RACER,),
+                spectators=2,
+                start_at=3005,
+                ends_at=603005,
+            ),
+        ),
+    ),
+    p.RaceWatching(
+        id=44,
+        race=RACE,
+        boards=(BOARD, p.SpectatorBoard(player_id="p_2", name="bob", seq=0, as_of=3005)),
+        spectators=1,
+        delay_ms=3000,
+    ),
     p.RaceUnwatched(id=45, race_id="20240610-a1b2c3"),
     p.RaceSpectate(race_id="20240610-a1b2c3", board=BOARD),
     p.RaceSpectators(race_id="20240610-a1b2c3", count=0),

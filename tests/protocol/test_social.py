@@ -23,14 +23,17 @@ def test_profile_get_asks_for_at_most_one_player() -> None:
         p.decode(request(type="profile.get", name="a b"))
 
 
-@pytest.mark.parametrize("fields", [
-    {"variant": "fourteen-out", "limit": 0},
-    {"variant": "fourteen-out", "limit": 101},
-    {"variant": "fourteen-out", "before": "2023-02-29"},
-    {"variant": "Fourteen Out"},
-    {"variant": "fourteen-out", "page": 2},
-    {},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"variant": "fourteen-out", "limit": 0},
+        {"variant": "fourteen-out", "limit": 101},
+        {"variant": "fourteen-out", "before": "2023-02-29"},
+        {"variant": "Fourteen Out"},
+        {"variant": "fourteen-out", "page": 2},
+        {},
+    ],
+)
 def test_history_get_refuses_bad_fields(fields: dict[str, object]) -> None:
     with pytest.raises(p.BadRequest):
         p.decode(request(type="history.get", **fields))
@@ -60,19 +63,41 @@ def test_a_board_without_a_view_leaves_it_out() -> None:
     board = p.SpectatorBoard(player_id="p_1", name="alice", seq=0, as_of=5)
     push = p.RaceSpectate(race_id="20240610-a1b2c3", board=board)
     wire = json.loads(p.encode(push, False))
-    assert wire == {"type": "race.spectate", "race_id": "20240610-a1b2c3",
-                    "board": {"player_id": "p_1", "name": "alice", "seq": 0, "as_of": 5}}
+    assert wire == {
+        "type": "race.spectate",
+        "race_id": "20240610-a1b2c3",
+        "board": {"player_id": "p_1", "name": "alice", "seq": 0, "as_of": 5},
+    }
     assert p.decode_server(json.dumps(wire)) == push
 
 
 def test_percentiles_are_whole_percents() -> None:
-    base = dict(variant="fourteen-out", date="2024-06-09", game_id="g", won=True,
-                resigned=False, cleared=52, score=52, time_ms=1, moves=1, hints=0,
-                finished_at=1, replayable=True)
-    reply = p.HistoryPage(id=1, player_id="p_1", variant="fourteen-out",
-                          entries=(p.DayResult(**base, percentile=101),))  # type: ignore[arg-type]
+    base = dict(
+        variant="fourteen-out",
+        date="2024-06-09",
+        game_id="g",
+        won=True,
+        resigned=False,
+        cleared=52,
+        score=52,
+        time_ms=1,
+        moves=1,
+        hints=0,
+        finished_at=1,
+        replayable=True,
+    )
+    reply = p.HistoryPage(
+        id=1,
+        player_id="p_1",
+        variant="fourteen-out",
+        entries=(p.DayResult(**base, percentile=101),),
+    )  # type: ignore[arg-type]
     with pytest.raises(p.EncodeError):
         p.encode(reply, False)
-    ok = p.HistoryPage(id=1, player_id="p_1", variant="fourteen-out",
-                       entries=(p.DayResult(**base, percentile=100),))  # type: ignore[arg-type]
+    ok = p.HistoryPage(
+        id=1,
+        player_id="p_1",
+        variant="fourteen-out",
+        entries=(p.DayResult(**base, percentile=100),),
+    )  # type: ignore[arg-type]
     assert p.decode_server(p.encode(ok, True)) == ok

@@ -70,7 +70,8 @@ def clock() -> ManualClock:
 
 
 @pytest_asyncio.fixture
-async def race_app(redis_url: str, redis_client: redis.asyncio.Redis,
-                   tmp_path: Path) -> AsyncIterator[App]:
+async def race_app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
     async with serve(race_config(redis_url, tmp_path)) as app:
         yield app

@@ -55,8 +55,9 @@ DAY_MS = 86_400_000
 ALL_VERSIONS = sorted(p.SUPPORTED_VERSIONS)
 
 
-async def frames_until_close(ws: websockets.ClientConnection,
-                             timeout: float = 15.0) -> tuple[list[dict[str, Any]], int | None]:
+async def frames_until_close(
+    ws: websockets.ClientConnection, timeout: float = 15.0
+) -> tuple[list[dict[str, Any]], int | None]:
     """Every frame until the server closes, and the close code it sent (None: no close
     frame)."""
     got: list[dict[str, Any]] = []
@@ -64,8 +65,9 @@ async def frames_until_close(ws: websockets.ClientConnection,
     async def read() -> None:
         with contextlib.suppress(websockets.ConnectionClosed):
             async for frame in ws:
-                got.append(msgpack.unpackb(frame) if isinstance(frame, bytes)
-                           else json.loads(frame))
+                got.append(
+                    msgpack.unpackb(frame) if isinstance(frame, bytes) else json.loads(frame)
+                )
 
     await asyncio.wait_for(read(), timeout)
     rcvd = ws.protocol.close_rcvd
@@ -81,8 +83,14 @@ class Results:
 
 @pytest.fixture
 def config(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> Config:
-    return replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"conf",
-                   race_countdown_ms=60_000, hint_budget_s=5.0)
+    return replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"conf",
+        race_countdown_ms=60_000,
+        hint_budget_s=5.0,
+    )
 
 
 @pytest_asyncio.fixture
@@ -93,6 +101,7 @@ async def app(config: Config) -> AsyncIterator[App]:
 
 async def _requests(app: App, out: Results) -> None:
     """Every documented request, from its example, in an order that gives each a subject."""
+
     async def ask(c: Client, kind: str, **override: Any) -> dict[str, Any]:
         reply = await c.request(kind, **example(kind, **override))
         out.replies[kind] = reply
@@ -149,10 +158,10 @@ async def _requests(app: App, out: Results) -> None:
     out.errors["game_over"] = await me.request("move", game_id=gid, move=move)
     early = await me.request("race.get", race_id=race_id)
     out.errors["not_started"] = await me.request(
-        "move", game_id=early["race"]["game_id"], move="1 2")
+        "move", game_id=early["race"]["game_id"], move="1 2"
+    )
     today = await me.request("daily.start", variant="fourteen-out")
-    out.errors["illegal_move"] = await me.request("move", game_id=today["game_id"],
-                                                  move="1 1")
+    out.errors["illegal_move"] = await me.request("move", game_id=today["game_id"], move="1 1")
     out.errors["not_found"] = await me.request("daily.start", variant="klondike")
     out.errors["conflict"] = await me.request("hello", versions=[3], token=me.token)
     out.errors["unknown_type"] = await me.request("no.such.request")
@@ -195,8 +204,9 @@ async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
     raise ZeroDivisionError("a bug injected into the ping handler")
 
 
-async def _a_bug_and_a_slow_reader(config: Config, caplog: pytest.LogCaptureFixture,
-                                   out: Results) -> None:
+async def _a_bug_and_a_slow_reader(
+    config: Config, caplog: pytest.LogCaptureFixture, out: Results
+) -> None:
     """`internal` from a second app whose `ping` handler has a bug, and on it 1013: a client
     that stops reading while its send queue (4 frames here) overflows."""
     slow = replace(config, send_queue_max=4, rate_limit=1e6, rate_burst=1_000_000)
@@ -214,8 +224,9 @@ async def _outage_and_goodbyes(tmp_path: Path, out: Results) -> None:
     """`unavailable` from a server whose Redis is down, and both 1001 closes: the idle
     timeout, and the server going away (after `shutdown`)."""
     dead = f"redis://127.0.0.1:{free_port()}/0"
-    config = replace(Config(), redis_url=dead, data_dir=tmp_path / "dead", daily_secret=b"x",
-                     idle_timeout=0.5)
+    config = replace(
+        Config(), redis_url=dead, data_dir=tmp_path / "dead", daily_secret=b"x", idle_timeout=0.5
+    )
     async with serve(config) as down:
         c = await Client.connect(down.url)
         out.errors["unavailable"] = await c.request("hello", versions=[3], name="conf_down")
@@ -232,7 +243,8 @@ async def _outage_and_goodbyes(tmp_path: Path, out: Results) -> None:
 
 
 async def test_the_server_does_what_docs_protocol_md_says(
-        app: App, config: Config, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    app: App, config: Config, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     out = Results()
     await _requests(app, out)
     await _closes(app, out)
@@ -240,8 +252,9 @@ async def test_the_server_does_what_docs_protocol_md_says(
     await _outage_and_goodbyes(tmp_path, out)
 
     documented = documented_requests()
-    assert set(documented) == set(p.CLIENT_MESSAGES), \
+    assert set(documented) == set(p.CLIENT_MESSAGES), (
         "every request the server knows is documented (a `### `x` → `y`` heading), and only those"
+    )
     assert set(out.replies) == set(documented), "every documented request was exercised"
     for kind, reply_type in documented.items():
         reply = out.replies[kind]
@@ -249,8 +262,9 @@ async def test_the_server_does_what_docs_protocol_md_says(
         p.decode_server(json.dumps(reply))  # and it has the documented schema
 
     codes = documented_errors()
-    assert len(codes) >= 15 and set(codes) == {str(c) for c in p.ErrorCode}, \
+    assert len(codes) >= 15 and set(codes) == {str(c) for c in p.ErrorCode}, (
         "the §7 table lists exactly the server's error codes"
+    )
     assert set(out.errors) == set(codes), "every documented error code was provoked"
     for code in codes:
         reply = out.errors[code]
@@ -269,13 +283,18 @@ async def test_the_server_does_what_docs_protocol_md_says(
 
 def test_the_versions_the_document_claims_are_the_servers() -> None:
     claims = claimed_versions()
-    assert claims == {where: set(p.SUPPORTED_VERSIONS) for where in claims}, \
+    assert claims == {where: set(p.SUPPORTED_VERSIONS) for where in claims}, (
         "every place the document names the versions names those the server speaks"
+    )
 
 
 #: The nested maps of §6, by the bold label of their table (the messages go by their type).
-NESTED: dict[str, type[Struct]] = {"result": p.GameResult, "entry": p.LeaderboardEntry,
-                                   "active race": p.ActiveRace, "daily game": p.DailyGame}
+NESTED: dict[str, type[Struct]] = {
+    "result": p.GameResult,
+    "entry": p.LeaderboardEntry,
+    "active race": p.ActiveRace,
+    "daily game": p.DailyGame,
+}
 
 
 def wire_fields(cls: type[Struct]) -> set[str]:
@@ -289,16 +308,24 @@ def test_every_field_table_lists_its_messages_fields() -> None:
     """Each table of §5 (under a request's heading) and of §6 (under a message's heading, or
     a nested map's bold label) names exactly the fields of the protocol package's class."""
     checked: set[str] = set()
-    for number, classes in ((5, {**p.CLIENT_MESSAGES}),
-                            (6, {**p.SERVER_MESSAGES, **NESTED})):
+    for number, classes in ((5, {**p.CLIENT_MESSAGES}), (6, {**p.SERVER_MESSAGES, **NESTED})):
         tables = field_tables(number)
         assert set(tables) <= set(classes), f"§{number}: a table of no known message"
         for label, documented in tables.items():
             assert len(documented) == len(set(documented)), f"{label}: a field twice"
             assert set(documented) == wire_fields(classes[label]), f"§{number} `{label}`"
             checked.add(label)
-    assert {"hello", "move", "welcome", "game", "moved", "leaderboard", "error", "result",
-            "entry"} <= checked, "the tables are where this test reads them"
+    assert {
+        "hello",
+        "move",
+        "welcome",
+        "game",
+        "moved",
+        "leaderboard",
+        "error",
+        "result",
+        "entry",
+    } <= checked, "the tables are where this test reads them"
 
 
 def test_no_table_is_split_by_a_paragraph() -> None:

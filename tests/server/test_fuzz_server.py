@@ -122,11 +122,16 @@ def check_answer(reply: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
-def fuzz_server(redis_url: str, tmp_path_factory: pytest.TempPathFactory
-                ) -> Iterator[ThreadServer]:
-    config = replace(Config(), redis_url=redis_url, data_dir=Path(tmp_path_factory.mktemp("fz")),
-                     daily_secret=b"fuzz", rate_limit=1e6, rate_burst=1_000_000,
-                     hint_budget_s=0.2)
+def fuzz_server(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=Path(tmp_path_factory.mktemp("fz")),
+        daily_secret=b"fuzz",
+        rate_limit=1e6,
+        rate_burst=1_000_000,
+        hint_budget_s=0.2,
+    )
     server = ThreadServer(config)
     yield server
     server.stop()
@@ -158,8 +163,14 @@ class Scene:
             {"type": "move", "id": 6, "game_id": gid, "move": "1 2", "expected_seq": 0},
             {"type": "undo", "id": 7, "game_id": gid, "expected_seq": 1},
             {"type": "resign", "id": 8, "game_id": gid},
-            {"type": "leaderboard.top", "id": 9, "variant": "fourteen-out", "offset": 0,
-             "limit": 20, "date": "2030-06-15"},
+            {
+                "type": "leaderboard.top",
+                "id": 9,
+                "variant": "fourteen-out",
+                "offset": 0,
+                "limit": 20,
+                "date": "2030-06-15",
+            },
             {"type": "leaderboard.around", "id": 10, "variant": "triple-deck", "k": 5},
             {"type": "leaderboard.rank", "id": 11, "variant": "triple-triangle"},
             {"type": "race.queue", "id": 12, "variant": "fourteen-out", "size": 2},
@@ -193,22 +204,49 @@ class Scene:
 
 # -- strategies ----------------------------------------------------------------------------
 
-_scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats()
-            | st.text(max_size=24) | st.binary(max_size=16))
-_json_scalars = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=24))
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=24)
+    | st.binary(max_size=16)
+)
+_json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=24)
 
 
-def _tree(leaves: st.SearchStrategy[Any], keys: st.SearchStrategy[Any]
-          ) -> st.SearchStrategy[Any]:
-    return st.recursive(leaves, lambda c: st.lists(c, max_size=4)
-                        | st.dictionaries(keys, c, max_size=4), max_leaves=12)
+def _tree(leaves: st.SearchStrategy[Any], keys: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(keys, c, max_size=4),
+        max_leaves=12,
+    )
 
 
 msgpack_values = _tree(_scalars, st.text(max_size=12) | st.integers(-5, 5) | st.binary(max_size=4))
 json_values = _tree(_json_scalars, st.text(max_size=12))
-field_names = st.sampled_from(["type", "id", "versions", "name", "token", "variant", "game_id",
-                               "move", "expected_seq", "offset", "limit", "k", "date", "size",
-                               "code", "race_id", "since", "board"]) | st.text(max_size=8)
+field_names = st.sampled_from(
+    [
+        "type",
+        "id",
+        "versions",
+        "name",
+        "token",
+        "variant",
+        "game_id",
+        "move",
+        "expected_seq",
+        "offset",
+        "limit",
+        "k",
+        "date",
+        "size",
+        "code",
+        "race_id",
+        "since",
+        "board",
+    ]
+) | st.text(max_size=8)
 
 
 @st.composite
@@ -248,8 +286,11 @@ def frames(draw: st.DrawFn, templates: list[dict[str, Any]]) -> str | bytes:
         return draw(st.binary(max_size=256))
     if kind == "text":
         return draw(st.text(max_size=256))
-    value = draw(msgpack_values if binary else json_values) if kind == "structure" \
+    value = (
+        draw(msgpack_values if binary else json_values)
+        if kind == "structure"
         else draw(mutation(templates))
+    )
     frame = encode(value, binary)
     if frame is None:  # not encodable that way: send the other form
         frame = encode(value, not binary)
@@ -269,8 +310,9 @@ def test_fuzz_frames(fuzz_server: ThreadServer, caplog: pytest.LogCaptureFixture
     scene = Scene(fuzz_server.url)
     templates = scene.templates()
 
-    @settings(max_examples=500, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=500, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(frame=frames(templates), anonymous=st.booleans())
     def fuzz(frame: str | bytes, anonymous: bool) -> None:
         (scene.anon if anonymous else scene.fuzz).exchange(frame)
@@ -284,8 +326,9 @@ def test_fuzz_frames(fuzz_server: ThreadServer, caplog: pytest.LogCaptureFixture
     _no_errors_logged(caplog)
 
 
-def test_interleaved_well_behaved_client(fuzz_server: ThreadServer,
-                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_interleaved_well_behaved_client(
+    fuzz_server: ThreadServer, caplog: pytest.LogCaptureFixture
+) -> None:
     """Fuzz frames and the good client's requests alternate on one server."""
     caplog.set_level(logging.WARNING)
     scene = Scene(fuzz_server.url)
@@ -309,8 +352,23 @@ def random_frame(rng: random.Random, templates: list[dict[str, Any]]) -> str | b
     if kind == 1:
         return "".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(64)))
     msg: Any = dict(rng.choice(templates))
-    junk: list[Any] = [None, True, -1, 2**63, 1.5, float("nan"), "", "x" * 300, [], {},
-                       [1, [2, [3]]], {"a": {"b": 1}}, "2030-02-30", "d.x.y.z", -(2**70)]
+    junk: list[Any] = [
+        None,
+        True,
+        -1,
+        2**63,
+        1.5,
+        float("nan"),
+        "",
+        "x" * 300,
+        [],
+        {},
+        [1, [2, [3]]],
+        {"a": {"b": 1}},
+        "2030-02-30",
+        "d.x.y.z",
+        -(2**70),
+    ]
     for _ in range(rng.randrange(1, 4)):
         op = rng.randrange(4)
         if op == 0 and msg:
@@ -328,7 +386,7 @@ def random_frame(rng: random.Random, templates: list[dict[str, Any]]) -> str | b
         return b"\xc1"  # never used by msgpack
     if isinstance(frame, bytes) and rng.random() < 0.2:  # truncate or flip a byte
         cut = rng.randrange(len(frame) + 1)
-        frame = frame[:cut] + bytes([rng.randrange(256)]) + frame[cut + 1:]
+        frame = frame[:cut] + bytes([rng.randrange(256)]) + frame[cut + 1 :]
     return frame
 
 

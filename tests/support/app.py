@@ -24,8 +24,9 @@ T0_MS = 1_907_755_200_000
 class App:
     """A running app: its WebSocket ``url``, its ``http`` root and the clock it runs on."""
 
-    def __init__(self, url: str, http: str, clock: Any,
-                 web_app: web.Application | None = None) -> None:
+    def __init__(
+        self, url: str, http: str, clock: Any, web_app: web.Application | None = None
+    ) -> None:
         self.url, self.http = url, http
         self.clock: ManualClock = clock  # unless `serve` was given another clock
         self.web_app = web_app
@@ -40,17 +41,22 @@ class App:
         assert self.web_app is not None
         return self.web_app[SERVICES]
 
-    async def client(self, name: str, binary: bool = True,
-                     versions: tuple[int, ...] = (1,)) -> Client:
+    async def client(
+        self, name: str, binary: bool = True, versions: tuple[int, ...] = (1,)
+    ) -> Client:
         c = await Client.connect(self.url, binary=binary)
         await c.hello(name=name, versions=versions)
         return c
 
 
 @contextlib.asynccontextmanager
-async def serve(config: Config, clock: Clock | None = None, *,
-                handlers: Mapping[type[p.ClientMessage], Handler] | None = None,
-                send_buffer: int | None = None) -> AsyncIterator[App]:
+async def serve(
+    config: Config,
+    clock: Clock | None = None,
+    *,
+    handlers: Mapping[type[p.ClientMessage], Handler] | None = None,
+    send_buffer: int | None = None,
+) -> AsyncIterator[App]:
     """The app in-process on a free port, on ``clock``: by default a manual clock at `T0_MS`.
 
     ``handlers`` replace entries of the app's request table (to inject a fault: the server,

@@ -26,8 +26,9 @@ MASTERS = 3
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"), MASTERS, appendfsync="always",
-                           node_timeout_ms=1000)
+    cluster = LocalCluster(
+        tmp_path_factory.mktemp("cluster"), MASTERS, appendfsync="always", node_timeout_ms=1000
+    )
     cluster.start()
     try:
         yield cluster

@@ -19,15 +19,32 @@ import protocol as p
 
 VALID: list[dict[str, Any]] = [
     {"type": "hello", "id": 1, "versions": [1, 2, 3, 4], "name": "Ann"},
-    {"type": "move", "id": 7, "game_id": "d.triple-deck.2030-06-15.p_abcdefgh", "move": "3 5 1",
-     "expected_seq": 12, "with_view": True},
+    {
+        "type": "move",
+        "id": 7,
+        "game_id": "d.triple-deck.2030-06-15.p_abcdefgh",
+        "move": "3 5 1",
+        "expected_seq": 12,
+        "with_view": True,
+    },
     {"type": "undo", "id": 8, "game_id": "d.fourteen-out.2030-06-15.p_abcdefgh"},
     {"type": "leaderboard.top", "id": 9, "variant": "triple-easthaven", "limit": 20},
     {"type": "race.queue", "id": 10, "variant": "triple-triangle", "size": 2},
     {"type": "ping", "id": 11},
 ]
-ODD_VALUES: list[object] = [None, True, -1, 2**64 - 1, 1.5, "x" * 70, [], {}, [[[]]], "\u00e9",
-                            {"a": {"b": [1, 2.5, None]}}]
+ODD_VALUES: list[object] = [
+    None,
+    True,
+    -1,
+    2**64 - 1,
+    1.5,
+    "x" * 70,
+    [],
+    {},
+    [[[]]],
+    "\u00e9",
+    {"a": {"b": [1, 2.5, None]}},
+]
 
 
 def frames(seed: int, count: int) -> list[bytes | str]:
@@ -55,8 +72,9 @@ def outcome(frame: bytes | str) -> list[object]:
         msg = p.decode(frame)
     except p.ProtocolError as exc:
         return ["error", str(exc.code), exc.message, exc.id]
-    reply = p.ErrorReply(id=getattr(msg, "id", None), code=p.ErrorCode.BAD_REQUEST,
-                         message=repr(msg)[:200])
+    reply = p.ErrorReply(
+        id=getattr(msg, "id", None), code=p.ErrorCode.BAD_REQUEST, message=repr(msg)[:200]
+    )
     return ["ok", repr(msg), p.encode(reply, True).hex(), p.encode(reply, False)]
 
 

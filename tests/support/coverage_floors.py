@@ -55,9 +55,13 @@ def package_totals(report: Report, packages: list[str]) -> list[PackageTotal]:
 
 def failures(totals: list[PackageTotal], floors: dict[str, float]) -> list[str]:
     """One sentence per package under its floor; empty when all pass."""
-    return [f"{t.package}: {t.percent:.1f} % < {floors[t.package]:.0f} %"
-            if t.statements else f"{t.package}: no measured lines"
-            for t in totals if not t.statements or t.percent < floors[t.package]]
+    return [
+        f"{t.package}: {t.percent:.1f} % < {floors[t.package]:.0f} %"
+        if t.statements
+        else f"{t.package}: no measured lines"
+        for t in totals
+        if not t.statements or t.percent < floors[t.package]
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -65,8 +69,10 @@ def main(argv: list[str]) -> int:
     report: Report = json.loads(path.read_text())
     totals = package_totals(report, list(FLOORS))
     for t in totals:
-        print(f"{t.package:<10} {t.covered:>6} / {t.statements:<6} lines  {t.percent:5.1f} %"
-              f"  (floor {FLOORS[t.package]:.0f} %)")
+        print(
+            f"{t.package:<10} {t.covered:>6} / {t.statements:<6} lines  {t.percent:5.1f} %"
+            f"  (floor {FLOORS[t.package]:.0f} %)"
+        )
     bad = failures(totals, FLOORS)
     for line in bad:
         print(f"below the floor: {line}", file=sys.stderr)

@@ -42,5 +42,4 @@ def traces(seeds: range) -> dict[str, list[list[object]]]:
 
 
 if __name__ == "__main__":
-    json.dump({"compiled": engine.COMPILED, "traces": traces(range(int(sys.argv[1])))},
-              sys.stdout)
+    json.dump({"compiled": engine.COMPILED, "traces": traces(range(int(sys.argv[1])))}, sys.stdout)

@@ -97,8 +97,13 @@ class LocalNode:
 
     def client(self, timeout: float = 2.0) -> redis.Redis:
         """A plain (non-cluster) client of this node, for administration."""
-        return redis.Redis(host=HOST, port=self.port, decode_responses=True,
-                           socket_timeout=timeout, socket_connect_timeout=timeout)
+        return redis.Redis(
+            host=HOST,
+            port=self.port,
+            decode_responses=True,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+        )
 
     def start(self, timeout: float = 30.0) -> None:
         """Start (or restart) the node and wait until it answers PING."""
@@ -126,15 +131,22 @@ class LocalNode:
         if sys.platform.startswith("linux"):
             preexec = pdeathsig_preexec()  # no orphan nodes when a test run is killed
         with open(self.data_dir / "redis.log", "ab") as log:
-            self.proc = subprocess.Popen([self.executable, str(path)], cwd=self.data_dir,
-                                         stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=preexec)
+            self.proc = subprocess.Popen(
+                [self.executable, str(path)],
+                cwd=self.data_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
         deadline = time.monotonic() + timeout
         while not self.ping():
             if self.proc.poll() is not None:
-                raise StoreUnavailable(f"cluster node {self.address} exited with "
-                                       f"{self.proc.returncode}:\n{self.log_tail()}")
+                raise StoreUnavailable(
+                    f"cluster node {self.address} exited with "
+                    f"{self.proc.returncode}:\n{self.log_tail()}"
+                )
             if time.monotonic() > deadline:
                 raise StoreUnavailable(f"cluster node {self.address} did not answer PING")
             time.sleep(0.02)
@@ -184,9 +196,15 @@ class LocalNode:
 class LocalCluster:
     """``masters`` redis-server masters in cluster mode under ``base_dir`` (``node-<i>``)."""
 
-    def __init__(self, base_dir: Path | str, masters: int = 3, *,
-                 appendfsync: str = "everysec", node_timeout_ms: int = 2000,
-                 executable: str | None = None) -> None:
+    def __init__(
+        self,
+        base_dir: Path | str,
+        masters: int = 3,
+        *,
+        appendfsync: str = "everysec",
+        node_timeout_ms: int = 2000,
+        executable: str | None = None,
+    ) -> None:
         if masters < 1:
             raise ValueError("a cluster needs at least one master")
         if appendfsync not in APPENDFSYNC_CHOICES:
@@ -196,8 +214,10 @@ class LocalCluster:
         ports: list[int] = []
         for i in range(masters):  # a cluster restarted from its directory keeps its ports
             ports.append(_saved_port(base / f"node-{i}") or free_cluster_port(ports))
-        self.nodes = [LocalNode(port, base / f"node-{i}", appendfsync, node_timeout_ms, exe)
-                      for i, port in enumerate(ports)]
+        self.nodes = [
+            LocalNode(port, base / f"node-{i}", appendfsync, node_timeout_ms, exe)
+            for i, port in enumerate(ports)
+        ]
 
     @property
     def url(self) -> str:
@@ -211,7 +231,8 @@ class LocalCluster:
                 node.start(timeout)
             if self._fresh():
                 for epoch, (node, slots) in enumerate(
-                        zip(self.nodes, slot_ranges(len(self.nodes)), strict=True), 1):
+                    zip(self.nodes, slot_ranges(len(self.nodes)), strict=True), 1
+                ):
                     with node.client() as c:
                         # Distinct epochs up front: no collision resolution round to wait for.
                         c.execute_command("CLUSTER SET-CONFIG-EPOCH", epoch)
@@ -237,10 +258,12 @@ class LocalCluster:
             infos = []
             with contextlib.suppress(redis.exceptions.RedisError):
                 infos = [node.info() for node in self.nodes]
-            if infos and all(i.get("cluster_state") == "ok"
-                             and i.get("cluster_known_nodes") == want
-                             and i.get("cluster_slots_ok") == str(CLUSTER_SLOTS)
-                             for i in infos):
+            if infos and all(
+                i.get("cluster_state") == "ok"
+                and i.get("cluster_known_nodes") == want
+                and i.get("cluster_slots_ok") == str(CLUSTER_SLOTS)
+                for i in infos
+            ):
                 return
             if time.monotonic() > deadline:
                 raise StoreUnavailable(f"cluster not ready within {timeout}s: {infos}")
@@ -265,8 +288,12 @@ class LocalCluster:
     def __enter__(self) -> str:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
 
@@ -278,11 +305,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--dir", type=Path, required=True, help="directory for the nodes' data")
     p.add_argument("--masters", type=int, default=3)
     p.add_argument("--appendfsync", choices=APPENDFSYNC_CHOICES, default="everysec")
-    p.add_argument("--node-timeout-ms", type=int, default=2000,
-                   help="after this long unreachable a node is failed (cluster-node-timeout)")
+    p.add_argument(
+        "--node-timeout-ms",
+        type=int,
+        default=2000,
+        help="after this long unreachable a node is failed (cluster-node-timeout)",
+    )
     a = p.parse_args(argv)
-    cluster = LocalCluster(a.dir, a.masters, appendfsync=a.appendfsync,
-                           node_timeout_ms=a.node_timeout_ms)
+    cluster = LocalCluster(
+        a.dir, a.masters, appendfsync=a.appendfsync, node_timeout_ms=a.node_timeout_ms
+    )
     stop = {signal.SIGINT, signal.SIGTERM}
     try:
         url = cluster.start()

@@ -54,8 +54,14 @@ class ServerProcess:
     ``--daily-secret`` get `PINNED_SECRET`, so the deals played do not depend on the day.
     """
 
-    def __init__(self, data_dir: Path, flags: tuple[str, ...] = QUIET, *,
-                 redis_url: str | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        flags: tuple[str, ...] = QUIET,
+        *,
+        redis_url: str | None = None,
+        port: int | None = None,
+    ) -> None:
         if "--clock-offset-ms" not in flags:
             flags = (*flags, "--clock-offset-ms", str(_PINNED_OFFSET_MS))
         if "--daily-secret" not in flags:
@@ -76,8 +82,9 @@ class ServerProcess:
         return self._proc.proc
 
     def start(self) -> ServerProcess:
-        self._proc = start_server(self.port, self.data_dir, redis_url=self.redis_url,
-                                  flags=self.flags, log=self.log)
+        self._proc = start_server(
+            self.port, self.data_dir, redis_url=self.redis_url, flags=self.flags, log=self.log
+        )
         return self
 
     def stop(self) -> int | None:
@@ -99,6 +106,10 @@ class ServerProcess:
     def __enter__(self) -> ServerProcess:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()

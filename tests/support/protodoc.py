@@ -57,16 +57,21 @@ def claimed_versions(doc: str = DOC) -> dict[str, set[int]]:
     current = re.search(r"current protocol version is \*\*(\d+)\*\*", text)
     speaks = re.search(r"the server speaks \*\*([^*]+)\*\*", text)
     assert title and current and speaks, "the title and §3 say which versions there are"
-    refusals = [json.loads(body) for body in re.findall(r"```json\n(.*?)```", doc, re.S)
-                if '"unsupported_version"' in body]
+    refusals = [
+        json.loads(body)
+        for body in re.findall(r"```json\n(.*?)```", doc, re.S)
+        if '"unsupported_version"' in body
+    ]
     assert refusals, "§6 shows an `unsupported_version` error"
     return {
         "title": set(range(1, int(title.group(1)) + 1)),
         "§3 current version": set(range(1, int(current.group(1)) + 1)),
         "§3 the server speaks": {int(v) for v in re.findall(r"\d+", speaks.group(1))},
         "§3 version table": {int(v) for v in re.findall(r"^\| (\d+) \|", text, re.M)},
-        **{f"the `unsupported_version` example's versions ({i})": set(r["versions"])
-           for i, r in enumerate(refusals)},
+        **{
+            f"the `unsupported_version` example's versions ({i})": set(r["versions"])
+            for i, r in enumerate(refusals)
+        },
     }
 
 
@@ -107,8 +112,12 @@ def stray_table_rows(doc: str = DOC) -> list[str]:
     for line in doc.splitlines():
         if line.startswith("```"):
             in_code = not in_code
-        elif not in_code and line.startswith("|") and previous.strip() \
-                and not previous.startswith("|"):
+        elif (
+            not in_code
+            and line.startswith("|")
+            and previous.strip()
+            and not previous.startswith("|")
+        ):
             stray.append(line)
         previous = "" if in_code else line
     return stray

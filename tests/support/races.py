@@ -27,8 +27,9 @@ from server.runtime.clock import ManualClock
 from tests.support.app import App
 from tests.support.wsclient import Client
 
-SETTINGS = RaceSettings(countdown_ms=1_000, time_limit_ms=60_000, grace_ms=5_000,
-                        fill_wait_ms=2_000)
+SETTINGS = RaceSettings(
+    countdown_ms=1_000, time_limit_ms=60_000, grace_ms=5_000, fill_wait_ms=2_000
+)
 
 
 @dataclass(eq=False)
@@ -69,16 +70,32 @@ def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
     races = RaceService(store, boards, games, players, clock, SETTINGS)
     referee = RaceReferee(store, games, Leaderboard(client), boards, clock, SETTINGS.grace_ms)
     fanout = RaceFanout(client, races, clock)
-    return RaceParts(clock, players, store, races, referee, fanout,
-                     RaceClock(fanout, races, referee, clock), Matchmaking(races, fanout))
+    return RaceParts(
+        clock,
+        players,
+        store,
+        races,
+        referee,
+        fanout,
+        RaceClock(fanout, races, referee, clock),
+        Matchmaking(races, fanout),
+    )
 
 
 def race_config(redis_url: str, data_dir: Path) -> Config:
     """The app's config with the race timings of `SETTINGS` and a lax rate limit."""
-    return replace(Config(), redis_url=redis_url, data_dir=data_dir, daily_secret=b"s",
-                   race_countdown_ms=SETTINGS.countdown_ms,
-                   race_time_limit_ms=SETTINGS.time_limit_ms, race_grace_ms=SETTINGS.grace_ms,
-                   race_fill_wait_ms=SETTINGS.fill_wait_ms, rate_limit=1000.0, rate_burst=1000)
+    return replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=data_dir,
+        daily_secret=b"s",
+        race_countdown_ms=SETTINGS.countdown_ms,
+        race_time_limit_ms=SETTINGS.time_limit_ms,
+        race_grace_ms=SETTINGS.grace_ms,
+        race_fill_wait_ms=SETTINGS.fill_wait_ms,
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
 
 
 async def start_race(app: App, *clients: Client) -> list[dict[str, Any]]:

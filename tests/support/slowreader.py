@@ -32,8 +32,9 @@ class SlowClose:
     reason: str | None = None
 
 
-async def close_a_slow_reader(app: App, caplog: pytest.LogCaptureFixture,
-                              timeout: float = 30.0) -> SlowClose:
+async def close_a_slow_reader(
+    app: App, caplog: pytest.LogCaptureFixture, timeout: float = 30.0
+) -> SlowClose:
     """A room's host stops reading while still sending requests; once the replies back up,
     the pushes of a guest joining and leaving overflow the host's send queue and the server
     closes the host. Then the host reads everything the server still sends it, up to the
@@ -42,16 +43,16 @@ async def close_a_slow_reader(app: App, caplog: pytest.LogCaptureFixture,
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", app.port))
     host = await websockets.connect(app.url, sock=sock, max_queue=1, compression=None)
-    await host.send(json.dumps({"type": "hello", "id": 1, "versions": [1],
-                                "name": "slowhost"}))
+    await host.send(json.dumps({"type": "hello", "id": 1, "versions": [1], "name": "slowhost"}))
     await host.send(json.dumps({"type": "race.create", "id": 2, "variant": "fourteen-out"}))
     out = SlowClose(frames=[json.loads(await host.recv()) for _ in range(2)])
     code = out.frames[1]["race"]["code"]
 
     async def keep_asking() -> None:  # blocks for good once the socket is full
         for rid in itertools.count(3):
-            await host.send(json.dumps({"type": "daily.start", "id": rid,
-                                        "variant": "triple-fourteens"}))
+            await host.send(
+                json.dumps({"type": "daily.start", "id": rid, "variant": "triple-fourteens"})
+            )
 
     asking = asyncio.create_task(keep_asking())
     guest = await app.client("guest")

@@ -48,8 +48,9 @@ class Client:
         await self.ws.send(msgpack.packb(msg) if self.binary else json.dumps(msg))
         return await asyncio.wait_for(fut, timeout)
 
-    async def hello(self, name: str | None = None, token: str | None = None,
-                    versions: tuple[int, ...] = (1,)) -> dict[str, Any]:
+    async def hello(
+        self, name: str | None = None, token: str | None = None, versions: tuple[int, ...] = (1,)
+    ) -> dict[str, Any]:
         fields: dict[str, Any] = {"name": name} if name else {"token": token}
         reply = await self.request("hello", versions=list(versions), **fields)
         assert reply["type"] == "welcome", reply
@@ -59,11 +60,13 @@ class Client:
 
     async def push(self, type_: str, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
         """The next push of this type (and matching fields); earlier other pushes are dropped."""
+
         async def wait() -> dict[str, Any]:
             while True:
                 msg = await self.pushes.get()
                 if msg.get("type") == type_ and all(msg.get(k) == v for k, v in match.items()):
                     return msg
+
         return await asyncio.wait_for(wait(), timeout)
 
     async def close(self) -> None:

@@ -45,8 +45,17 @@ _VALUES = {"A": 1, "J": 11, "Q": 12, "K": 13}
 def server_flags(secret: str) -> tuple[str, ...]:
     """Quiet, a fixed date (the daily deals do not change mid-run), a 2 s race countdown."""
     offset = T0_MS - int(time.time() * 1000)
-    return ("--no-certify", "--log-level", "WARNING", "--daily-secret", secret,
-            "--clock-offset-ms", str(offset), "--race-countdown-ms", "2000")
+    return (
+        "--no-certify",
+        "--log-level",
+        "WARNING",
+        "--daily-secret",
+        secret,
+        "--clock-offset-ms",
+        str(offset),
+        "--race-countdown-ms",
+        "2000",
+    )
 
 
 def pick_secret() -> str:
@@ -92,10 +101,18 @@ class Player:
         assert self.errors == [], self.errors
 
     def sockets(self, ws: WebSocket) -> None:
-        ws.on("framereceived", lambda payload: self.frames.append(
-            payload if isinstance(payload, str) else payload.decode("utf-8", "replace")))
-        ws.on("framesent", lambda payload: self.sent.append(
-            payload if isinstance(payload, str) else payload.decode("utf-8", "replace")))
+        ws.on(
+            "framereceived",
+            lambda payload: self.frames.append(
+                payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+            ),
+        )
+        ws.on(
+            "framesent",
+            lambda payload: self.sent.append(
+                payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+            ),
+        )
 
     def sent_requests(self) -> list[dict[str, Any]]:
         """The requests the page sent, in order."""
@@ -118,8 +135,9 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def open_player(browser: Browser, http: str, name: str | None,
-                viewport: tuple[int, int] = (1280, 800)) -> Player:
+def open_player(
+    browser: Browser, http: str, name: str | None, viewport: tuple[int, int] = (1280, 800)
+) -> Player:
     """A new browser context on the page; `name` registers a new player."""
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     context.set_default_timeout(TIMEOUT_MS)
@@ -166,8 +184,9 @@ def click_move(player: Player, variant: str, move: str) -> None:
             page.click(f'.pile[data-pile="{dst}"] > .card:last-child')
 
 
-def play_line(player: Player, game: Game, line: list[str],
-              check: Callable[[], None] | None = None) -> None:
+def play_line(
+    player: Player, game: Game, line: list[str], check: Callable[[], None] | None = None
+) -> None:
     """Click each move of `line`, wait for the server's answer, apply it to `game` too."""
     variant = game.id
     for move in line:
@@ -248,8 +267,9 @@ def visible_cards(game: Game) -> Counter[str]:
 
 def dom_cards(player: Player) -> Counter[str]:
     """The cards the page names in `data-card`, as a multiset."""
-    return Counter(str(n.get_attribute("data-card")) for n in
-                   player.page.locator("[data-card]").all())
+    return Counter(
+        str(n.get_attribute("data-card")) for n in player.page.locator("[data-card]").all()
+    )
 
 
 def cards_in_json(value: Any) -> Iterator[str]:

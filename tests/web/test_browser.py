@@ -65,8 +65,9 @@ def test_an_illegal_move_snaps_back_with_the_reason(alice: Player) -> None:
     page.click('.deal[data-variant="fourteen-out"] a.primary')
     page.wait_for_selector(".board.pairing")
     tops = _pairing_tops(page)
-    a, b = next((i, j) for i in tops for j in tops
-                if i < j and value(tops[i]) + value(tops[j]) != 14)
+    a, b = next(
+        (i, j) for i in tops for j in tops if i < j and value(tops[i]) + value(tops[j]) != 14
+    )
     page.click(f'[data-key="p{a}"]')
     expect(page.locator(f'[data-key="p{a}"]')).to_have_class(re.compile("selected"))
     page.click(f'[data-key="p{b}"]')
@@ -77,8 +78,9 @@ def test_an_illegal_move_snaps_back_with_the_reason(alice: Player) -> None:
     alice.shot("illegal-move")
 
 
-def test_fourteen_out_daily_won_by_keyboard_drag_and_clicks(alice: Player,
-                                                          web_server: WebServer) -> None:
+def test_fourteen_out_daily_won_by_keyboard_drag_and_clicks(
+    alice: Player, web_server: WebServer
+) -> None:
     page = alice.page
     game = new_game("fourteen-out", web_server.seed("fourteen-out"))
     line = winning_line("fourteen-out", web_server.seed("fourteen-out"))
@@ -115,8 +117,11 @@ def test_fourteen_out_daily_won_by_keyboard_drag_and_clicks(alice: Player,
     dialog = page.locator("dialog.dialog")
     expect(dialog).to_contain_text("You won!")
     expect(dialog.locator('[data-result="rank"]')).to_have_text("#1 of 1")
-    expect(dialog.locator("textarea.share")).to_have_value(re.compile(
-        r"Solitaire daily 2030-06-15 · Fourteen Out\nWon · 52/52 cleared · .* · 26 moves"))
+    expect(dialog.locator("textarea.share")).to_have_value(
+        re.compile(
+            r"Solitaire daily 2030-06-15 · Fourteen Out\nWon · 52/52 cleared · .* · 26 moves"
+        )
+    )
     alice.shot("result")
     dialog.get_by_role("button", name="Daily deals").click()
     deal = page.locator('.deal[data-variant="fourteen-out"]')
@@ -124,7 +129,8 @@ def test_fourteen_out_daily_won_by_keyboard_drag_and_clicks(alice: Player,
 
 
 def test_tri_peaks_daily_resumes_after_reload_and_never_shows_a_hidden_card(
-        alice: Player, web_server: WebServer) -> None:
+    alice: Player, web_server: WebServer
+) -> None:
     page = alice.page
     seed = web_server.seed("triple-triangle")
     game = new_game("triple-triangle", seed)
@@ -181,8 +187,10 @@ def test_triple_deck_moves_by_clicks_then_finishes(alice: Player, web_server: We
     played: list[str] = []
     while len([m for m in played if m != "d"]) < 4 and len(played) < 80:
         # Draw until a card can go somewhere, then play it by clicks (foundations first).
-        moves = sorted((str(m) for m in game.legal_moves() if str(m) != "d"),
-                       key=lambda m: not m.endswith(" f"))
+        moves = sorted(
+            (str(m) for m in game.legal_moves() if str(m) != "d"),
+            key=lambda m: not m.endswith(" f"),
+        )
         move = moves[0] if moves else "d"
         click_move(alice, "triple-deck", move)
         played.append(move)
@@ -192,15 +200,15 @@ def test_triple_deck_moves_by_clicks_then_finishes(alice: Player, web_server: We
         assert len(dom) >= 7 and dom - visible_cards(game) == Counter()  # nothing unseen shown
     assert len([m for m in played if m != "d"]) == 4, played
     expect(page.locator(".movelist li")).to_have_count(len(played))
-    expect(page.locator('[data-stat="points"]')).to_have_text(
-        f"Score {game.score} / 936")
+    expect(page.locator('[data-stat="points"]')).to_have_text(f"Score {game.score} / 936")
     alice.shot("game-triple-deck")
     page.get_by_role("button", name="Finish").click()
     page.locator("dialog.dialog").get_by_role("button", name="Finish").click()
     dialog = page.locator("dialog.dialog")
     expect(dialog.locator("h2")).to_have_text("Finished")
     expect(dialog.locator('[data-result="points"]')).to_have_text(
-        f"{game.score} point{'' if game.score == 1 else 's'}")
+        f"{game.score} point{'' if game.score == 1 else 's'}"
+    )
     # Where the server speaks protocol 3 the game is finished (`finish`), not resigned.
     frames = [json.loads(f) for f in alice.frames]
     version = [f["version"] for f in frames if f.get("type") == "welcome"][-1]
@@ -222,8 +230,9 @@ def test_triple_easthaven_moves_by_clicks(alice: Player, web_server: WebServer) 
     while len(set(played) - {"d"}) < 6 and len(played) < 60:
         # A move not played yet (foundation cards and long runs first), else deal a row.
         moves = [str(m) for m in game.legal_moves() if str(m) != "d" and str(m) not in played]
-        moves.sort(key=lambda m: (not m.startswith("f"), -int(m.split()[2]) if
-                                  len(m.split()) == 3 else 0))
+        moves.sort(
+            key=lambda m: (not m.startswith("f"), -int(m.split()[2]) if len(m.split()) == 3 else 0)
+        )
         move = moves[0] if moves else "d"
         click_move(alice, "triple-easthaven", move)
         played.append(move)
@@ -236,8 +245,7 @@ def test_triple_easthaven_moves_by_clicks(alice: Player, web_server: WebServer) 
     alice.shot("game-triple-easthaven")
 
 
-def test_leaderboard_shows_top_around_me_and_my_rank(alice: Player,
-                                                     web_server: WebServer) -> None:
+def test_leaderboard_shows_top_around_me_and_my_rank(alice: Player, web_server: WebServer) -> None:
     page = alice.page
     page.goto(web_server.http + "/#/daily")
     page.click('.deal[data-variant="triple-triangle"] >> text=Leaderboard')
@@ -272,13 +280,14 @@ def test_leaderboard_pages(alice: Player, web_server: WebServer) -> None:
 def test_rules_are_the_text_the_terminal_client_prints(alice: Player) -> None:
     page = alice.page
     page.click('[data-nav="rules"]')
-    page.click('.rules .tabs >> text=Triple Easthaven')
+    page.click(".rules .tabs >> text=Triple Easthaven")
     expect(page.locator("pre.rulestext")).to_have_text(rules_text("triple-easthaven"))
     alice.shot("rules")
 
 
-def test_two_browsers_race_each_other(browser: Browser, web_server: WebServer,
-                                      alice: Player) -> None:
+def test_two_browsers_race_each_other(
+    browser: Browser, web_server: WebServer, alice: Player
+) -> None:
     bob = open_player(browser, web_server.http, "bob")
     try:
         a, b = alice.page, bob.page
@@ -290,14 +299,16 @@ def test_two_browsers_race_each_other(browser: Browser, web_server: WebServer,
         b.fill('input[aria-label="Room code"]', "ZZZZ")
         b.click('[data-action="join"]')
         expect(b.locator(".toast.error")).to_have_text(
-            "No open room has that code. Check it with the room's creator.")
+            "No open room has that code. Check it with the room's creator."
+        )
         b.fill('input[aria-label="Room code"]', code.inner_text())
         b.click('[data-action="join"]')
         expect(a.locator(".racers li")).to_have_count(2)
         alice.shot("race-room")
         a.click('[data-action="start"]')
         expect(a.locator('[data-race="countdown"] [data-countdown]')).to_have_text(
-            re.compile(r"\d|Go!"))
+            re.compile(r"\d|Go!")
+        )
         alice.shot("race-countdown")
         for page in (a, b):
             page.wait_for_selector(".board.pairing")
@@ -305,23 +316,35 @@ def test_two_browsers_race_each_other(browser: Browser, web_server: WebServer,
         # Someone watches: the racers see how many do.
         race_id = a.evaluate("localStorage.getItem('solitaire.race')")
         with websockets.sync.client.connect(web_server.process.url) as spectator:
+
             def ask(msg: dict[str, Any]) -> dict[str, Any]:
                 spectator.send(json.dumps(msg))
                 while True:
                     reply: dict[str, Any] = json.loads(spectator.recv(timeout=10))
                     if reply.get("id") == msg["id"]:
                         return reply
-            assert ask({"type": "hello", "id": 1, "versions": [3],
-                        "name": "carol_watch"})["type"] == "welcome"
-            assert ask({"type": "race.watch", "id": 2, "race_id": race_id})["type"] \
-                == "race.watching"
+
+            assert (
+                ask({"type": "hello", "id": 1, "versions": [3], "name": "carol_watch"})["type"]
+                == "welcome"
+            )
+            assert (
+                ask({"type": "race.watch", "id": 2, "race_id": race_id})["type"] == "race.watching"
+            )
             for page in (a, b):
                 expect(page.locator("[data-spectators]")).to_have_text("1 watching")
         # Alice plays two pairs; bob sees her progress live.
         for n in (1, 2):
             tops = _pairing_tops(a)
-            pair = next(((i, j) for i in tops for j in tops
-                         if i < j and value(tops[i]) + value(tops[j]) == 14), None)
+            pair = next(
+                (
+                    (i, j)
+                    for i in tops
+                    for j in tops
+                    if i < j and value(tops[i]) + value(tops[j]) == 14
+                ),
+                None,
+            )
             if pair is None:
                 break
             click_move(alice, "fourteen-out", f"{pair[0]} {pair[1]}")
@@ -333,7 +356,8 @@ def test_two_browsers_race_each_other(browser: Browser, web_server: WebServer,
         for page in (a, b):
             expect(page.locator("[data-race-result]")).to_be_visible()
             expect(page.locator('[data-racer="alice"] [data-rating]')).to_have_text(
-                re.compile(r"\d+ \([+-]?\d+\)"))
+                re.compile(r"\d+ \([+-]?\d+\)")
+            )
         expect(a.locator("[data-race-result]")).to_have_text("You won the race!")
         alice.shot("race-result")
         a.click('[data-nav="boards"]')

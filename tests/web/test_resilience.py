@@ -24,7 +24,8 @@ from tests.web.browser import (
 
 
 def test_the_page_reconnects_after_a_server_restart_and_the_game_goes_on(
-        browser: Browser, web_server: WebServer) -> None:
+    browser: Browser, web_server: WebServer
+) -> None:
     carol = open_player(browser, web_server.http, "carol")
     try:
         page = carol.page
@@ -49,7 +50,8 @@ def test_the_page_reconnects_after_a_server_restart_and_the_game_goes_on(
 
 
 def test_a_refused_protocol_version_says_the_page_is_out_of_date(
-        browser: Browser, web_server: WebServer) -> None:
+    browser: Browser, web_server: WebServer
+) -> None:
     context = browser.new_context()
     page = context.new_page()
 
@@ -74,15 +76,15 @@ def test_a_refused_protocol_version_says_the_page_is_out_of_date(
         context.close()
 
 
-def test_a_rate_limited_request_is_explained(browser: Browser, tmp_path: Path,
-                                             secret: str) -> None:
+def test_a_rate_limited_request_is_explained(browser: Browser, tmp_path: Path, secret: str) -> None:
     flags = (*server_flags(secret), "--rate-limit", "0.2", "--rate-burst", "4")
     with ServerProcess(tmp_path / "data", flags) as srv:
         gina = open_player(browser, f"http://127.0.0.1:{srv.port}", "gina")
         try:  # hello and six game.get for the day's deals: more than a burst of 4 allows
             refused = gina.page.locator('.deal[data-state="error"]')
             expect(refused.first).to_contain_text(
-                "Too many requests: slow down for a moment, then try again.")
+                "Too many requests: slow down for a moment, then try again."
+            )
             expect(gina.page.locator(".deal")).to_have_count(6)
             gina.shot("rate-limited")
         finally:
@@ -108,7 +110,8 @@ def test_a_racer_who_leaves_forfeits(browser: Browser, tmp_path: Path, secret: s
                 p.page.wait_for_selector(".board.pairing")
             ivan.close()  # gone for longer than the grace period
             expect(hana.page.locator('[data-racer="ivan"] [data-state]')).to_have_text(
-                "forfeited", timeout=20_000)
+                "forfeited", timeout=20_000
+            )
             # The race ends (no one left to race): hana's game ends with it.
             expect(hana.page.locator("[data-race-result]")).to_have_text("You won the race!")
             expect(hana.page.locator('[data-action="resign"]')).to_be_disabled()
@@ -137,7 +140,8 @@ def test_the_board_fits_a_phone_screen(browser: Browser, web_server: WebServer) 
 
 
 def test_queued_racers_are_matched_and_a_reload_mid_race_resumes(
-        browser: Browser, web_server: WebServer) -> None:
+    browser: Browser, web_server: WebServer
+) -> None:
     erin = open_player(browser, web_server.http, "erin")
     frank = open_player(browser, web_server.http, "frank")
     try:
@@ -147,10 +151,14 @@ def test_queued_racers_are_matched_and_a_reload_mid_race_resumes(
         for p in (erin, frank):
             p.page.wait_for_selector(".board.pairing", timeout=20_000)
         page = erin.page
-        tops = {int(str(n.get_attribute("data-key"))[1:]): str(n.get_attribute("data-card"))
-                for n in page.locator(".board .pile > .card[data-card]:last-child").all()}
-        pair = next(((i, j) for i in tops for j in tops
-                     if i < j and value(tops[i]) + value(tops[j]) == 14), None)
+        tops = {
+            int(str(n.get_attribute("data-key"))[1:]): str(n.get_attribute("data-card"))
+            for n in page.locator(".board .pile > .card[data-card]:last-child").all()
+        }
+        pair = next(
+            ((i, j) for i in tops for j in tops if i < j and value(tops[i]) + value(tops[j]) == 14),
+            None,
+        )
         if pair is not None:
             page.click(f'[data-key="p{pair[0]}"]')
             page.click(f'[data-key="p{pair[1]}"]')
@@ -165,8 +173,8 @@ def test_queued_racers_are_matched_and_a_reload_mid_race_resumes(
         for p in (erin, frank):
             expect(p.page.locator("[data-race-result]")).to_be_visible()
         expect(frank.page.locator('[data-racer="erin"] [data-rating]')).to_have_text(
-            re.compile(r"\d+ \([+-]?\d+\)"))
+            re.compile(r"\d+ \([+-]?\d+\)")
+        )
     finally:
         erin.close()
         frank.close()
-

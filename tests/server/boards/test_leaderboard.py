@@ -237,8 +237,17 @@ async def test_retention_ttl(redis_client: redis.asyncio.Redis) -> None:
 
 
 def _pending(pid: str, time_ms: int, at: int) -> PendingEntry:
-    e = prepare_entry(player_id=pid, name=f"n_{pid}", won=True, cleared=52, score=52,
-                      points=52, time_ms=time_ms, moves=10, finished_at_ms=at)
+    e = prepare_entry(
+        player_id=pid,
+        name=f"n_{pid}",
+        won=True,
+        cleared=52,
+        score=52,
+        points=52,
+        time_ms=time_ms,
+        moves=10,
+        finished_at_ms=at,
+    )
     return PendingEntry(e.score, e.member, e.data, board_expire_at(D, 90))
 
 
@@ -248,7 +257,8 @@ def test_pending_entries_round_trip() -> None:
 
 
 async def test_the_boards_step_is_idempotent_and_keeps_the_first_entry(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """Run twice (a retry, a recovery racing the finisher) it writes one row; a different
     entry for the same player never replaces the first (one ranked attempt per board)."""
     entries = BoardEntries(redis_client)

@@ -28,10 +28,17 @@ DAY_MS = 86_400_000
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"e2e",
-                     rate_limit=1000.0, rate_burst=1000)
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"e2e",
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     async with serve(config) as running:
         yield running
 
@@ -57,8 +64,13 @@ def view_cards(view: dict[str, Any]) -> Counter[str]:
     out: Counter[str] = Counter()
 
     def walk(v: Any) -> None:
-        if isinstance(v, str) and v not in ("??",) and v[-1:] in "CDHS" and len(v) <= 3 \
-                and v[:-1] in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"):
+        if (
+            isinstance(v, str)
+            and v not in ("??",)
+            and v[-1:] in "CDHS"
+            and len(v) <= 3
+            and v[:-1] in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+        ):
             out[v] += 1
         elif isinstance(v, dict):
             for x in v.values():
@@ -66,6 +78,7 @@ def view_cards(view: dict[str, Any]) -> Counter[str]:
         elif isinstance(v, list):
             for x in v:
                 walk(x)
+
     walk(view)
     return out
 
@@ -95,9 +108,9 @@ async def test_register_and_reconnect_by_token(app: App) -> None:
     assert early["code"] == "not_authenticated"
 
 
-async def test_every_variant_played_to_its_end_and_ranked(app: App,
-                                                          redis_client: redis.asyncio.Redis
-                                                          ) -> None:
+async def test_every_variant_played_to_its_end_and_ranked(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
     c = await app.client("player1")
     for variant in VARIANT_IDS:
         g = await c.request("daily.start", variant=variant)
@@ -138,25 +151,27 @@ async def test_ranking_among_players(app: App) -> None:
             if not moves:
                 break
             app.clock.advance(1000)
-            r = await c.request("move", game_id=g["game_id"], move=str(moves[0]),
-                                expected_seq=seq)
+            r = await c.request("move", game_id=g["game_id"], move=str(moves[0]), expected_seq=seq)
             view, seq = r["view"], r["seq"]
         res = await c.request("resign", game_id=g["game_id"])
         results[c.player_id] = res["result"]
     top = await players[0].request("leaderboard.top", variant="fourteen-out", limit=10)
     order = [e["player_id"] for e in top["entries"]]
-    expected = sorted(results, key=lambda p: (-results[p]["cleared"], results[p]["time_ms"],
-                                              results[p]["moves"]))
+    expected = sorted(
+        results, key=lambda p: (-results[p]["cleared"], results[p]["time_ms"], results[p]["moves"])
+    )
     assert order == expected
     assert [e["rank"] for e in top["entries"]] == [1, 2, 3]
     around = await players[1].request("leaderboard.around", variant="fourteen-out", k=1)
     ben = players[1].player_id
     at = order.index(ben)  # k=1: ben's entry with one neighbour above and one below
-    assert [e["player_id"] for e in around["entries"]] == order[max(0, at - 1):at + 2]
-    assert [e["rank"] for e in around["entries"]] == [order.index(e["player_id"]) + 1
-                                                      for e in around["entries"]]
-    assert [e["me"] for e in around["entries"]] == [e["player_id"] == ben
-                                                    for e in around["entries"]]
+    assert [e["player_id"] for e in around["entries"]] == order[max(0, at - 1) : at + 2]
+    assert [e["rank"] for e in around["entries"]] == [
+        order.index(e["player_id"]) + 1 for e in around["entries"]
+    ]
+    assert [e["me"] for e in around["entries"]] == [
+        e["player_id"] == ben for e in around["entries"]
+    ]
     assert around["total"] == 3
 
 
@@ -256,6 +271,7 @@ async def test_health_ready_metrics(app: App) -> None:
 def test_sigterm_tells_clients_and_closes_going_away(tmp_path: Path) -> None:
     srv = ServerProcess(tmp_path / "data").start()
     try:
+
         async def scenario() -> tuple[dict[str, Any], int]:
             c = await Client.connect(srv.url)
             await c.hello(name="judy")
@@ -274,9 +290,11 @@ def test_sigterm_tells_clients_and_closes_going_away(tmp_path: Path) -> None:
 
 
 async def test_an_idle_client_is_closed_and_an_active_one_is_not(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"idle",
-                     idle_timeout=0.6)
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    config = replace(
+        Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"idle", idle_timeout=0.6
+    )
     async with serve(config) as running:
         idle = await running.client("sleepy")
         busy = await running.client("busy")

@@ -52,12 +52,22 @@ class Patient:
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
-              monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[App]:
+async def app(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[App]:
     real = TripleEasthaven.over_search
     monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Patient(real(game)))
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET,
-                     rate_limit=1000.0, rate_burst=1000)
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=SECRET,
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     async with serve(config) as running:
         yield running
 
@@ -86,8 +96,7 @@ async def test_a_dead_end_found_after_the_reply_finishes_the_game(app: App) -> N
     assert rank["entry"]["rank"] == 1 and rank["entry"]["moves"] == len(line)
 
 
-async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(
-        app: App) -> None:
+async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(app: App) -> None:
     """The last two moves arrive together: the search of the position before the last one
     ends after the last move, says "not over", and the current position is searched next."""
     line = dead_line()
@@ -97,9 +106,12 @@ async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(
         r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
         assert r["type"] == "moved", r
     n = len(line)
-    replies = await asyncio.gather(*(
-        c.request("move", game_id=g["game_id"], move=line[k], expected_seq=k)
-        for k in (n - 2, n - 1)))
+    replies = await asyncio.gather(
+        *(
+            c.request("move", game_id=g["game_id"], move=line[k], expected_seq=k)
+            for k in (n - 2, n - 1)
+        )
+    )
     assert [r["seq"] for r in replies] == [n - 1, n]
     push = await c.push("game.finished", timeout=30)
     assert push["seq"] == n and push["result"]["over"]
@@ -144,8 +156,12 @@ async def play_into_a_long_search(app: App, line: list[str], name: str) -> tuple
 
 
 async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     searches: list[Endless] = []
     real = TripleEasthaven.over_search
 
@@ -155,8 +171,14 @@ async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
 
     monkeypatch.setattr(TripleEasthaven, "over_search", endless)
     monkeypatch.setattr(games, "OVER_LOOP_NODES", 200)
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET,
-                     rate_limit=1000.0, rate_burst=1000)
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=SECRET,
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     line = dead_line()
     async with serve(config) as app:
         deals = app.services.deals.pool
@@ -179,8 +201,12 @@ async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
 
 
 async def test_a_worker_out_of_memory_leaves_the_game_open(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Endless(Greedy()))
     monkeypatch.setattr(games, "OVER_LOOP_NODES", 40)
     config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET)
@@ -204,8 +230,9 @@ async def test_a_finished_game_stays_cached_without_its_undo_snapshots(app: App)
     view, seq = g["view"], 0
     for _ in range(2):
         move = str(next(iter(from_view(view).legal_moves())))
-        r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq,
-                            with_view=True)
+        r = await c.request(
+            "move", game_id=g["game_id"], move=move, expected_seq=seq, with_view=True
+        )
         assert r["type"] == "moved", r
         view, seq = r["view"], r["seq"]
     assert view["can_undo"] is True

@@ -203,8 +203,7 @@ class DiesBeforeTheBoard(BoardEntries):
     """A process that dies (or whose Redis fails) after the game's step of a finish: its
     board's step never runs."""
 
-    async def write(self, k: keys.DailyGameKeys, entry: PendingEntry | None
-                    ) -> tuple[int, str]:
+    async def write(self, k: keys.DailyGameKeys, entry: PendingEntry | None) -> tuple[int, str]:
         raise StoreUnavailable("died between the two steps")
 
 
@@ -225,8 +224,7 @@ async def _crash_after_game_step(redis_client: redis.asyncio.Redis, pid: str) ->
     return gid
 
 
-async def test_finish_writes_the_entry_before_it_returns(
-        redis_client: redis.asyncio.Redis) -> None:
+async def test_finish_writes_the_entry_before_it_returns(redis_client: redis.asyncio.Redis) -> None:
     store = GameStore(redis_client)
     gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
     _, entry = await store.finish(gid, WIN, "Alice", T0 + 90_000, None, 0)
@@ -239,7 +237,8 @@ async def test_finish_writes_the_entry_before_it_returns(
 
 
 async def test_a_game_load_writes_the_entry_a_crash_left_owed(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     gid = await _crash_after_game_step(redis_client, "p1")
     other = GameStore(redis_client)  # another process, or the same one later
     rec, log = await other.load(gid)
@@ -248,12 +247,14 @@ async def test_a_game_load_writes_the_entry_a_crash_left_owed(
     assert await redis_client.hget(k.game, "pending") is None
     assert await redis_client.zcard(k.outbox) == 0
     top = await Leaderboard(redis_client).top(BoardRef.daily("klondike", D))
-    assert [(e.player_id, e.name, e.won, e.time_ms) for e in top] == \
-        [("p1", "Alice", True, WIN.time_ms)]
+    assert [(e.player_id, e.name, e.won, e.time_ms) for e in top] == [
+        ("p1", "Alice", True, WIN.time_ms)
+    ]
 
 
 async def test_a_game_get_writes_the_entry_a_crash_left_owed(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     gid = await _crash_after_game_step(redis_client, "p1")
     rec = await GameStore(redis_client).get(gid)
     assert rec.finished and rec.pending_entry is None
@@ -262,7 +263,8 @@ async def test_a_game_get_writes_the_entry_a_crash_left_owed(
 
 @pytest.mark.parametrize("read", ["top", "around", "rank"])
 async def test_a_board_read_settles_the_boards_outbox(
-        redis_client: redis.asyncio.Redis, read: str) -> None:
+    redis_client: redis.asyncio.Redis, read: str
+) -> None:
     """Any reader of the board writes what its outbox still owes, before it answers."""
     await _crash_after_game_step(redis_client, "p1")
     board, lb = BoardRef.daily("klondike", D), Leaderboard(redis_client)
@@ -278,34 +280,39 @@ async def test_a_board_read_settles_the_boards_outbox(
     assert await redis_client.hget(keys.daily_game("klondike", D, "p1"), "pending") is None
 
 
-async def test_a_retried_finish_completes_the_owed_entry(
-        redis_client: redis.asyncio.Redis) -> None:
+async def test_a_retried_finish_completes_the_owed_entry(redis_client: redis.asyncio.Redis) -> None:
     gid = await _crash_after_game_step(redis_client, "p1")
     worse = FinalResult(False, True, True, 3, 30, 3, 1, 1)
-    rec, entry = await GameStore(redis_client).finish(gid, worse, "Mallory", T0 + 99_000,
-                                                      None, 2)
+    rec, entry = await GameStore(redis_client).finish(gid, worse, "Mallory", T0 + 99_000, None, 2)
     assert rec.result == WIN  # the stored result, written once, not the retry's
     assert (entry.rank, entry.name, entry.won) == (1, "Alice", True)
     assert await redis_client.hlen(keys.daily_members("klondike", D)) == 1
 
 
 async def test_concurrent_finishes_from_two_processes_count_once(
-        redis_client: redis.asyncio.Redis, redis_url: str) -> None:
+    redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
     other = connect(redis_url)  # a second server process: its own connections
     try:
         stores = [GameStore(redis_client), GameStore(other)]
-        gids = [(await stores[0].start_daily("klondike", D, f"p{i}", 1, T0)).game_id
-                for i in range(5)]
+        gids = [
+            (await stores[0].start_daily("klondike", D, f"p{i}", 1, T0)).game_id for i in range(5)
+        ]
         results = [WIN, FinalResult(False, True, True, 3, 30, 3, 1, 1)]
-        outs = await asyncio.gather(*(
-            stores[j].finish(gid, results[j], f"n{j}", T0 + j, None, 0)
-            for gid in gids for j in (0, 1) for _ in range(3)))
+        outs = await asyncio.gather(
+            *(
+                stores[j].finish(gid, results[j], f"n{j}", T0 + j, None, 0)
+                for gid in gids
+                for j in (0, 1)
+                for _ in range(3)
+            )
+        )
         board = BoardRef.daily("klondike", D)
         assert await redis_client.zcard(board.board_key) == 5
         assert await redis_client.hlen(board.members_key) == 5
         assert await redis_client.zcard(board.outbox_key) == 0
         for i in range(len(gids)):  # every caller got the one stored result and entry
-            mine = {(rec.result, entry.name) for rec, entry in outs[i * 6:(i + 1) * 6]}
+            mine = {(rec.result, entry.name) for rec, entry in outs[i * 6 : (i + 1) * 6]}
             assert len(mine) == 1, mine
         assert len(await Leaderboard(other).top(board)) == 5
     finally:
@@ -313,7 +320,8 @@ async def test_concurrent_finishes_from_two_processes_count_once(
 
 
 async def test_an_outbox_member_whose_finish_never_ran_is_dropped(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """A process that died after putting a game in the outbox but before its game's step:
     the game is still in play, so the reader leaves it until it is abandoned, then drops it."""
     store = GameStore(redis_client)
@@ -332,7 +340,8 @@ async def test_an_outbox_member_whose_finish_never_ran_is_dropped(
 
 
 async def test_a_resign_cut_between_the_steps_is_complete_on_the_next_read(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """Through the game service: the resign answers `unavailable`, and the same process's
     next read of the game shows it finished, with its entry on the board."""
     store = GameStore(redis_client)
@@ -363,7 +372,8 @@ async def test_get_many_reads_several_records_at_once(redis_client: redis.asynci
 
 
 async def test_a_fresh_daily_game_is_served_without_reading_it_back(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """`start_daily` builds a game nothing was played in from its record; a resumed one is
     loaded with its moves (both equal to a fresh load)."""
     store = GameStore(redis_client)

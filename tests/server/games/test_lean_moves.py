@@ -19,10 +19,17 @@ from tests.support.app import App, serve
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"lean",
-                     rate_limit=1000.0, rate_burst=1000)
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"lean",
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     async with serve(config) as running:
         yield running
 
@@ -33,7 +40,8 @@ def reveals(events: list[dict[str, Any]]) -> list[Reveal]:
 
 @pytest.mark.parametrize("variant", VARIANT_IDS)
 async def test_a_version_2_client_follows_the_events_to_the_servers_view(
-        app: App, variant: str) -> None:
+    app: App, variant: str
+) -> None:
     c = await app.client("lean", versions=(1, 2))
     g = await c.request("daily.start", variant=variant)
     copy: Game = from_view(g["view"])
@@ -43,8 +51,12 @@ async def test_a_version_2_client_follows_the_events_to_the_servers_view(
         if not moves:
             break
         text = "undo" if copy.can_undo() and rng.random() < 0.15 else rng.choice(moves)
-        r = await c.request("undo" if text == "undo" else "move", game_id=g["game_id"],
-                            expected_seq=seq, **({} if text == "undo" else {"move": text}))
+        r = await c.request(
+            "undo" if text == "undo" else "move",
+            game_id=g["game_id"],
+            expected_seq=seq,
+            **({} if text == "undo" else {"move": text}),
+        )
         assert r["type"] == "moved", r
         assert "view" not in r
         assert r["seq"] == seq + 1
@@ -74,6 +86,7 @@ async def test_welcome_names_the_negotiated_version(app: App) -> None:
     hello_again = await c.request("ping")
     assert hello_again["type"] == "pong"
     from tests.support.wsclient import Client
+
     fresh = await Client.connect(app.url)
     assert (await fresh.hello(name="ver2", versions=(1, 2)))["version"] == 2
     fresh1 = await Client.connect(app.url)
@@ -95,8 +108,9 @@ async def test_version_4_asks_for_the_view_with_a_move_and_version_3_may_not(app
     old = await app.client("viewer3", versions=(1, 2, 3))
     g3 = await old.request("daily.start", variant="fourteen-out")
     move = str(next(iter(from_view(g3["view"]).legal_moves())))
-    refused = await old.request("move", game_id=g3["game_id"], move=move, expected_seq=0,
-                                with_view=True)
+    refused = await old.request(
+        "move", game_id=g3["game_id"], move=move, expected_seq=0, with_view=True
+    )
     assert refused["type"] == "error" and refused["code"] == "bad_request", refused
     assert "version 4" in refused["message"]
     state = await old.request("game.get", game_id=g3["game_id"])

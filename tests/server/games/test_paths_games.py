@@ -37,7 +37,8 @@ def moves_of(variant: str, count: int) -> list[str]:
 
 
 async def test_the_oldest_cached_game_is_evicted_and_reloaded_intact(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     service = GameService(GameStore(redis_client), clock, cache_size=1)
     pid = await player(redis_client, clock, "evictee")
     first = await service.start_daily("fourteen-out", DAY, pid, SEED)
@@ -52,7 +53,8 @@ async def test_the_oldest_cached_game_is_evicted_and_reloaded_intact(
 
 
 async def test_a_copy_made_stale_by_another_process_is_refreshed(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     one = GameService(GameStore(redis_client), clock)
     two = GameService(GameStore(redis_client), clock)
     pid = await player(redis_client, clock, "roamer")
@@ -81,7 +83,8 @@ async def test_a_copy_made_stale_by_another_process_is_refreshed(
 
 
 async def test_a_move_legal_only_after_another_process_moved_is_played_not_refused(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """Without `expected_seq` a move means the game as it is: a stale copy that finds it
     illegal checks Redis, and plays it on the fresh copy; a move illegal there too is refused."""
     one = GameService(GameStore(redis_client), clock)
@@ -105,7 +108,8 @@ async def test_a_move_legal_only_after_another_process_moved_is_played_not_refus
 
 
 async def test_resigning_a_stale_copy_conflicts_then_resigns_the_real_game(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     one = GameService(GameStore(redis_client), clock)
     two = GameService(GameStore(redis_client), clock)
     pid = await player(redis_client, clock, "quitter")
@@ -126,13 +130,17 @@ async def test_resigning_a_stale_copy_conflicts_then_resigns_the_real_game(
     again, same = await two.resign(gid, pid, "quitter")
     assert again.record.finished
     assert (same.cleared, same.moves, same.finished_at_ms) == (
-        entry.cleared, entry.moves, entry.finished_at_ms)
+        entry.cleared,
+        entry.moves,
+        entry.finished_at_ms,
+    )
     with pytest.raises(GameOver):
         await two.play(gid, pid, "quitter", "undo", None)
 
 
 async def test_closing_a_stale_copy_closes_the_real_game_once(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """A race's end closes every racer's game, whichever process last cached it."""
     one = GameService(GameStore(redis_client), clock)
     two = GameService(GameStore(redis_client), clock)

@@ -32,18 +32,29 @@ NODE_BUDGET = 1_000_000
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET,
-                     rate_limit=1000.0, rate_burst=1000, certify_deals=True,
-                     solver_budget_s=5.0, hint_budget_s=10.0, hint_penalty_ms=HINT_PENALTY_MS)
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=SECRET,
+        rate_limit=1000.0,
+        rate_burst=1000,
+        certify_deals=True,
+        solver_budget_s=5.0,
+        hint_budget_s=10.0,
+        hint_penalty_ms=HINT_PENALTY_MS,
+    )
     async with serve(config) as running:
         yield running
 
 
 @pytest.mark.parametrize("variant", ["fourteen-out", "triple-triangle", "triple-deck"])
 async def test_certified_daily_deal_is_winnable_with_par(
-        app: App, redis_client: redis.asyncio.Redis, variant: str) -> None:
+    app: App, redis_client: redis.asyncio.Redis, variant: str
+) -> None:
     c = await app.client("cert")
     g = await c.request("daily.start", variant=variant, timeout=60)
     assert g["type"] == "game" and g["par"] is not None
@@ -57,8 +68,13 @@ async def test_certified_daily_deal_is_winnable_with_par(
     # It is the first seed of the day's sequence that the solver proves winnable.
     index = 0
     while candidate_seed(SECRET, variant, DAY, index) != record.seed:
-        assert solve(new_game(variant, candidate_seed(SECRET, variant, DAY, index)),
-                     max_nodes=NODE_BUDGET).verdict != WINNABLE
+        assert (
+            solve(
+                new_game(variant, candidate_seed(SECRET, variant, DAY, index)),
+                max_nodes=NODE_BUDGET,
+            ).verdict
+            != WINNABLE
+        )
         index += 1
     board = await c.request("leaderboard.top", variant=variant)
     assert board["par"] == g["par"]
@@ -92,8 +108,7 @@ async def test_hints_lead_to_a_win_and_cost_time_on_the_board(app: App) -> None:
     assert r["result"]["won"] and r["result"]["hints"] == 0
     assert r["result"]["time_ms"] < count * HINT_PENALTY_MS
     board = await plain.request("leaderboard.top", variant="fourteen-out")
-    assert [(e["name"], e["hints"]) for e in board["entries"]] == [("plain", 0),
-                                                                   ("hinted", count)]
+    assert [(e["name"], e["hints"]) for e in board["entries"]] == [("plain", 0), ("hinted", count)]
 
 
 async def test_no_hints_in_races(race_app: App) -> None:
@@ -117,8 +132,9 @@ class CountingPool(SolverPool):
         return await asyncio.to_thread(fn, *args)
 
 
-async def test_one_process_certifies_the_others_wait(redis_client: redis.asyncio.Redis,
-                                                     clock: ManualClock) -> None:
+async def test_one_process_certifies_the_others_wait(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """Two processes' deal services on one Redis: one searches, both deal the same seed, and
     tomorrow's deals are ready before the day rolls over."""
     pools = [CountingPool(), CountingPool()]
@@ -138,7 +154,8 @@ async def test_one_process_certifies_the_others_wait(redis_client: redis.asyncio
 
 
 async def test_an_uncertified_daily_deal_is_never_dead_from_the_start(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """Without certification the day's first candidate is dealt unless it offers no move (a
     game over before it begins, which nobody could finish): then the next one that does."""
     dead_day = dt.date(2027, 10, 14)  # secret "x": Fourteen Out's first candidate is dead

@@ -17,10 +17,18 @@ from tests.support.wsclient import Client
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"h",
-                     rate_limit=1000.0, rate_burst=1000, certify_deals=False)
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"h",
+        rate_limit=1000.0,
+        rate_burst=1000,
+        certify_deals=False,
+    )
     async with serve(config) as running:
         yield running
 
@@ -58,7 +66,11 @@ async def test_empty_boards_and_a_player_not_on_one(app: App) -> None:
     c = await app.client("hugo")
     top = await c.request("leaderboard.top", variant="triple-deck", date="2030-06-14")
     assert (top["type"], top["date"], top["total"], top["entries"]) == (
-        "leaderboard", "2030-06-14", 0, [])
+        "leaderboard",
+        "2030-06-14",
+        0,
+        [],
+    )
     around = await c.request("leaderboard.around", variant="triple-deck", k=3)
     assert around["date"] == "2030-06-15" and around["entries"] == [] and around["offset"] == 0
     rank = await c.request("leaderboard.rank", variant="triple-deck")
@@ -92,7 +104,8 @@ async def test_welcome_v3_lists_todays_daily_games_and_v1_v2_do_not(app: App) ->
     assert welcome["version"] == 3
     assert welcome["daily"] == [
         {"variant": "fourteen-out", "game_id": first["game_id"], "finished": False},
-        {"variant": "triple-deck", "game_id": second["game_id"], "finished": True}]
+        {"variant": "triple-deck", "game_id": second["game_id"], "finished": True},
+    ]
     assert "race" not in welcome, "no race: the field is left out"
     for versions in ((1,), (1, 2)):
         old = await Client.connect(app.url)
@@ -175,8 +188,9 @@ async def test_game_carries_its_move_list_from_version_3(app: App) -> None:
             reply = await c.request("undo", game_id=game["game_id"], expected_seq=len(played))
         else:
             move = str(next(iter(from_view(view).legal_moves())))
-            reply = await c.request("move", game_id=game["game_id"], move=move,
-                                    expected_seq=len(played))
+            reply = await c.request(
+                "move", game_id=game["game_id"], move=move, expected_seq=len(played)
+            )
         assert reply["type"] == "moved", reply
         played.append(reply["move"])
     assert (await c.request("game.get", game_id=game["game_id"]))["log"] == played

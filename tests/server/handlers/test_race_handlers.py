@@ -102,8 +102,9 @@ async def test_boards_after_a_race(race_app: App) -> None:
     winner = ev["event"]["results"][0]["player_id"]
     top = await b.request("race.top", variant="fourteen-out")
     assert top["total"] == 2 and top["entries"][0]["player_id"] == winner
-    assert [e["me"] for e in top["entries"]] == [e["player_id"] == b.player_id
-                                                for e in top["entries"]]
+    assert [e["me"] for e in top["entries"]] == [
+        e["player_id"] == b.player_id for e in top["entries"]
+    ]
     assert {e["name"] for e in top["entries"]} == {"boarda", "boardb"}
     around = await a.request("race.around", variant="fourteen-out", k=1)
     assert around["offset"] == 0 and len(around["entries"]) == 2
@@ -112,8 +113,7 @@ async def test_boards_after_a_race(race_app: App) -> None:
     wins = await a.request("race.top", variant="fourteen-out", board="wins")
     assert wins["date"] == "2030-06-15"
     assert [(e["player_id"], e["rating"]) for e in wins["entries"]] == [(winner, 1)]
-    other_day = await a.request("race.top", variant="fourteen-out", board="wins",
-                                date="2030-06-14")
+    other_day = await a.request("race.top", variant="fourteen-out", board="wins", date="2030-06-14")
     assert other_day["entries"] == [] and other_day["total"] == 0
     recent = await a.request("race.recent", variant="fourteen-out")
     assert len(recent["races"]) == 1 and recent["races"][0]["racers"] == 2
@@ -147,14 +147,14 @@ async def test_a_non_racer_may_get_a_race_and_sees_nothing_hidden(race_app: App)
             late = await race_app.client("seer_late")
             assert (await late.request("race.join", code=code))["type"] == "race.room"
             assert (await late.request("race.leave"))["type"] == "race.left"
-            await a.push("race.event", event={"kind": "left", "player_id": late.player_id,
-                                               "closed": False})
+            await a.push(
+                "race.event", event={"kind": "left", "player_id": late.player_id, "closed": False}
+            )
             assert (await a.request("race.start", race_id=race_id))["type"] == "race.room"
         elif phase == "countdown":
             sa, sb = await start_race(race_app, a, b)
             move = str(next(iter(from_view(sa["view"]).legal_moves())))
-            error(await onlooker.request("move", game_id=sa["game_id"], move=move),
-                  "not_found")
+            error(await onlooker.request("move", game_id=sa["game_id"], move=move), "not_found")
             assert (await a.request("move", game_id=sa["game_id"], move=move))["seq"] == 1
             ev = await b.push("race.event")
             while ev["event"]["kind"] != "progress":

@@ -28,8 +28,9 @@ def offset_to(moment: dt.datetime) -> str:
     return str(int(moment.timestamp() * 1000) - time.time_ns() // 1_000_000)
 
 
-async def resign_daily(url: str, token: str | None, name: str | None = None
-                       ) -> tuple[Client, dict[str, Any]]:
+async def resign_daily(
+    url: str, token: str | None, name: str | None = None
+) -> tuple[Client, dict[str, Any]]:
     c = await Client.connect(url)
     await c.hello(name=name, token=token)
     game = await c.request("daily.start", variant=V)
@@ -43,7 +44,8 @@ def stats(profile: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_a_streak_across_midnight_and_restarts_with_the_clock_moved(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
     def server(at: dt.datetime) -> ServerProcess:
         flags = (*FLAGS, "--clock-offset-ms", offset_to(at))
         return ServerProcess(tmp_path / "s", flags, redis_url=redis_url)
@@ -86,11 +88,11 @@ def two_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
             srv.stop()
 
 
-async def test_a_spectator_on_another_process(two_servers: list[str],
-                                              redis_client: redis.asyncio.Redis) -> None:
+async def test_a_spectator_on_another_process(
+    two_servers: list[str], redis_client: redis.asyncio.Redis
+) -> None:
     here, there = two_servers
-    a, b, s = (await Client.connect(here), await Client.connect(here),
-               await Client.connect(there))
+    a, b, s = (await Client.connect(here), await Client.connect(here), await Client.connect(there))
     for c, name in ((a, "racer_one"), (b, "racer_two"), (s, "far_watcher")):
         await c.hello(name=name)
     created = await a.request("race.create", variant=V, size=2)
@@ -105,7 +107,8 @@ async def test_a_spectator_on_another_process(two_servers: list[str],
     started = await a.push("race.started")
     moves = list(from_view(started["view"]).legal_moves())
     assert (await a.request("move", game_id=started["game_id"], move=str(moves[0])))[
-        "type"] == "moved"
+        "type"
+    ] == "moved"
 
     async def board() -> dict[str, Any]:
         while True:

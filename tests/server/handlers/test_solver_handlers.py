@@ -77,8 +77,9 @@ async def test_export_of_a_finished_day(race_app: App) -> None:
     assert export["variant"] == "fourteen-out" and export["date"] == TODAY
     assert export["moves"] == moves
     other = await race_app.client("reader")
-    assert (await other.request("game.export", game_id=g["game_id"]))["moves"] == moves, \
+    assert (await other.request("game.export", game_id=g["game_id"]))["moves"] == moves, (
         "anyone may read a finished day's game"
+    )
 
 
 async def test_no_export_of_an_unfinished_game_even_after_its_day(race_app: App) -> None:

@@ -15,11 +15,29 @@ D = dt.date(2030, 6, 15)
 V = "fourteen-out"
 
 
-def result(date: dt.date, *, won: bool = True, time_ms: int = 60_000, score: int = 52,
-           pid: str = "p1", variant: str = V) -> DailyResult:
-    return DailyResult(variant=variant, date=date, player_id=pid, won=won, resigned=not won,
-                       cleared=score, score=score, points=score, time_ms=time_ms, moves=30,
-                       hints=0, finished_at_ms=1_907_755_200_000)
+def result(
+    date: dt.date,
+    *,
+    won: bool = True,
+    time_ms: int = 60_000,
+    score: int = 52,
+    pid: str = "p1",
+    variant: str = V,
+) -> DailyResult:
+    return DailyResult(
+        variant=variant,
+        date=date,
+        player_id=pid,
+        won=won,
+        resigned=not won,
+        cleared=score,
+        score=score,
+        points=score,
+        time_ms=time_ms,
+        moves=30,
+        hints=0,
+        finished_at_ms=1_907_755_200_000,
+    )
 
 
 def days(*offsets: int) -> list[dt.date]:
@@ -54,7 +72,8 @@ async def test_a_day_recorded_late_joins_its_runs(redis_client: redis.asyncio.Re
 
 
 async def test_out_of_order_recording_gives_the_same_streaks(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     order = [3, 0, 5, 1, 4, 2, 8, 7]
     h = History(redis_client)
     for o in order:
@@ -78,7 +97,8 @@ async def test_concurrent_records_count_once(redis_client: redis.asyncio.Redis) 
 
 
 async def test_old_days_are_trimmed_but_the_longest_run_stays(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     h = History(redis_client, keep_days=5)
     for date in days(0, 1, 2, 3, 10, 11):
         await h.record(result(date))
@@ -100,8 +120,7 @@ async def test_pages_newest_first(redis_client: redis.asyncio.Redis) -> None:
     assert [e.result.date for e in last] == days(0) and cursor is None
 
 
-async def test_frozen_rank_counts_once_in_the_percentile(
-        redis_client: redis.asyncio.Redis) -> None:
+async def test_frozen_rank_counts_once_in_the_percentile(redis_client: redis.asyncio.Redis) -> None:
     h = History(redis_client)
     for date in days(0, 1):
         await h.record(result(date))
@@ -126,8 +145,16 @@ def test_percentile() -> None:
 async def test_finishing_a_daily_game_records_it(redis_client: redis.asyncio.Redis) -> None:
     store = GameStore(redis_client)
     rec = await store.start_daily(V, D, "p1", 7, 1_907_755_200_000)
-    won = FinalResult(won=True, over=True, resigned=False, cleared=52, score=52, points=52,
-                      time_ms=9_000, moves=26)
+    won = FinalResult(
+        won=True,
+        over=True,
+        resigned=False,
+        cleared=52,
+        score=52,
+        points=52,
+        time_ms=9_000,
+        moves=26,
+    )
     await store.finish(rec.game_id, won, "alice", 1_907_755_209_000, None, 0)
     await store.finish(rec.game_id, won, "alice", 1_907_755_210_000, None, 0)  # a retry
     [s] = await store.history.stats("p1", [V], D)
@@ -138,8 +165,13 @@ async def test_finishing_a_daily_game_records_it(redis_client: redis.asyncio.Red
 
 
 def test_a_players_history_keys_share_one_slot() -> None:
-    names = [keys.history_days("p1", V), keys.history_won("p1", V),
-             keys.history_results("p1", V), keys.history_ranks("p1", V),
-             keys.history_stats("p1", V), keys.history_pending("p1")]
+    names = [
+        keys.history_days("p1", V),
+        keys.history_won("p1", V),
+        keys.history_results("p1", V),
+        keys.history_ranks("p1", V),
+        keys.history_stats("p1", V),
+        keys.history_pending("p1"),
+    ]
     assert all("{h:p1}" in k for k in names) and len(set(names)) == len(names)
     assert "{r:20300615-abcdef}" in keys.race_watchers("20300615-abcdef")

@@ -47,8 +47,7 @@ async def test_a_streak_across_utc_midnight(race_app: App) -> None:
     second = await play_daily(c)
     me = await c.request("profile.get")
     stats = daily(me)
-    assert (stats["streak"], stats["longest_streak"], stats["played"], stats["won"]) == (
-        2, 2, 2, 0)
+    assert (stats["streak"], stats["longest_streak"], stats["played"], stats["won"]) == (2, 2, 2, 0)
     assert stats["won_streak"] == 0 and stats["percentile"] == 100
     assert [r["game_id"] for r in me["recent"]] == [second, first]
     old, new = me["recent"][1], me["recent"][0]
@@ -100,7 +99,8 @@ async def test_history_pages(race_app: App) -> None:
 
 
 async def test_a_result_whose_history_write_was_lost_is_recorded_on_read(
-        race_app: App, redis_client: redis.asyncio.Redis) -> None:
+    race_app: App, redis_client: redis.asyncio.Redis
+) -> None:
     c = await race_app.client("crashy")
     game_id = await play_daily(c)
     # The state a process dying between the finish script and the history script leaves:
@@ -115,8 +115,9 @@ async def test_a_result_whose_history_write_was_lost_is_recorded_on_read(
     assert daily(again)["played"] == 1
 
 
-async def test_a_forfeit_counts_once_on_the_profile(redis_client: redis.asyncio.Redis,
-                                                    clock: ManualClock) -> None:
+async def test_a_forfeit_counts_once_on_the_profile(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     inboxes = [await parts.inbox(n) for n in ("stayer", "leaver", "other")]
     pids = [ib.player.id for ib in inboxes if ib.player]
@@ -131,8 +132,9 @@ async def test_a_forfeit_counts_once_on_the_profile(redis_client: redis.asyncio.
     await parts.referee.tick(race_id)
     await parts.referee.tick(race_id)  # decided once
     assert (await parts.races.load(race_id)).forfeited == {pids[1]}
-    profiles = Profiles(parts.races.games.store, Leaderboard(redis_client), parts.races.boards,
-                        parts.players, clock)
+    profiles = Profiles(
+        parts.races.games.store, Leaderboard(redis_client), parts.races.boards, parts.players, clock
+    )
     leaver = await parts.players.get(pids[1])
     assert leaver is not None
     profile = await profiles.profile(1, leaver, leaver)

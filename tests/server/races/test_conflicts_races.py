@@ -34,9 +34,11 @@ async def test_a_racer_can_enter_no_other_race(race_app: App) -> None:
     a, b = await racing_pair(race_app, "busy_a", "busy_b")
     host = await race_app.client("host")
     room = await host.request("race.create", variant="fourteen-out")
-    for request, fields in (("race.queue", {"variant": "fourteen-out"}),
-                            ("race.create", {"variant": "triple-deck"}),
-                            ("race.join", {"code": room["race"]["code"]})):
+    for request, fields in (
+        ("race.queue", {"variant": "fourteen-out"}),
+        ("race.create", {"variant": "triple-deck"}),
+        ("race.join", {"code": room["race"]["code"]}),
+    ):
         refused(await a.request(request, **fields), "conflict", "already in race")
     # The countdown's race cannot be left either: only the queue and open rooms can.
     refused(await b.request("race.leave"), "not_found", "")
@@ -49,10 +51,16 @@ async def test_the_queue_must_be_left_before_a_room(race_app: App) -> None:
     room = await host.request("race.create", variant="fourteen-out")
     waiting = await race_app.client("waiter")
     await waiting.request("race.queue", variant="triple-deck", size=3)
-    refused(await waiting.request("race.join", code=room["race"]["code"]), "conflict",
-            "leave the race queue first")
-    refused(await waiting.request("race.queue", variant="fourteen-out"), "conflict",
-            "leave the race queue first")
+    refused(
+        await waiting.request("race.join", code=room["race"]["code"]),
+        "conflict",
+        "leave the race queue first",
+    )
+    refused(
+        await waiting.request("race.queue", variant="fourteen-out"),
+        "conflict",
+        "leave the race queue first",
+    )
     assert (await waiting.request("race.leave"))["type"] == "race.left"
     joined = await waiting.request("race.join", code=room["race"]["code"])
     assert [r["name"] for r in joined["race"]["racers"]] == ["roomhost", "waiter"]
@@ -93,7 +101,8 @@ async def test_a_finished_race_frees_its_racers(race_app: App) -> None:
 
 
 async def test_a_race_that_expired_from_redis_frees_its_racers(
-        race_app: App, redis_client: redis.asyncio.Redis) -> None:
+    race_app: App, redis_client: redis.asyncio.Redis
+) -> None:
     """Race records expire (a TTL in Redis) while a player's pointer to one may not: a race
     that is gone is no race, so nothing is refused for it."""
     host = await race_app.client("expired_host")

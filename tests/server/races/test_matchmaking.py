@@ -22,18 +22,20 @@ async def _update(inbox: Inbox, timeout: float = 5.0) -> p.RaceUpdate:
     raise AssertionError("no race.update")
 
 
-async def test_a_full_queue_matches_at_once(redis_client: redis.asyncio.Redis,
-                                            clock: ManualClock) -> None:
+async def test_a_full_queue_matches_at_once(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     fanout = asyncio.create_task(parts.fanout.run())
     try:
         a, b = await parts.inbox("alice"), await parts.inbox("bobby")
         assert a.player and b.player
-        assert await parts.matchmaking.queue(a, a.player.id, "alice", "fourteen-out", 2) == \
-            (1, None)
+        assert await parts.matchmaking.queue(a, a.player.id, "alice", "fourteen-out", 2) == (
+            1,
+            None,
+        )
         assert parts.matchmaking.groups() == {("fourteen-out", 2)}
-        waiting, race_id = await parts.matchmaking.queue(b, b.player.id, "bobby",
-                                                         "fourteen-out", 2)
+        waiting, race_id = await parts.matchmaking.queue(b, b.player.id, "bobby", "fourteen-out", 2)
         assert waiting == 0 and race_id is not None
         ua, ub = await _update(a), await _update(b)
         assert ua.race.race_id == ub.race.race_id == race_id
@@ -46,8 +48,9 @@ async def test_a_full_queue_matches_at_once(redis_client: redis.asyncio.Redis,
             await fanout
 
 
-async def test_a_group_starts_after_the_fill_wait(redis_client: redis.asyncio.Redis,
-                                                  clock: ManualClock) -> None:
+async def test_a_group_starts_after_the_fill_wait(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     fanout = asyncio.create_task(parts.fanout.run())
     try:
@@ -70,8 +73,9 @@ async def test_a_group_starts_after_the_fill_wait(redis_client: redis.asyncio.Re
             await fanout
 
 
-async def test_leaving_and_closing_stop_waiting(redis_client: redis.asyncio.Redis,
-                                                clock: ManualClock) -> None:
+async def test_leaving_and_closing_stop_waiting(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     a, b = await parts.inbox("frank"), await parts.inbox("grace")
     assert a.player and b.player

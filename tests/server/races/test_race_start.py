@@ -63,8 +63,9 @@ async def due_at(parts: RaceParts, race_id: str) -> int | None:
 
 async def room(parts: RaceParts, racers: list[Inbox], size: int = 0) -> str:
     """An open private room of `racers` (the first creates it) for `size` (default: them)."""
-    race_id = await parts.races.create_room(pid(racers[0]), name(racers[0]), VARIANT,
-                                            size or len(racers))
+    race_id = await parts.races.create_room(
+        pid(racers[0]), name(racers[0]), VARIANT, size or len(racers)
+    )
     code = (await parts.races.load(race_id)).code
     assert code is not None
     for r in racers[1:]:
@@ -104,8 +105,9 @@ async def assert_ends_by_time_limit(parts: RaceParts, race_id: str) -> RaceState
 
 
 @pytest_asyncio.fixture
-async def second_client(redis_url: str,
-                        redis_client: redis.asyncio.Redis) -> AsyncIterator[redis.asyncio.Redis]:
+async def second_client(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> AsyncIterator[redis.asyncio.Redis]:
     client = connect(redis_url)
     try:
         yield client
@@ -116,8 +118,9 @@ async def second_client(redis_url: str,
 # -- the start ------------------------------------------------------------------------------
 
 
-async def test_a_start_writes_everything_in_one_step(redis_client: redis.asyncio.Redis,
-                                                     clock: ManualClock) -> None:
+async def test_a_start_writes_everything_in_one_step(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     racers = [await parts.inbox(n) for n in ("sa-ann", "sa-bob", "sa-cid")]
     race_id = await room(parts, racers)
@@ -131,8 +134,8 @@ async def test_a_start_writes_everything_in_one_step(redis_client: redis.asyncio
 
 
 async def test_a_start_cut_short_after_the_index_write(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The process wrote the deadline index and stopped: the room is still open (its creator
     can start it), the ticks look at it again only every `UNDEALT_MS`, never in a loop."""
     one, two = build(redis_client, clock), build(second_client, clock)
@@ -154,8 +157,8 @@ async def test_a_start_cut_short_after_the_index_write(
 
 
 async def test_a_start_cut_short_after_its_script(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The index write, a tick of another process (the race still open: looked at later), the
     start's script, and the process stopped before its second index write: the race is
     started whole, and the later look finds it running and keeps its time limit."""
@@ -181,7 +184,8 @@ async def test_a_start_cut_short_after_its_script(
 
 
 async def test_an_early_index_write_is_looked_at_again_at_the_start(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """A losing start of another process (its clock a little behind) left the race due before
     its start: the tick before the start moves it to the start, not due again at once."""
     parts = build(redis_client, clock)
@@ -199,14 +203,16 @@ async def test_an_early_index_write_is_looked_at_again_at_the_start(
 
 
 async def test_a_match_whose_start_was_cut_short_leaves_the_index(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """A matched race is dealt the moment it is made; never dealt (its process stopped after
     the index write), it is abandoned after `UNDEALT_MS` and leaves the index."""
     parts = build(redis_client, clock)
     a, b = await parts.inbox("mc-ann"), await parts.inbox("mc-bob")
     race_id = keys.new_race_id(clock.now_ms())
-    await parts.store.create(race_id, VARIANT, 2, 7, clock.now_ms(),
-                             [(pid(a), name(a)), (pid(b), name(b))])
+    await parts.store.create(
+        race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), name(a)), (pid(b), name(b))]
+    )
     await parts.store.set_racing([pid(a), pid(b)], race_id)
     intent = clock.now_ms() + SETTINGS.countdown_ms
     await parts.store.set_active(race_id, intent, only_earlier=True)  # ...and stopped
@@ -221,8 +227,9 @@ async def test_a_match_whose_start_was_cut_short_leaves_the_index(
     assert (waiting, matched) == (1, None), "its players are free to race again"
 
 
-async def test_a_race_gone_from_redis_leaves_the_index(redis_client: redis.asyncio.Redis,
-                                                       clock: ManualClock) -> None:
+async def test_a_race_gone_from_redis_leaves_the_index(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     gone = keys.new_race_id(clock.now_ms())
     await parts.store.set_active(gone, clock.now_ms())
@@ -231,8 +238,8 @@ async def test_a_race_gone_from_redis_leaves_the_index(redis_client: redis.async
 
 
 async def test_two_processes_starting_one_room_start_it_once(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """Both pass the room's checks and start it at once, each with its own clock (start
     times differ): one start wins whole, the other is refused and changes nothing."""
     one = build(redis_client, clock)
@@ -240,9 +247,11 @@ async def test_two_processes_starting_one_room_start_it_once(
     racers = [await one.inbox(n) for n in ("tp-ann", "tp-bob", "tp-cid")]
     for _ in range(10):
         race_id = await room(one, racers)
-        outcomes = await asyncio.gather(one.races.start_room(pid(racers[0]), race_id),
-                                        two.races.start_room(pid(racers[0]), race_id),
-                                        return_exceptions=True)
+        outcomes = await asyncio.gather(
+            one.races.start_room(pid(racers[0]), race_id),
+            two.races.start_room(pid(racers[0]), race_id),
+            return_exceptions=True,
+        )
         assert sorted(type(o).__name__ for o in outcomes) == ["Conflict", "NoneType"]
         assert all(o is None or isinstance(o, Conflict) for o in outcomes)
         race = await assert_started_whole(one, race_id)  # one countdown, one set of games
@@ -254,8 +263,8 @@ async def test_two_processes_starting_one_room_start_it_once(
 
 
 async def test_a_racer_joining_while_the_room_starts_gets_a_game_or_a_refusal(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The start reads the racers, then starts them in one script that checks they are still
     the racers (else it reads them again): a join racing the start either makes it in with a
     game or is refused, never in the race without a game."""
@@ -274,8 +283,10 @@ async def test_a_racer_joining_while_the_room_starts_gets_a_game_or_a_refusal(
         code = (await one.races.load(race_id)).code
         assert code is not None
         started, joined = await asyncio.gather(
-            begin(race_id, 2 * n), two.races.join_room(pid(joiner), name(joiner), code),
-            return_exceptions=True)
+            begin(race_id, 2 * n),
+            two.races.join_room(pid(joiner), name(joiner), code),
+            return_exceptions=True,
+        )
         assert started is True
         assert joined == race_id or isinstance(joined, Conflict), joined
         race = await assert_started_whole(one, race_id)  # a game for every racer
@@ -298,32 +309,40 @@ async def cut_short_end(one: RaceParts, racers: list[Inbox], *, rated: bool) -> 
     assert race.start_at is not None
     one.clock.set(race.start_at)
     first = racers[1]  # b resigns during the race, before its end
-    live, _ = await one.races.games.resign(keys.race_game_id(race_id, pid(first)), pid(first),
-                                           name(first))
+    live, _ = await one.races.games.resign(
+        keys.race_game_id(race_id, pid(first)), pid(first), name(first)
+    )
     await one.referee.on_played(race_id, live)
     now = one.clock.now_ms()
     await one.store.set_active(race_id, now + FINISHING_STALE_MS, only_earlier=True)
     assert await one.store.start_finishing(race_id, now, "time limit")
     for r in racers if rated else racers[:1]:
-        await one.races.games.close(keys.race_game_id(race_id, pid(r)), pid(r), name(r),
-                                    resigned=False)
+        await one.races.games.close(
+            keys.race_game_id(race_id, pid(r)), pid(r), name(r), resigned=False
+        )
     if rated:
-        standings = await one.referee.leaderboard.top(BoardRef.race(VARIANT, race_id), 0,
-                                                      len(racers))
+        standings = await one.referee.leaderboard.top(
+            BoardRef.race(VARIANT, race_id), 0, len(racers)
+        )
         places = {e.player_id: i + 1 for i, e in enumerate(standings)}
         await one.referee.boards.apply(RaceSummary(race_id, VARIANT, now, len(racers)), places)
-        await one.referee.boards.add_win(VARIANT, keys.race_date(race_id),
-                                         standings[0].player_id, race_id)
+        await one.referee.boards.add_win(
+            VARIANT, keys.race_date(race_id), standings[0].player_id, race_id
+        )
     return race_id  # ...and the process stopped
 
 
 @pytest.mark.parametrize("rated", [False, True])
 async def test_an_end_left_finishing_is_taken_over_once(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock, rated: bool) -> None:
+    redis_client: redis.asyncio.Redis,
+    second_client: redis.asyncio.Redis,
+    clock: ManualClock,
+    rated: bool,
+) -> None:
     one, two = build(redis_client, clock), build(second_client, clock)
-    racers = [await one.inbox(n) for n in (f"to-ann{rated:d}", f"to-bob{rated:d}",
-                                           f"to-cid{rated:d}")]
+    racers = [
+        await one.inbox(n) for n in (f"to-ann{rated:d}", f"to-bob{rated:d}", f"to-cid{rated:d}")
+    ]
     race_id = await cut_short_end(one, racers, rated=rated)
     began = clock.now_ms()
     # Within FINISHING_STALE_MS the end may still be under way: nobody takes it over.
@@ -361,8 +380,9 @@ async def test_an_end_left_finishing_is_taken_over_once(
     assert [w.rating for w in wins] == [1]
 
 
-async def test_one_taker_of_a_stalled_end(redis_client: redis.asyncio.Redis,
-                                          clock: ManualClock) -> None:
+async def test_one_taker_of_a_stalled_end(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     racers = [await parts.inbox(n) for n in ("ot-ann", "ot-bob")]
     race_id = await room(parts, racers)
@@ -371,8 +391,9 @@ async def test_one_taker_of_a_stalled_end(redis_client: redis.asyncio.Redis,
     assert await parts.store.start_finishing(race_id, began, "time limit")
     assert (await parts.races.load(race_id)).finished_at == began
     later = began + FINISHING_STALE_MS
-    took = await asyncio.gather(*(parts.store.take_over_finishing(race_id, began, later)
-                                  for _ in range(5)))
+    took = await asyncio.gather(
+        *(parts.store.take_over_finishing(race_id, began, later) for _ in range(5))
+    )
     assert sorted(took) == [False] * 4 + [True]
     race = await parts.races.load(race_id)
     assert (race.finished_at, race.reason) == (later, "time limit")
@@ -383,7 +404,8 @@ async def test_one_taker_of_a_stalled_end(redis_client: redis.asyncio.Redis,
 
 
 async def test_a_cut_short_start_and_end_on_a_redis_cluster(
-        cluster_url: str, cluster_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    cluster_url: str, cluster_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The start's script, the index around it and the takeover of an end, on three masters."""
     other = redisconn.connect(cluster_url)
     try:
@@ -395,9 +417,11 @@ async def test_a_cut_short_start_and_end_on_a_redis_cluster(
         clock.set(intent)
         await sweep(two)
         assert await due_at(two, race_id) == intent + UNDEALT_MS
-        outcomes = await asyncio.gather(one.races.start_room(pid(racers[0]), race_id),
-                                        two.races.start_room(pid(racers[0]), race_id),
-                                        return_exceptions=True)
+        outcomes = await asyncio.gather(
+            one.races.start_room(pid(racers[0]), race_id),
+            two.races.start_room(pid(racers[0]), race_id),
+            return_exceptions=True,
+        )
         assert sum(o is None for o in outcomes) == 1
         await assert_started_whole(two, race_id)
         await assert_ends_by_time_limit(two, race_id)

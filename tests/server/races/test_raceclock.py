@@ -25,8 +25,9 @@ async def _room(parts: RaceParts, *inboxes: Inbox) -> str:
     return race_id
 
 
-async def test_start_views_once_each_at_start_at(redis_client: redis.asyncio.Redis,
-                                                 clock: ManualClock) -> None:
+async def test_start_views_once_each_at_start_at(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     a, b = await parts.inbox("alice"), await parts.inbox("bobby")
     race_id = await _room(parts, a, b)
@@ -44,7 +45,8 @@ async def test_start_views_once_each_at_start_at(redis_client: redis.asyncio.Red
 
 
 async def test_a_racer_gone_beyond_grace_forfeits_and_ends_a_duel(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     a, b = await parts.inbox("carol"), await parts.inbox("danny")
     race_id = await _room(parts, a, b)
@@ -60,13 +62,16 @@ async def test_a_racer_gone_beyond_grace_forfeits_and_ends_a_duel(
     assert b.player is not None
     assert race.status is RaceStatus.FINISHED and race.forfeited == {b.player.id}
     assert race.results is not None
-    assert [(r.name, r.place, r.forfeited) for r in race.results] == \
-        [("carol", 1, False), ("danny", 2, True)]
+    assert [(r.name, r.place, r.forfeited) for r in race.results] == [
+        ("carol", 1, False),
+        ("danny", 2, True),
+    ]
     assert await parts.referee.due(clock.now_ms()) == []
 
 
 async def test_overdue_races_nobody_here_watches_are_swept(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     a, b = await parts.inbox("erica"), await parts.inbox("frank")
     race_id = await _room(parts, a, b)

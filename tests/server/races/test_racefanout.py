@@ -18,8 +18,7 @@ from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
 
 @pytest_asyncio.fixture
-async def parts(redis_client: redis.asyncio.Redis,
-                clock: ManualClock) -> AsyncIterator[RaceParts]:
+async def parts(redis_client: redis.asyncio.Redis, clock: ManualClock) -> AsyncIterator[RaceParts]:
     parts = build(redis_client, clock)
     async with running(parts.fanout):
         yield parts
@@ -86,12 +85,14 @@ async def room(parts: RaceParts, *inboxes: Inbox, start: bool = False) -> str:
 
 
 def progress(pid: str, moves: int) -> pr.RacerProgress:
-    return pr.RacerProgress(player_id=pid, cleared=0, score=0, moves=moves, finished=False,
-                            won=False, stuck=False)
+    return pr.RacerProgress(
+        player_id=pid, cleared=0, score=0, moves=moves, finished=False, won=False, stuck=False
+    )
 
 
 async def test_an_event_reaches_an_attached_recipient_once_and_a_detached_one_never(
-        parts: RaceParts, redis_client: redis.asyncio.Redis) -> None:
+    parts: RaceParts, redis_client: redis.asyncio.Redis
+) -> None:
     a, b = await parts.inbox("alice"), await parts.inbox("bobby")
     race_id = await room(parts, a, b, start=True)
     for ib in (a, b, a):  # attaching twice is attaching once
@@ -104,15 +105,17 @@ async def test_an_event_reaches_an_attached_recipient_once_and_a_detached_one_ne
     v2 = await parts.store.emit(race_id, progress(b.player.id, 2))
     v3 = await parts.store.emit(race_id, progress(b.player.id, 3))  # the last one: a marker
     await until(lambda: any(e.version == v3 for e in race_events(a)))
-    assert [(e.version, e.event["moves"]) for e in race_events(a)] == \
-        [(v1, 1), (v2, 2), (v3, 3)], "each event once, in order"
+    assert [(e.version, e.event["moves"]) for e in race_events(a)] == [(v1, 1), (v2, 2), (v3, 3)], (
+        "each event once, in order"
+    )
     assert v2 == v1 + 1
     assert b.sent == [], "a detached connection gets nothing"
     assert not updates(a), "progress alone does not resend the whole race"
 
 
 async def test_update_events_resend_the_race_as_each_recipient_may_see_it(
-        parts: RaceParts, redis_client: redis.asyncio.Redis) -> None:
+    parts: RaceParts, redis_client: redis.asyncio.Redis
+) -> None:
     a, b = await parts.inbox("carol"), await parts.inbox("danny")
     watcher = await parts.inbox("erica")
     race_id = await room(parts, a, b, start=True)
@@ -137,7 +140,8 @@ async def test_update_events_resend_the_race_as_each_recipient_may_see_it(
 
 
 async def test_race_end_is_delivered_then_the_race_is_forgotten(
-        parts: RaceParts, redis_client: redis.asyncio.Redis) -> None:
+    parts: RaceParts, redis_client: redis.asyncio.Redis
+) -> None:
     a, b = await parts.inbox("frank"), await parts.inbox("grace")
     race_id = await room(parts, a, b, start=True)
     await parts.fanout.attach(a, race_id)
@@ -163,7 +167,8 @@ async def test_race_end_is_delivered_then_the_race_is_forgotten(
 
 
 async def test_a_match_attaches_the_watching_connection(
-        parts: RaceParts, redis_client: redis.asyncio.Redis) -> None:
+    parts: RaceParts, redis_client: redis.asyncio.Redis
+) -> None:
     a, b = await parts.inbox("heidi"), await parts.inbox("ivan1")
     matched: list[Inbox] = []
     parts.fanout.on_matched(matched.append)  # type: ignore[arg-type]
@@ -189,7 +194,8 @@ async def test_a_match_attaches_the_watching_connection(
 
 
 async def test_two_processes_each_deliver_to_their_own_connections(
-        parts: RaceParts, redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    parts: RaceParts, redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     other = build(redis_client, clock)  # a second server process on the same Redis
     async with running(other.fanout):
         a, b = await parts.inbox("judy1"), await parts.inbox("karl1")
@@ -200,8 +206,7 @@ async def test_two_processes_each_deliver_to_their_own_connections(
         assert a.player is not None
         v1 = await parts.store.emit(race_id, progress(a.player.id, 1))
         v2 = await parts.store.emit(race_id, progress(a.player.id, 2))  # a marker
-        await until(lambda: all(any(e.version == v2 for e in race_events(ib))
-                                for ib in (a, b)))
+        await until(lambda: all(any(e.version == v2 for e in race_events(ib)) for ib in (a, b)))
         for ib in (a, b):
             assert [e.version for e in race_events(ib)] == [v1, v2], "once each, on each"
 

@@ -26,18 +26,37 @@ START, ENDS = T0 + 3_000, T0 + 63_000
 
 
 def race(status: RaceStatus = RaceStatus.RUNNING, **kw: object) -> RaceState:
-    base = RaceState(race_id=RACE_ID, variant="fourteen-out", status=status, size=3,
-                     seed=42, creator="alice1", code="ABCDE", created_at=T0,
-                     start_at=None if status is RaceStatus.OPEN else START,
-                     ends_at=None if status is RaceStatus.OPEN else ENDS, version=4,
-                     racers=(("alice1", "alice"), ("bobby1", "bobby"), ("carol1", "carol")))
+    base = RaceState(
+        race_id=RACE_ID,
+        variant="fourteen-out",
+        status=status,
+        size=3,
+        seed=42,
+        creator="alice1",
+        code="ABCDE",
+        created_at=T0,
+        start_at=None if status is RaceStatus.OPEN else START,
+        ends_at=None if status is RaceStatus.OPEN else ENDS,
+        version=4,
+        racers=(("alice1", "alice"), ("bobby1", "bobby"), ("carol1", "carol")),
+    )
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
 def result(pid: str, place: int, **kw: object) -> RaceResult:
-    base = RaceResult(player_id=pid, name=pid[:-1], place=place, won=place == 1, cleared=10,
-                      score=0, time_ms=5_000, moves=12, forfeited=False, rating=1010,
-                      rating_change=10)
+    base = RaceResult(
+        player_id=pid,
+        name=pid[:-1],
+        place=place,
+        won=place == 1,
+        cleared=10,
+        score=0,
+        time_ms=5_000,
+        moves=12,
+        forfeited=False,
+        rating=1010,
+        rating_change=10,
+    )
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
@@ -57,8 +76,10 @@ def test_an_open_room_gives_no_game_id_even_to_its_racers() -> None:
 
 
 def test_info_shows_everyones_progress_and_forfeits_in_joining_order() -> None:
-    r = race(progress={"bobby1": Progress(cleared=7, score=3, moves=9, stuck=True)},
-             forfeited=frozenset({"carol1"}))
+    r = race(
+        progress={"bobby1": Progress(cleared=7, score=3, moves=9, stuck=True)},
+        forfeited=frozenset({"carol1"}),
+    )
     a, b, c = r.info(START, "alice1").racers
     assert [x.player_id for x in (a, b, c)] == ["alice1", "bobby1", "carol1"]
     assert (a.cleared, a.moves, a.stuck, a.forfeited) == (0, 0, False, False)
@@ -76,8 +97,7 @@ def test_connected_follows_last_seen() -> None:
 
 
 def test_results_land_on_each_racer() -> None:
-    results = (result("bobby1", 1), result("alice1", 2, won=False, rating=990,
-                                           rating_change=-10))
+    results = (result("bobby1", 1), result("alice1", 2, won=False, rating=990, rating_change=-10))
     r = race(RaceStatus.FINISHED, results=results, closed=True)
     info = r.info(ENDS, "alice1")
     a, b, c = info.racers
@@ -87,18 +107,25 @@ def test_results_land_on_each_racer() -> None:
     assert c.place is None
 
 
-@pytest.mark.parametrize(("status", "closed", "results", "now", "shown"), [
-    (RaceStatus.OPEN, False, None, T0, RaceStatus.OPEN),
-    (RaceStatus.RUNNING, False, None, START - 1, RaceStatus.COUNTDOWN),
-    (RaceStatus.RUNNING, False, None, START, RaceStatus.RUNNING),
-    (RaceStatus.FINISHING, False, None, START + 10, RaceStatus.RUNNING),
-    (RaceStatus.FINISHING, True, None, START + 10, RaceStatus.FINISHED),
-    (RaceStatus.FINISHED, False, None, START + 10, RaceStatus.RUNNING),
-    (RaceStatus.FINISHED, False, (), START + 10, RaceStatus.FINISHED),
-])
-def test_shown_status(status: RaceStatus, closed: bool,
-                      results: tuple[RaceResult, ...] | None, now: int,
-                      shown: RaceStatus) -> None:
+@pytest.mark.parametrize(
+    ("status", "closed", "results", "now", "shown"),
+    [
+        (RaceStatus.OPEN, False, None, T0, RaceStatus.OPEN),
+        (RaceStatus.RUNNING, False, None, START - 1, RaceStatus.COUNTDOWN),
+        (RaceStatus.RUNNING, False, None, START, RaceStatus.RUNNING),
+        (RaceStatus.FINISHING, False, None, START + 10, RaceStatus.RUNNING),
+        (RaceStatus.FINISHING, True, None, START + 10, RaceStatus.FINISHED),
+        (RaceStatus.FINISHED, False, None, START + 10, RaceStatus.RUNNING),
+        (RaceStatus.FINISHED, False, (), START + 10, RaceStatus.FINISHED),
+    ],
+)
+def test_shown_status(
+    status: RaceStatus,
+    closed: bool,
+    results: tuple[RaceResult, ...] | None,
+    now: int,
+    shown: RaceStatus,
+) -> None:
     r = race(status, closed=closed, results=results)
     assert r.shown_status(now) is shown
     assert r.info(now, None).status == shown.value
@@ -106,8 +133,7 @@ def test_shown_status(status: RaceStatus, closed: bool,
 
 
 def test_all_done_counts_finished_stuck_and_forfeited() -> None:
-    r = race(progress={"alice1": Progress(finished=True, won=True),
-                       "bobby1": Progress(stuck=True)})
+    r = race(progress={"alice1": Progress(finished=True, won=True), "bobby1": Progress(stuck=True)})
     assert not r.all_done(), "carol is still playing"
     assert replace(r, forfeited=frozenset({"carol1"})).all_done()
     assert not race(progress={"alice1": Progress(moves=50, cleared=40)}).all_done()
@@ -117,8 +143,7 @@ def test_progress_round_trips_and_rejects_bad_shapes() -> None:
     prog = Progress(cleared=5, score=2, moves=8, finished=True, won=False, stuck=True)
     assert Progress.loads(prog.dumps()) == prog
     assert Progress.loads("{}") == Progress()
-    for bad in ("not json", "[1]", '{"cleared": "5"}', '{"cleared": true}',
-                '{"won": 1}'):
+    for bad in ("not json", "[1]", '{"cleared": "5"}', '{"cleared": true}', '{"won": 1}'):
         with pytest.raises(StoredDataError):
             Progress.loads(bad)
     ev = prog.event("alice1")
@@ -126,8 +151,10 @@ def test_progress_round_trips_and_rejects_bad_shapes() -> None:
 
 
 def test_results_round_trip_and_reject_bad_shapes() -> None:
-    results = (result("bobby1", 1), result("alice1", 2, rating=None, rating_change=None,
-                                           forfeited=True))
+    results = (
+        result("bobby1", 1),
+        result("alice1", 2, rating=None, rating_change=None, forfeited=True),
+    )
     assert load_results(dump_results(results)) == results
     assert load_results(dump_results(())) == ()
     for bad in ("{", "{}", "[1]", '[{"player_id": "x"}]'):

@@ -27,8 +27,9 @@ def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("server.races.service._seed", lambda variant: SEED)
 
 
-async def running_race(parts: RaceParts, *names: str,
-                       countdown: bool = True) -> tuple[str, list[Inbox]]:
+async def running_race(
+    parts: RaceParts, *names: str, countdown: bool = True
+) -> tuple[str, list[Inbox]]:
     """A private room of `names`, started and (unless `countdown`=False) past its countdown."""
     inboxes = [await parts.inbox(n) for n in names]
     pids = [ib.player.id for ib in inboxes if ib.player]
@@ -57,8 +58,7 @@ async def play(parts: RaceParts, race_id: str, ib: Inbox, n: int) -> None:
         live = await parts.races.games.get(gid, ib.player.id)
         moves = list(live.game.legal_moves())
         move = next((m for m in moves if not _ends(live.game, m)), moves[0])
-        played = await parts.races.games.play(gid, ib.player.id, ib.player.name, str(move),
-                                              None)
+        played = await parts.races.games.play(gid, ib.player.id, ib.player.name, str(move), None)
         await parts.referee.on_played(race_id, played.live)
 
 
@@ -83,7 +83,8 @@ async def finished(parts: RaceParts, race_id: str) -> RaceState:
 
 
 async def test_time_limit_ends_the_race_ranked_by_progress(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     race_id, (a, b) = await running_race(parts, "alice", "bobby")
     await play(parts, race_id, b, 4)
@@ -116,7 +117,8 @@ async def test_time_limit_ends_the_race_ranked_by_progress(
 
 
 async def test_grace_forfeit_in_a_three_racer_race_lets_the_others_race_on(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     race_id, (a, b, c) = await running_race(parts, "carol", "danny", "erica")
     clock.advance(SETTINGS.grace_ms)
@@ -127,13 +129,15 @@ async def test_grace_forfeit_in_a_three_racer_race_lets_the_others_race_on(
     await parts.referee.tick(race_id)
     race = await parts.races.load(race_id)
     assert race.status is RaceStatus.RUNNING and race.forfeited == {pid(c)}
-    assert [e for e in await events(parts, race_id)
-            if isinstance(e, pr.RacerForfeited)] == [pr.RacerForfeited(player_id=pid(c))]
+    assert [e for e in await events(parts, race_id) if isinstance(e, pr.RacerForfeited)] == [
+        pr.RacerForfeited(player_id=pid(c))
+    ]
     live = await parts.races.games.get(keys.race_game_id(race_id, pid(c)), pid(c))
     assert live.record.finished, "the forfeited game is closed as resigned"
     await parts.referee.tick(race_id)
-    assert len([e for e in await events(parts, race_id)
-                if isinstance(e, pr.RacerForfeited)]) == 1, "a forfeit is taken once"
+    assert (
+        len([e for e in await events(parts, race_id) if isinstance(e, pr.RacerForfeited)]) == 1
+    ), "a forfeit is taken once"
     # b goes too: one racer left, the race ends; forfeits rank below a, latest forfeit first
     clock.advance(SETTINGS.grace_ms)
     await parts.races.mark_seen(race_id, [pid(a)])
@@ -151,8 +155,9 @@ async def test_grace_forfeit_in_a_three_racer_race_lets_the_others_race_on(
     assert row is not None and (row.losses, row.wins) == (1, 0), "a forfeit is a loss"
 
 
-async def test_nothing_happens_before_the_start(redis_client: redis.asyncio.Redis,
-                                                clock: ManualClock) -> None:
+async def test_nothing_happens_before_the_start(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     race_id, _ = await running_race(parts, "frank", "grace", countdown=False)
     clock.advance(SETTINGS.countdown_ms - 1)
@@ -162,14 +167,16 @@ async def test_nothing_happens_before_the_start(redis_client: redis.asyncio.Redi
     assert race.shown_status(clock.now_ms()) is RaceStatus.COUNTDOWN
 
 
-async def test_all_racers_done_ends_the_race(redis_client: redis.asyncio.Redis,
-                                             clock: ManualClock) -> None:
+async def test_all_racers_done_ends_the_race(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     parts = build(redis_client, clock)
     race_id, (a, b) = await running_race(parts, "heidi", "ivan1")
     await play(parts, race_id, a, 2)
     for ib in (b, a):  # both resign: the first leaves the race running, the second ends it
-        live, _ = await parts.races.games.resign(keys.race_game_id(race_id, pid(ib)), pid(ib),
-                                                 ib.player.name if ib.player else "?")
+        live, _ = await parts.races.games.resign(
+            keys.race_game_id(race_id, pid(ib)), pid(ib), ib.player.name if ib.player else "?"
+        )
         assert progress_of(live).finished and not progress_of(live).won
         await parts.referee.on_played(race_id, live)
         if ib is b:
@@ -185,8 +192,7 @@ async def test_all_racers_done_ends_the_race(redis_client: redis.asyncio.Redis,
     assert len(progress) == 4 and progress[-1].player_id == pid(a) and progress[-1].finished
 
 
-async def test_the_end_happens_once(redis_client: redis.asyncio.Redis,
-                                    clock: ManualClock) -> None:
+async def test_the_end_happens_once(redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
     parts = build(redis_client, clock)
     race_id, (a, b) = await running_race(parts, "judy1", "karl1")
     await asyncio.gather(*(parts.referee.end(race_id, reason=f"r{i}") for i in range(4)))

@@ -31,8 +31,9 @@ async def play_out(c: Client, started: dict[str, Any], limit: int = 200) -> dict
         moves = list(from_view(view).legal_moves())
         if not moves:
             break
-        reply = await c.request("move", game_id=started["game_id"], move=str(moves[0]),
-                                expected_seq=seq)
+        reply = await c.request(
+            "move", game_id=started["game_id"], move=str(moves[0]), expected_seq=seq
+        )
         assert reply["type"] == "moved", reply
         view, seq = reply["view"], reply["seq"]
         if reply["finished"]:
@@ -109,8 +110,9 @@ async def test_private_room_three_racers_progress_has_no_card(race_app: App) -> 
                 assert cards_in(msg) == [], f"a race message leaked a card: {msg}"
 
 
-async def step_until_forfeit(app: App, watcher: Client, race_id: str,
-                             steps: int = 12) -> dict[str, Any]:
+async def step_until_forfeit(
+    app: App, watcher: Client, race_id: str, steps: int = 12
+) -> dict[str, Any]:
     """Move the clock on in steps shorter than a presence mark lasts, the race clock ticking
     at each, until someone is forfeited (the race as `watcher` then sees it)."""
     for _ in range(steps):
@@ -138,8 +140,12 @@ async def test_disconnect_within_grace_continues_beyond_grace_forfeits(race_app:
     await race_app.services.race_clock.tick(sweep=True)
     b2 = await Client.connect(race_app.url)
     welcome = await b2.hello(token=token, versions=(1, 2, 3))
-    assert welcome["race"] == {"race_id": race_id, "variant": "fourteen-out",
-                               "status": "running", "game_id": sb["game_id"]}
+    assert welcome["race"] == {
+        "race_id": race_id,
+        "variant": "fourteen-out",
+        "status": "running",
+        "game_id": sb["game_id"],
+    }
     update = await b2.push("race.update")
     assert update["race"]["race_id"] == race_id and update["race"]["game_id"] == sb["game_id"]
     assert not any(r["forfeited"] for r in update["race"]["racers"])
@@ -152,8 +158,11 @@ async def test_disconnect_within_grace_continues_beyond_grace_forfeits(race_app:
     # hello alone, long past the grace counted from b's drop) race on
     await c.close()
     state = await step_until_forfeit(race_app, a, race_id)
-    assert {r["name"]: r["forfeited"] for r in state["race"]["racers"]} == \
-        {"frank": False, "grace": False, "heidi": True}
+    assert {r["name"]: r["forfeited"] for r in state["race"]["racers"]} == {
+        "frank": False,
+        "grace": False,
+        "heidi": True,
+    }
     ev = await a.push("race.event", timeout=5)
     while ev["event"]["kind"] != "forfeit":
         ev = await a.push("race.event", timeout=5)
@@ -209,8 +218,9 @@ async def test_group_queue_starts_with_two_after_the_fill_wait(race_app: App) ->
     await b.request("race.queue", variant="fourteen-out", size=4)
     await race_app.services.matchmaking.sweep()  # before the fill wait: nobody is matched
     races = race_app.services.races
-    assert await races.queued_as(a.player_id) == await races.queued_as(b.player_id) \
-        == "fourteen-out:4"
+    assert (
+        await races.queued_as(a.player_id) == await races.queued_as(b.player_id) == "fourteen-out:4"
+    )
     race_app.clock.advance(2_500)
     update = await a.push("race.update", timeout=5)
     assert len(update["race"]["racers"]) == 2 and update["race"]["size"] == 4
@@ -226,7 +236,8 @@ async def test_leaving_the_queue(race_app: App) -> None:
 
 
 async def test_a_player_waiting_in_the_queue_who_reconnects_hears_of_the_match(
-        race_app: App) -> None:
+    race_app: App,
+) -> None:
     a = await race_app.client("oscar")
     await a.request("race.queue", variant="fourteen-out")
     await a.close()
@@ -241,8 +252,7 @@ async def test_a_player_waiting_in_the_queue_who_reconnects_hears_of_the_match(
     assert sa["game_id"] == update["race"]["game_id"]
 
 
-async def test_a_race_entered_on_one_socket_reaches_the_players_other_socket(
-        race_app: App) -> None:
+async def test_a_race_entered_on_one_socket_reaches_the_players_other_socket(race_app: App) -> None:
     host, guest = await race_app.client("quentin"), await race_app.client("rosa1")
     phone = await Client.connect(race_app.url)  # the host's second socket, open all along
     await phone.hello(token=host.token)

@@ -46,8 +46,9 @@ async def events(parts: RaceParts, race_id: str) -> list[pr.RaceEventBody]:
 
 
 @pytest_asyncio.fixture
-async def second_client(redis_url: str,
-                        redis_client: redis.asyncio.Redis) -> AsyncIterator[redis.asyncio.Redis]:
+async def second_client(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> AsyncIterator[redis.asyncio.Redis]:
     client = connect(redis_url)
     try:
         yield client
@@ -71,21 +72,23 @@ async def _resign(parts: RaceParts, race_id: str, racer: Inbox) -> None:
     """A racer ends their game (as the `resign` handler does) and the referee hears of it."""
     assert racer.player is not None
     try:
-        live, _ = await parts.races.games.resign(keys.race_game_id(race_id, pid(racer)),
-                                                 pid(racer), racer.player.name)
+        live, _ = await parts.races.games.resign(
+            keys.race_game_id(race_id, pid(racer)), pid(racer), racer.player.name
+        )
     except GameOver:  # the race ended first and closed the game
         return
     await parts.referee.on_played(race_id, live)
 
 
 async def test_concurrent_forfeits_and_finishes_from_two_processes(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     await forfeits_and_finishes(redis_client, second_client, clock, RACES)
 
 
 async def test_concurrent_forfeits_and_finishes_on_a_redis_cluster(
-        cluster_url: str, cluster_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    cluster_url: str, cluster_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The same on three masters: every script's keys are in one slot (the race's tag)."""
     other = redisconn.connect(cluster_url)
     try:
@@ -94,8 +97,9 @@ async def test_concurrent_forfeits_and_finishes_on_a_redis_cluster(
         await other.aclose()
 
 
-async def forfeits_and_finishes(first: redis.asyncio.Redis, second: redis.asyncio.Redis,
-                                clock: ManualClock, races: int) -> None:
+async def forfeits_and_finishes(
+    first: redis.asyncio.Redis, second: redis.asyncio.Redis, clock: ManualClock, races: int
+) -> None:
     """`races` races of four, each ended by two forfeits (one per process), a resign on each
     process and both processes' referee ticks, all at once; then every invariant holds."""
     one, two = build(first, clock), build(second, clock)
@@ -133,8 +137,7 @@ async def forfeits_and_finishes(first: redis.asyncio.Redis, second: redis.asynci
         assert [r.player_id for r in ends[0].results] == [r.player_id for r in race.results]
         assert sorted(r.place for r in race.results) == [1, 2, 3, 4]
         for racer in racers:
-            live = await one.races.games.get(keys.race_game_id(race_id, pid(racer)),
-                                             pid(racer))
+            live = await one.races.games.get(keys.race_game_id(race_id, pid(racer)), pid(racer))
             assert live.record.finished
             assert race.progress_of(pid(racer)).finished, "opponents see every game end"
             assert await one.store.racing(pid(racer)) is None, "every racer is free again"
@@ -144,8 +147,8 @@ async def forfeits_and_finishes(first: redis.asyncio.Redis, second: redis.asynci
 
 
 async def test_a_racer_connected_to_another_process_is_never_forfeited(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     one, two = build(redis_client, clock), build(second_client, clock)
     racers = [await one.inbox(n) for n in ("erin", "finn", "gwen")]
     a, b, c = racers
@@ -153,15 +156,17 @@ async def test_a_racer_connected_to_another_process_is_never_forfeited(
     clock.advance(SETTINGS.countdown_ms)
     # b's connection is on process two, which marks it live for a long while
     await two.races.mark_seen(race_id, [pid(b)], clock.now_ms(), two.fanout.instance)
-    await two.store.mark_present(race_id, [pid(b)], clock.now_ms(), two.fanout.instance,
-                                 live_ms=10 * SETTINGS.grace_ms)
+    await two.store.mark_present(
+        race_id, [pid(b)], clock.now_ms(), two.fanout.instance, live_ms=10 * SETTINGS.grace_ms
+    )
     clock.advance(SETTINGS.grace_ms + 1)
     await one.races.mark_seen(race_id, [pid(a)], clock.now_ms(), one.fanout.instance)
     await one.referee.tick(race_id)
     race = await one.races.load(race_id)
     assert race.forfeited == {pid(c)}, "c is gone; b is connected elsewhere"
-    assert next(r for r in race.info(clock.now_ms(), None).racers
-                if r.player_id == pid(b)).connected
+    assert next(
+        r for r in race.info(clock.now_ms(), None).racers if r.player_id == pid(b)
+    ).connected
     # b's connection closes: the grace starts then, and b forfeits once it has run out
     await two.races.mark_absent(race_id, pid(b), two.fanout.instance)
     clock.advance(SETTINGS.grace_ms)
@@ -177,8 +182,8 @@ async def test_a_racer_connected_to_another_process_is_never_forfeited(
 
 
 async def test_steps_left_undone_by_a_stopped_process_are_completed_by_another(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """Each race transition is one atomic step; what follows it in other slots (the racers'
     games, their race pointers, the deadline index) is completed by whichever process comes
     next, as if the process that took the step had stopped right after it."""
@@ -212,12 +217,14 @@ async def test_steps_left_undone_by_a_stopped_process_are_completed_by_another(
 
 
 async def test_a_matched_race_never_dealt_does_not_hold_its_players(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     one = build(redis_client, clock)
     a, b = await one.inbox("jack1"), await one.inbox("kate1")
     race_id = keys.new_race_id(clock.now_ms())
-    await one.store.create(race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), "jack1"),
-                                                                     (pid(b), "kate1")])
+    await one.store.create(
+        race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), "jack1"), (pid(b), "kate1")]
+    )
     await one.store.set_racing([pid(a), pid(b)], race_id)  # ...and the process stopped here
     with pytest.raises(Conflict):
         await one.races.queue(pid(a), "jack1", VARIANT, 2)  # a fresh match is still dealt
@@ -227,8 +234,8 @@ async def test_a_matched_race_never_dealt_does_not_hold_its_players(
 
 
 async def test_a_match_being_made_holds_its_players_until_made(
-        redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis,
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     """The queue pops matched players and points them at their race in one step: a player
     whose race the matching process has not made yet cannot make a room, join one or leave
     meanwhile (once, they were neither queued nor racing then, and ended in two races)."""
@@ -240,12 +247,15 @@ async def test_a_match_being_made_holds_its_players_until_made(
     for r in (a, b):
         assert r.player is not None
         assert await one.races.queue(pid(r), r.player.name, VARIANT, 3) == (
-            1 if r is a else 2, None)
+            1 if r is a else 2,
+            None,
+        )
     # Process one's matcher pops both (the fill wait is over) and is about to make the race
     clock.advance(SETTINGS.fill_wait_ms)
     race_id = keys.new_race_id(clock.now_ms())
-    _, matched = await one.store.enqueue("", VARIANT, 3, clock.now_ms(),
-                                         SETTINGS.fill_wait_ms, race_id)
+    _, matched = await one.store.enqueue(
+        "", VARIANT, 3, clock.now_ms(), SETTINGS.fill_wait_ms, race_id
+    )
     assert sorted(matched) == sorted([pid(a), pid(b)])
     # meanwhile, on process two
     with pytest.raises(Conflict):
@@ -264,7 +274,8 @@ async def test_a_match_being_made_holds_its_players_until_made(
 
 
 async def test_a_match_never_made_frees_its_players_after_a_while(
-        redis_client: redis.asyncio.Redis, clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
     one = build(redis_client, clock)
     a, b = await one.inbox("owen1"), await one.inbox("pia1")
     for r in (a, b):
@@ -305,8 +316,9 @@ class JitteryRedis(redis.asyncio.Redis):
 
 
 @pytest_asyncio.fixture
-async def jittery(redis_url: str,
-                  redis_client: redis.asyncio.Redis) -> AsyncIterator[list[redis.asyncio.Redis]]:
+async def jittery(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> AsyncIterator[list[redis.asyncio.Redis]]:
     """Two clients of the session's Redis, each with its own pool, holding back 15 % of
     their commands by 5 ms."""
     clients: list[redis.asyncio.Redis] = []
@@ -354,8 +366,8 @@ def _replay_membership(evs: list[pr.RaceEventBody], before: list[str]) -> list[s
 
 
 async def test_concurrent_joins_and_leaves_of_one_room_from_two_processes(
-        redis_client: redis.asyncio.Redis, jittery: list[redis.asyncio.Redis],
-        clock: ManualClock) -> None:
+    redis_client: redis.asyncio.Redis, jittery: list[redis.asyncio.Redis], clock: ManualClock
+) -> None:
     """Guests join and leave one private room all at once: each round every guest sends two
     joins and two leaves at once (double taps, two sockets), each on either process. After
     every round the room holds at most its size, its joining order is its racers, the event
@@ -374,16 +386,19 @@ async def test_concurrent_joins_and_leaves_of_one_room_from_two_processes(
         for guest in guests:
             for action in ("join", "join", "leave", "leave"):
                 parts, turns = rng.choice((one, two)), rng.randrange(STAGGER)
-                steps.append(_join(parts, guest, code, turns) if action == "join"
-                             else _leave(parts, guest, turns))
+                steps.append(
+                    _join(parts, guest, code, turns)
+                    if action == "join"
+                    else _leave(parts, guest, turns)
+                )
         await asyncio.gather(*steps)
         order = cast(list[str], await redis_client.lrange(keys.race_order(race_id), 0, -1))
-        racers = cast(dict[str, str],
-                      await redis_client.hgetall(keys.race_racers(race_id)))
+        racers = cast(dict[str, str], await redis_client.hgetall(keys.race_racers(race_id)))
         assert len(order) <= ROOM_SIZE, "never more racers than the room's size"
         fullest = max(fullest, len(order))
-        assert len(set(order)) == len(order) and set(order) == set(racers), \
+        assert len(set(order)) == len(order) and set(order) == set(racers), (
             "the joining order lists exactly the racers"
+        )
         assert order[0] == pid(host)
         logged = await one.store.events_since(race_id, seen_version)  # the log is capped
         members = _replay_membership([e.event for e in logged], members)
@@ -393,12 +408,14 @@ async def test_concurrent_joins_and_leaves_of_one_room_from_two_processes(
         assert [r for r, _ in race.racers] == order and race.status is RaceStatus.OPEN
         for guest in guests:
             pointer = await one.store.racing(pid(guest))
-            assert (pointer == race_id) == (pid(guest) in racers), \
+            assert (pointer == race_id) == (pid(guest) in racers), (
                 f"{guest.player and guest.player.name}: in the room iff its race pointer says"
+            )
     assert fullest == ROOM_SIZE, "the room was full at times: joins were refused"
     # The host leaves while guests still join: the room closes, and everyone is free again.
-    await asyncio.gather(_leave(two, host), *(_join(rng.choice((one, two)), g, code)
-                                              for g in guests))
+    await asyncio.gather(
+        _leave(two, host), *(_join(rng.choice((one, two)), g, code) for g in guests)
+    )
     assert (await one.races.load(race_id)).status is RaceStatus.FINISHED
     for racer in (host, *guests):
         assert racer.player is not None

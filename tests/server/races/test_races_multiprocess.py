@@ -27,8 +27,9 @@ def two_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
             srv.stop()
 
 
-async def test_race_across_two_processes(two_servers: list[str],
-                                         redis_client: redis.asyncio.Redis) -> None:
+async def test_race_across_two_processes(
+    two_servers: list[str], redis_client: redis.asyncio.Redis
+) -> None:
     url1, url2 = two_servers
     a, b = await Client.connect(url1), await Client.connect(url2)
     await a.hello(name="nora1")
@@ -56,8 +57,7 @@ async def test_race_across_two_processes(two_servers: list[str],
     assert game["seq"] == 1 and game["view"] == moved["view"]
     nxt = list(from_view(game["view"]).legal_moves())
     if nxt:
-        again = await b2.request("move", game_id=sb["game_id"], move=str(nxt[0]),
-                                 expected_seq=1)
+        again = await b2.request("move", game_id=sb["game_id"], move=str(nxt[0]), expected_seq=1)
         assert again["type"] == "moved" and again["seq"] == 2
     resign = await a.request("resign", game_id=sa["game_id"])
     assert resign["type"] == "finished"
@@ -77,8 +77,9 @@ def two_quick_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
     servers: list[ServerProcess] = []
     try:
         for i in range(2):
-            servers.append(ServerProcess(tmp_path / f"q{i}", GRACE_FLAGS,
-                                         redis_url=redis_url).start())
+            servers.append(
+                ServerProcess(tmp_path / f"q{i}", GRACE_FLAGS, redis_url=redis_url).start()
+            )
         yield [srv.url for srv in servers]
     finally:
         for srv in servers:
@@ -86,13 +87,13 @@ def two_quick_servers(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
 
 
 async def test_hello_alone_reattaches_a_racer_on_the_other_process(
-        two_quick_servers: list[str], redis_client: redis.asyncio.Redis) -> None:
+    two_quick_servers: list[str], redis_client: redis.asyncio.Redis
+) -> None:
     """Issue 12: a racer who reconnects to another process with `hello` alone is told the
     race (`welcome.race`), re-attached and pushed its state, and is never forfeited while
     connected; a racer who stays away beyond the grace is."""
     url1, url2 = two_quick_servers
-    a, b, c = (await Client.connect(url1), await Client.connect(url2),
-               await Client.connect(url2))
+    a, b, c = (await Client.connect(url1), await Client.connect(url2), await Client.connect(url2))
     for cl, name in ((a, "pia01"), (b, "quinn2"), (c, "rhea03")):
         await cl.hello(name=name, versions=(1, 2, 3))
         await cl.request("race.queue", variant="fourteen-out", size=3)
@@ -101,8 +102,12 @@ async def test_hello_alone_reattaches_a_racer_on_the_other_process(
     await b.close()
     b2 = await Client.connect(url1)
     welcome = await b2.hello(token=b.token, versions=(1, 2, 3))
-    assert welcome["race"] == {"race_id": race_id, "variant": "fourteen-out",
-                               "status": "running", "game_id": sb["game_id"]}
+    assert welcome["race"] == {
+        "race_id": race_id,
+        "variant": "fourteen-out",
+        "status": "running",
+        "game_id": sb["game_id"],
+    }
     update = await b2.push("race.update")
     assert update["race"]["race_id"] == race_id and update["race"]["game_id"] == sb["game_id"]
     again = await b2.push("race.started")
@@ -118,8 +123,7 @@ async def test_hello_alone_reattaches_a_racer_on_the_other_process(
     assert not racers["quinn2"]["forfeited"] and racers["quinn2"]["connected"]
     assert racers["rhea03"]["forfeited"] and state["race"]["status"] == "running"
     moves = list(from_view(sb["view"]).legal_moves())
-    moved = await b2.request("move", game_id=sb["game_id"], move=str(moves[0]),
-                             expected_seq=0)
+    moved = await b2.request("move", game_id=sb["game_id"], move=str(moves[0]), expected_seq=0)
     assert moved["type"] == "moved" and moved["seq"] == 1
     for cl in (a, b2):
         await cl.close()

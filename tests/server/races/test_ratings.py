@@ -18,8 +18,9 @@ T0 = 1_907_755_200_000
 
 
 def summary(n: int, racers: int = 2) -> RaceSummary:
-    return RaceSummary(race_id=f"20300615-race{n:08d}", variant=VARIANT,
-                       finished_at=T0 + n, racers=racers)
+    return RaceSummary(
+        race_id=f"20300615-race{n:08d}", variant=VARIANT, finished_at=T0 + n, racers=racers
+    )
 
 
 def test_a_new_player_shows_1000() -> None:
@@ -52,20 +53,19 @@ def test_three_racers_ordered_by_place() -> None:
     assert after["a"].losses == 1, "only first place is a win"
 
 
-async def test_apply_stores_ratings_board_and_history(redis_client: redis.asyncio.Redis
-                                                      ) -> None:
+async def test_apply_stores_ratings_board_and_history(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
     changes = await boards.apply(summary(1), {"winner": 1, "loser": 2})
     (w0, w1), (l0, l1) = changes["winner"], changes["loser"]
     assert w0 == l0 == 1000 and w1 > 1000 > l1
     top = await boards.top(VARIANT, "rating", None, 0, 10)
-    assert [(r.rank, r.player_id, r.rating) for r in top] == [(1, "winner", w1),
-                                                             (2, "loser", l1)]
+    assert [(r.rank, r.player_id, r.rating) for r in top] == [(1, "winner", w1), (2, "loser", l1)]
     assert (top[0].wins, top[0].losses, top[0].played) == (1, 0, 1)
     assert (top[1].wins, top[1].losses, top[1].played) == (0, 1, 1)
     recent = await boards.recent(VARIANT, "loser", 5)
     assert [(r.place, r.won, r.rating_before, r.rating_after) for r in recent] == [
-        (2, False, 1000, l1)]
+        (2, False, 1000, l1)
+    ]
     assert await boards.total(VARIANT, "rating", None) == 2
 
 
@@ -81,7 +81,8 @@ async def test_a_race_is_applied_once(redis_client: redis.asyncio.Redis) -> None
 
 
 async def test_a_repeat_leaves_out_a_racer_whose_recent_race_was_trimmed(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     boards = RaceBoards(redis_client, 30)
     first = await boards.apply(summary(0), {"a": 1, "b": 2})
     for n in range(1, RECENT_MAX + 1):  # b races on: race 0 falls off b's recent races
@@ -90,7 +91,8 @@ async def test_a_repeat_leaves_out_a_racer_whose_recent_race_was_trimmed(
 
 
 async def test_concurrent_applies_of_different_races_all_count(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     boards = RaceBoards(redis_client, 30)
     await asyncio.gather(*(boards.apply(summary(n), {"a": 1, "b": 2}) for n in range(6)))
     a, b = await boards.top(VARIANT, "rating", None, 0, 2)
@@ -152,8 +154,7 @@ async def test_a_race_win_counts_once(redis_client: redis.asyncio.Redis) -> None
     assert 0 < ttl <= 30 * 86_400
 
 
-async def test_recent_keeps_newest_first_and_is_capped(redis_client: redis.asyncio.Redis
-                                                       ) -> None:
+async def test_recent_keeps_newest_first_and_is_capped(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
     for n in range(RECENT_MAX + 3):
         await boards.apply(summary(n), {"a": 1, "b": 2})

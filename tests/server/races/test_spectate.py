@@ -30,11 +30,13 @@ def cards_in(view: Any) -> set[str]:
 
 async def until(client: Client, type_: str, test: Any, timeout: float = 15.0) -> dict[str, Any]:
     """The first push of `type_` passing `test` (earlier ones are dropped)."""
+
     async def wait() -> dict[str, Any]:
         while True:
             msg = await client.push(type_, timeout=timeout)
             if test(msg):
                 return msg
+
     return await asyncio.wait_for(wait(), timeout)
 
 
@@ -68,7 +70,8 @@ async def room(app: App, *names: str) -> tuple[str, list[Client]]:
 
 
 async def test_a_spectator_sees_the_racers_boards_and_never_a_hidden_card(
-        race_app: App, redis_client: redis.asyncio.Redis) -> None:
+    race_app: App, redis_client: redis.asyncio.Redis
+) -> None:
     race_id, (a, b) = await room(race_app, "racer_a", "racer_b")
     s = await race_app.client("watcher")
 
@@ -84,13 +87,15 @@ async def test_a_spectator_sees_the_racers_boards_and_never_a_hidden_card(
     for racer in (a, b):
         assert (await until(racer, "race.spectators", lambda m: True))["count"] == 1
 
-    started = dict(zip((a.player_id, b.player_id), await start_race(race_app, a, b),
-                       strict=True))
+    started = dict(zip((a.player_id, b.player_id), await start_race(race_app, a, b), strict=True))
     await play(a, started[a.player_id]["game_id"], started[a.player_id]["view"], 6)
     await play(b, started[b.player_id]["game_id"], started[b.player_id]["view"], 3)
     a_moves = await redis_client.llen(keys.parse_game_id(started[a.player_id]["game_id"]).log)
-    board = await until(s, "race.spectate", lambda m: m["board"]["player_id"] == a.player_id
-                        and m["board"]["seq"] == a_moves)
+    board = await until(
+        s,
+        "race.spectate",
+        lambda m: m["board"]["player_id"] == a.player_id and m["board"]["seq"] == a_moves,
+    )
     assert board["board"]["name"] == "racer_a"
 
     # The race ends; its last frames reach the spectator too (after the delay).
@@ -173,10 +178,12 @@ async def test_watch_errors(race_app: App) -> None:
 def test_the_spectator_count_message_round_trips_and_is_checked() -> None:
     msg = pubsub.SpectatorsChanged(race_id="20300615-abcdef", count=3)
     assert pubsub.decode(pubsub.encode(msg)) == msg
-    for bad in ('{"t":"race.spectators","race_id":"20300615-abcdef","count":-1}',
-                '{"t":"race.spectators","race_id":"20300615-abcdef","count":true}',
-                '{"t":"race.spectators","race_id":"nope","count":1}',
-                '{"t":"race.spectators","race_id":"20300615-abcdef","count":1,"x":0}'):
+    for bad in (
+        '{"t":"race.spectators","race_id":"20300615-abcdef","count":-1}',
+        '{"t":"race.spectators","race_id":"20300615-abcdef","count":true}',
+        '{"t":"race.spectators","race_id":"nope","count":1}',
+        '{"t":"race.spectators","race_id":"20300615-abcdef","count":1,"x":0}',
+    ):
         with pytest.raises(pubsub.PubSubDecodeError):
             pubsub.decode(bad)
     with pytest.raises(ValueError):

@@ -27,16 +27,24 @@ FLAGS = ("--daily-secret", "x", "--race-countdown-ms", "300", "--log-level", "WA
 
 
 @pytest_asyncio.fixture
-async def app(cluster_url: str, cluster_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
-    config = replace(Config(), redis_url=cluster_url, data_dir=tmp_path, daily_secret=b"e2e",
-                     rate_limit=1000.0, rate_burst=1000)
+async def app(
+    cluster_url: str, cluster_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(
+        Config(),
+        redis_url=cluster_url,
+        data_dir=tmp_path,
+        daily_secret=b"e2e",
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     async with serve(config) as running:
         yield running
 
 
 async def test_every_variant_played_and_ranked_on_the_cluster(
-        app: App, cluster_client: redis.asyncio.Redis) -> None:
+    app: App, cluster_client: redis.asyncio.Redis
+) -> None:
     players = [await app.client(n) for n in ("cl-ann", "cl-ben")]
     for variant in VARIANT_IDS:
         for i, c in enumerate(players):
@@ -76,9 +84,9 @@ async def test_register_reconnect_and_names_on_the_cluster(app: App) -> None:
     assert taken["code"] == "name_taken"
 
 
-async def test_private_room_race_on_the_cluster(cluster_url: str,
-                                                cluster_client: redis.asyncio.Redis,
-                                                tmp_path: Path) -> None:
+async def test_private_room_race_on_the_cluster(
+    cluster_url: str, cluster_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
     async with serve(race_config(cluster_url, tmp_path)) as app:
         host, guest = await app.client("cl-host"), await app.client("cl-guest")
         room = await host.request("race.create", variant="fourteen-out")
@@ -99,13 +107,13 @@ async def test_private_room_race_on_the_cluster(cluster_url: str,
 
 
 @pytest.fixture
-def two_servers(cluster_url: str, cluster_client: redis.asyncio.Redis,
-                tmp_path: Path) -> Iterator[list[str]]:
+def two_servers(
+    cluster_url: str, cluster_client: redis.asyncio.Redis, tmp_path: Path
+) -> Iterator[list[str]]:
     servers: list[ServerProcess] = []
     try:
         for i in range(2):
-            servers.append(ServerProcess(tmp_path / f"s{i}", FLAGS,
-                                         redis_url=cluster_url).start())
+            servers.append(ServerProcess(tmp_path / f"s{i}", FLAGS, redis_url=cluster_url).start())
         yield [srv.url for srv in servers]
     finally:
         for srv in servers:

@@ -67,30 +67,44 @@ class Player:
     async def step(self, timeout: float = 10.0) -> dict[str, Any]:
         """Play the first legal move, or take the last one back (the deal never runs out)."""
         moves = list(from_view(self.view).legal_moves())
-        kind, fields = ("undo", {}) if self.seq % 2 or not moves else \
-            ("move", {"move": str(moves[0])})
-        r = await self.c.request(kind, timeout=timeout, game_id=self.game_id,
-                                 expected_seq=self.seq, **fields)
+        kind, fields = (
+            ("undo", {}) if self.seq % 2 or not moves else ("move", {"move": str(moves[0])})
+        )
+        r = await self.c.request(
+            kind, timeout=timeout, game_id=self.game_id, expected_seq=self.seq, **fields
+        )
         if r["type"] == "moved":
             self.seq, self.view = r["seq"], r["view"]
         return r
 
 
 async def test_a_killed_master_gives_unavailable_loses_nothing_and_comes_back(
-        redis_cluster: LocalCluster, cluster_url: str, cluster_client: redis.asyncio.Redis,
-        tmp_path: Path) -> None:
+    redis_cluster: LocalCluster,
+    cluster_url: str,
+    cluster_client: redis.asyncio.Redis,
+    tmp_path: Path,
+) -> None:
     # The victim holds none of the service-wide keys (players, queues, races, rooms) that
     # every hello reads, and the board of one variant but not of another on the server's day
     # (shifted with --clock-offset-ms until one is found). Each daily game has its own slot:
     # player a's game of the lost variant is on the victim, player b's of the other is not.
     days, lost, kept = 0, [], []
-    shared = {node_of(redis_cluster, k).port for k in (
-        keys.players_by_name(), keys.race_queue_who(), keys.races_active(), keys.room_code("X"))}
+    shared = {
+        node_of(redis_cluster, k).port
+        for k in (
+            keys.players_by_name(),
+            keys.race_queue_who(),
+            keys.races_active(),
+            keys.room_code("X"),
+        )
+    }
     victim = next(n for n in redis_cluster.nodes if n.port not in shared)
     today = DAY  # a fixed day: the deals played are the same in every run
     for days in range(366):
-        homes = {v: node_of(redis_cluster, keys.daily_board(v, today + dt.timedelta(days)))
-                 for v in UNDOABLE}
+        homes = {
+            v: node_of(redis_cluster, keys.daily_board(v, today + dt.timedelta(days)))
+            for v in UNDOABLE
+        }
         lost = [v for v, n in homes.items() if n.port == victim.port]
         kept = [v for v, n in homes.items() if n.port != victim.port]
         if lost and kept:
@@ -171,15 +185,18 @@ async def test_a_killed_master_gives_unavailable_loses_nothing_and_comes_back(
 
 
 async def _games(store: GameStore, n: int) -> list[str]:
-    ids = [keys.daily_game_id(VARIANT_IDS[i % len(VARIANT_IDS)], DAY + dt.timedelta(days=i),
-                              f"p_{i}") for i in range(n)]
+    ids = [
+        keys.daily_game_id(VARIANT_IDS[i % len(VARIANT_IDS)], DAY + dt.timedelta(days=i), f"p_{i}")
+        for i in range(n)
+    ]
     for gid in ids:
         await store.start_game(gid, "daily", "fourteen-out", 1, 1_000)
     return ids
 
 
 async def test_group_commit_on_a_cluster_splits_by_master_and_fails_per_master(
-        redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis) -> None:
+    redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis
+) -> None:
     store = GameStore(cluster_client)
     ids = await _games(store, 24)
     homes = [node_of(redis_cluster, keys.parse_game_id(g).game) for g in ids]
@@ -196,8 +213,9 @@ async def test_group_commit_on_a_cluster_splits_by_master_and_fails_per_master(
     victim = homes[0]
     with restarted_after(redis_cluster, victim):
         victim.kill()
-        results = await asyncio.gather(*(store.append_move(g, 1, "3 4", 3_000) for g in ids),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(store.append_move(g, 1, "3 4", 3_000) for g in ids), return_exceptions=True
+        )
         for home, res in zip(homes, results, strict=True):
             if home.port == victim.port:
                 assert isinstance(res, StoreUnavailable), res
@@ -219,20 +237,27 @@ async def test_group_commit_on_a_cluster_splits_by_master_and_fails_per_master(
 
 
 async def test_a_finish_while_its_boards_master_is_down_is_unavailable_and_not_lost(
-        redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis) -> None:
+    redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis
+) -> None:
     """A daily game and its board on different masters, the board's down: the finish answers
     `unavailable` before the game's step (the board's outbox comes first), so the game stays
     in play; with the master back the same finish goes through, once, onto the board."""
     store = GameStore(cluster_client)
-    k = next(k for i in range(100)
-             if isinstance(k := keys.parse_game_id(keys.daily_game_id(
-                 "fourteen-out", DAY, f"fbd_{i}")), keys.DailyGameKeys)
-             and node_of(redis_cluster, k.game).port != node_of(redis_cluster, k.board).port)
+    k = next(
+        k
+        for i in range(100)
+        if isinstance(
+            k := keys.parse_game_id(keys.daily_game_id("fourteen-out", DAY, f"fbd_{i}")),
+            keys.DailyGameKeys,
+        )
+        and node_of(redis_cluster, k.game).port != node_of(redis_cluster, k.board).port
+    )
     board_home = node_of(redis_cluster, k.board)
     await store.start_game(k.game_id, "daily", "fourteen-out", 1, 1_000)
     assert await store.append_move(k.game_id, 0, "1 2", 2_000) == 1
-    won = FinalResult(won=True, over=True, resigned=False, cleared=52, score=52, points=52,
-                      time_ms=9_000, moves=1)
+    won = FinalResult(
+        won=True, over=True, resigned=False, cleared=52, score=52, points=52, time_ms=9_000, moves=1
+    )
     with restarted_after(redis_cluster, board_home):
         board_home.kill()
         with pytest.raises(StoreUnavailable):
@@ -254,8 +279,9 @@ async def test_a_finish_while_its_boards_master_is_down_is_unavailable_and_not_l
     assert await cluster_client.zcard(k.outbox) == 0
 
 
-def move_slot(cluster: LocalCluster, slot: int, src: LocalNode, dst: LocalNode,
-              *, finish: bool = True) -> None:
+def move_slot(
+    cluster: LocalCluster, slot: int, src: LocalNode, dst: LocalNode, *, finish: bool = True
+) -> None:
     """Reshard one slot from ``src`` to ``dst`` as `redis-cli --cluster reshard` does:
     IMPORTING/MIGRATING, MIGRATE its keys, then (``finish``) give the slot to ``dst``."""
     with src.client() as s, dst.client() as d:
@@ -271,8 +297,9 @@ def move_slot(cluster: LocalCluster, slot: int, src: LocalNode, dst: LocalNode,
                 c.execute_command("CLUSTER SETSLOT", slot, "NODE", dst_id)
 
 
-async def test_appends_follow_a_slot_that_moves(redis_cluster: LocalCluster,
-                                                cluster_client: redis.asyncio.Redis) -> None:
+async def test_appends_follow_a_slot_that_moves(
+    redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis
+) -> None:
     """Resharding under the group commit: ASK while the slot migrates, MOVED after."""
     store = GameStore(cluster_client)
     (gid,) = await _games(store, 1)
@@ -311,7 +338,8 @@ async def next_message(ps: FailoverPubSub, deadline_s: float = 20.0) -> dict[str
 
 
 async def test_pubsub_moves_to_another_master_when_its_master_dies(
-        redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis) -> None:
+    redis_cluster: LocalCluster, cluster_client: redis.asyncio.Redis
+) -> None:
     ps = cluster_client.pubsub()
     assert isinstance(ps, FailoverPubSub)
     channel = keys.race_channel(RACE)

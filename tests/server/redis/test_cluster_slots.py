@@ -36,8 +36,14 @@ pytest_plugins = ["tests.support.cluster"]
 
 DAY = dt.date(2030, 6, 15)
 RACE = "20300615-abcdef123456"
-SAMPLES: dict[str, object] = {"variant": "fourteen-out", "date": DAY, "pid": "p_1",
-                              "race_id": RACE, "code": "ABCDEF", "size": 4}
+SAMPLES: dict[str, object] = {
+    "variant": "fourteen-out",
+    "date": DAY,
+    "pid": "p_1",
+    "race_id": RACE,
+    "code": "ABCDEF",
+    "size": 4,
+}
 _TAG = re.compile(r"\{([^{}]+)\}")
 
 
@@ -56,8 +62,12 @@ def built_keys() -> dict[str, str]:
         if any(p not in SAMPLES for p in params):
             continue
         value = fn(*(SAMPLES[p] for p in params))
-        if isinstance(value, str) and value.startswith(keys.PREFIX) and "chan:" not in value \
-                and not value.endswith("*"):
+        if (
+            isinstance(value, str)
+            and value.startswith(keys.PREFIX)
+            and "chan:" not in value
+            and not value.endswith("*")
+        ):
             out[name] = value
     return out
 
@@ -90,8 +100,11 @@ def test_keys_used_together_share_a_slot() -> None:
 def test_days_races_and_games_spread_over_slots() -> None:
     """Boards of different variants and days, different races, and the games of one board
     are not pinned to one slot (so not to one master)."""
-    boards = {slot(keys.daily_board(v, DAY + dt.timedelta(d)))
-              for v in ("fourteen-out", "triple-deck") for d in range(10)}
+    boards = {
+        slot(keys.daily_board(v, DAY + dt.timedelta(d)))
+        for v in ("fourteen-out", "triple-deck")
+        for d in range(10)
+    }
     races = {slot(keys.race(keys.new_race_id(1_907_755_200_000))) for _ in range(20)}
     assert len(boards) >= 15 and len(races) >= 15
     # One board's games, too: a hot daily board does not pin its moves to one master.
@@ -166,8 +179,9 @@ async def play_everything(config: Config) -> None:
             g = await a.request("daily.start", variant=variant)
             move = next(iter(from_view(g["view"]).legal_moves()))
             app.clock.advance(500)
-            assert (await a.request("move", game_id=g["game_id"], move=str(move)))["type"] \
-                == "moved"
+            assert (await a.request("move", game_id=g["game_id"], move=str(move)))[
+                "type"
+            ] == "moved"
             assert (await a.request("hint", game_id=g["game_id"]))["type"] == "hint"
             assert (await a.request("resign", game_id=g["game_id"]))["type"] == "finished"
             for kind in ("leaderboard.top", "leaderboard.around", "leaderboard.rank"):
@@ -176,8 +190,7 @@ async def play_everything(config: Config) -> None:
         await b.request("race.queue", variant="fourteen-out", size=2)
         sa, sb = await start_race(app, a, b)
         move = next(iter(from_view(sb["view"]).legal_moves()))
-        assert (await b.request("move", game_id=sb["game_id"], move=str(move)))["type"] == \
-            "moved"
+        assert (await b.request("move", game_id=sb["game_id"], move=str(move)))["type"] == "moved"
         for cl, s in ((a, sa), (b, sb)):
             resigned = await cl.request("resign", game_id=s["game_id"])
             assert resigned["type"] == "finished", resigned
@@ -185,14 +198,14 @@ async def play_everything(config: Config) -> None:
         while fin["event"]["kind"] != "finished":
             fin = await a.push("race.event")
         for board in ("rating", "wins"):
-            assert (await a.request("race.top", variant="fourteen-out", board=board))["type"] \
-                == "race.board"
+            assert (await a.request("race.top", variant="fourteen-out", board=board))[
+                "type"
+            ] == "race.board"
         assert (await a.request("race.rank", variant="fourteen-out"))["type"] == "race.rank"
         room = await c.request("race.create", variant="triple-triangle")
         guest = await Client.connect(app.url)
         await guest.hello(name="sl-dan")
-        assert (await guest.request("race.join", code=room["race"]["code"]))["type"] == \
-            "race.room"
+        assert (await guest.request("race.join", code=room["race"]["code"]))["type"] == "race.room"
         assert (await guest.request("race.leave"))["type"] == "race.left"
         assert (await c.request("race.leave"))["type"] == "race.left"
         assert (await c.request("race.queue", variant="triple-deck"))["type"] == "race.queued"
@@ -205,8 +218,12 @@ async def services(cluster_client: redis.asyncio.Redis) -> AsyncIterator[Service
 
 
 async def test_every_script_call_on_the_cluster_names_one_slot(
-        redis_cluster: LocalCluster, cluster_url: str, cluster_client: redis.asyncio.Redis,
-        services: Services, tmp_path: Path) -> None:
+    redis_cluster: LocalCluster,
+    cluster_url: str,
+    cluster_client: redis.asyncio.Redis,
+    services: Services,
+    tmp_path: Path,
+) -> None:
     scripts = registered_scripts(services)
     assert len(scripts) >= 10, scripts
     for script in scripts.values():  # on every master: every call below is an EVALSHA
@@ -219,11 +236,11 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
     for port, words in seen.calls:
         assert words[0].upper() == "EVALSHA", words[0]
         numkeys = int(words[2])
-        named = words[3:3 + numkeys]
+        named = words[3 : 3 + numkeys]
         slots = {slot(k) for k in named}
-        assert len(slots) == 1, (words[:3 + numkeys])
+        assert len(slots) == 1, words[: 3 + numkeys]
         (only,) = slots
-        assert redis_cluster.node_for_slot(only).port == port, words[:3 + numkeys]
+        assert redis_cluster.node_for_slot(only).port == port, words[: 3 + numkeys]
         shas_run.add(words[1])
     # Every script the services register ran in the scenario (and was checked above), but
     # the ones only timeouts and crashes reach; their keys are one race's (`race_tag`).
@@ -236,6 +253,10 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
 #: race's keys), the takeover of an end left `finishing` by a stopped process and an event
 #: emitted on its own (every change now announces itself in its own script; one race's keys),
 #: and a past day's rank frozen into a profile (one player's history keys).
-UNREACHED = {"services.races.store._forfeit", "services.races.store._forfeit_if_gone",
-             "services.races.store._take_over", "services.races.store._emit",
-             "services.store.history._final_rank"}
+UNREACHED = {
+    "services.races.store._forfeit",
+    "services.races.store._forfeit_if_gone",
+    "services.races.store._take_over",
+    "services.races.store._emit",
+    "services.store.history._final_rank",
+}

@@ -35,8 +35,13 @@ from tests.support.wsclient import Client
 #: A fixed day and secret: the day's deals are the same in every run (the real day's deal ended
 #: within a few first-legal moves on 2026-11-24). The offset is taken at import, hours before
 #: midnight of the pinned day.
-FLAGS = (*pinned_day(dt.datetime(2030, 6, 15, 12, tzinfo=dt.UTC), "faults"),
-         "--rate-limit", "1000", "--rate-burst", "1000")
+FLAGS = (
+    *pinned_day(dt.datetime(2030, 6, 15, 12, tzinfo=dt.UTC), "faults"),
+    "--rate-limit",
+    "1000",
+    "--rate-burst",
+    "1000",
+)
 
 
 def first_move(view: dict[str, Any]) -> str | None:
@@ -62,8 +67,9 @@ class Player:
         move = "undo" if undo else first_move(self.view)
         assert move is not None, "the test deal ran out of moves"
         kind, fields = ("undo", {}) if undo else ("move", {"move": move})
-        r = await self.c.request(kind, timeout=timeout, game_id=self.game_id,
-                                 expected_seq=self.seq, **fields)
+        r = await self.c.request(
+            kind, timeout=timeout, game_id=self.game_id, expected_seq=self.seq, **fields
+        )
         if r["type"] == "moved":
             assert not r["finished"], "the test deal finished too early"
             self.seq, self.view = r["seq"], r["view"]
@@ -224,12 +230,16 @@ async def limited_server(redis_url: str, tmp_path: Path) -> AsyncIterator[str]:
 
 
 async def test_flooding_client_is_limited_then_closed_others_unaffected(
-        limited_server: str) -> None:
+    limited_server: str,
+) -> None:
     calm = await Client.connect(limited_server)
     await calm.hello(name=f"calm{time.time_ns() % 10**8}")
     flood = await websockets.connect(limited_server)
-    await flood.send(msgpack.packb({"type": "hello", "id": 0, "versions": [1],
-                                    "name": f"flood{time.time_ns() % 10**8}"}))
+    await flood.send(
+        msgpack.packb(
+            {"type": "hello", "id": 0, "versions": [1], "name": f"flood{time.time_ns() % 10**8}"}
+        )
+    )
 
     async def flooder() -> list[dict[str, Any]]:
         got: list[dict[str, Any]] = []
@@ -274,8 +284,12 @@ def test_1000_players_for_60_seconds(tmp_path: Path) -> None:
     flags = ("--no-certify", "--daily-secret", "soak", "--log-level", "WARNING")
     srv = ServerProcess(data, flags).start()
     try:
-        result = run_load([srv.url], LoadConfig(players=1_000, processes=2, duration_s=60,
-                                                ramp_s=10, think_s=2.0, max_moves=60))
+        result = run_load(
+            [srv.url],
+            LoadConfig(
+                players=1_000, processes=2, duration_s=60, ramp_s=10, think_s=2.0, max_moves=60
+            ),
+        )
         written = count_board_entries(f"unix://{data.resolve() / 'redis.sock'}")
     finally:
         srv.stop()

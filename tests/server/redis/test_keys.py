@@ -34,7 +34,11 @@ def test_daily_game_ids_round_trip(variant: str, date: dt.date, pid: str) -> Non
     parsed = keys.parse_game_id(gid)
     assert isinstance(parsed, keys.DailyGameKeys)
     assert (parsed.game_id, parsed.variant, parsed.date, parsed.player_id) == (
-        gid, variant, date, pid)
+        gid,
+        variant,
+        date,
+        pid,
+    )
     assert parsed.game == keys.daily_game(variant, date, pid)
     assert parsed.log == keys.daily_log(variant, date, pid)
     assert parsed.board == keys.daily_board(variant, date)
@@ -55,24 +59,30 @@ def test_race_ids_are_fresh() -> None:
     assert len({keys.new_race_id(1_907_755_200_000) for _ in range(200)}) == 200
 
 
-@pytest.mark.parametrize("game_id", [
-    "", "d", "d.fourteen-out.2030-06-15", "d.fourteen-out.2030-06-15.",
-    "d.Fourteen.2030-06-15.p1",            # variants are lowercase
-    "d.fourteen-out.2030-02-30.p1",        # no such day
-    "d.fourteen-out.2030-6-15.p1",         # not ISO
-    "d.fourteen-out.2030-06-15.p1.x",      # trailing part
-    "d.fourteen-out.2030-06-15.p:1",       # ':' delimits keys
-    "d.fourteen-out.2030-06-15.p}1",       # so do braces
-    " d.fourteen-out.2030-06-15.p1",
-    "d.fourteen-out.2030-06-15.p1\n",
-    "d.fourteen-out.2030-06-15." + "p" * 33,  # player id too long
-    "x.fourteen-out.2030-06-15.p1",
-    "r.20300615-abcdef123456",             # no player
-    "r.20300230-abcdef123456.p1",          # the race id's date does not exist
-    "r.2030061-abcdef123456.p1",
-    "r.20300615-abc.p1",                   # random part too short
-    "r.20300615-abcdef123456.p1.p2",
-])
+@pytest.mark.parametrize(
+    "game_id",
+    [
+        "",
+        "d",
+        "d.fourteen-out.2030-06-15",
+        "d.fourteen-out.2030-06-15.",
+        "d.Fourteen.2030-06-15.p1",  # variants are lowercase
+        "d.fourteen-out.2030-02-30.p1",  # no such day
+        "d.fourteen-out.2030-6-15.p1",  # not ISO
+        "d.fourteen-out.2030-06-15.p1.x",  # trailing part
+        "d.fourteen-out.2030-06-15.p:1",  # ':' delimits keys
+        "d.fourteen-out.2030-06-15.p}1",  # so do braces
+        " d.fourteen-out.2030-06-15.p1",
+        "d.fourteen-out.2030-06-15.p1\n",
+        "d.fourteen-out.2030-06-15." + "p" * 33,  # player id too long
+        "x.fourteen-out.2030-06-15.p1",
+        "r.20300615-abcdef123456",  # no player
+        "r.20300230-abcdef123456.p1",  # the race id's date does not exist
+        "r.2030061-abcdef123456.p1",
+        "r.20300615-abc.p1",  # random part too short
+        "r.20300615-abcdef123456.p1.p2",
+    ],
+)
 def test_malformed_game_ids_are_not_found(game_id: str) -> None:
     with pytest.raises(NotFound):
         keys.parse_game_id(game_id)
@@ -104,8 +114,14 @@ def test_a_daily_game_has_its_own_tag_apart_from_its_board() -> None:
     parsed = keys.parse_game_id(keys.daily_game_id("fourteen-out", D, "p1"))
     assert isinstance(parsed, keys.DailyGameKeys)
     game = [parsed.game, parsed.log]
-    board = [parsed.board, parsed.members, parsed.entries, parsed.outbox,
-             keys.daily_deal("fourteen-out", D), keys.daily_deal_lock("fourteen-out", D)]
+    board = [
+        parsed.board,
+        parsed.members,
+        parsed.entries,
+        parsed.outbox,
+        keys.daily_deal("fourteen-out", D),
+        keys.daily_deal_lock("fourteen-out", D),
+    ]
     assert {tag(k) for k in game} == {"d:fourteen-out:2030-06-15:p1"}
     assert "{" + tag(parsed.game) + "}" == keys.daily_game_tag("fourteen-out", D, "p1")
     assert {tag(k) for k in board} == {"d:fourteen-out:2030-06-15"}
@@ -127,27 +143,52 @@ def test_every_daily_game_tag_is_its_own(variant: str, date: dt.date, pid: str) 
 
 def test_a_races_keys_share_its_tag() -> None:
     parsed = keys.parse_game_id(keys.race_game_id(RACE, "p1"))
-    names = [keys.race(RACE), keys.race_racers(RACE), keys.race_order(RACE),
-             keys.race_seen(RACE), keys.race_progress(RACE), keys.race_events(RACE),
-             parsed.game, parsed.log, parsed.board, parsed.members, parsed.entries]
+    names = [
+        keys.race(RACE),
+        keys.race_racers(RACE),
+        keys.race_order(RACE),
+        keys.race_seen(RACE),
+        keys.race_progress(RACE),
+        keys.race_events(RACE),
+        parsed.game,
+        parsed.log,
+        parsed.board,
+        parsed.members,
+        parsed.entries,
+    ]
     assert {tag(k) for k in names} == {f"r:{RACE}"}
     assert len(set(names)) == len(names)
     assert tag(keys.race("20300615-000000000000")) != tag(names[0])
 
 
 def test_shared_families_share_their_tags() -> None:
-    assert {tag(keys.player("p1")), tag(keys.players_by_name()),
-            tag(keys.players_by_token())} == {"players"}
-    assert {tag(keys.race_queue("fourteen-out", 2)), tag(keys.race_queue_who()),
-            tag(keys.race_inrace()), tag(keys.race_turn("p1"))} == {"q"}
-    assert {tag(keys.rating_board("fourteen-out")), tag(keys.rating_stats("fourteen-out")),
-            tag(keys.rating_applied("fourteen-out")),
-            tag(keys.rating_recent("fourteen-out", "p1"))} == {"rt:fourteen-out"}
+    assert {tag(keys.player("p1")), tag(keys.players_by_name()), tag(keys.players_by_token())} == {
+        "players"
+    }
+    assert {
+        tag(keys.race_queue("fourteen-out", 2)),
+        tag(keys.race_queue_who()),
+        tag(keys.race_inrace()),
+        tag(keys.race_turn("p1")),
+    } == {"q"}
+    assert {
+        tag(keys.rating_board("fourteen-out")),
+        tag(keys.rating_stats("fourteen-out")),
+        tag(keys.rating_applied("fourteen-out")),
+        tag(keys.rating_recent("fourteen-out", "p1")),
+    } == {"rt:fourteen-out"}
 
 
 def test_every_name_is_under_the_prefix() -> None:
-    names = [keys.player("p1"), keys.daily_board("fourteen-out", D), keys.race(RACE),
-             keys.race_channel(RACE), keys.player_channel("p1"), keys.room_code("ABCDEF"),
-             keys.races_active(), keys.race_wins_board("fourteen-out", D)]
+    names = [
+        keys.player("p1"),
+        keys.daily_board("fourteen-out", D),
+        keys.race(RACE),
+        keys.race_channel(RACE),
+        keys.player_channel("p1"),
+        keys.room_code("ABCDEF"),
+        keys.races_active(),
+        keys.race_wins_board("fourteen-out", D),
+    ]
     assert all(n.startswith(keys.PREFIX) for n in names)
     assert keys.player_pattern() == keys.player("p1").replace("p1", "*")

@@ -25,7 +25,8 @@ async def _games(store: GameStore, n: int) -> list[str]:
 
 
 async def test_appends_of_one_iteration_go_in_one_pipeline(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     store = GameStore(redis_client)
     ids = await _games(store, 40)
     before = store.move_log.batches
@@ -39,14 +40,22 @@ async def test_appends_of_one_iteration_go_in_one_pipeline(
 async def test_a_failed_append_fails_only_its_own_move(redis_client: redis.asyncio.Redis) -> None:
     store = GameStore(redis_client)
     ok, stale, done = await _games(store, 3)
-    await store.finish(done, FinalResult(won=False, over=True, resigned=True, cleared=0,
-                                         score=0, points=0, time_ms=1, moves=0),
-                       "p_2", 3_000, None, 0)
+    await store.finish(
+        done,
+        FinalResult(
+            won=False, over=True, resigned=True, cleared=0, score=0, points=0, time_ms=1, moves=0
+        ),
+        "p_2",
+        3_000,
+        None,
+        0,
+    )
     results = await asyncio.gather(
         store.append_move(ok, 0, "1 2", 2_000),
         store.append_move(stale, 5, "1 2", 2_000),  # the game is at 0, not 5
         store.append_move(done, 0, "1 2", 2_000),
-        return_exceptions=True)
+        return_exceptions=True,
+    )
     assert results[0] == 1
     assert isinstance(results[1], Conflict) and not isinstance(results[1], GameOver)
     assert isinstance(results[2], GameOver)
@@ -62,15 +71,19 @@ async def test_appends_survive_a_flushed_script_cache(redis_client: redis.asynci
     assert await store.append_move(gid, 1, "3 4", 2_000) == 2
 
 
-async def test_an_outage_fails_every_append_of_the_batch_as_unavailable(
-        redis_url: str) -> None:
-    client = redis.asyncio.Redis.from_url("redis://127.0.0.1:1", decode_responses=True,
-                                          socket_connect_timeout=0.2, retry_on_timeout=False)
+async def test_an_outage_fails_every_append_of_the_batch_as_unavailable(redis_url: str) -> None:
+    client = redis.asyncio.Redis.from_url(
+        "redis://127.0.0.1:1",
+        decode_responses=True,
+        socket_connect_timeout=0.2,
+        retry_on_timeout=False,
+    )
     store = GameStore(client)
     gids = [keys.daily_game_id("fourteen-out", DAY, f"p_{i}") for i in range(3)]
     try:
-        results = await asyncio.gather(*(store.append_move(g, 0, "1 2", 1) for g in gids),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(store.append_move(g, 0, "1 2", 1) for g in gids), return_exceptions=True
+        )
     finally:
         await client.aclose()
     assert all(isinstance(r, StoreUnavailable) for r in results), results
@@ -78,7 +91,8 @@ async def test_an_outage_fails_every_append_of_the_batch_as_unavailable(
 
 @pytest.mark.parametrize("text", ["", "x" * 129])
 async def test_move_text_is_checked_before_it_is_queued(
-        redis_client: redis.asyncio.Redis, text: str) -> None:
+    redis_client: redis.asyncio.Redis, text: str
+) -> None:
     store = GameStore(redis_client)
     (gid,) = await _games(store, 1)
     with pytest.raises(Exception, match="move text"):
@@ -87,7 +101,8 @@ async def test_move_text_is_checked_before_it_is_queued(
 
 
 async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """Every append of a 50-move batch gets its own result, and other work runs between the
     chunks of callers woken (so one batch does not hold the loop for all its replies)."""
     from server.redis.movelog import RESOLVE_CHUNK
@@ -110,7 +125,8 @@ async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
 
 
 async def test_a_kept_connection_closed_by_redis_is_replaced(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """The log keeps its connection between batches; one Redis closed meanwhile (a restart,
     a CLIENT KILL, an idle timeout) is noticed before use, and the next batch still lands."""
     store = GameStore(redis_client)
@@ -128,7 +144,8 @@ async def test_a_kept_connection_closed_by_redis_is_replaced(
 
 
 async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
-        redis_client: redis.asyncio.Redis) -> None:
+    redis_client: redis.asyncio.Redis,
+) -> None:
     """`eval` and `run` go in the same pipeline as the appends of their iteration; a script
     Redis does not know (flushed) is loaded and run; an error reply fails only its command."""
     log = MoveLog(redis_client)
@@ -141,7 +158,8 @@ async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
         log.run("{t}:s", "SADD", "{t}:s", "a", "b"),
         log.run("{t}:str", "HGET", "{t}:str", "x"),  # a string key: WRONGTYPE
         log.eval(incr, ("{t}:n",), (2,)),
-        return_exceptions=True)
+        return_exceptions=True,
+    )
     assert log.batches - before == 1
     assert results[0] == 5 and results[1] == 2 and results[3] == 7
     assert isinstance(results[2], redis.exceptions.ResponseError)

@@ -46,15 +46,17 @@ async def test_deal_peeks_and_revealed_seeds_are_unavailable(tmp_path: Path) -> 
 
 async def test_daily_seeds_and_old_leaderboards_answer_unavailable(tmp_path: Path) -> None:
     redis_server = procs.RedisServer(tmp_path / "redis").start()
-    config = replace(Config(), redis_url=redis_server.url, data_dir=tmp_path / "data",
-                     daily_secret=b"outage")
+    config = replace(
+        Config(), redis_url=redis_server.url, data_dir=tmp_path / "data", daily_secret=b"outage"
+    )
     try:
         async with serve(config) as app:
             c = await app.client("outage")
             redis_server.kill()
             cases: list[tuple[str, dict[str, Any]]] = [
                 ("daily.seeds", {"date": PAST.isoformat()}),
-                ("leaderboard.top", {"variant": "fourteen-out", "date": PAST.isoformat()})]
+                ("leaderboard.top", {"variant": "fourteen-out", "date": PAST.isoformat()}),
+            ]
             for kind, fields in cases:
                 r = await c.request(kind, **fields)
                 assert (r["type"], r["code"]) == ("error", "unavailable"), (kind, r)
@@ -69,14 +71,21 @@ NO_REDIS = {"ping": "pong", "race.unwatch": "not_found"}
 
 
 async def test_no_request_answers_internal_during_an_outage(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Every request type the server knows, sent while Redis is down (a real redis-server,
     killed), each built from docs/protocol.md's example with ids of real things made before
     the outage: each answers `unavailable` (or, needing no Redis, its usual reply), never
     `internal`, and nothing is logged as an internal error."""
     redis_server = procs.RedisServer(tmp_path / "redis").start()
-    config = replace(Config(), redis_url=redis_server.url, data_dir=tmp_path / "data",
-                     daily_secret=b"outage", rate_limit=1000.0, rate_burst=1000)
+    config = replace(
+        Config(),
+        redis_url=redis_server.url,
+        data_dir=tmp_path / "data",
+        daily_secret=b"outage",
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
     versions = tuple(sorted(p.SUPPORTED_VERSIONS))
     try:
         async with serve(config) as app:
@@ -88,8 +97,7 @@ async def test_no_request_answers_internal_during_an_outage(
             redis_server.kill()
             replies: dict[str, dict[str, Any]] = {}
             for kind in sorted(p.CLIENT_MESSAGES):
-                fields = example(kind, **{k: v for k, v in ids.items()
-                                          if k in EXAMPLES[kind]})
+                fields = example(kind, **{k: v for k, v in ids.items() if k in EXAMPLES[kind]})
                 if kind == "race.join":
                     fields["code"] = room["race"]["code"]
                 if kind == "hello":  # a new connection's: this one said hello already
@@ -108,8 +116,9 @@ async def test_no_request_answers_internal_during_an_outage(
         expected = NO_REDIS.get(kind, "unavailable")
         assert expected in (reply["type"], reply.get("code")), (kind, reply)
     assert "internal error" not in caplog.text
-    assert "untranslated redis outage" not in caplog.text, \
+    assert "untranslated redis outage" not in caplog.text, (
         "each store translates its own outages; the connection's net is only a net"
+    )
 
 
 async def ping_redis(conn: Connection, req: p.Ping) -> p.ServerMessage:
@@ -119,11 +128,13 @@ async def ping_redis(conn: Connection, req: p.Ping) -> p.ServerMessage:
 
 
 async def test_a_redis_call_no_store_translates_is_unavailable_too(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """The safety net: whatever Redis call a handler makes, an outage is `unavailable`."""
     redis_server = procs.RedisServer(tmp_path / "redis").start()
-    config = replace(Config(), redis_url=redis_server.url, data_dir=tmp_path / "data",
-                     daily_secret=b"outage")
+    config = replace(
+        Config(), redis_url=redis_server.url, data_dir=tmp_path / "data", daily_secret=b"outage"
+    )
     try:
         async with serve(config, handlers={p.Ping: ping_redis}) as app:
             c = await app.client("outage_raw")

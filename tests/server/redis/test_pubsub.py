@@ -15,20 +15,44 @@ from server.races.store import RaceStore
 from server.redis import keys, pubsub
 
 RACE = "20300615-a1b2c3d4e5f6"
-PROGRESS = pr.RacerProgress(player_id="p_1", cleared=6, score=6, moves=3, finished=False,
-                            won=False, stuck=False)
-ENDED = pr.RaceEnded(reason="time limit", results=(
-    pr.RaceResultEntry(player_id="p_1", name="alice", place=1, won=False, cleared=6, score=6,
-                       time_ms=60_000, moves=3, forfeited=False, rating=1130,
-                       rating_change=130),
-    pr.RaceResultEntry(player_id="p_2", name="bobby", place=2, won=False, cleared=0, score=0,
-                       time_ms=60_000, moves=0, forfeited=True),
-))
+PROGRESS = pr.RacerProgress(
+    player_id="p_1", cleared=6, score=6, moves=3, finished=False, won=False, stuck=False
+)
+ENDED = pr.RaceEnded(
+    reason="time limit",
+    results=(
+        pr.RaceResultEntry(
+            player_id="p_1",
+            name="alice",
+            place=1,
+            won=False,
+            cleared=6,
+            score=6,
+            time_ms=60_000,
+            moves=3,
+            forfeited=False,
+            rating=1130,
+            rating_change=130,
+        ),
+        pr.RaceResultEntry(
+            player_id="p_2",
+            name="bobby",
+            place=2,
+            won=False,
+            cleared=0,
+            score=0,
+            time_ms=60_000,
+            moves=0,
+            forfeited=True,
+        ),
+    ),
+)
 MESSAGES: list[pubsub.PubSubMessage] = [
     pubsub.RaceEventPublished(race_id=RACE, version=4, event=PROGRESS),
     pubsub.RaceEventPublished(race_id=RACE, version=9, event=ENDED),
-    pubsub.RaceEventPublished(race_id=RACE, version=1,
-                              event=pr.RaceCountdown(start_at=1, ends_at=2)),
+    pubsub.RaceEventPublished(
+        race_id=RACE, version=1, event=pr.RaceCountdown(start_at=1, ends_at=2)
+    ),
     pubsub.PlayerMatched(player_id="p_1", race_id=RACE),
 ]
 
@@ -52,17 +76,33 @@ def _race_event(**changes: object) -> bytes:
     return json.dumps({k: v for k, v in obj.items() if v is not ...}).encode()
 
 
-@pytest.mark.parametrize("payload", [
-    b"", b"matched 20300615-a1b2c3d4e5f6", b'3 {"kind": "progress"}', b"\xff\xfe", b"[1, 2]",
-    b"null", b'{"t": "race.evnt"}', b'{"race_id": "20300615-a1b2c3d4e5f6"}',
-    _race_event(version=0), _race_event(version=True), _race_event(version="4"),
-    _race_event(version=...), _race_event(race_id="../etc"), _race_event(race_id=7),
-    _race_event(extra=1), _race_event(event={"kind": "progress", "player_id": "p_1"}),
-    _race_event(event={"kind": "teleport"}), _race_event(event=[1]),
-    _race_event(event={**pr.dump_race_event(PROGRESS), "card": "AS"}),
-    b'{"t": "player.matched", "player_id": "p 1", "race_id": "20300615-a1b2c3d4e5f6"}',
-    b'{"t": "player.matched", "player_id": "p_1"}',
-], ids=repr)
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"matched 20300615-a1b2c3d4e5f6",
+        b'3 {"kind": "progress"}',
+        b"\xff\xfe",
+        b"[1, 2]",
+        b"null",
+        b'{"t": "race.evnt"}',
+        b'{"race_id": "20300615-a1b2c3d4e5f6"}',
+        _race_event(version=0),
+        _race_event(version=True),
+        _race_event(version="4"),
+        _race_event(version=...),
+        _race_event(race_id="../etc"),
+        _race_event(race_id=7),
+        _race_event(extra=1),
+        _race_event(event={"kind": "progress", "player_id": "p_1"}),
+        _race_event(event={"kind": "teleport"}),
+        _race_event(event=[1]),
+        _race_event(event={**pr.dump_race_event(PROGRESS), "card": "AS"}),
+        b'{"t": "player.matched", "player_id": "p 1", "race_id": "20300615-a1b2c3d4e5f6"}',
+        b'{"t": "player.matched", "player_id": "p_1"}',
+    ],
+    ids=repr,
+)
 def test_malformed_payloads_are_refused(payload: bytes) -> None:
     with pytest.raises(pubsub.PubSubDecodeError):
         pubsub.decode(payload)
@@ -93,7 +133,8 @@ async def test_emit_and_match_publish_codec_payloads(redis_client: redis.asyncio
         assert pubsub.decode(second) == pubsub.RaceEventPublished(RACE, 2, PROGRESS)
         assert second.encode() == pubsub.encode(pubsub.decode(second)), "byte for byte"
         assert pubsub.decode(first) == pubsub.RaceEventPublished(
-            RACE, 1, pr.RacerJoined(player_id="p_2", name="bobby"))
+            RACE, 1, pr.RacerJoined(player_id="p_2", name="bobby")
+        )
         await store.announce_match(["p_2"], RACE)
         assert pubsub.decode(await _next_message(ps)) == pubsub.PlayerMatched("p_2", RACE)
     finally:
@@ -110,8 +151,7 @@ async def test_forfeits_are_atomic_and_once(redis_client: redis.asyncio.Redis) -
     await store.create(RACE, "fourteen-out", 6, 7, 0, racers)
     assert not await store.add_forfeit(RACE, "p_1"), "an open race has no forfeits"
     assert await store.begin(RACE, 10, 20)
-    added = await asyncio.gather(*(store.add_forfeit(RACE, pid)
-                                   for pid, _ in racers[:5] * 2))
+    added = await asyncio.gather(*(store.add_forfeit(RACE, pid) for pid, _ in racers[:5] * 2))
     assert sum(added) == 5, "each racer forfeits exactly once, none lost"
     race = await store.load(RACE)
     assert race.status is RaceStatus.RUNNING

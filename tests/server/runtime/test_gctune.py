@@ -42,4 +42,3 @@ async def test_startup_hook_tunes() -> None:
     gc.set_threshold(700, 10, 10)
     await gctune.tune_after_startup(None)  # type: ignore[arg-type]
     assert gc.get_threshold()[0] == gctune.YOUNG_THRESHOLD
-

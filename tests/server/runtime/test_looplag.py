@@ -94,6 +94,7 @@ async def test_runtime_probes_run_with_the_app_and_clean_up() -> None:
     await asyncio.sleep(0.02)
     assert lag_count(metrics) == observed, "and stopped at cleanup"
 
+
 async def test_interval_zero_turns_the_monitor_off() -> None:
     metrics = Metrics()
     ctx = runtime_probes(metrics, interval_ms=0)(web.Application())

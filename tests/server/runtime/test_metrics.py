@@ -15,8 +15,11 @@ from tests.support.races import race_config
 
 def samples(text: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     raw = text.decode() if isinstance(text, bytes) else text
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for fam in text_string_to_metric_families(raw) for s in fam.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(raw)
+        for s in fam.samples
+    }
 
 
 def test_labels_count_separately_per_metric() -> None:
@@ -84,7 +87,8 @@ def test_gc_stats_are_exported_at_scrape_time() -> None:
 
 
 async def test_requests_and_errors_are_counted_on_the_metrics_endpoint(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
     async with serve(race_config(redis_url, tmp_path)) as app:
         c = await app.client("metered")
         for _ in range(3):

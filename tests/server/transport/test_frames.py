@@ -29,8 +29,9 @@ LIMIT = p.MAX_FRAME_SIZE
 
 
 @pytest_asyncio.fixture
-async def app(redis_url: str, redis_client: redis.asyncio.Redis,
-              tmp_path: Path) -> AsyncIterator[App]:
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
     config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"frames")
     assert config.max_msg_size == LIMIT
     async with serve(config) as running:
@@ -73,8 +74,7 @@ async def test_a_frame_of_exactly_64_kib_is_accepted(app: App) -> None:
 
 
 @pytest.mark.parametrize("binary", [False, True])
-async def test_a_larger_frame_gets_too_large_with_its_id_then_1009(app: App,
-                                                                    binary: bool) -> None:
+async def test_a_larger_frame_gets_too_large_with_its_id_then_1009(app: App, binary: bool) -> None:
     ws = await raw(app)
     if binary:
         frame: str | bytes = msgpack.packb({"type": "ping", "id": 7, "pad": "x" * LIMIT})
@@ -96,8 +96,7 @@ async def test_a_frame_beyond_the_hard_limit_is_closed_with_1009_unanswered(app:
 
 async def test_an_error_keeps_a_readable_id(app: App) -> None:
     ws = await raw(app)
-    await ws.send('{"id":5,"type":"leaderboard.top","variant":"fourteen-out","limit":'
-                  f'{2**64}}}')
+    await ws.send(f'{{"id":5,"type":"leaderboard.top","variant":"fourteen-out","limit":{2**64}}}')
     reply = json.loads(await ws.recv())
     assert (reply["type"], reply.get("id"), reply["code"]) == ("error", 5, "bad_request"), reply
     await ws.close()
@@ -107,18 +106,27 @@ async def test_unsupported_version_lists_the_servers_versions_and_closes_1002(ap
     ws = await raw(app)
     await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [7, 8], "name": "future"}))
     got = await frames_until_close(ws)
-    assert got == [{"type": "error", "id": 1, "code": "unsupported_version",
-                    "message": got[0]["message"], "versions": [1, 2, 3, 4]}]
+    assert got == [
+        {
+            "type": "error",
+            "id": 1,
+            "code": "unsupported_version",
+            "message": got[0]["message"],
+            "versions": [1, 2, 3, 4],
+        }
+    ]
     assert p.decode_server(json.dumps(got[0])) == p.ErrorReply(
-        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2, 3, 4))
+        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2, 3, 4)
+    )
     assert received_close(ws) == 1002
 
 
 @pytest.mark.parametrize("attempt", range(3))
 async def test_a_flood_gets_every_reply_then_a_1008_close(app: App, attempt: int) -> None:
     ws = await raw(app)
-    await ws.send(json.dumps({"type": "hello", "id": 0, "versions": [1],
-                              "name": f"flood{attempt}"}))
+    await ws.send(
+        json.dumps({"type": "hello", "id": 0, "versions": [1], "name": f"flood{attempt}"})
+    )
     assert json.loads(await ws.recv())["type"] == "welcome"
 
     async def flood() -> int:
@@ -137,20 +145,26 @@ async def test_a_flood_gets_every_reply_then_a_1008_close(app: App, attempt: int
     # `rate_limited` (the refusals never overflow the send queue before the close).
     assert ids == list(range(1, len(ids) + 1)), ids
     assert len(ids) < sent
-    assert {(m["type"], m.get("code")) for m in got} == {("pong", None),
-                                                          ("error", "rate_limited")}
+    assert {(m["type"], m.get("code")) for m in got} == {("pong", None), ("error", "rate_limited")}
 
 
 async def test_a_client_gone_without_a_close_frame_leaves_no_traceback_cycle(app: App) -> None:
     """aiohttp keeps the error of writing the close frame to a dead transport, whose traceback
     holds the response's frames; the server drops it (and the EofStream behind it), so the
     connection is freed by reference counting, not by an old-generation collection."""
+
     def kept_tracebacks() -> int:
-        return sum(1 for o in gc.get_objects()
-                   if type(o) is web.WebSocketResponse and o.closed
-                   and o.exception() is not None
-                   and (o.exception().__traceback__ is not None  # type: ignore[union-attr]
-                        or o.exception().__context__ is not None))  # type: ignore[union-attr]
+        return sum(
+            1
+            for o in gc.get_objects()
+            if type(o) is web.WebSocketResponse
+            and o.closed
+            and o.exception() is not None
+            and (
+                o.exception().__traceback__ is not None  # type: ignore[union-attr]
+                or o.exception().__context__ is not None
+            )
+        )  # type: ignore[union-attr]
 
     gc.collect()
     gc.disable()  # what is left must be left by reference counting alone
@@ -158,8 +172,9 @@ async def test_a_client_gone_without_a_close_frame_leaves_no_traceback_cycle(app
         before = kept_tracebacks()
         for i in range(3):
             ws = await raw(app)
-            await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [4],
-                                      "name": f"gone{i}"}))
+            await ws.send(
+                json.dumps({"type": "hello", "id": 1, "versions": [4], "name": f"gone{i}"})
+            )
             await ws.recv()
             ws.transport.abort()  # no close frame: the server's close frame cannot be written
         for _ in range(100):  # the handlers finish

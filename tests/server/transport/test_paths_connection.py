@@ -27,8 +27,13 @@ from tests.support.slowreader import close_a_slow_reader
 
 @pytest.fixture
 def config(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> Config:
-    return replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=b"paths",
-                   validate_replies=True)
+    return replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"paths",
+        validate_replies=True,
+    )
 
 
 async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
@@ -40,14 +45,19 @@ async def unencodable_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
 
 
 async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
-        config: Config, caplog: pytest.LogCaptureFixture) -> None:
+    config: Config, caplog: pytest.LogCaptureFixture
+) -> None:
     async with serve(config, handlers={p.Ping: broken_ping}) as app:
         c = await app.client("buggy")
         for binary in (True, False):  # each form gets the reply in its own form
             c.binary = binary
             reply = await c.request("ping")
-            assert reply == {"type": "error", "id": reply["id"], "code": "internal",
-                             "message": "internal server error"}
+            assert reply == {
+                "type": "error",
+                "id": reply["id"],
+                "code": "internal",
+                "message": "internal server error",
+            }
         # The same connection still serves other requests.
         game = await c.request("daily.start", variant="fourteen-out")
         assert game["type"] == "game" and game["seq"] == 0
@@ -56,7 +66,8 @@ async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
 
 
 async def test_a_reply_that_cannot_be_encoded_falls_back_to_internal(
-        config: Config, caplog: pytest.LogCaptureFixture) -> None:
+    config: Config, caplog: pytest.LogCaptureFixture
+) -> None:
     async with serve(config, handlers={p.Ping: unencodable_ping}) as app:
         c = await app.client("encoder")
         reply = await c.request("ping")
@@ -67,7 +78,8 @@ async def test_a_reply_that_cannot_be_encoded_falls_back_to_internal(
 
 
 async def test_a_client_that_stops_reading_is_closed_1013(
-        config: Config, caplog: pytest.LogCaptureFixture) -> None:
+    config: Config, caplog: pytest.LogCaptureFixture
+) -> None:
     """A room's host stops reading (small socket buffers, so they fill soon) while still
     sending requests; once the replies back up, the pushes of a guest joining and leaving
     overflow the host's send queue and the server closes the host with 1013 "too slow".
@@ -83,19 +95,19 @@ async def test_request_errors_end_to_end(config: Config) -> None:
     async with serve(config) as app, websockets.connect(app.url) as ws:
         await ws.send(json.dumps({"type": "race.teleport", "id": 4}))
         assert json.loads(await ws.recv())["code"] == "unknown_type"
-        await ws.send(json.dumps({"type": "hello", "id": 5, "versions": [1],
-                                  "name": "x" * 200}))
+        await ws.send(json.dumps({"type": "hello", "id": 5, "versions": [1], "name": "x" * 200}))
         bad_name = json.loads(await ws.recv())
         assert (bad_name["code"], bad_name["id"]) == ("invalid_name", 5)
-        await ws.send(json.dumps({"type": "hello", "id": 6, "versions": [1],
-                                  "name": "okay_name", "token": "t"}))
+        await ws.send(
+            json.dumps(
+                {"type": "hello", "id": 6, "versions": [1], "name": "okay_name", "token": "t"}
+            )
+        )
         both = json.loads(await ws.recv())  # name and token: one or the other
         assert (both["code"], both["id"]) == ("bad_request", 6)
-        await ws.send(json.dumps({"type": "daily.start", "id": 7,
-                                  "variant": "fourteen-out"}))
+        await ws.send(json.dumps({"type": "daily.start", "id": 7, "variant": "fourteen-out"}))
         assert json.loads(await ws.recv())["code"] == "not_authenticated"
-        await ws.send(json.dumps({"type": "hello", "id": 8, "versions": [1],
-                                  "name": "latecomer"}))
+        await ws.send(json.dumps({"type": "hello", "id": 8, "versions": [1], "name": "latecomer"}))
         assert json.loads(await ws.recv())["type"] == "welcome"  # the connection lives on
 
 
@@ -113,4 +125,3 @@ async def test_undo_with_nothing_to_undo_changes_nothing(config: Config) -> None
         revealed = await c.request("undo", game_id=g["game_id"])
         assert revealed["code"] == "illegal_move"
         assert (await c.request("game.get", game_id=g["game_id"]))["seq"] == 1
-

@@ -63,7 +63,8 @@ async def http(root: Path) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
 
 
 async def test_index_is_html_revalidated_and_links_versioned_assets(
-        http: tuple[str, aiohttp.ClientSession], root: Path) -> None:
+    http: tuple[str, aiohttp.ClientSession], root: Path
+) -> None:
     base, s = http
     async with s.get(base + "/") as r:
         assert r.status == 200
@@ -86,7 +87,8 @@ async def test_index_is_html_revalidated_and_links_versioned_assets(
 
 
 async def test_assets_have_their_content_type_and_cache_policy(
-        http: tuple[str, aiohttp.ClientSession], root: Path) -> None:
+    http: tuple[str, aiohttp.ClientSession], root: Path
+) -> None:
     base, s = http
     version = WebFiles(root).asset("app.js").version  # type: ignore[union-attr]
     async with s.get(f"{base}/assets/app.js?v={version}") as r:
@@ -94,9 +96,11 @@ async def test_assets_have_their_content_type_and_cache_policy(
         assert r.headers["Content-Type"] == "text/javascript; charset=utf-8"
         assert r.headers["Cache-Control"] == IMMUTABLE
         assert r.headers["X-Content-Type-Options"] == "nosniff"
-    for path, ctype in (("/assets/sub/x.js", "text/javascript; charset=utf-8"),
-                        ("/assets/style.css", "text/css; charset=utf-8"),
-                        ("/assets/app.js?v=stale", "text/javascript; charset=utf-8")):
+    for path, ctype in (
+        ("/assets/sub/x.js", "text/javascript; charset=utf-8"),
+        ("/assets/style.css", "text/css; charset=utf-8"),
+        ("/assets/app.js?v=stale", "text/javascript; charset=utf-8"),
+    ):
         async with s.get(base + path) as r:
             assert r.status == 200, path
             assert r.headers["Content-Type"] == ctype
@@ -107,7 +111,8 @@ async def test_assets_have_their_content_type_and_cache_policy(
 
 
 async def test_large_text_files_are_compressed_when_accepted(
-        http: tuple[str, aiohttp.ClientSession], root: Path) -> None:
+    http: tuple[str, aiohttp.ClientSession], root: Path
+) -> None:
     base, s = http
     body = "const x = 1;\n" * 400
     (root / "assets" / "big.js").write_text(body)
@@ -122,8 +127,9 @@ async def test_large_text_files_are_compressed_when_accepted(
         assert "Content-Encoding" not in r.headers  # too small to be worth it
 
 
-async def test_a_changed_file_gets_a_new_etag(http: tuple[str, aiohttp.ClientSession],
-                                             root: Path) -> None:
+async def test_a_changed_file_gets_a_new_etag(
+    http: tuple[str, aiohttp.ClientSession], root: Path
+) -> None:
     base, s = http
     async with s.get(base + "/assets/style.css") as r:
         old = r.headers["ETag"]
@@ -134,20 +140,32 @@ async def test_a_changed_file_gets_a_new_etag(http: tuple[str, aiohttp.ClientSes
         assert "blue" in await r.text()
 
 
-@pytest.mark.parametrize("path", [
-    "/assets/../index.html", "/assets/%2e%2e/%2e%2e/secret.js", "/assets/..%2f..%2fsecret.js",
-    "/assets/notes.txt", "/assets/nope.js", "/assets/sub", "/assets/.hidden.js",
-    "/assets//etc/passwd", "/secret.js", "/assets/sub/../app.js",
-])
-async def test_nothing_outside_the_assets_is_served(http: tuple[str, aiohttp.ClientSession],
-                                                    path: str) -> None:
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/assets/../index.html",
+        "/assets/%2e%2e/%2e%2e/secret.js",
+        "/assets/..%2f..%2fsecret.js",
+        "/assets/notes.txt",
+        "/assets/nope.js",
+        "/assets/sub",
+        "/assets/.hidden.js",
+        "/assets//etc/passwd",
+        "/secret.js",
+        "/assets/sub/../app.js",
+    ],
+)
+async def test_nothing_outside_the_assets_is_served(
+    http: tuple[str, aiohttp.ClientSession], path: str
+) -> None:
     base, s = http
     async with s.get(URL(base + path, encoded=True)) as r:  # sent as written, not normalised
         assert r.status == 404, path
 
 
 async def test_rules_are_the_text_the_terminal_client_prints(
-        http: tuple[str, aiohttp.ClientSession]) -> None:
+    http: tuple[str, aiohttp.ClientSession],
+) -> None:
     base, s = http
     async with s.get(base + "/rules.json") as r:
         assert r.status == 200
@@ -173,7 +191,8 @@ async def test_no_index_without_the_client_files(tmp_path: Path) -> None:
 
 
 async def test_the_server_serves_the_real_client_beside_the_websocket(
-        redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) -> None:
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
     async with serve(race_config(redis_url, tmp_path)) as app, aiohttp.ClientSession() as s:
         async with s.get(app.http + "/") as r:
             assert r.status == 200
@@ -199,5 +218,6 @@ def test_every_client_file_is_packaged() -> None:
     for name in files:
         parts = name.split("/")
         assert (len(parts) == 1 and name.endswith(".html")) or (
-            len(parts) == 2 and parts[0] == "assets"), name
+            len(parts) == 2 and parts[0] == "assets"
+        ), name
     assert '"web/*.html", "web/assets/*"' in (WEB_ROOT.parents[1] / "pyproject.toml").read_text()
