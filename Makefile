@@ -50,6 +50,7 @@ browser:
 
 test: $(STAMP) $(COMPILED) browser
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
@@ -66,6 +67,7 @@ coverage: $(STAMP) browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

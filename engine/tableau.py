@@ -186,11 +186,10 @@ class TableauGame(Game):
             del pile[-move.count :]
             self._piles[int(move.dst) - 1].extend(moving)
             # A player's copy may move cards it cannot see (None); the server never does.
-            cards = (
-                tuple(moving)
-                if None not in moving  # type: ignore[arg-type]
-                else tuple(c for c in moving if c is not None)
-            )
+            if None not in moving:
+                cards = tuple(moving)  # type: ignore[arg-type]
+            else:
+                cards = tuple(c for c in moving if c is not None)
         transfer = Transfer(cards, move.src, move.dst)
         text = str(move) if move.dst == FOUNDATION else f"{move.src} {move.dst} {move.count}"
         return MoveResult(text, (transfer,), self._turn_up(src))

@@ -179,10 +179,10 @@ class SolitaireCluster(RedisCluster):
     def register_script(self, script: ScriptTextT) -> AsyncScript:  # type: ignore[override]
         return ClusterScript(self, script)
 
-    def pubsub(
+    def pubsub(  # type: ignore[override]
         self,
         node: ClusterNode | None = None,
-        host: str | None = None,  # type: ignore[override]
+        host: str | None = None,
         port: int | None = None,
         **kwargs: Any,
     ) -> FailoverPubSub:
