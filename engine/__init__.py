@@ -16,13 +16,14 @@ Exceptions::
     EngineError
      ├── IllegalMove (also ValueError)
      ├── UnknownVariant (also ValueError)
-     └── OutOfSync (a player's copy disagrees with the server: resync)
+     ├── OutOfSync (a player's copy disagrees with the server: resync)
+     └── SolverLineError (a solver's line does not do what it claims: a solver bug)
 """
 
 from . import game as _game_module
 from .cards import Card, card, parse_card
 from .deals import DealRng, shuffled_cards
-from .errors import EngineError, IllegalMove, OutOfSync, UnknownVariant
+from .errors import EngineError, IllegalMove, OutOfSync, SolverLineError, UnknownVariant
 from .game import HIDDEN, Game, OverStepper, OverTask
 from .moves import UNDO, Move, MoveResult, Reveal, Transfer
 from .state import GameState, PairingState, PileState, TableauState, TriPeaksState, full_state
@@ -51,6 +52,7 @@ __all__ = [
     "PairingState",
     "PileState",
     "Reveal",
+    "SolverLineError",
     "TableauState",
     "Transfer",
     "TriPeaksState",

@@ -10,8 +10,6 @@ from typing import Final
 
 SUITS: Final = "CDHS"
 RANK_TEXT: Final = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-ACE: Final = 1
-JACK: Final = 11
 QUEEN: Final = 12
 KING: Final = 13
 

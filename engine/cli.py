@@ -2,65 +2,22 @@
 
 Subcommands are registered on an argparse sub-parser set; each sets ``func`` (via
 ``set_defaults``) to a callable taking the parsed arguments and returning an exit status.
-Other packages add theirs the same way: when ``engine/solvers/cli.py`` exists, its
-``register(subparsers)`` is called (it adds ``solve``).
+The solver package adds its own the same way (``engine.solvers.cli.register`` adds
+``solve``); arguments and output shared by both are in ``engine.cliargs``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
-import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
 
+from .cliargs import dump, game_args
 from .errors import IllegalMove
-from .variants import VARIANT_IDS, VARIANTS, new_game
-
-Register = Callable[[Any], None]
+from .solvers.cli import register as register_solve
+from .variants import VARIANTS, new_game
 
 EXIT_ILLEGAL = 1
-
-
-def _solver_register() -> Register | None:
-    """The solver package's `register(subparsers)`, if that package is installed."""
-    try:
-        module = importlib.import_module(".solvers.cli", __package__)
-    except ModuleNotFoundError as exc:
-        if exc.name in (f"{__package__}.solvers", f"{__package__}.solvers.cli"):
-            return None
-        raise
-    register: Register | None = getattr(module, "register", None)
-    return register
-
-
-_SEED_RE = re.compile(r"0|[1-9][0-9]{0,19}")
-
-
-def _seed(text: str) -> int:
-    """A seed as docs/deals.md writes it: decimal ASCII digits, no sign, spaces, underscores
-    or leading zeros (Python's `int` would take ``+1``, `` 1``, ``1_0``, ``01``, ``١``)."""
-    if _SEED_RE.fullmatch(text) is None:
-        raise argparse.ArgumentTypeError(
-            f"invalid seed {text!r}: write it in decimal ASCII digits without sign, spaces, "
-            "underscores or leading zeros (e.g. 0, 1, 18446744073709551615)"
-        )
-    value = int(text)
-    if value > 2**64 - 1:
-        raise argparse.ArgumentTypeError("the seed must be in 0..2**64-1")
-    return value
-
-
-def _dump(obj: object, out: TextIO, indent: int | None) -> None:
-    out.write(json.dumps(obj, indent=indent) + "\n")
-
-
-def _game_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", choices=VARIANT_IDS, help="variant id")
-    parser.add_argument("--seed", type=_seed, required=True, help="deal seed, 0..2**64-1")
-    parser.add_argument("--indent", type=int, default=None, help="pretty-print the JSON")
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
@@ -72,7 +29,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
 
 def cmd_deal(args: argparse.Namespace) -> int:
     """Print the full initial state (hidden cards included) as JSON."""
-    _dump(new_game(args.variant, args.seed).to_json(), sys.stdout, args.indent)
+    dump(new_game(args.variant, args.seed).to_json(), sys.stdout, args.indent)
     return 0
 
 
@@ -87,7 +44,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             game.play(line)
         except IllegalMove as exc:
             print(f"line {number}: {exc}", file=sys.stderr)
-            _dump(
+            dump(
                 {
                     "error": {
                         "line": number,
@@ -101,7 +58,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 args.indent,
             )
             return EXIT_ILLEGAL
-    _dump({"state": game.to_json(), "result": game.result()}, sys.stdout, args.indent)
+    dump({"state": game.to_json(), "result": game.result()}, sys.stdout, args.indent)
     return 0
 
 
@@ -117,16 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_variants)
 
     p = sub.add_parser("deal", help="print the initial state of a deal as JSON")
-    _game_args(p)
+    game_args(p)
     p.set_defaults(func=cmd_deal)
 
     p = sub.add_parser("replay", help="replay moves from stdin (one a line, 'undo' allowed)")
-    _game_args(p)
+    game_args(p)
     p.set_defaults(func=cmd_replay)
 
-    register_solve = _solver_register()
-    if register_solve is not None:
-        register_solve(sub)
+    register_solve(sub)
     return parser
 
 

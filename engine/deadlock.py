@@ -49,7 +49,6 @@ from typing import Final
 
 from .cards import SUITS
 
-SEP: Final = 0xFF
 _SEP_BYTES: Final = b"\xff"
 FOUND_LEN: Final = 12
 

@@ -3,7 +3,8 @@
 EngineError
  ├── IllegalMove (also ValueError)   a move that cannot be parsed or played here
  ├── UnknownVariant (also ValueError) a variant id that does not exist
- └── OutOfSync                        a player's copy disagrees with the server's move
+ ├── OutOfSync                        a player's copy disagrees with the server's move
+ └── SolverLineError                  a solver's line does not reach what the solver claims
 """
 
 from __future__ import annotations
@@ -36,3 +37,8 @@ class UnknownVariant(EngineError, ValueError):
 class OutOfSync(EngineError):
     """A player's copy played a server's move differently (`Game.follow`): rebuild it from a
     fresh view."""
+
+
+class SolverLineError(EngineError):
+    """A solver returned a line that, replayed through the rules, does not win (or does not
+    reach its claimed score): a solver bug, never handed to a caller as a certified line."""

@@ -36,8 +36,6 @@ COVERED_BY: Final = _covering()
 COVERS: Final = tuple(
     tuple(q for q in range(TABLEAU) if p in COVERED_BY[q]) for p in range(TABLEAU)
 )
-#: Position ranges of the rows, apexes first.
-ROWS: Final = ((0, 3), (3, 9), (9, 18), (18, 28))
 
 
 def adjacent(a: int, b: int) -> bool:

@@ -1,8 +1,9 @@
 """No import cycles among our packages (engine, protocol, server, clients).
 
 The graph is built with `ast` from every module's imports — module-level, inside functions
-and under ``if TYPE_CHECKING:`` alike — so a cycle hidden behind a type-only or a deferred
-import fails this test too. An edge goes to the imported module itself (``from a import b``
+and under ``if TYPE_CHECKING:`` alike, and ``importlib.import_module("name", package)`` calls
+with constant arguments — so a cycle hidden behind a type-only, a deferred or a dynamic import
+fails this test too. An edge goes to the imported module itself (``from a import b``
 goes to ``a.b`` when that is a module, else to ``a``); a package's ``__init__`` is its own
 node.
 """
@@ -33,6 +34,25 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
+def _dynamic_import(call: ast.Call, package: str) -> str | None:
+    """The module an ``import_module("x", __package__)`` call imports, when it can be read."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name != "import_module" or not call.args:
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    target = first.value
+    if not target.startswith("."):
+        return target
+    level = len(target) - len(target.lstrip("."))
+    anchor = package.split(".")
+    anchor = anchor[: len(anchor) - (level - 1)]
+    rest = target.lstrip(".")
+    return ".".join([*anchor, rest] if rest else anchor)
+
+
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {m: set() for m in modules}
@@ -41,7 +61,9 @@ def import_graph() -> dict[str, set[str]]:
         package = mod if is_pkg else mod.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             targets: list[str] = []
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call) and (dynamic := _dynamic_import(node, package)):
+                targets = [dynamic]
+            elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
@@ -88,6 +110,19 @@ def test_the_graph_sees_our_imports() -> None:
     assert "server.races.service" in graph["server.services"]
     assert "protocol.races" in graph["server.races.model"]
     assert "engine" in graph["server.races.service"]
+
+
+def test_a_dynamic_import_is_an_edge() -> None:
+    call = ast.parse('importlib.import_module(".solvers.cli", __package__)').body[0]
+    assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+    assert _dynamic_import(call.value, "engine") == "engine.solvers.cli"
+    plain = ast.parse('import_module("server.app")').body[0]
+    assert isinstance(plain, ast.Expr) and isinstance(plain.value, ast.Call)
+    assert _dynamic_import(plain.value, "x") == "server.app"
+    # the engine's command line reaches the solver's, which no longer reaches back
+    graph = import_graph()
+    assert "engine.solvers.cli" in graph["engine.cli"]
+    assert "engine.cli" not in graph["engine.solvers.cli"]
 
 
 def test_a_cycle_is_found() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from ..errors import SolverLineError
 from ..game import Game
 from . import easthaven_solver, pairing, tripeaks, tripledeck  # noqa: F401  (register them)
 from .base import (
@@ -58,10 +59,14 @@ def solve(
         result = solver_for(game)(game, budget).search()
     if result.solution:
         end = check_line(game, result.solution)
-        if result.verdict == WINNABLE and not game.scored:
-            assert end.won, "solver line does not win"
-        if result.best_score is not None:
-            assert end.score == result.best_score, "solver line misses its score"
+        # Checked in every build (an assert would be gone under `python -O`): a line that
+        # does not do what the solver claims must never certify a deal.
+        if result.verdict == WINNABLE and not game.scored and not end.won:
+            raise SolverLineError("the solver's line does not win")
+        if result.best_score is not None and end.score != result.best_score:
+            raise SolverLineError(
+                f"the solver's line scores {end.score}, not the claimed {result.best_score}"
+            )
     return result
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..cli import _dump, _game_args
+from ..cliargs import dump, game_args
 from ..variants import new_game
 from . import solve
 
@@ -36,14 +36,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {"variant": args.variant, "seed": args.seed}
     out.update(result.to_json())
     out["moves"] = len(result.solution)
-    _dump(out, sys.stdout, args.indent)
+    dump(out, sys.stdout, args.indent)
     return 0
 
 
 def register(sub: Any) -> None:
     """Add the `solve` subcommand to `python -m engine`."""
     p = sub.add_parser("solve", help="decide whether a deal can be won; print a solution")
-    _game_args(p)
+    game_args(p)
     p.add_argument(
         "--budget",
         type=_positive,

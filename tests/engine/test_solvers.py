@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from engine import VARIANT_IDS, Game, from_view, new_game
+from engine import VARIANT_IDS, Game, SolverLineError, from_view, new_game
 from engine.cards import RANK_TEXT, Card
 from engine.pairing import PairingGame
-from engine.solvers import IMPOSSIBLE, UNKNOWN, WINNABLE, hint, solve
-from engine.solvers.base import Budget, solver_for
+from engine.solvers import IMPOSSIBLE, UNKNOWN, WINNABLE, base, hint, solve
+from engine.solvers.base import Budget, Solver, SolveResult, solver_for
 from engine.tripeaks import TABLEAU
 from tests.engine.helpers import C, cards, fresh
 from tests.support.procs import ROOT
@@ -354,3 +354,43 @@ def test_solver_results_are_unchanged(
         best,
         digest,
     )
+
+
+class _LyingSolver(Solver):
+    """A broken solver: claims a win (or a score) with a line that does not reach it."""
+
+    family = PairingGame
+    claim_score: int | None = None
+
+    def search(self) -> SolveResult:
+        first = next(iter(self.game.legal_moves()))
+        return SolveResult(WINNABLE, solution=[str(first)], best_score=self.claim_score)
+
+
+@pytest.mark.parametrize("claim_score", [None, 999])
+def test_a_line_that_does_not_do_what_it_claims_is_refused_in_every_build(
+    monkeypatch: pytest.MonkeyPatch, claim_score: int | None
+) -> None:
+    # The check is a raise, not an assert: `python -O` (which strips asserts) keeps it.
+    game = new_game("fourteen-out", 1)
+    monkeypatch.setattr(_LyingSolver, "claim_score", claim_score)
+    monkeypatch.setitem(base._REGISTRY, PairingGame, _LyingSolver)
+    with pytest.raises(SolverLineError):
+        solve(game, max_nodes=10)
+    src = (
+        "import engine.solvers as s, engine.solvers.base as b\n"
+        "from engine.pairing import PairingGame\n"
+        "from engine import new_game, SolverLineError\n"
+        "class L(b.Solver):\n"
+        "    family = PairingGame\n"
+        "    def search(self):\n"
+        "        m = str(next(iter(self.game.legal_moves())))\n"
+        "        return b.SolveResult(s.WINNABLE, solution=[m])\n"
+        "b._REGISTRY[PairingGame] = L\n"
+        "try:\n"
+        "    s.solve(new_game('fourteen-out', 1), max_nodes=10)\n"
+        "except SolverLineError:\n"
+        "    print('refused')\n"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", src], capture_output=True, text=True)
+    assert out.stdout.strip() == "refused", out.stderr
