@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: venv install run test browser coverage lint typecheck bench clean
+.PHONY: venv install run test test-pure browser coverage lint typecheck bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -53,6 +53,13 @@ test: $(STAMP) $(COMPILED) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+
+# The suite on the pure-Python build (no compiled module anywhere): CI runs both builds, so a
+# difference between the compiled and the pure code fails one of them. The next `make test` or
+# `make run` compiles again.
+test-pure: $(STAMP) browser
+	rm -f $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
+	SOLITAIRE_PURE_PYTHON=1 $(BIN)/pytest -q -p no:cacheprovider
 
 # The suite under coverage.py, subprocesses included (`[tool.coverage.run] patch` in
 # pyproject.toml); writes coverage.json and fails when a package is below its floor.
