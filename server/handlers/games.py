@@ -220,7 +220,7 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
 
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
-    live = await conn.services.games.get(req.game_id, player.id)
+    live = await conn.services.games.current(req.game_id, player.id)
     return await _game_reply(conn, req.id, live)
 
 

@@ -41,8 +41,6 @@ class Op:
     seq: int | None = None
     #: The view in the reply, when there was one (checked against the stored game).
     view: dict[str, object] | None = None
-    #: The server process (its port) the connection went through, when known.
-    via: int = 0
 
 
 @dataclass(slots=True)

@@ -154,13 +154,33 @@ class Client(abc.ABC):
 
 
 class DailyPlayer(Client):
-    """Plays today's deal of each variant in turn with random legal moves."""
+    """Plays today's deal of each variant in turn with random legal moves, and now and then
+    looks at the game from a second connection (another tab, the phone), which the balancer
+    may send to another process: what it reads must not be older than what was acknowledged.
+    """
 
     def __init__(
         self, name: str, url: str, history: History, rng: random.Random, variants: list[str]
     ) -> None:
         super().__init__(name, url, history, rng)
         self.todo = list(variants)
+        self.tab: Conn | None = None
+
+    async def peek(self, game_id: str) -> None:
+        """``game.get`` from the second connection (opened on first use, again when lost)."""
+        try:
+            if self.tab is None or self.tab.reader.done():
+                self.tab = await Conn.open(self.url)
+                welcome = await self.tab.request("hello", versions=VERSIONS, token=self.token)
+                if welcome.get("type") != "welcome":
+                    return
+            main, self.conn = self.conn, self.tab
+            try:
+                await self.op(Kind.GET, "game.get", game_id=game_id)
+            finally:
+                self.conn = main
+        except Lost:
+            self.tab = None
 
     async def run(self) -> None:
         while not self.stopping and self.todo:
@@ -172,6 +192,8 @@ class DailyPlayer(Client):
             finally:
                 assert self.conn is not None
                 await self.conn.close()
+        if self.tab is not None:
+            await self.tab.close()
 
     async def _play(self) -> None:
         while not self.stopping and self.todo:
@@ -204,6 +226,8 @@ class DailyPlayer(Client):
                 )
                 if op.outcome is Outcome.OK:
                     seq, view, finished = reply["seq"], reply["view"], reply["finished"]
+                    if self.rng.random() < 0.25:
+                        await self.peek(game_id)
                     await self.pace()
                     continue
                 await asyncio.sleep(0.2)
