@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 
 from clients.cli.ingame import PLAY_COMMANDS
 from engine import VARIANT_IDS, new_game

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 import pytest
 
 from engine import from_view

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 import pytest
 import redis.asyncio
 
@@ -292,7 +292,7 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
         # Queued: the queue's index of who waits (in the server's Redis) holds one player.
         store = redis.asyncio.Redis.from_url(f"unix://{tmp_path / 'data' / 'redis.sock'}")
         deadline = asyncio.get_running_loop().time() + 30
-        while not await store.hlen(keys.race_queue_who()):  # type: ignore[misc]
+        while not await store.hlen(keys.race_queue_who()):
             assert asyncio.get_running_loop().time() < deadline, "the CLI never queued"
             await asyncio.sleep(0.05)
         await store.aclose()
