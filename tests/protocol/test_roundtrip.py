@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -319,7 +319,7 @@ def test_server_round_trip(msg: p.ServerMessage, binary: bool) -> None:
     assert p.decode_server(frame) == msg
 
 
-@pytest.mark.parametrize("msg", CLIENT_EXAMPLES + SERVER_EXAMPLES, ids=lambda m: m.type)
+@pytest.mark.parametrize("msg", [*CLIENT_EXAMPLES, *SERVER_EXAMPLES], ids=lambda m: m.type)
 def test_msgpack_and_json_carry_the_same_map(msg: Struct) -> None:
     if isinstance(msg, p.ClientMessage):
         packed, text = p.encode_request(msg, True), p.encode_request(msg, False)
