@@ -9,7 +9,7 @@ transaction share it, so they live in one slot)::
     sol:{players}:by_fold                    hash   fold_name(name) (look-alikes folded) -> pid
     sol:{players}:folded                     string set once by_fold holds every older player
     sol:{players}:hint:<pid>                 string held while a hint of the player is computed
-    sol:lim:acct:<hour>:<address group>      string players created from the address that hour
+    sol:{lim:<hour>:<address group>}:accounts string players created from the address that hour
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
@@ -180,10 +180,10 @@ _ADDRESS_GROUP_RE = re.compile(r"[0-9A-Za-z.:/_-]{1,64}")
 
 def accounts_by_address(group: str, hour: int) -> str:
     """Players created from one client address group (`server.transport.address`) in one
-    hour (epoch hours); a lone key, so it needs no hash tag."""
+    hour (epoch hours); a lone key, tagged by itself (spread over a cluster's slots)."""
     if not _ADDRESS_GROUP_RE.fullmatch(group):
         group = "unknown"
-    return f"{PREFIX}lim:acct:{int(hour)}:{group}"
+    return f"{PREFIX}{{lim:{int(hour)}:{group}}}:accounts"
 
 
 # -- daily boards and games ---------------------------------------------------------------
