@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: venv install run test test-pure browser coverage lint typecheck bench clean
+.PHONY: venv install run test test-pure browser haproxy coverage lint typecheck bench clean \
+	secrets constraints screenshots chaos
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -48,7 +49,16 @@ browser:
 	    exit 1; fi; \
 	fi
 
-test: $(STAMP) $(COMPILED) browser
+# The deployment tests (tests/deploy) start Debian's HAProxy with deploy/haproxy.cfg in front
+# of real server processes: installed here when missing and we are root, else the command.
+haproxy:
+	@if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q haproxy; \
+	  else echo "haproxy is missing; install it with: sudo apt-get install -y haproxy" >&2; \
+	    exit 1; fi; \
+	fi
+
+test: $(STAMP) $(COMPILED) browser haproxy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -57,7 +67,7 @@ test: $(STAMP) $(COMPILED) browser
 # The suite on the pure-Python build (no compiled module anywhere): CI runs both builds, so a
 # difference between the compiled and the pure code fails one of them. The next `make test` or
 # `make run` compiles again.
-test-pure: $(STAMP) browser
+test-pure: $(STAMP) browser haproxy
 	rm -f $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
 	SOLITAIRE_PURE_PYTHON=1 $(BIN)/pytest -q -p no:cacheprovider
 
@@ -65,7 +75,7 @@ test-pure: $(STAMP) browser
 # pyproject.toml); writes coverage.json and fails when a package is below its floor.
 # coverage.py cannot see into compiled modules: everything runs as Python here (the next
 # `make test` or `make run` compiles again).
-coverage: $(STAMP) browser
+coverage: $(STAMP) browser haproxy
 	rm -f .coverage .coverage.* coverage.json $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
 	SOLITAIRE_PURE_PYTHON=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
 	$(BIN)/coverage combine -q && $(BIN)/coverage json -q && \
@@ -79,6 +89,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Long chaos runs (docs/reliability.md): three servers behind HAProxy on one Redis while
+# processes are killed, paused and drained and Redis restarts; a table per seed. A failing
+# seed replays: python -m tests.support.chaos --seed N --duration S --keep DIR.
+CHAOS_SEEDS ?= 11 12 13
+chaos: $(STAMP) $(COMPILED) haproxy
+	$(BIN)/python -m tests.support.chaos $(foreach s,$(CHAOS_SEEDS),--seed $(s)) --duration 180
+
 bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
@@ -86,6 +103,31 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/pytest -q -m slow
+
+# docs/screenshots: refreshed by the browser tests when asked (never by `make test`).
+screenshots: $(STAMP) $(COMPILED) browser
+	SOLITAIRE_SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/web
+
+# docker compose reads its secrets from files (docker-compose.yml): made once, random, in a
+# folder only this user can enter (the files themselves must stay readable by the container's
+# non-root user).
+secrets:
+	@mkdir -p deploy/secrets && chmod 700 deploy/secrets
+	@for f in daily_secret redis_password; do \
+	  [ -s deploy/secrets/$$f ] || $(PY) -c 'import secrets; print(secrets.token_hex(32))' \
+	    > deploy/secrets/$$f; done
+	@echo "deploy/secrets: daily_secret, redis_password"
+
+# The image's pinned dependencies (Dockerfile), from a fresh install of the runtime
+# dependencies alone (no dev extras, nothing compiled).
+constraints:
+	rm -rf build/constraints-venv
+	$(PY) -m venv build/constraints-venv
+	SOLITAIRE_PURE_PYTHON=1 build/constraints-venv/bin/pip install -q .
+	{ sed -n '1,3p' deploy/constraints.txt; build/constraints-venv/bin/pip freeze \
+	  --exclude multiplayer-solitaire --exclude pip | sort; } > deploy/constraints.new
+	mv deploy/constraints.new deploy/constraints.txt
+	rm -rf build/constraints-venv
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

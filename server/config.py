@@ -39,6 +39,9 @@ class Config:
     redis_url: str | None = None  # None: start an embedded redis-server in data_dir
     data_dir: Path = Path("./data")
     daily_secret: bytes = field(default=b"", repr=False)  # keep out of logs
+    # Password of an external Redis, read from a file (--redis-password-file): a secret kept
+    # out of the environment and the command line, which other processes can read.
+    redis_password: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
     max_msg_size: int = 64 * 1024
     heartbeat: float = 20.0  # seconds between websocket pings
@@ -109,6 +112,18 @@ class Config:
             "--daily-secret",
             default=env.get("SOLITAIRE_DAILY_SECRET") or None,
             help="secret for daily deal seeds (UTF-8 text); default: generated, kept in data dir",
+        )
+        p.add_argument(
+            "--daily-secret-file",
+            type=Path,
+            default=env.get("SOLITAIRE_DAILY_SECRET_FILE") or None,
+            help="read the daily secret from this file (a container secret) instead",
+        )
+        p.add_argument(
+            "--redis-password-file",
+            type=Path,
+            default=env.get("REDIS_PASSWORD_FILE") or None,
+            help="password of the external Redis, read from this file (the URL then has none)",
         )
         p.add_argument(
             "--log-level",
@@ -239,11 +254,23 @@ class Config:
                 p.error(f"--redis-url: {exc}")
 
         data_dir: Path = a.data_dir
+        if a.daily_secret and a.daily_secret_file:
+            p.error("give --daily-secret or --daily-secret-file, not both")
+        if a.daily_secret_file:
+            a.daily_secret = _read_secret(p, a.daily_secret_file, "--daily-secret-file")
+        redis_password = None
+        if a.redis_password_file:
+            if not a.redis_url:
+                p.error("--redis-password-file needs --redis-url (the embedded Redis has none)")
+            if urllib.parse.urlsplit(a.redis_url).password:
+                p.error("--redis-password-file: the --redis-url already has a password")
+            redis_password = _read_secret(p, a.redis_password_file, "--redis-password-file")
         secret = a.daily_secret.encode() if a.daily_secret else load_or_create_secret(data_dir)
         return cls(
             host=a.host,
             port=a.port,
             redis_url=a.redis_url,
+            redis_password=redis_password,
             data_dir=data_dir,
             daily_secret=secret,
             log_level=a.log_level,
@@ -294,6 +321,17 @@ class ClusterUrl:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     tls: bool = False
+
+
+def _read_secret(parser: argparse.ArgumentParser, path: Path, flag: str) -> str:
+    """A secret file's text without its trailing newline; a clear error when unusable."""
+    try:
+        text = path.read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        parser.error(f"{flag}: cannot read {path}: {exc}")
+    if not text:
+        parser.error(f"{flag}: {path} is empty")
+    return text
 
 
 def parse_cluster_url(url: str) -> ClusterUrl | None:

@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import secrets
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +44,14 @@ log = logging.getLogger(__name__)
 MAX_CANDIDATES = 40
 #: Total certification time per variant and day, in candidate budgets.
 CERTIFY_BUDGETS = 6
+#: Seconds a deal's lock outlives the longest certification may take (`lock_ttl_s`).
+LOCK_MARGIN_S = 60
+
+#: Release a lock only while it is still ours: after it expired another process may hold it.
+_RELEASE_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +256,14 @@ class DailyDeals:
         self.retention_s = retention_days * 86_400 + 2 * 86_400
         self._cache: dict[tuple[str, dt.date], Deal] = {}
         self._local: dict[tuple[str, dt.date], asyncio.Task[Deal]] = {}
+        self._release = client.register_script(_RELEASE_LUA)
+
+    def lock_ttl_s(self) -> int:
+        """How long a deal's lock lasts: longer than its computation can take (every
+        candidate's budget, then the fallback), so it does not expire under a live holder."""
+        if not self.certify:
+            return LOCK_MARGIN_S
+        return int(self.budget_s * (CERTIFY_BUDGETS + 1)) + LOCK_MARGIN_S
 
     async def get(self, variant_id: str, date: dt.date) -> Deal:
         """The deal, computing it (or waiting for the process computing it) when needed."""
@@ -268,19 +285,30 @@ class DailyDeals:
 
     @translate_redis_errors
     async def _obtain(self, variant_id: str, date: dt.date) -> Deal:
+        """The stored deal; computed here when no process holds the lock.
+
+        One deal per (variant, day) across every process: the deal is written only if none is
+        stored yet (``SET NX``), and the process that loses that write serves the stored deal,
+        not its own. The lock only saves work; it lasts longer than a computation
+        (`lock_ttl_s`) and is released only by its holder (a token compared in Lua)."""
         key = keys.daily_deal(variant_id, date)
         lock = keys.daily_deal_lock(variant_id, date)
         while True:
             raw = await self.r.get(key)
             if raw:
                 return Deal.load(variant_id, date, raw)
-            if await self.r.set(lock, os.getpid(), nx=True, ex=300):
+            token = f"{os.getpid()}:{secrets.token_hex(8)}"
+            if await self.r.set(lock, token, nx=True, ex=self.lock_ttl_s()):
                 try:
                     deal = await self._compute(variant_id, date)
-                    await self.r.set(key, deal.dump(), ex=self.retention_s)
-                    return deal
+                    if await self.r.set(key, deal.dump(), ex=self.retention_s, nx=True):
+                        return deal
+                    # Another process wrote the day's deal first (our lock had expired):
+                    # the stored one is the day's deal, for this process too.
+                    log.warning("%s %s: another process dealt first", variant_id, date)
+                    continue
                 finally:
-                    await self.r.delete(lock)
+                    await self._release(keys=[lock], args=[token])
             await asyncio.sleep(0.2)  # another process is computing it
 
     async def _compute(self, variant_id: str, date: dt.date) -> Deal:

@@ -230,8 +230,11 @@ def _driver_info() -> DriverInfo:
     return DriverInfo(name="redis-py", lib_version=get_lib_version())  # type: ignore[no-untyped-call]
 
 
-def connect(url: str, *, pool_size: int = REDIS_POOL_SIZE) -> redis.asyncio.Redis:
-    """A client for ``url`` with ``decode_responses=True`` (the stores require it)."""
+def connect(
+    url: str, *, pool_size: int = REDIS_POOL_SIZE, password: str | None = None
+) -> redis.asyncio.Redis:
+    """A client for ``url`` with ``decode_responses=True`` (the stores require it);
+    ``password`` is for a URL without one (a secret read from a file)."""
     cluster_url = parse_cluster_url(url)
     driver = _driver_info()
     if cluster_url is None:
@@ -246,13 +249,14 @@ def connect(url: str, *, pool_size: int = REDIS_POOL_SIZE) -> redis.asyncio.Redi
             socket_connect_timeout=CONNECT_TIMEOUT_S,
             health_check_interval=15,
             driver_info=driver,
+            **({"password": password} if password is not None else {}),
         )
         pool.connection_class = _one_timer(pool.connection_class)
         return redis.asyncio.Redis.from_pool(pool)
     cluster = SolitaireCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in cluster_url.nodes],
         username=cluster_url.username,
-        password=cluster_url.password,
+        password=password if password is not None else cluster_url.password,
         ssl=cluster_url.tls,
         decode_responses=True,
         max_connections=pool_size,
@@ -284,7 +288,7 @@ async def connected(config: Config) -> AsyncIterator[redis.asyncio.Redis]:
         url = await embedded.start()
         log.info("embedded redis-server started at %s", url)
     try:
-        client = connect(url)
+        client = connect(url, password=config.redis_password)
         try:
             yield client
         finally:

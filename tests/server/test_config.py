@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import socket
+import subprocess
 from pathlib import Path
 
 import pytest
+import redis.exceptions
 
 from server.config import Config
 from server.games.daily import daily_seed
+from server.redis.connect import connected
+from server.redis.embedded import find_redis_server
+from tests.support.procs import free_port
 
 D = dt.date(2030, 6, 15)
 
@@ -75,3 +83,91 @@ def test_fair_play_limits_from_flags_and_env(tmp_path: Path) -> None:
     ):
         with pytest.raises(SystemExit):
             Config.from_args(bad, env=base)
+
+
+def test_secrets_come_from_files(tmp_path: Path) -> None:
+    (tmp_path / "daily").write_text("from-a-file\n")
+    (tmp_path / "redis").write_text("s3cret\n")
+    cfg = Config.from_args(
+        [
+            "--data-dir",
+            str(tmp_path),
+            "--daily-secret-file",
+            str(tmp_path / "daily"),
+            "--redis-url",
+            "redis://db:6379/0",
+        ],
+        env={"REDIS_PASSWORD_FILE": str(tmp_path / "redis")},
+    )
+    assert cfg.daily_secret == b"from-a-file" and cfg.redis_password == "s3cret"
+    assert "s3cret" not in repr(cfg) and "from-a-file" not in repr(cfg)
+    assert not (tmp_path / "daily_secret").exists()  # nothing generated beside it
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--daily-secret", "x", "--daily-secret-file", "F"], "not both"),
+        (["--daily-secret-file", "MISSING"], "cannot read"),
+        (["--daily-secret-file", "EMPTY"], "is empty"),
+        (["--redis-password-file", "F"], "needs --redis-url"),
+        (["--redis-url", "redis://:pw@db:6379", "--redis-password-file", "F"], "has a password"),
+    ],
+)
+def test_unusable_secret_files_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    (tmp_path / "F").write_text("x")
+    (tmp_path / "EMPTY").write_text("\n")
+    argv = [str(tmp_path / a) if a in ("F", "MISSING", "EMPTY") else a for a in argv]
+    with pytest.raises(SystemExit):
+        Config.from_args(["--data-dir", str(tmp_path), *argv], env={})
+    assert message in capsys.readouterr().err
+
+
+async def test_a_password_file_opens_a_redis_that_requires_it(tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            find_redis_server(),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--requirepass",
+            "s3cret",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        (tmp_path / "pw").write_text("s3cret\n")
+        url = f"redis://127.0.0.1:{port}/0"
+        cfg = Config.from_args(
+            [
+                "--data-dir",
+                str(tmp_path),
+                "--redis-url",
+                url,
+                "--redis-password-file",
+                str(tmp_path / "pw"),
+            ],
+            env={},
+        )
+        for _ in range(100):  # until redis-server listens
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            await asyncio.sleep(0.05)
+        async with connected(cfg) as client:
+            assert await client.ping()
+        without = Config.from_args(["--data-dir", str(tmp_path), "--redis-url", url], env={})
+        async with connected(without) as client:
+            with pytest.raises(redis.exceptions.AuthenticationError):
+                await client.ping()
+    finally:
+        proc.terminate()
+        proc.wait(5)

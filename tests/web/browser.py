@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import os
 import re
 import time
 from collections import Counter
@@ -129,10 +130,19 @@ class Player:
         self.page.wait_for_selector(f'[data-stat="moves"]:text-is("Moves {n}")', timeout=TIMEOUT_MS)
 
 
+#: `make screenshots` sets it: only then are docs/screenshots refreshed, so that `make test`
+#: leaves the tree as it found it.
+REFRESH_SCREENSHOTS = os.environ.get("SOLITAIRE_SCREENSHOTS") == "1"
+
+
 def shot(page: Page, name: str) -> None:
-    """Save the page as docs/screenshots/<name>.png (overwritten on every run)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """Render the page as a PNG (so a screen that fails to render fails the test); saved as
+    docs/screenshots/<name>.png only by `make screenshots`."""
+    png = page.screenshot(full_page=True)
+    assert png.startswith(b"\x89PNG"), name
+    if REFRESH_SCREENSHOTS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        (SCREENSHOTS / f"{name}.png").write_bytes(png)
 
 
 def open_player(

@@ -2,7 +2,7 @@
 
 The tests of this module share one server, one browser and the player `alice`, and run in
 file order: alice registers, plays two daily games to the end, finishes a third, reads the
-leaderboards, then races `bob`. Every screen is saved to docs/screenshots/.
+leaderboards, then races `bob`. `make screenshots` saves every screen to docs/screenshots/.
 """
 
 from __future__ import annotations

@@ -1,0 +1,77 @@
+"""One deal per variant and day across processes, whatever the timing (issue #25): the deal is
+written only by the first process (``SET NX``), a process whose lock expired serves the
+stored deal rather than its own, and a lock is released only by its holder."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+
+import redis.asyncio
+
+from server.games.deals import CERTIFY_BUDGETS, LOCK_MARGIN_S, DailyDeals, Deal, SolverPool
+from server.redis import keys
+from server.runtime.clock import ManualClock
+
+DAY = dt.date(2030, 6, 15)
+VARIANT = "triple-triangle"
+
+
+class SlowDeals(DailyDeals):
+    """A process whose computation finishes when the test says so, with a seed of its own
+    (two processes' certifications can end on different seeds: budgets are wall time)."""
+
+    def __init__(self, client: redis.asyncio.Redis, clock: ManualClock, seed: int) -> None:
+        super().__init__(client, clock, b"x", SolverPool(1), certify=False)
+        self.seed = seed
+        self.computing = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def _compute(self, variant_id: str, date: dt.date) -> Deal:
+        self.computing.set()
+        await self.release.wait()
+        deal = await super()._compute(variant_id, date)
+        return dataclasses.replace(deal, seed=self.seed)
+
+
+async def test_a_late_writer_serves_the_stored_deal_and_keeps_its_hands_off_the_lock(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    a, b = SlowDeals(redis_client, clock, 111), SlowDeals(redis_client, clock, 222)
+    lock = keys.daily_deal_lock(VARIANT, DAY)
+    got_a = asyncio.create_task(a.get(VARIANT, DAY))
+    await a.computing.wait()
+    assert await redis_client.ttl(lock) > 0
+    await redis_client.delete(lock)  # a's lock expires while it still computes
+    got_b = asyncio.create_task(b.get(VARIANT, DAY))
+    await b.computing.wait()  # b took the lock and computes too
+    held_by_b = await redis_client.get(lock)
+    b.release.set()
+    deal_b = await got_b  # b writes first
+    a.release.set()
+    deal_a = await got_a
+    assert deal_a == deal_b and deal_a.seed == 222, "one deal for the day, on both processes"
+    stored = await redis_client.get(keys.daily_deal(VARIANT, DAY))
+    assert stored is not None and Deal.load(VARIANT, DAY, stored).seed == 222
+    assert held_by_b is not None and await redis_client.get(lock) is None  # b released its own
+
+    # a's release after an expiry must not free a lock someone else holds now
+    c = SlowDeals(redis_client, clock, 333)
+    got_c = asyncio.create_task(c.get(VARIANT, DAY + dt.timedelta(days=1)))
+    await c.computing.wait()
+    other = keys.daily_deal_lock(VARIANT, DAY + dt.timedelta(days=1))
+    await redis_client.set(other, "someone-else")  # c's lock expired; another took it
+    c.release.set()
+    await got_c
+    assert await redis_client.get(other) == "someone-else"
+
+
+def test_the_lock_outlives_the_longest_certification(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    deals = DailyDeals(redis_client, clock, b"x", SolverPool(1), budget_s=120.0)
+    # every candidate budget, then the fallback; the old fixed 300 s was below 6 x 120 s
+    assert deals.lock_ttl_s() >= 120 * CERTIFY_BUDGETS + LOCK_MARGIN_S
+    quick = DailyDeals(redis_client, clock, b"x", SolverPool(1), certify=False)
+    assert quick.lock_ttl_s() == LOCK_MARGIN_S
