@@ -24,8 +24,9 @@ from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
-from server.runtime.errors import Conflict, GameOver
+from server.runtime.errors import Conflict, GameOver, LimitReached
 from server.services import Services
+from server.transport.address import address_group
 from server.transport.connection import Connection, Handler
 
 HandlerTable = Mapping[type[p.ClientMessage], Handler]
@@ -91,7 +92,11 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     token: str | None = None
     player: Player | None
     if req.name is not None:
-        player, token = await players.register(req.name)
+        try:
+            player, token = await players.register(req.name, address_group(conn.address))
+        except LimitReached as exc:  # `limit_reached` is a version 5 code
+            code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
+            raise p.ProtocolError(str(exc), code=code) from None
     else:
         assert req.token is not None
         player = await players.authenticate(req.token)

@@ -21,7 +21,8 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
     if live.record.finished:
         raise GameOver("the game is over")
-    move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
+    async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
+        move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
         hints = await s.games.add_hint(live)

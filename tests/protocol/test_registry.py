@@ -64,6 +64,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.list",
         "race.watch",
         "race.unwatch",
+        "token.rotate",
+        "token.revoke_all",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",
@@ -95,6 +97,7 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.unwatched",
         "race.spectate",
         "race.spectators",
+        "token",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
@@ -186,6 +189,7 @@ def test_error_codes() -> None:
         "name_taken",
         "invalid_name",
         "game_over",
+        "limit_reached",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"
