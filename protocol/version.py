@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 4
+PROTOCOL_VERSION: Final = 5
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -21,6 +21,15 @@ carries the game's move list (``log``); Triple Deck games take ``finish``.
 Version 4 (views on request): ``move`` and ``undo`` take ``with_view``; when true, the
 ``moved`` reply carries the whole new ``view`` besides the events, for a client that shows the
 board without a rules engine (the browser) and would otherwise ask ``game.get`` after each move.
+
+Version 5 (fair play): a race's cards reach nobody before its ``start_at`` (``game.get`` of a
+race game in its countdown answers ``not_started``, in every version); spectator boards show a
+card only once every racer still playing has seen it (``"??"`` anywhere a card may stand);
+private rooms are casual (unrated), a pair of accounts is rated against each other once per
+UTC day, a racer who resigns or forfeits without a real attempt gives nobody rating points;
+the queue keeps accounts of one client address apart while others wait; creating rooms is
+limited per account and hour: error code ``limit_reached`` (older versions get
+``rate_limited``).
 """
 
 LEAN_MOVES: Final = 2
@@ -32,7 +41,10 @@ RESUME: Final = 3
 MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4})
+FAIR_PLAY: Final = 5
+"""The first version that is sent the fair-play error codes (``limit_reached``)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""
 
 

@@ -173,6 +173,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     )
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[HANDLERS])
+    conn.address = request.remote or ""
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()

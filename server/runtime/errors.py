@@ -8,6 +8,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
     ├── InvalidInput            "bad_request"   malformed name, move text too long, ...
     ├── NotFound                "not_found"     unknown / malformed game id, unknown player
     ├── NotStarted              "not_started"   a race move before the race's start time
+    ├── LimitReached            "limit_reached" a per-account quota is used up (rooms per hour)
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
         └── NameTaken           "name_taken"    name in use (compared casefolded)
@@ -28,6 +29,7 @@ __all__ = [
     "Conflict",
     "GameOver",
     "InvalidInput",
+    "LimitReached",
     "NameTaken",
     "NotFound",
     "NotStarted",
@@ -67,6 +69,13 @@ class NotStarted(ServerError):
     """A move in a race game before the race has started."""
 
     code: ClassVar[ErrorCode] = ErrorCode.NOT_STARTED
+
+
+class LimitReached(ServerError):
+    """A per-account quota is used up (private rooms created per hour). Version 5 clients
+    get ``limit_reached``; older ones ``rate_limited`` (`server.handlers.races`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.LIMIT_REACHED
 
 
 class Conflict(ServerError):

@@ -75,6 +75,8 @@ class Connection:
         self.handlers = handlers
         self.player: Player | None = None
         self.version: int | None = None
+        #: The client's address (the aiohttp request's remote; "" when unknown).
+        self.address: str = ""
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
