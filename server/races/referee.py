@@ -217,7 +217,9 @@ class RaceReferee:
                     rating_change=change[1] - change[0] if change else None,
                 )
             )
-        if ordered and rated:
+        # A win counts when the race was rated (not casual, no pair repeated that day) and
+        # the winner beat someone who really tried.
+        if ordered and changes and len(set(places) - no_attempt) >= 2:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)

@@ -289,10 +289,12 @@ class Spectators:
 
     @staticmethod
     def _follow(copy: _Copy, moves: list[str]) -> None:
-        for move in moves:
+        for i, move in enumerate(moves):
             copy.game.defer_over()  # not over: the next move was accepted (`Game.replay`)
             copy.game.play(move)
             copy.seq += 1
+            if i < len(moves) - 1:  # judged after the last move only (`after` reads `over`)
+                copy.game.defer_over()
             if copy.seen is not None:
                 try:
                     copy.seen.after(copy.game, move.strip().lower() == UNDO)

@@ -259,6 +259,8 @@ async def test_queue_boosting_gains_nothing(race_app: App) -> None:
     assert all(r.get("rating_change") is None for r in second), "a pair once per UTC day"
     row = await alt.request("race.rank", variant="triple-deck")
     assert row["entry"]["played"] == 1
+    wins = await main.request("race.top", variant="triple-deck", board="wins")
+    assert wins["entries"] == [], "no win over a racer who did not try, none unrated"
 
 
 # -- 5. the queue keeps one address's accounts apart ---------------------------------------------
@@ -293,6 +295,7 @@ async def test_the_queue_does_not_pair_accounts_of_one_address_while_others_wait
     alt = await client_from(strict_app, "127.0.0.1", "addr_alt")
     other = await client_from(strict_app, "127.0.0.2", "addr_other")
     assert (await main.request("race.queue", variant="fourteen-out"))["waiting"] == 1
+    strict_app.clock.advance(1)  # main first in the queue's order
     assert (await alt.request("race.queue", variant="fourteen-out"))["waiting"] == 2, "not paired"
     await other.request("race.queue", variant="fourteen-out")
     update = await other.push("race.update")
