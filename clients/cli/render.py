@@ -676,7 +676,7 @@ def race_standings(
             _progress_value(variant_id, r),
             fmt_time(int(r.get("time_ms") or 0)),
             str(r.get("moves", 0)),
-            "" if r.get("rating") is None else str(r["rating"]),
+            "unrated" if r.get("rating") is None else str(r["rating"]),  # a casual race
             "" if change is None else f"{change:+d}",
             style="bold" if mine else "",
         )
