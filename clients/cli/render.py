@@ -503,7 +503,7 @@ def race_leaderboard(variant_id: str, board: p.RaceBoard, board_name: str) -> Re
     what = "rating" if board_name == "rating" else f"wins {board.date or ''}".strip()
     title = f"{title_of(variant_id)} · races · {what} · {board.total} player(s)"
     if not board.entries:
-        return Text(f"{title}\n(no races yet)")
+        return Text(f"{title}\n(no rated races yet)")
     table = Table(title=title, title_style="bold", header_style="bold cyan")
     columns: tuple[tuple[str, _Justify], ...] = (
         ("", "left"),
