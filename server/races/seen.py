@@ -90,7 +90,10 @@ class Sightings:
                     self.seen.add(label)
 
     def after(self, game: Game, undo: bool) -> None:
-        """Follow one move (`undo`: the last one taken back) played on the game."""
+        """Follow one move (`undo`: the last one taken back) played on the game. A deal that
+        hides nothing (the pairing games) needs no following: every card was seen."""
+        if not self.hides:
+            return
         places = places_of(json_map(game.to_json()))
         if undo:
             if not self._undo:

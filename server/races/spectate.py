@@ -337,7 +337,11 @@ class Spectators:
             return json_map(view)
         if copy.seen is None:
             return None
-        return json_map(mask(view, copy.seen.labels, shown))
+        try:
+            return json_map(mask(view, copy.seen.labels, shown))
+        except ValueError:  # labels and view disagree: never a guess
+            log.exception("spectator board of a race game could not be masked")
+            return None
 
     async def _board(
         self, race_id: str, pid: str, name: str | None, live: bool = True
