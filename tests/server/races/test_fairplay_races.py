@@ -195,6 +195,38 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
         await c.close()
 
 
+async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
+    race_app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three racers: the rival's draws stay held back while any racer still playing has not
+    drawn them; once the last one who has not resigns, nobody can be helped: they show."""
+    monkeypatch.setattr(spectate, "DELAY_MS", 200)
+    racers = [await race_app.client(n, versions=V5) for n in ("trio_a", "trio_b", "trio_c")]
+    rival, racer, idle = racers
+    race_id = await room(race_app, "triple-deck", *racers)
+    eye = await race_app.client("trio_eye", versions=V5)
+    assert (await eye.request("race.watch", race_id=race_id))["type"] == "race.watching"
+    await start_race(race_app, *racers)
+    gid = {c.player_id: keys.race_game_id(race_id, c.player_id) for c in racers}
+    for c in (rival, racer):
+        for _ in range(2):
+            moved = await c.request("move", game_id=gid[c.player_id], move="d")
+            assert moved["type"] == "moved", moved
+    rival_view = (await rival.request("game.get", game_id=gid[rival.player_id]))["view"]
+    board = await until_board(eye, rival.player_id, 2)
+    while up_cards(board["view"]) == up_cards(rival_view):
+        board = await until_board(eye, rival.player_id, 2)
+    assert up_cards(board["view"]).count("??") - up_cards(rival_view).count("??") == 6, (
+        "the idle racer has drawn none of the six cards"
+    )
+    assert (await idle.request("resign", game_id=gid[idle.player_id]))["type"] == "finished"
+    board = await until_board(eye, rival.player_id, 2)
+    while up_cards(board["view"]) != up_cards(rival_view):
+        board = await until_board(eye, rival.player_id, 2)
+    for c in (*racers, eye):
+        await c.close()
+
+
 # -- 5. ratings that resist boosting -------------------------------------------------------------
 
 
