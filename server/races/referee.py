@@ -92,6 +92,8 @@ class RaceReferee:
             return
         if race.status is RaceStatus.FINISHED:  # also completes an end cut short
             await self.store.release(race.pids(), race_id)
+            if race.code:
+                await self.store.free_code(race.code, race_id)
             await self.store.set_active(race_id, None)
             return
         if race.status is RaceStatus.OPEN:
@@ -226,6 +228,8 @@ class RaceReferee:
         # The racers' index and the deadline index live in other slots (Redis Cluster): freed
         # after the race's own atomic end, idempotently (`tick` completes an end cut short).
         await self.store.release(race.pids(), race_id)
+        if race.code:  # a room's code is free once its race is over
+            await self.store.free_code(race.code, race_id)
         await self.store.set_active(race_id, None)
 
     async def _close(self, race: RaceState, pid: str, name: str) -> LiveGame | None:

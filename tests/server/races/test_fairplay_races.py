@@ -250,6 +250,7 @@ async def test_private_rooms_do_not_boost_a_rating(race_app: App) -> None:
     main, alt = await race_app.client("boost_main", versions=V5), await race_app.client("boost_alt")
     for _ in range(3):
         race_id = await room(race_app, "triple-deck", main, alt)
+        code = (await main.request("race.get", race_id=race_id))["race"]["code"]
         await start_race(race_app, main, alt)
         await really_try(main, keys.race_game_id(race_id, main.player_id))
         await alt.request("resign", game_id=keys.race_game_id(race_id, alt.player_id))
@@ -258,6 +259,8 @@ async def test_private_rooms_do_not_boost_a_rating(race_app: App) -> None:
         assert [r["place"] for r in results] == [1, 2]
         assert results[0]["player_id"] == main.player_id
         assert all(r.get("rating") is None and r.get("rating_change") is None for r in results)
+        gone = await alt.request("race.join", code=code)
+        assert gone["code"] == "not_found", "the room's code is free once its race is over"
     rank = await main.request("race.rank", variant="triple-deck")
     assert rank.get("entry") is None, "no rating from private rooms"
     wins = await main.request("race.top", variant="triple-deck", board="wins")
