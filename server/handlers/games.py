@@ -24,7 +24,7 @@ from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
-from server.runtime.errors import Conflict, GameOver, LimitReached
+from server.runtime.errors import Conflict, GameOver, LimitReached, NotStarted
 from server.services import Services
 from server.transport.address import address_group
 from server.transport.connection import Connection, Handler
@@ -226,6 +226,9 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
     live = await conn.services.games.current(req.game_id, player.id)
+    if live.race_id is not None and conn.services.clock.now_ms() < live.record.started_at_ms:
+        # A race game's cards reach nobody before the start (docs/fairplay.md).
+        raise NotStarted("the race has not started yet: its deal comes with race.started")
     return await _game_reply(conn, req.id, live)
 
 
