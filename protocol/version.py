@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 4
+PROTOCOL_VERSION: Final = 5
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -21,6 +21,10 @@ carries the game's move list (``log``); Triple Deck games take ``finish``.
 Version 4 (views on request): ``move`` and ``undo`` take ``with_view``; when true, the
 ``moved`` reply carries the whole new ``view`` besides the events, for a client that shows the
 board without a rules engine (the browser) and would otherwise ask ``game.get`` after each move.
+
+Version 5 (fair play): a game result (``result`` in ``game``, ``moved``, ``finished`` and
+``game.finished``) carries ``status: "flagged"`` while the fair-play screen holds it for
+review (it is then on no leaderboard; older versions see the result without a ``rank``).
 """
 
 LEAN_MOVES: Final = 2
@@ -32,7 +36,10 @@ RESUME: Final = 3
 MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4})
+FAIR_PLAY: Final = 5
+"""The first version told of fair play: a held result's ``status`` is ``flagged``."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""
 
 

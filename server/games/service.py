@@ -53,6 +53,7 @@ class LiveGame:
     #: The Redis keys of the game's record and move log, built once per game.
     game_key: str = ""
     log_key: str = ""
+    times_key: str = ""
     #: The race the game belongs to (None for a daily game), from its id, once per game.
     race_id: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -157,6 +158,7 @@ class GameService:
             record.last_move_at_ms,
             k.game,
             k.log,
+            k.times,
             race_id,
             log=list(moves),
         )
@@ -248,7 +250,9 @@ class GameService:
                 live.log.append(stored)
                 live.last_move_at_ms = now
                 return Played(live, stored, events, entry)
-            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored, now)
+            live.seq = await self.store.append(
+                live.game_key, live.log_key, live.times_key, live.seq, stored, now
+            )
             live.log.append(stored)
             live.last_move_at_ms = now
             if stored == UNDO:
