@@ -167,6 +167,14 @@ class GameService:
             self._cache.popitem(last=False)
         return live
 
+    async def reviewed(self, live: LiveGame) -> LiveGame:
+        """A held game's review read afresh (a reviewer may have cleared it since it was
+        cached: `server.fairplay.review`); other games are returned as they are."""
+        if live.record.flagged:
+            stored = await self.store.get(live.record.game_id)
+            live.record = replace(live.record, review=stored.review)
+        return live
+
     def forget(self, game_id: str) -> None:
         self._cache.pop(game_id, None)
 

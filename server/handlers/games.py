@@ -186,6 +186,7 @@ async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
 async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
     entry = None
     if live.record.finished:
+        live = await conn.services.games.reviewed(live)
         board = BoardRef.daily(live.record.variant, live.record.date)
         entry = await conn.services.leaderboard.rank(board, live.record.player_id)
     deal = None
