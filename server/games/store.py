@@ -70,11 +70,10 @@ return redis.call('HGETALL', KEYS[1])
 # was served, for the first) to the times list beside it (`server.fairplay`); both inherit the
 # record's TTL when the first move creates them.
 _LUA_PUSH = """
--- `seq`: the game's seq (checked by the caller); one HSET writes the time and the new seq.
-local function push_move(game, log, times, text, now, seq)
-  local last = tonumber(redis.call('HGET', game, 'last_move_at_ms')) or tonumber(now)
-  local gap = math.max(0, tonumber(now) - last)
-  redis.call('RPUSH', times, gap)
+-- `seq`: the game's seq (checked by the caller); `last`: its last_move_at_ms (read by the
+-- caller's HMGET with the status). One HSET writes the time and the new seq.
+local function push_move(game, log, times, text, now, seq, last)
+  redis.call('RPUSH', times, math.max(0, tonumber(now) - (tonumber(last) or tonumber(now))))
   if redis.call('RPUSH', log, text) == 1 then
     local ttl = redis.call('PTTL', game)
     if ttl > 0 then
@@ -92,13 +91,13 @@ end
 _APPEND_LUA = (
     _LUA_PUSH
     + """
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1, 0} end
 local seq = tonumber(st[2])
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
-return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq)}
+return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq, st[3])}
 """
 )
 
@@ -121,11 +120,11 @@ _FINISH_GAME_LUA = (
     _LUA_PUSH
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1} end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq) end
+if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
 local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry}
 if a.held ~= '' then
   fields[#fields + 1] = 'held'
@@ -156,7 +155,7 @@ _FINISH_LUA = (
     + _LUA_PUSH
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1} end
 local pid = a.pid
 if st[1] == 'finished' then
@@ -164,7 +163,7 @@ if st[1] == 'finished' then
           redis.call('HGET', KEYS[6], pid) or ''}
 end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq) end
+if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
 local fields = {'status', 'finished', 'finished_at_ms', a.now}
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f
