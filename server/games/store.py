@@ -474,6 +474,12 @@ class GameStore:
                 expected_seq,
                 verdict.dumps() if verdict.held else "",
             )
+        # A race result the screen holds stays in its race's standings (the racers saw the
+        # race) but is not rated (`server.races.referee`): the verdict goes in its record.
+        verdict = await self._screen(k, result, now_ms, final_move)
+        fields = {f: str(v) for f, v in result.fields().items()}
+        if verdict.held:
+            fields["held"] = verdict.dumps()
         arg = json.dumps(
             {
                 "seq": expected_seq,
@@ -485,7 +491,7 @@ class GameStore:
                 "score": str(entry.score),
                 "member": entry.member,
                 "data": entry.data,
-                "fields": {f: str(v) for f, v in result.fields().items()},
+                "fields": fields,
             },
             separators=(",", ":"),
         )
@@ -504,24 +510,28 @@ class GameStore:
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
     async def _screen(
-        self, k: keys.DailyGameKeys, result: FinalResult, now_ms: int, final_move: str | None
+        self,
+        k: keys.DailyGameKeys | keys.RaceGameKeys,
+        result: FinalResult,
+        now_ms: int,
+        final_move: str | None,
     ) -> Verdict:
         """The screen's verdict on the game about to finish (`server.fairplay.screen`), from
         its server-timed log (one consistent read, plus whether the account is marked)."""
         if not self.screen_results:
             marked = await self._r.hexists(keys.fairplay_marked(), k.player_id)
-            verdict = screen(Play(variant=k.variant, intervals_ms=(), won=result.won, moves=0))
+            verdict = screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
             if marked:
                 return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
             return verdict
         async with self._r.pipeline(transaction=True) as pipe:
-            pipe.hget(k.game, "last_move_at_ms")
+            pipe.hmget(k.game, ["last_move_at_ms", "variant"])
             pipe.lrange(k.times, 0, -1)
             pipe.lrange(k.log, 0, -1)
-            (last, times, log_), marked, par = await asyncio.gather(
+            ((last, variant), times, log_), marked, par = await asyncio.gather(
                 pipe.execute(),
                 self._r.hexists(keys.fairplay_marked(), k.player_id),
-                self._par(k),
+                self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
             )
         intervals = [int(t) for t in times]
         undo = [m == UNDO for m in log_]
@@ -531,7 +541,7 @@ class GameStore:
         n = min(len(intervals), len(undo))  # equal unless moves predate the times list
         verdict = screen(
             Play(
-                variant=k.variant,
+                variant=str(variant or ""),
                 intervals_ms=intervals[len(intervals) - n :],
                 undo=undo[len(undo) - n :],
                 won=result.won,
@@ -653,6 +663,10 @@ class GameStore:
     def _check_move(self, text: str) -> None:
         if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+async def _no_par() -> int | None:
+    return None  # race deals are not certified: no par line
 
 
 def _error(code: int, seq: Any) -> Exception:

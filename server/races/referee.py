@@ -174,8 +174,10 @@ class RaceReferee:
         already applied are reported again, the win counts once."""
         race = await self.store.load(race_id)
         names = race.names()
+        held: set[str] = set()  # racers whose result the fair-play screen holds: not rated
         for pid, name in race.racers:
-            await self._close(race, pid, name)
+            if await self._close(race, pid, name):
+                held.add(pid)
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
         ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
@@ -184,7 +186,8 @@ class RaceReferee:
         summary = RaceSummary(
             race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
         )
-        changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
+        rated = {pid: i + 1 for i, pid in enumerate(p for p in ordered if p not in held)}
+        changes = await self.boards.apply(summary, rated) if len(rated) >= 2 else {}
         by_pid = {e.player_id: e for e in standings}
         results = []
         for pid in ordered:
@@ -205,7 +208,7 @@ class RaceReferee:
                     rating_change=change[1] - change[0] if change else None,
                 )
             )
-        if ordered:
+        if ordered and ordered[0] not in held:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
@@ -214,8 +217,9 @@ class RaceReferee:
         await self.store.release(race.pids(), race_id)
         await self.store.set_active(race_id, None)
 
-    async def _close(self, race: RaceState, pid: str, name: str) -> None:
-        """Close a racer's game (unless it is) and record its final progress either way."""
+    async def _close(self, race: RaceState, pid: str, name: str) -> bool:
+        """Close a racer's game (unless it is) and record its final progress either way;
+        whether the fair-play screen holds its result."""
         gid = keys.race_game_id(race.race_id, pid)
         try:
             live, _ = await self.games.close(gid, pid, name, resigned=pid in race.forfeited)
@@ -224,8 +228,9 @@ class RaceReferee:
                 live = await self.games.refresh(await self.games.get(gid, pid))
             except NotFound:
                 log.warning("race %s: no game for %s", race.race_id, pid)
-                return
+                return False
         except NotFound:
             log.warning("race %s: no game for %s", race.race_id, pid)
-            return
+            return False
         await self.store.set_progress(race.race_id, pid, progress_of(live))
+        return live.record.flagged
