@@ -198,6 +198,7 @@ class ReviewDesk:
             detail = "the account is marked: enters the board when unmarked"
         elif record.entry is not None:
             await self.entries.write(k, record.entry)
+        await self.store.record_history(record)  # the player's profile counts it now
         return await self._audit(Action.CLEAR, reviewer, game_id, note, detail)
 
     async def confirm(self, game_id: str, reviewer: str, note: str = "") -> AuditRecord:

@@ -51,6 +51,8 @@ BURST_RUN = 12
 WIN_FLOOR_MS = 100
 #: A par-length line without undo at under this many times the pace floor is a replayed line.
 LINE_PACE_FACTOR = 2
+#: Intervals kept in a verdict's evidence (the figures are computed over all of them).
+EVIDENCE_INTERVALS = 1_000
 
 
 class Reason(StrEnum):
@@ -135,7 +137,8 @@ class Evidence:
     pace_floor_ms: int
     burst_floor_ms: int
     par: int | None = None
-    #: The intervals themselves (non-undo moves, in order), for the reviewer.
+    #: The intervals themselves (non-undo moves, in order, the first `EVIDENCE_INTERVALS`),
+    #: for the reviewer.
     intervals_ms: tuple[int, ...] = ()
 
 
@@ -227,7 +230,7 @@ def screen(play: Play) -> Verdict:
         pace_floor_ms=f.move_pace_ms,
         burst_floor_ms=f.move_burst_ms,
         par=par,
-        intervals_ms=tuple(gaps),
+        intervals_ms=tuple(gaps[:EVIDENCE_INTERVALS]),
     )
     verdict = Verdict((), evidence)
     if evidence.moves < MIN_MOVES:

@@ -624,12 +624,16 @@ class GameStore:
         )
 
     async def record_history(self, record: GameRecord) -> None:
-        """Add a finished daily game to its player's history (idempotent). A failure is only
+        """Add a finished daily game to its player's history (idempotent), unless the screen
+        holds it (`server.fairplay.review` records it when cleared). A failure is only
         logged: the game stays in the player's outbox and is recorded on the next read."""
         r = record.result
         if record.kind != "daily" or r is None or record.finished_at_ms is None:
             return
         try:
+            if record.flagged:  # held: not in the history (profiles) unless it is cleared
+                await self.history.drop_pending(record.player_id, record.game_id)
+                return
             await self.history.record(
                 DailyResult(
                     variant=record.variant,

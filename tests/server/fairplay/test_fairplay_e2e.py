@@ -111,6 +111,10 @@ async def test_bot_speed_is_held_shown_flagged_to_its_player_only(app: App, redi
     assert "status" not in seen["result"] and "rank" not in seen["result"]
     assert (await bot.request("leaderboard.rank", variant="fourteen-out")).get("entry") is None
 
+    # Nor in its profile's results.
+    profile = await amy.request("profile.get", player_id=bot.player_id)
+    assert profile["type"] == "profile" and profile["recent"] == []
+
     # The review desk lists it with its evidence.
     code, out = await admin(redis_url, "held")
     assert code == 0 and gid_b in out and gid_a not in out
@@ -123,6 +127,8 @@ async def test_bot_speed_is_held_shown_flagged_to_its_player_only(app: App, redi
     assert [e["name"] for e in top["entries"]] == ["bot", "amy"] and top["total"] == 2
     again = await bot.request("game.get", game_id=gid_b)
     assert again["result"]["rank"] == 1 and "status" not in again["result"]
+    profile = await amy.request("profile.get", player_id=bot.player_id)
+    assert len(profile["recent"]) == 1  # in its history now that it is cleared
     assert (await admin(redis_url, "held"))[1].startswith("no results held")
     # Reviewed once: a second review is refused.
     assert (await admin(redis_url, "confirm", gid_b))[0] == 1

@@ -67,6 +67,9 @@ async def test_a_machine_speed_win_is_held_off_the_board(
     assert verdict.evidence.intervals_ms[-1] == 12  # the final move's interval counts too
     assert await lb.total(board) == 0 and await lb.top(board) == []
     assert await redis_client.zscore(keys.fairplay_held(), gid) == end
+    # Not in its player's history (profiles) either, and nothing owed to it.
+    assert await redis_client.zcard(keys.history_days("bot", "fourteen-out")) == 0
+    assert await redis_client.scard(keys.history_pending("bot")) == 0
     # Kept: the stored record still has the result and the entry it would have had.
     again = await store.get(gid)
     assert again.result is not None and again.entry is not None and again.flagged
@@ -77,6 +80,7 @@ async def test_a_machine_speed_win_is_held_off_the_board(
     human, end_h = await play(store, "amy", [3_000 + 97 * i for i in range(26)])
     record_h, entry_h = await store.finish(human, won(26, end_h - T0), "amy", end_h, "last", 25)
     assert not record_h.flagged and record_h.held is None and entry_h.rank == 1
+    assert await redis_client.zcard(keys.history_days("amy", "fourteen-out")) == 1
     assert await lb.total(board) == 1
     assert await redis_client.zscore(keys.fairplay_held(), human) is None
 
