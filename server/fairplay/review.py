@@ -47,6 +47,31 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 return 1
 """
 
+# KEYS: a race wins board. ARGV: pid. Takes the player off it; returns {wins, expire-at ms}
+# ({0, 0} if not on it; expire-at 0: no TTL), what `_RESTORE_WIN_LUA` needs to give it back.
+_REMOVE_WIN_LUA = """
+local n = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not n then return {0, 0} end
+local ttl = redis.call('PTTL', KEYS[1])
+local t = redis.call('TIME')
+local at = 0
+if ttl > 0 then at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return {tonumber(n), at}
+"""
+
+# KEYS: a race wins board. ARGV: pid, wins, expire-at ms (0: none). Gives a marked player's
+# wins back; a board gone meanwhile (the player was its only winner) is made again with its
+# expiry, unless that has passed. Returns 1 if restored.
+_RESTORE_WIN_LUA = """
+local at = tonumber(ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 0 and at > 0 and at <= tonumber(redis.call('TIME')[1]) * 1000
+then return 0 end
+redis.call('ZINCRBY', KEYS[1], ARGV[2], ARGV[1])
+if at > 0 then redis.call('PEXPIREAT', KEYS[1], at) end
+return 1
+"""
+
 # KEYS: game. ARGV: review, reviewer, at. Reviews a held, unreviewed result once.
 # Returns 1 done, 0 not held or already reviewed, -1 no game.
 _REVIEW_LUA = """
@@ -138,6 +163,8 @@ class ReviewDesk:
         self.entries: BoardEntries = self.store.entries
         self._remove = client.register_script(_REMOVE_LUA)
         self._review = client.register_script(_REVIEW_LUA)
+        self._remove_win = client.register_script(_REMOVE_WIN_LUA)
+        self._restore_win = client.register_script(_RESTORE_WIN_LUA)
 
     async def aclose(self) -> None:
         await self.store.move_log.aclose()
@@ -214,8 +241,9 @@ class ReviewDesk:
     async def mark(self, pid: str, reviewer: str, note: str = "") -> AuditRecord:
         """Mark a confirmed cheater: every result leaves every board, past ones included."""
         keys.player(pid)  # a valid id, or ValueError
-        mark = json.dumps({"by": reviewer, "at": _now_ms(), "note": note})
-        await self._r.hset(keys.fairplay_marked(), pid, mark)
+        mark: dict[str, object] = {"by": reviewer, "at": _now_ms(), "note": note}
+        if not await self._r.hsetnx(keys.fairplay_marked(), pid, json.dumps(mark)):
+            raise Conflict(f"{pid} is already marked")
         removed = 0
         for variant, date in await self._days(pid):
             b = BoardRef.daily(variant, date)
@@ -225,13 +253,27 @@ class ReviewDesk:
         ratings = 0
         for variant in self.variants:
             ratings += int(await self._r.zrem(keys.rating_board(variant), pid))
-        detail = f"{removed} daily entries and {ratings} ratings taken off the boards"
+        # Race wins of the days of the player's recent races: taken off, kept in the mark.
+        wins: dict[str, list[int]] = {}
+        for variant, day in await self._race_days(pid):
+            board = keys.race_wins_board(variant, day)
+            n, at = cast(list[int], await self._remove_win(keys=[board], args=[pid]))
+            if int(n):
+                wins[f"{variant}|{day.isoformat()}"] = [int(n), int(at)]
+        mark["wins"] = wins
+        await self._r.hset(keys.fairplay_marked(), pid, json.dumps(mark))
+        detail = (
+            f"{removed} daily entries, {ratings} ratings and"
+            f" {sum(n for n, _ in wins.values())} race wins"
+            " taken off the boards"
+        )
         return await self._audit(Action.MARK, reviewer, pid, note, detail)
 
     async def unmark(self, pid: str, reviewer: str, note: str = "") -> AuditRecord:
         """Undo a mark: the account's results (those not held) and ratings are back."""
         keys.player(pid)
-        if not await self._r.hdel(keys.fairplay_marked(), pid):
+        raw_mark = cast(str | None, await self._r.hget(keys.fairplay_marked(), pid))
+        if raw_mark is None or not await self._r.hdel(keys.fairplay_marked(), pid):
             raise Conflict(f"{pid} is not marked")
         restored = 0
         for variant, date in await self._days(pid):
@@ -251,8 +293,28 @@ class ReviewDesk:
             if raw:
                 await self._r.zadd(keys.rating_board(variant), {pid: Rating.load(raw).shown})
                 ratings += 1
-        detail = f"{restored} daily entries and {ratings} ratings back on the boards"
+        wins = 0
+        for where, (n, at) in dict(json.loads(raw_mark).get("wins", {})).items():
+            variant, day = str(where).split("|", 1)
+            board = keys.race_wins_board(variant, dt.date.fromisoformat(day))
+            if await self._restore_win(keys=[board], args=[pid, int(n), int(at)]):
+                wins += int(n)
+        detail = (
+            f"{restored} daily entries, {ratings} ratings and {wins} race wins back on the boards"
+        )
         return await self._audit(Action.UNMARK, reviewer, pid, note, detail)
+
+    async def _race_days(self, pid: str) -> list[tuple[str, dt.date]]:
+        """The (variant, day) of each of the player's recent races (`server.races.ratings`
+        keeps the latest of each variant): the wins boards they may be on."""
+        out: set[tuple[str, dt.date]] = set()
+        for variant in self.variants:
+            raw = cast(list[str], await self._r.lrange(keys.rating_recent(variant, pid), 0, -1))
+            for item in raw:
+                race_id = str(json.loads(item).get("race_id", ""))
+                if keys.valid_race_id(race_id):
+                    out.add((variant, keys.race_date(race_id)))
+        return sorted(out)
 
     async def _days(self, pid: str) -> list[tuple[str, dt.date]]:
         """Every (variant, day) the player finished a daily game on (their history)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 import redis.asyncio
 
 from engine import VARIANT_IDS
@@ -13,6 +14,7 @@ from server.fairplay.review import ReviewDesk
 from server.races.model import RaceSummary
 from server.races.ratings import RaceBoards
 from server.redis import keys
+from server.runtime.errors import Conflict
 
 VARIANT = "fourteen-out"
 T0 = 1_907_755_200_000
@@ -28,20 +30,32 @@ async def test_a_marked_account_is_rated_but_off_the_race_boards(
     boards = RaceBoards(redis_client, 90)
     desk = ReviewDesk(redis_client, VARIANT_IDS)
     await boards.apply(race(1), {"cheat": 1, "amy": 2})
+    day = keys.race_date(race(1).race_id)
+    assert await boards.add_win(VARIANT, day, "cheat", race(1).race_id)
     board = keys.rating_board(VARIANT)
+    wins = keys.race_wins_board(VARIANT, day)
     assert set(await redis_client.zrange(board, 0, -1)) == {"cheat", "amy"}
+    assert await redis_client.zrange(wins, 0, -1) == ["cheat"]  # its only winner so far
 
-    await desk.mark("cheat", "rita", "bot")
+    audit = await desk.mark("cheat", "rita", "bot")
+    assert "1 race wins" in audit.detail
     assert await redis_client.zrange(board, 0, -1) == ["amy"]
+    assert await redis_client.zrange(wins, 0, -1) == []  # past wins leave too
     await boards.apply(race(2), {"cheat": 1, "amy": 2})  # still rated, still off the board
     assert await redis_client.zrange(board, 0, -1) == ["amy"]
     assert await redis_client.hget(keys.rating_stats(VARIANT), "cheat") is not None
-    day = keys.race_date(race(3).race_id)
     assert not await boards.add_win(VARIANT, day, "cheat", race(3).race_id)  # not counted
     assert await boards.add_win(VARIANT, day, "amy", race(3).race_id)
+    with pytest.raises(Conflict):
+        await desk.mark("cheat", "rita", "twice")  # marked once: its stash stays exact
 
     await desk.unmark("cheat", "rita")
     assert set(await redis_client.zrange(board, 0, -1)) == {"cheat", "amy"}
+    assert (
+        await redis_client.zscore(wins, "cheat") == 1
+        and await redis_client.zscore(wins, "amy") == 1
+    )
+    assert await redis_client.ttl(wins) > 0
     shown = await redis_client.zscore(board, "cheat")
     assert shown is not None and shown > 1000  # its rating after two won races
     await desk.aclose()
