@@ -216,15 +216,23 @@ class ReviewDesk:
 
     async def clear(self, game_id: str, reviewer: str, note: str = "") -> AuditRecord:
         """The result was human: it enters its board with the rank key it earned (unless the
-        account is marked: then when it is unmarked)."""
-        record = await self._reviewed(game_id, "cleared", reviewer)
+        account is marked: then when it is unmarked). The entry is written before the review
+        is: a clear cut short is simply run again (the board's write is exactly once)."""
         k = keys.parse_game_id(game_id)
-        assert isinstance(k, keys.DailyGameKeys)
+        if not isinstance(k, keys.DailyGameKeys):
+            raise NotFound("only daily results are held")
+        try:
+            before = await self.store.get(game_id)
+        except NotFound:
+            raise NotFound(f"no such game: {game_id}") from None
+        if before.held is None or before.review is not None:
+            raise Conflict(f"{game_id} is not a result awaiting review")
         detail = "entered its board"
-        if await self._r.hexists(keys.fairplay_marked(), record.player_id):
+        if await self._r.hexists(keys.fairplay_marked(), before.player_id):
             detail = "the account is marked: enters the board when unmarked"
-        elif record.entry is not None:
-            await self.entries.write(k, record.entry)
+        elif before.entry is not None:
+            await self.entries.write(k, before.entry)
+        record = await self._reviewed(game_id, "cleared", reviewer)
         await self.store.record_history(record)  # the player's profile counts it now
         return await self._audit(Action.CLEAR, reviewer, game_id, note, detail)
 
