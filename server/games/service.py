@@ -429,11 +429,13 @@ class GameService:
                 return live, entry
         raise Conflict("the game kept changing while it was being closed")
 
-    @staticmethod
-    def _sealed(live: LiveGame, record: GameRecord) -> None:
+    def _sealed(self, live: LiveGame, record: GameRecord) -> None:
         """Store the finished record; the engine forgets its undo snapshots (`Game.seal`): a
         finished game stays cached for its views, but at a few objects instead of a few per
-        move, which the garbage collector's full passes would walk again and again."""
+        move, which the garbage collector's full passes would walk again and again. A result
+        the fair-play screen held is counted (`solitaire_results_held`)."""
+        if record.flagged and not live.record.finished and self._metrics is not None:
+            self._metrics.results_held.inc(record.variant)
         live.record = record
         live.game.seal()
 

@@ -94,6 +94,7 @@ async def test_bot_speed_is_held_shown_flagged_to_its_player_only(app: App, redi
     done = await play_line(app, bot, gid_b, line_b, [2] + [12] * (len(line_b) - 1))
     result = done["result"]
     assert result["status"] == "flagged" and "rank" not in result and result["won"]
+    assert app.services.metrics.results_held.values == {"fourteen-out": 1.0}  # amy's is not
 
     # Everyone else's leaderboard answers leave it out, totals included.
     top = await amy.request("leaderboard.top", variant="fourteen-out")
