@@ -131,7 +131,8 @@ def _print_held(rows: Sequence[HeldResult], out: TextIO) -> None:
         print(
             f"  timings: elapsed {e.elapsed_ms} ms, median {e.median_ms} ms (floor"
             f" {e.pace_floor_ms}), first move {e.first_ms} ms, fastest {e.fastest_ms} ms,"
-            f" longest run under {e.burst_floor_ms} ms: {e.longest_fast_run}, undos {e.undos}",
+            f" longest run under {e.burst_floor_ms} ms: {e.longest_fast_run}, draws {e.draws},"
+            f" undos {e.undos}",
             file=out,
         )
         shown = ", ".join(str(i) for i in e.intervals_ms[:40])

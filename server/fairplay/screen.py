@@ -18,8 +18,9 @@ docs/fairplay.md ("The screen"); in short:
   undo, at a pace under `LINE_PACE_FACTOR` times the floor, is held too: a player who finds
   the shortest line deliberates; one who replays it (scouted with a second account) need not.
 
-Undo entries are left out of the figures (a held key repeats them), and games shorter than
-`MIN_MOVES` are never held on pace (too few intervals to tell).
+Undo entries are left out of the figures (a held key repeats them); draws from the stock
+(one click on one spot, nothing to choose) count for bursts but not for the pace; games with
+fewer than `MIN_MOVES` card moves are never judged (too few intervals to tell).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from enum import StrEnum
 
 __all__ = [
     "BURST_RUN",
+    "DRAW",
     "FLOORS",
     "MIN_MOVES",
+    "UNDO",
     "Evidence",
     "Floors",
     "Play",
@@ -43,7 +46,7 @@ __all__ = [
     "screen",
 ]
 
-#: Fewest (non-undo) moves for the pace and burst figures to mean anything.
+#: Fewest card moves (not undos, not draws) for the figures to mean anything.
 MIN_MOVES = 8
 #: Consecutive intervals under the burst floor that hold a game.
 BURST_RUN = 12
@@ -108,11 +111,17 @@ def floors_of(variant: str) -> Floors:
     return FLOORS.get(variant, _DEFAULT)
 
 
+#: The log text of an undo, and of a draw (Tri Peaks, Triple Deck) or deal (Easthaven) from
+#: the stock (docs/engine.md): a draw is one click on one spot, no card to find or choose.
+UNDO = "undo"
+DRAW = "d"
+
+
 @dataclass(frozen=True, slots=True)
 class Play:
     """A finished game as the screen sees it. ``intervals_ms``: the server's milliseconds
-    before each logged move (the first counts from the deal being served); ``undo``: which
-    of them were undos (same length, or empty: none)."""
+    before each logged move (the first counts from the deal being served); ``log``: the
+    moves' texts (same length, or empty: all card moves)."""
 
     variant: str
     intervals_ms: Sequence[int]
@@ -120,7 +129,7 @@ class Play:
     moves: int
     hints: int = 0
     par: int | None = None
-    undo: Sequence[bool] = ()
+    log: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +138,7 @@ class Evidence:
 
     moves: int
     undos: int
+    draws: int
     elapsed_ms: int
     median_ms: int
     first_ms: int
@@ -137,8 +147,8 @@ class Evidence:
     pace_floor_ms: int
     burst_floor_ms: int
     par: int | None = None
-    #: The intervals themselves (non-undo moves, in order, the first `EVIDENCE_INTERVALS`),
-    #: for the reviewer.
+    #: The intervals themselves (every move but undos, draws included, in order, the first
+    #: `EVIDENCE_INTERVALS`), for the reviewer.
     intervals_ms: tuple[int, ...] = ()
 
 
@@ -166,6 +176,7 @@ class Verdict:
                 "evidence": {
                     "moves": e.moves,
                     "undos": e.undos,
+                    "draws": e.draws,
                     "elapsed_ms": e.elapsed_ms,
                     "median_ms": e.median_ms,
                     "first_ms": e.first_ms,
@@ -190,6 +201,7 @@ class Verdict:
             evidence=Evidence(
                 moves=int(e["moves"]),
                 undos=int(e["undos"]),
+                draws=int(e.get("draws", 0)),
                 elapsed_ms=int(e["elapsed_ms"]),
                 median_ms=int(e["median_ms"]),
                 first_ms=int(e["first_ms"]),
@@ -214,23 +226,31 @@ def _longest_run_below(values: Sequence[int], limit: int) -> int:
 def screen(play: Play) -> Verdict:
     """Judge one finished game (see the module docstring)."""
     f = floors_of(play.variant)
-    undo = list(play.undo) if play.undo else [False] * len(play.intervals_ms)
-    if len(undo) != len(play.intervals_ms):
-        raise ValueError("undo flags and intervals differ in length")
-    gaps = [max(0, int(g)) for g, u in zip(play.intervals_ms, undo, strict=True) if not u]
+    log = list(play.log) if play.log else [""] * len(play.intervals_ms)
+    if len(log) != len(play.intervals_ms):
+        raise ValueError("the move log and the intervals differ in length")
+    # Undos are left out; draws count for bursts (no one clicks faster than ~14 a second) but
+    # not for the pace (a run of quick draws is human clicking, not card finding).
+    played = [
+        (max(0, int(g)), m == DRAW)
+        for g, m in zip(play.intervals_ms, log, strict=True)
+        if m != UNDO
+    ]
+    gaps = [g for g, draw in played if not draw]
     par = play.par if f.par_is_line else None
     evidence = Evidence(
         moves=len(gaps),
-        undos=sum(undo),
+        undos=len(log) - len(played),
+        draws=len(played) - len(gaps),
         elapsed_ms=sum(max(0, int(g)) for g in play.intervals_ms),
         median_ms=int(statistics.median(gaps)) if gaps else 0,
         first_ms=int(play.intervals_ms[0]) if play.intervals_ms else 0,
         fastest_ms=min(gaps) if gaps else 0,
-        longest_fast_run=_longest_run_below(gaps, f.move_burst_ms),
+        longest_fast_run=_longest_run_below([g for g, _ in played], f.move_burst_ms),
         pace_floor_ms=f.move_pace_ms,
         burst_floor_ms=f.move_burst_ms,
         par=par,
-        intervals_ms=tuple(gaps[:EVIDENCE_INTERVALS]),
+        intervals_ms=tuple(g for g, _ in played[:EVIDENCE_INTERVALS]),
     )
     verdict = Verdict((), evidence)
     if evidence.moves < MIN_MOVES:
@@ -255,12 +275,12 @@ def screen(play: Play) -> Verdict:
         play.won
         and par is not None
         and evidence.undos == 0
-        and evidence.moves <= par
+        and len(played) <= par
         and evidence.median_ms < LINE_PACE_FACTOR * f.move_pace_ms
     ):
         verdict = verdict.with_reason(
             Reason.SOLVER_LINE_AT_SPEED,
-            f"par line ({evidence.moves} <= {par} moves, no undo) at median"
+            f"par line ({len(played)} <= {par} moves, no undo) at median"
             f" {evidence.median_ms} ms < {LINE_PACE_FACTOR * f.move_pace_ms} ms",
         )
     return verdict

@@ -534,16 +534,16 @@ class GameStore:
                 self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
             )
         intervals = [int(t) for t in times]
-        undo = [m == UNDO for m in log_]
+        moves = [str(m) for m in log_]
         if final_move is not None:
             intervals.append(max(0, now_ms - int(last or now_ms)))
-            undo.append(final_move == UNDO)
-        n = min(len(intervals), len(undo))  # equal unless moves predate the times list
+            moves.append(final_move)
+        n = min(len(intervals), len(moves))  # equal unless moves predate the times list
         verdict = screen(
             Play(
                 variant=str(variant or ""),
                 intervals_ms=intervals[len(intervals) - n :],
-                undo=undo[len(undo) - n :],
+                log=moves[len(moves) - n :],
                 won=result.won,
                 moves=result.moves,
                 hints=result.hints,

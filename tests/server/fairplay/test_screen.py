@@ -65,8 +65,8 @@ def test_a_par_line_at_thinking_pace_is_clean() -> None:
 def test_undos_do_not_count_and_short_games_are_not_judged_on_pace() -> None:
     # A held key repeating undo: 20 undos 30 ms apart among human moves.
     gaps = human(20, 800, 2_000) + [30] * 20 + human(10, 800, 2_000)
-    undo = [False] * 20 + [True] * 20 + [False] * 10
-    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, undo=undo, won=False, moves=30))
+    log = ["19"] * 20 + ["undo"] * 20 + ["20"] * 10
+    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, log=log, won=False, moves=30))
     assert not v.held and v.evidence.undos == 20 and v.evidence.moves == 30
     short = screen(
         Play(variant="fourteen-out", intervals_ms=[1] * (MIN_MOVES - 1), won=False, moves=7)
@@ -88,6 +88,33 @@ def test_verdict_round_trips() -> None:
     assert Verdict.loads(v.dumps()) == v
 
 
-def test_mismatched_undo_flags_are_refused() -> None:
+def test_mismatched_log_is_refused() -> None:
     with pytest.raises(ValueError):
-        screen(Play(variant="fourteen-out", intervals_ms=[1, 2], undo=[False], won=False, moves=2))
+        screen(Play(variant="fourteen-out", intervals_ms=[1, 2], log=["1 2"], won=False, moves=2))
+
+
+def test_quick_stock_draws_do_not_make_a_human_triple_deck_game_machine_paced() -> None:
+    # Triple Deck: most moves cycle the stock, clicked at 8-10 a second (100-125 ms); the card
+    # moves between them take a human 0.6-2.5 s. Counting draws, the median would be ~110 ms.
+    rng = random.Random(7)
+    gaps: list[int] = []
+    log: list[str] = []
+    for _ in range(60):
+        for _ in range(3):
+            gaps.append(rng.randint(100, 125))
+            log.append("d")
+        gaps.append(rng.randint(600, 2_500))
+        log.append("3 f")
+    v = screen(Play(variant="triple-deck", intervals_ms=gaps, log=log, won=False, moves=240))
+    assert not v.held, v.notes
+    assert v.evidence.draws == 180 and v.evidence.moves == 60 and v.evidence.median_ms >= 600
+    # The same draws at machine speed are a burst.
+    fast = [5 if m == "d" else g for g, m in zip(gaps, log, strict=True)]
+    bot = screen(Play(variant="triple-deck", intervals_ms=fast, log=log, won=False, moves=240))
+    assert Reason.MACHINE_BURST not in bot.reasons  # runs of 3 draws: below BURST_RUN
+    draws_only = [5] * 20 + gaps[:40]
+    log2 = ["d"] * 20 + log[:40]
+    burst = screen(
+        Play(variant="triple-deck", intervals_ms=draws_only, log=log2, won=False, moves=60)
+    )
+    assert Reason.MACHINE_BURST in burst.reasons
