@@ -55,6 +55,12 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = MappingProxyType(_server_me
 # --- nested records --------------------------------------------------------------------------
 
 
+#: A result's review status (version 5): held by the fair-play screen.
+RESULT_STATUS: Final = Str(1, 16, r"flagged", "a result status")
+#: The one `GameResult.status` value so far.
+FLAGGED: Final = "flagged"
+
+
 @dataclass(frozen=True, kw_only=True)
 class GameResult(Struct):
     """How a game ended (or stands, if ``over`` is false). ``rank`` is the daily rank."""
@@ -68,6 +74,9 @@ class GameResult(Struct):
     resigned: Flag
     rank: RankNo | None = None
     hints: Count = 0
+    #: Version 5: ``flagged`` while the fair-play screen holds the result for review (it is
+    #: then on no leaderboard); absent otherwise.
+    status: Annotated[str, RESULT_STATUS] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,7 +33,9 @@ private rooms are casual (unrated), a pair of accounts is rated against each oth
 UTC day, a racer who resigns or forfeits without a real attempt gives nobody rating points;
 the queue keeps accounts of one client address apart while others wait; creating rooms is
 limited per account and hour: error code ``limit_reached`` (older versions get
-``rate_limited``).
+``rate_limited``). And: a game result (``result`` in ``game``, ``moved``, ``finished`` and
+``game.finished``) carries ``status: "flagged"`` while the fair-play screen holds it for
+review (it is then on no leaderboard; older versions see the result without a ``rank``).
 """
 
 LEAN_MOVES: Final = 2
@@ -46,7 +48,8 @@ MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
 FAIR_PLAY: Final = 5
-"""The first version that is sent the fair-play error codes (``limit_reached``)."""
+"""The first version of fair play: sent ``limit_reached`` and told a held result's ``status``
+(``flagged``); ``token.rotate`` and ``token.revoke_all``."""
 
 SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""

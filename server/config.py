@@ -73,6 +73,10 @@ class Config:
     # Validate every outgoing message against its schema (--validate-replies): on in a bare
     # Config() and in the tests, off in production, where replies are built from typed values.
     validate_replies: bool = True
+    # Screen finished daily games for results no human could produce (docs/fairplay.md). Off
+    # in a bare Config() (tests that play at machine speed on purpose); the command line turns
+    # it on unless --no-fair-play-screen is given (or SOLITAIRE_FAIR_PLAY_SCREEN=0).
+    fair_play_screen: bool = False
     # Shift of the wall clock (--clock-offset-ms): benchmarks pin the date of the daily deals.
     clock_offset_ms: int = 0
     # Period of the event-loop lag probe (server/runtime/looplag.py); 0 turns it off.
@@ -176,6 +180,13 @@ class Config:
             "--no-certify",
             action="store_true",
             help="deal the plain daily seed instead of a solver-certified one",
+        )
+        p.add_argument(
+            "--no-fair-play-screen",
+            action="store_true",
+            default=env.get("SOLITAIRE_FAIR_PLAY_SCREEN") == "0",
+            help="rank every finished game without screening it for machine play "
+            "(docs/fairplay.md); env SOLITAIRE_FAIR_PLAY_SCREEN=0",
         )
         p.add_argument(
             "--solver-budget",
@@ -312,6 +323,7 @@ class Config:
             race_rooms_per_hour=a.race_rooms_per_hour,
             race_same_address_wait_ms=a.race_same_address_wait_ms,
             certify_deals=not a.no_certify,
+            fair_play_screen=not a.no_fair_play_screen,
             solver_budget_s=a.solver_budget,
             hint_budget_s=a.hint_budget,
             hint_penalty_ms=a.hint_penalty_ms,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
@@ -89,6 +91,8 @@ class Services:
             budget_s=config.solver_budget_s,
             retention_days=config.leaderboard_retention_days,
         )
+        store.par_of = _par_of(deals)
+        store.screen_results = config.fair_play_screen
         return cls(
             config=config,
             clock=clock,
@@ -106,3 +110,14 @@ class Services:
             matchmaking=Matchmaking(races, fanout),
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
         )
+
+
+def _par_of(deals: DailyDeals) -> Callable[[str, dt.date], Awaitable[int | None]]:
+    """The day's par for the fair-play screen (`GameStore.par_of`): the certified deals'
+    winning line length, None when the deal was not certified."""
+
+    async def par(variant: str, date: dt.date) -> int | None:
+        deal = await deals.peek(variant, date)
+        return deal.par if deal is not None and deal.certified else None
+
+    return par

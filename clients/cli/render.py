@@ -37,6 +37,7 @@ from engine.views import (
     TripleDeckView,
 )
 from engine.views import View as GameView
+from protocol.events import FLAGGED
 
 from .games import GameBackend, Outcome
 from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
@@ -362,7 +363,13 @@ def result_line(variant_id: str, result: Mapping[str, Any] | None, rank: str | N
     )
     if rank:
         line.append(f" · {rank}", style="bold cyan")
+    if result and result.get("status") == FLAGGED:
+        line.append(f" · {HELD_FOR_REVIEW}", style="bold yellow")
     return line
+
+
+#: A result the fair-play screen holds (protocol 5 ``status: "flagged"``), in words.
+HELD_FOR_REVIEW: Final = "held for review: not on the leaderboard until a reviewer clears it"
 
 
 ALREADY_FINISHED: Final = "This game is already finished."

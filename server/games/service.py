@@ -53,6 +53,7 @@ class LiveGame:
     #: The Redis keys of the game's record and move log, built once per game.
     game_key: str = ""
     log_key: str = ""
+    times_key: str = ""
     #: The race the game belongs to (None for a daily game), from its id, once per game.
     race_id: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -172,12 +173,21 @@ class GameService:
             record.last_move_at_ms,
             k.game,
             k.log,
+            k.times,
             race_id,
             log=list(moves),
         )
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
+        return live
+
+    async def reviewed(self, live: LiveGame) -> LiveGame:
+        """A held game's review read afresh (a reviewer may have cleared it since it was
+        cached: `server.fairplay.review`); other games are returned as they are."""
+        if live.record.flagged:
+            stored = await self.store.get(live.record.game_id)
+            live.record = replace(live.record, review=stored.review)
         return live
 
     def forget(self, game_id: str) -> None:
@@ -263,7 +273,9 @@ class GameService:
                 live.log.append(stored)
                 live.last_move_at_ms = now
                 return Played(live, stored, events, entry)
-            live.seq = await self.store.append(live.game_key, live.log_key, live.seq, stored, now)
+            live.seq = await self.store.append(
+                live.game_key, live.log_key, live.times_key, live.seq, stored, now
+            )
             live.log.append(stored)
             live.last_move_at_ms = now
             if stored == UNDO:
@@ -445,12 +457,17 @@ class GameService:
                 return live, entry
         raise Conflict("the game kept changing while it was being closed")
 
-    @staticmethod
-    def _sealed(live: LiveGame, record: GameRecord) -> None:
+    def _sealed(self, live: LiveGame, record: GameRecord) -> None:
         """Store the finished record; the engine forgets its undo snapshots (`Game.seal`): a
         finished game stays cached for its views, but at a few objects instead of a few per
-        move, which the garbage collector's full passes would walk again and again."""
+        move, which the garbage collector's full passes would walk again and again. A result
+        the fair-play screen held is counted (`solitaire_results_held`)."""
+        if record.flagged and not live.record.finished and self._metrics is not None:
+            self._metrics.results_held.inc(record.variant)
         live.record = record
+        # A finished game is over, here as on a process that rebuilds it from Redis
+        # (`_build`): the same view on every process (the chaos test compares them).
+        live.game.settle_over(True)
         live.game.seal()
 
     async def add_hint(self, live: LiveGame) -> int:

@@ -22,7 +22,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -37,6 +37,7 @@ from server.boards.leaderboard import (
     entry_from_json,
     prepare_entry,
 )
+from server.fairplay.screen import Play, Reason, Verdict, screen
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.movelog import Append, LuaScript, MoveLog
@@ -65,31 +66,38 @@ end
 return redis.call('HGETALL', KEYS[1])
 """
 
-# Appends to the log; the log inherits the record's TTL when the first move creates it.
+# Appends to the log, and the server's milliseconds since the previous move (since the deal
+# was served, for the first) to the times list beside it (`server.fairplay`); both inherit the
+# record's TTL when the first move creates them.
 _LUA_PUSH = """
--- `seq`: the game's seq (checked by the caller); one HSET writes the time and the new seq.
-local function push_move(game, log, text, now, seq)
+-- `seq`: the game's seq (checked by the caller); `last`: its last_move_at_ms (read by the
+-- caller's HMGET with the status). One HSET writes the time and the new seq.
+local function push_move(game, log, times, text, now, seq, last)
+  redis.call('RPUSH', times, math.max(0, tonumber(now) - (tonumber(last) or tonumber(now))))
   if redis.call('RPUSH', log, text) == 1 then
     local ttl = redis.call('PTTL', game)
-    if ttl > 0 then redis.call('PEXPIRE', log, ttl) end
+    if ttl > 0 then
+      redis.call('PEXPIRE', log, ttl)
+      redis.call('PEXPIRE', times, ttl)
+    end
   end
   redis.call('HSET', game, 'last_move_at_ms', now, 'seq', seq + 1)
   return seq + 1
 end
 """
 
-# KEYS: game, log. ARGV: expected_seq, move, now_ms, max_moves.
+# KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves.
 # Returns {0, new_seq} | {-1, 0} no game | {-2, seq} finished | {-3, seq} stale | {-4, seq} full.
 _APPEND_LUA = (
     _LUA_PUSH
     + """
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1, 0} end
 local seq = tonumber(st[2])
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
-return {0, push_move(KEYS[1], KEYS[2], ARGV[2], ARGV[3], seq)}
+return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq, st[3])}
 """
 )
 
@@ -101,21 +109,30 @@ if st ~= 'playing' then return -2 end
 return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
 
-# KEYS: game, log. The game's step of a daily finish.
-# ARGV: one JSON object {seq, final (bool), move, now, entry, fields}: expected seq, the final
-#       move to log (if final), now_ms, the `PendingEntry` JSON and the result fields.
-# Returns {0, record} on first finish (now finished, 'pending'), {1, record} if the game was
-# already finished (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+# KEYS: game, log, times. The game's step of a daily finish.
+# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held}: expected seq, the
+#       final move to log (if final), now_ms, the `PendingEntry` JSON, the result fields and
+#       the screen's verdict JSON when it holds the result ('' otherwise).
+# Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
+# result owes its board nothing until reviewed), {1, record} if the game was already finished
+# (nothing written), {-1} no game, {-3, seq} stale expected_seq.
 _FINISH_GAME_LUA = (
     _LUA_PUSH
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1} end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
-local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry, 'pending', '1'}
+if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry}
+if a.held ~= '' then
+  fields[#fields + 1] = 'held'
+  fields[#fields + 1] = a.held
+else
+  fields[#fields + 1] = 'pending'
+  fields[#fields + 1] = '1'
+end
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f
   fields[#fields + 1] = v
@@ -126,7 +143,7 @@ return {0, redis.call('HGETALL', KEYS[1])}
 )
 
 # A race game's finish, in one script (its board shares the race's slot).
-# KEYS: game, log, board, members, entries.
+# KEYS: game, log, times, board, members, entries.
 # ARGV: one JSON object {seq, final (bool), move, now, exp, pid, score, member, data, fields}:
 #       expected seq, the final move to log (if final), now_ms, the board's expire-at, the
 #       player id, the entry's score, member and json, and the result fields (strings).
@@ -138,24 +155,24 @@ _FINISH_LUA = (
     + _LUA_PUSH
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1} end
 local pid = a.pid
 if st[1] == 'finished' then
-  return {1, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
-          redis.call('HGET', KEYS[5], pid) or ''}
+  return {1, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[4], KEYS[5], pid) or 0,
+          redis.call('HGET', KEYS[6], pid) or ''}
 end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], a.move, a.now, a.seq) end
+if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
 local fields = {'status', 'finished', 'finished_at_ms', a.now}
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f
   fields[#fields + 1] = v
 end
 redis.call('HSET', KEYS[1], unpack(fields))
-write_entry(KEYS[3], KEYS[4], KEYS[5], pid, a.score, a.member, a.data, a.exp)
-return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[3], KEYS[4], pid) or 0,
-        redis.call('HGET', KEYS[5], pid) or ''}
+write_entry(KEYS[4], KEYS[5], KEYS[6], pid, a.score, a.member, a.data, a.exp)
+return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[4], KEYS[5], pid) or 0,
+        redis.call('HGET', KEYS[6], pid) or ''}
 """
 )
 
@@ -208,10 +225,21 @@ class GameRecord:
     hints: int = 0
     #: A finished daily game's board entry while its board's step may still be owed.
     pending_entry: PendingEntry | None = None
+    #: The board entry the result implies (kept after it is written, and while held).
+    entry: PendingEntry | None = None
+    #: The screen's verdict (JSON, `server.fairplay.screen.Verdict`) when it held the result.
+    held: str | None = None
+    #: The review of a held result: "cleared" or "confirmed" (None: not reviewed yet).
+    review: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.status == "finished"
+
+    @property
+    def flagged(self) -> bool:
+        """Held by the screen and not cleared: off the boards, `flagged` to its player."""
+        return self.held is not None and self.review != "cleared"
 
 
 def _record(raw: dict[str, str] | list[str]) -> GameRecord:
@@ -244,6 +272,9 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         result=result,
         hints=int(d.get("hints", 0)),
         pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d else None,
+        entry=PendingEntry.loads(d["entry"]) if "entry" in d else None,
+        held=d.get("held") or None,
+        review=d.get("review") or None,
     )
 
 
@@ -292,6 +323,11 @@ class GameStore:
         self._hint = redis.register_script(_HINT_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.move_log)
+        #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
+        #: account's results are held either way.
+        self.screen_results = True
+        #: The day's par of a variant for the screen (the app sets it from its deal store).
+        self.par_of: Callable[[str, dt.date], Awaitable[int | None]] | None = None
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -379,15 +415,22 @@ class GameStore:
         seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
         ``StoreUnavailable``."""
         k = keys.parse_game_id(game_id)
-        return await self.append(k.game, k.log, expected_seq, move_text, now_ms)
+        return await self.append(k.game, k.log, k.times, expected_seq, move_text, now_ms)
 
     async def append(
-        self, game_key: str, log_key: str, expected_seq: int, move_text: str, now_ms: int
+        self,
+        game_key: str,
+        log_key: str,
+        times_key: str,
+        expected_seq: int,
+        move_text: str,
+        now_ms: int,
     ) -> int:
-        """`append_move` with the game's keys already built (the hot path: once per game)."""
+        """`append_move` with the game's keys already built (the hot path: once per game).
+        The move's server time goes into the same script (its ``times`` list)."""
         self._check_move(move_text)
         code, seq = await self.move_log.append(
-            Append(game_key, log_key, expected_seq, move_text, now_ms, self.max_moves)
+            Append(game_key, log_key, times_key, expected_seq, move_text, now_ms, self.max_moves)
         )
         if code == 0:
             return seq
@@ -429,6 +472,7 @@ class GameStore:
         )
         expire_at = board_expire_at(k.date, self.retention_days)
         if isinstance(k, keys.DailyGameKeys):
+            verdict = await self._screen(k, result, now_ms, final_move)
             return await self._finish_daily(
                 k,
                 result,
@@ -436,7 +480,14 @@ class GameStore:
                 now_ms,
                 final_move,
                 expected_seq,
+                verdict.dumps() if verdict.held else "",
             )
+        # A race result the screen holds stays in its race's standings (the racers saw the
+        # race) but is not rated (`server.races.referee`): the verdict goes in its record.
+        verdict = await self._screen(k, result, now_ms, final_move)
+        fields = {f: str(v) for f, v in result.fields().items()}
+        if verdict.held:
+            fields["held"] = verdict.dumps()
         arg = json.dumps(
             {
                 "seq": expected_seq,
@@ -448,14 +499,14 @@ class GameStore:
                 "score": str(entry.score),
                 "member": entry.member,
                 "data": entry.data,
-                "fields": {f: str(v) for f, v in result.fields().items()},
+                "fields": fields,
             },
             separators=(",", ":"),
         )
         res = cast(
             list[Any],
             await self.move_log.eval(
-                self._finish, (k.game, k.log, k.board, k.members, k.entries), (arg,)
+                self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
             ),
         )
         code = int(res[0])
@@ -466,6 +517,59 @@ class GameStore:
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
+    async def _screen(
+        self,
+        k: keys.DailyGameKeys | keys.RaceGameKeys,
+        result: FinalResult,
+        now_ms: int,
+        final_move: str | None,
+    ) -> Verdict:
+        """The screen's verdict on the game about to finish (`server.fairplay.screen`), from
+        its server-timed log (one consistent read, plus whether the account is marked)."""
+        if not self.screen_results:
+            marked = await self._r.hexists(keys.fairplay_marked(), k.player_id)
+            verdict = screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
+            if marked:
+                return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
+            return verdict
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.hmget(k.game, ["last_move_at_ms", "variant"])
+            pipe.lrange(k.times, 0, -1)
+            pipe.lrange(k.log, 0, -1)
+            ((last, variant), times, log_), marked, par = await asyncio.gather(
+                pipe.execute(),
+                self._r.hexists(keys.fairplay_marked(), k.player_id),
+                self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
+            )
+        intervals = [int(t) for t in times]
+        moves = [str(m) for m in log_]
+        if final_move is not None:
+            intervals.append(max(0, now_ms - int(last or now_ms)))
+            moves.append(final_move)
+        n = min(len(intervals), len(moves))  # equal unless moves predate the times list
+        verdict = screen(
+            Play(
+                variant=str(variant or ""),
+                intervals_ms=intervals[len(intervals) - n :],
+                log=moves[len(moves) - n :],
+                won=result.won,
+                moves=result.moves,
+                hints=result.hints,
+                par=par,
+            )
+        )
+        if marked:
+            verdict = verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
+        return verdict
+
+    async def _par(self, k: keys.DailyGameKeys) -> int | None:
+        if self.par_of is None:
+            return None
+        try:
+            return await self.par_of(k.variant, k.date)
+        except StoreUnavailable:
+            return None
+
     async def _finish_daily(
         self,
         k: keys.DailyGameKeys,
@@ -474,13 +578,15 @@ class GameStore:
         now_ms: int,
         final_move: str | None,
         expected_seq: int,
+        held: str = "",
     ) -> tuple[GameRecord, Entry]:
         # The outboxes first: the history's (recorded below, or by the next profile read)
-        # and the board's (written below, or by the next read of the board). Independent, so
-        # sent together: one batch of the group commit.
+        # and the board's (written below, or by the next read of the board), or for a held
+        # result the review desk's list (`server.fairplay.review`). Independent, so sent
+        # together: one batch of the group commit.
         await asyncio.gather(
             self.history.mark_pending(k.player_id, k.game_id),
-            self.entries.enqueue(k, entry.expire_at),
+            self._hold(k, now_ms) if held else self.entries.enqueue(k, entry.expire_at),
         )
         arg = json.dumps(
             {
@@ -490,16 +596,24 @@ class GameStore:
                 "now": str(now_ms),
                 "entry": entry.dumps(),
                 "fields": {f: str(v) for f, v in result.fields().items()},
+                "held": held,
             },
             separators=(",", ":"),
         )
-        res = cast(list[Any], await self.move_log.eval(self._finish_game, (k.game, k.log), (arg,)))
+        res = cast(
+            list[Any],
+            await self.move_log.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
+        )
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
             await self.entries.dequeue(k)
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
         record = _record(res[1])
+        if record.flagged and record.entry is not None:
+            # Held: kept in its record, off the board until a reviewer clears it.
+            await self.record_history(record)
+            return record, entry_from_json(0, k.player_id, record.entry.data)
         # Step 2 with the stored entry (another process's, if it finished first), and the
         # history's record beside it (independent of the board).
         (rank, raw_entry), _ = await asyncio.gather(
@@ -510,13 +624,24 @@ class GameStore:
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
+    async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
+        """List a game on the review desk before its finish marks it held (listed first: a
+        listed game that is not held is skipped by the desk)."""
+        await self.move_log.run(
+            keys.fairplay_held(), "ZADD", keys.fairplay_held(), now_ms, k.game_id
+        )
+
     async def record_history(self, record: GameRecord) -> None:
-        """Add a finished daily game to its player's history (idempotent). A failure is only
+        """Add a finished daily game to its player's history (idempotent), unless the screen
+        holds it (`server.fairplay.review` records it when cleared). A failure is only
         logged: the game stays in the player's outbox and is recorded on the next read."""
         r = record.result
         if record.kind != "daily" or r is None or record.finished_at_ms is None:
             return
         try:
+            if record.flagged:  # held: not in the history (profiles) unless it is cleared
+                await self.history.drop_pending(record.player_id, record.game_id)
+                return
             await self.history.record(
                 DailyResult(
                     variant=record.variant,
@@ -550,6 +675,10 @@ class GameStore:
     def _check_move(self, text: str) -> None:
         if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+async def _no_par() -> int | None:
+    return None  # race deals are not certified: no par line
 
 
 def _error(code: int, seq: Any) -> Exception:

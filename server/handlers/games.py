@@ -15,7 +15,7 @@ import protocol as p
 from engine import VARIANT_IDS
 from engine import variant as variant_of
 from engine.views import json_map, json_maps
-from protocol.events import ActiveRace, DailyGame
+from protocol.events import FLAGGED, ActiveRace, DailyGame
 from protocol.messages import Finish
 from protocol.version import RESUME
 from server.boards.leaderboard import BoardRef, Entry
@@ -48,10 +48,13 @@ def _date(conn: Connection, text: str | None) -> dt.date:
     return dt.date.fromisoformat(text) if text else utc_date(conn.services.clock.now_ms())
 
 
-def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
+def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.GameResult | None:
+    """The game's result for a connection speaking ``version``: a result the fair-play screen
+    holds has no rank (it is on no board) and, from version 5 on, ``status: "flagged"``."""
     r = live.record.result
     if r is None:
         return None
+    flagged = live.record.flagged
     return p.GameResult(
         won=r.won,
         over=r.over,
@@ -60,8 +63,9 @@ def result_of(live: LiveGame, entry: Entry | None) -> p.GameResult | None:
         time_ms=r.time_ms,
         moves=r.moves,
         resigned=r.resigned,
-        rank=entry.rank if entry else None,
+        rank=entry.rank if entry and entry.rank and not flagged else None,
         hints=r.hints,
+        status=FLAGGED if flagged and (version or 0) >= p.FAIR_PLAY else None,
     )
 
 
@@ -187,6 +191,7 @@ async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
 async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
     entry = None
     if live.record.finished:
+        live = await conn.services.games.reviewed(live)
         board = BoardRef.daily(live.record.variant, live.record.date)
         entry = await conn.services.leaderboard.rank(board, live.record.player_id)
     deal = None
@@ -206,7 +211,7 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         server_time=conn.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
-        result=result_of(live, entry),
+        result=result_of(live, entry, conn.version),
         par=deal.par if deal else None,
         hints=live.record.hints,
         log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None,
@@ -270,7 +275,7 @@ async def _play(
         view=view,
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
-        result=result_of(live, played.entry),
+        result=result_of(live, played.entry, version),
     )
 
 
@@ -288,9 +293,6 @@ def announce_finished(
         race_id = services.races.race_of(live)
         if race_id is not None:
             await services.race_referee.on_played(race_id, live)
-        result = result_of(live, entry)
-        assert result is not None
-        push = p.GameFinished(game_id=record.game_id, seq=live.seq, result=result)
         for conn in connections():
             if (
                 conn.player is not None
@@ -298,7 +300,9 @@ def announce_finished(
                 and conn.version is not None
                 and conn.version >= p.LEAN_MOVES
             ):
-                conn.send(push)
+                result = result_of(live, entry, conn.version)
+                assert result is not None
+                conn.send(p.GameFinished(game_id=record.game_id, seq=live.seq, result=result))
 
     return announce
 
@@ -326,7 +330,7 @@ async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
     live, entry = await s.games.resign(req.game_id, player.id, player.name)
     s.metrics.games_finished.inc(live.record.variant)
     await _after_play(conn, live)
-    result = result_of(live, entry)
+    result = result_of(live, entry, conn.version)
     assert result is not None
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
 
@@ -349,7 +353,7 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
     s.metrics.games_finished.inc(live.record.variant)
     await _after_play(conn, live)
-    result = result_of(live, entry)
+    result = result_of(live, entry, conn.version)
     assert result is not None
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
 

@@ -179,6 +179,8 @@ class RaceBoards:
         pairs_key = keys.rating_pairs(variant, day)
         pids = list(places)
         pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
+        # A marked account (`server.fairplay.review`) is still rated, but stays off the board.
+        marked = await self._marked(pids)
         while True:
             async with self.r.pipeline(transaction=True) as pipe:
                 try:
@@ -202,7 +204,9 @@ class RaceBoards:
                     pipe.expire(pairs_key, PAIRS_TTL_S)
                     if changed:
                         pipe.hset(stats, mapping={p: after[p].dump() for p in changed})
-                        pipe.zadd(board, {p: after[p].shown for p in changed})
+                        shown = {p: after[p].shown for p in changed if p not in marked}
+                        if shown:
+                            pipe.zadd(board, shown)
                     for p in pids:
                         item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
                         recent = keys.rating_recent(variant, p)
@@ -231,10 +235,19 @@ class RaceBoards:
                     break
         return out
 
+    async def _marked(self, pids: Sequence[str]) -> set[str]:
+        """The racers whose accounts are marked as cheating (off every race board)."""
+        if not pids:
+            return set()
+        flags = cast(list[str | None], await self.r.hmget(keys.fairplay_marked(), list(pids)))
+        return {p for p, f in zip(pids, flags, strict=True) if f is not None}
+
     @translate_redis_errors
     async def add_win(self, variant: str, day: dt.date, pid: str, race_id: str) -> bool:
         """Count the race's win for `pid` on the day's wins board, once per race; False when
-        it was already counted."""
+        it was already counted, or the account is marked."""
+        if await self._marked([pid]):
+            return False
         return bool(
             await self._add_win(
                 keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],

@@ -199,9 +199,14 @@ class RaceReferee:
         race = await self.store.load(race_id)
         names = race.names()
         no_attempt: set[str] = set()
+        held: set[str] = set()  # racers whose result the fair-play screen holds: not rated
         for pid, name in race.racers:
             live = await self._close(race, pid, name)
-            if live is not None and not real_attempt(live, pid in race.forfeited):
+            if live is None:
+                continue
+            if live.record.flagged:
+                held.add(pid)
+            if not real_attempt(live, pid in race.forfeited):
                 no_attempt.add(pid)
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
@@ -211,9 +216,13 @@ class RaceReferee:
             race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
         )
         # A private room is casual: it has places, but no ratings and no wins (fairplay.md).
-        rated = race.creator is None and len(places) >= 2
+        # A racer the screen holds keeps their place but is not rated.
+        rated_places = {pid: i + 1 for i, pid in enumerate(p for p in ordered if p not in held)}
+        rated = race.creator is None and len(rated_places) >= 2
         changes = (
-            await self.boards.apply(summary, places, frozenset(no_attempt) & set(places))
+            await self.boards.apply(
+                summary, rated_places, frozenset(no_attempt) & set(rated_places)
+            )
             if rated
             else {}
         )
@@ -239,7 +248,7 @@ class RaceReferee:
             )
         # A win counts when the race was rated (not casual, no pair repeated that day) and
         # the winner beat someone who really tried.
-        if ordered and changes and len(set(places) - no_attempt) >= 2:
+        if ordered and changes and ordered[0] not in held and len(set(places) - no_attempt) >= 2:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)

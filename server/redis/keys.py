@@ -50,6 +50,16 @@ transaction share it, so they live in one slot)::
     sol:{h:<pid>}:stats:<variant>            hash   totals, bests, streak runs, percentile sums
     sol:{h:<pid>}:pending                    set    daily game ids being finished (an outbox)
     sol:{r:<race_id>}:watchers               hash   server process id -> spectators there
+    sol:{d:<variant>:<date>:<pid>}:times     list   ms between a daily game's moves (fair play)
+    sol:{r:<race_id>}:times:<pid>            list   the same for a racer's game
+    sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
+    sol:{fp}:marked                          hash   pid -> mark JSON (confirmed cheaters)
+    sol:{fp}:audit                           list   review actions, JSON, oldest first
+
+A game's ``times`` list has one entry per logged move (undo included): the server's
+milliseconds since the previous move, the first since the deal was served (`server.fairplay`).
+The ``{fp}`` keys are the review desk's (`server.fairplay.review`): small, read by the admin
+tool, checked once per finish (``marked``).
 
 Each daily game has its own tag (``{d:<variant>:<date>:<pid>}``), not its board's: the moves of
 one board's players spread over every master of a cluster. So finishing a daily game is two
@@ -227,6 +237,10 @@ def daily_log(variant: str, date: dt.date, pid: str) -> str:
     return f"{PREFIX}{daily_game_tag(variant, date, pid)}:log"
 
 
+def daily_times(variant: str, date: dt.date, pid: str) -> str:
+    return f"{PREFIX}{daily_game_tag(variant, date, pid)}:times"
+
+
 def daily_deal(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:deal"
 
@@ -280,6 +294,11 @@ class DailyGameKeys:
     @property
     def log(self) -> str:
         return daily_log(self.variant, self.date, self.player_id)
+
+    @property
+    def times(self) -> str:
+        """The server-timed intervals of the game's moves (same slot as its log)."""
+        return daily_times(self.variant, self.date, self.player_id)
 
     @property
     def board(self) -> str:
@@ -449,6 +468,26 @@ def race_wins_applied(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:applied"
 
 
+# -- fair play (screen and review) ------------------------------------------------------------
+
+_FAIRPLAY = PREFIX + "{fp}:"
+
+
+def fairplay_held() -> str:
+    """Zset of held game ids (awaiting review) -> the game's finish time (ms)."""
+    return f"{_FAIRPLAY}held"
+
+
+def fairplay_marked() -> str:
+    """Hash of marked (confirmed cheating) players: pid -> mark JSON."""
+    return f"{_FAIRPLAY}marked"
+
+
+def fairplay_audit() -> str:
+    """List of review actions (JSON), appended in order."""
+    return f"{_FAIRPLAY}audit"
+
+
 # -- player history (profiles, streaks) ------------------------------------------------------
 
 #: Days of daily results kept per player and variant (older ones are trimmed on write).
@@ -509,6 +548,10 @@ class RaceGameKeys:
     @property
     def log(self) -> str:
         return _race(self.race_id, f"log:{self.player_id}")
+
+    @property
+    def times(self) -> str:
+        return _race(self.race_id, f"times:{self.player_id}")
 
     @property
     def board(self) -> str:

@@ -76,10 +76,12 @@ class Command:
 
 @dataclass(frozen=True, slots=True)
 class Append:
-    """One move to append: the game's record and log keys, the seq it was played at."""
+    """One move to append: the game's record, log and move-times keys, the seq it was played
+    at."""
 
     game_key: str
     log_key: str
+    times_key: str
     expected_seq: int
     move: str
     now_ms: int
@@ -129,7 +131,7 @@ class MoveLog:
         self.appends += 1
         reply = await self.eval(
             self._append,
-            (item.game_key, item.log_key),
+            (item.game_key, item.log_key, item.times_key),
             (item.expected_seq, item.move, item.now_ms, item.max_moves),
         )
         code, seq = cast(list[int], reply)

@@ -150,6 +150,11 @@ class Metrics:
         self.games_finished = LabeledCounter(
             "solitaire_games_finished", "Games finished, by variant", "variant"
         )
+        self.results_held = LabeledCounter(
+            "solitaire_results_held",
+            "Finished games the fair-play screen held for review, by variant",
+            "variant",
+        )
         self.engine_cpu = LabeledCounter(
             "solitaire_engine_cpu_seconds",
             "Seconds in the rules engine: deal and replay, parse, apply, game over, events, view",
@@ -161,6 +166,7 @@ class Metrics:
             self.errors,
             self.latency,
             self.games_finished,
+            self.results_held,
             self.engine_cpu,
         ):
             r.register(collector)

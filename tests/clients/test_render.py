@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 from rich.console import Console
 
-from clients.cli.render import render_board
+from clients.cli.render import render_board, result_line
 from engine import VARIANT_IDS, new_game
 from engine.views import View
 
@@ -104,3 +104,11 @@ def test_results_against_par() -> None:
     assert vs_par(26, 26, True) == "par"
     assert vs_par(26, 12, False) == ""  # a game not won has no moves-over-par
     assert vs_par(936, 900, True) == "-36"  # scoring games: points under the best found
+
+
+def test_a_flagged_result_reads_held_for_review() -> None:
+    result = {"won": True, "over": True, "cleared": 52, "score": 52, "time_ms": 311, "moves": 26}
+    plain = result_line("fourteen-out", result).plain
+    assert "held for review" not in plain
+    flagged = result_line("fourteen-out", {**result, "status": "flagged"}).plain
+    assert "held for review" in flagged and "leaderboard" in flagged

@@ -171,3 +171,12 @@ async def test_a_password_file_opens_a_redis_that_requires_it(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+def test_fair_play_screen_is_on_from_the_command_line(tmp_path: Path) -> None:
+    env = {"SOLITAIRE_DATA_DIR": str(tmp_path), "SOLITAIRE_DAILY_SECRET": "s"}
+    assert not Config().fair_play_screen  # a bare Config (tests) screens nothing
+    assert Config.from_args([], env=env).fair_play_screen
+    assert not Config.from_args(["--no-fair-play-screen"], env=env).fair_play_screen
+    off = {**env, "SOLITAIRE_FAIR_PLAY_SCREEN": "0"}
+    assert not Config.from_args([], env=off).fair_play_screen

@@ -16,8 +16,10 @@ from benchmarks.load.procs import ROOT, Proc, free_port, start_server
 
 __all__ = ["PINNED_AT", "QUIET", "ROOT", "ServerProcess", "free_port", "pinned_day"]
 
-#: The flags most test servers run with: no deal certification, warnings and worse logged.
-QUIET = ("--no-certify", "--log-level", "WARNING")
+#: The flags most test servers run with: no deal certification, warnings and worse logged,
+#: and no fair-play screen (their scripted players play at machine speed on purpose; the
+#: screen's own tests turn it on).
+QUIET = ("--no-certify", "--no-fair-play-screen", "--log-level", "WARNING")
 
 #: The day (and secret) a test server deals when its flags name none: noon of the day every
 #: in-process test's manual clock starts on. A run is then the same on every calendar day;

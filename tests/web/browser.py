@@ -48,6 +48,7 @@ def server_flags(secret: str) -> tuple[str, ...]:
     offset = T0_MS - int(time.time() * 1000)
     return (
         "--no-certify",
+        "--no-fair-play-screen",  # the browser is driven at machine speed
         "--log-level",
         "WARNING",
         "--daily-secret",

@@ -3,7 +3,7 @@
 
 import { BoardsScreen } from "./boards.js";
 import { GameScreen, outcome } from "./game.js";
-import { Connection, describe, storedToken } from "./net.js";
+import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { RaceScreen } from "./race.js";
 import { clock, dialog, el, points, scoring, title, TITLES } from "./ui.js";
 
@@ -202,7 +202,8 @@ class App {
         const r = g.result;
         const what = r.won ? "Won" : outcome(v, r).replace("Game over", "Over");
         const pts = scoring(v) ? points(r.score) : `${r.cleared} cleared`;
-        status = `${what} · ${pts} · ${clock(r.time_ms)}${r.rank ? ` · rank #${r.rank}` : ""}`;
+        status = `${what} · ${pts} · ${clock(r.time_ms)}${r.rank ? ` · rank #${r.rank}` : ""}` +
+          (r.status === "flagged" ? ` · ${HELD_FOR_REVIEW}` : "");
         action = "See result"; href = `#/game/${encodeURIComponent(g.game_id)}`;
       } else {
         status = `Playing · ${g.view.moves} moves · ${clock(g.elapsed_ms)}`;

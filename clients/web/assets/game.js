@@ -2,7 +2,7 @@
 // the result. Daily and race games alike; `race` adds nothing here but hides hints.
 
 import { Board } from "./board.js";
-import { describe, FINISH, LEAN_MOVES, MOVE_VIEWS, ServerError } from "./net.js";
+import { describe, FINISH, HELD_FOR_REVIEW, LEAN_MOVES, MOVE_VIEWS, ServerError } from "./net.js";
 import { clock, dialog, el, mayFinish, points, scoring, title, toast } from "./ui.js";
 
 const TOTALS = {
@@ -327,7 +327,8 @@ export class GameScreen {
         el("dt", {}, "Time"), el("dd", { "data-result": "time" }, clock(r.time_ms)),
         el("dt", {}, "Moves"), el("dd", {}, String(r.moves)),
         el("dt", {}, "Hints"), el("dd", {}, String(r.hints || 0)),
-        el("dt", {}, "Rank"), el("dd", { "data-result": "rank" }, rank ? `#${rank}${total ? ` of ${total}` : ""}` : "—"),
+        el("dt", {}, "Rank"), el("dd", { "data-result": "rank" },
+          r.status === "flagged" ? HELD_FOR_REVIEW : rank ? `#${rank}${total ? ` of ${total}` : ""}` : "—"),
         el("dt", {}, "Par"), el("dd", {}, this.game.par != null ? String(this.game.par) : "—")),
       text,
       el("button", {

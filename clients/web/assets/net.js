@@ -4,12 +4,14 @@
 // and with 2 and 3 (an older server) it asks `game.get` after a move; no rules run here.
 // Version 3 adds `finish` (Triple Deck) and the active race in `welcome`.
 
-export const PROTOCOL_VERSIONS = [1, 2, 3, 4];
+export const PROTOCOL_VERSIONS = [1, 2, 3, 4, 5];
 /** The first version whose `moved` has no view, and the first with `finish`. */
 export const LEAN_MOVES = 2;
 export const FINISH = 3;
 /** The first version whose `move` and `undo` may ask for the view in their reply. */
 export const MOVE_VIEWS = 4;
+/** A result the fair-play screen holds (protocol 5, `result.status === "flagged"`), in words. */
+export const HELD_FOR_REVIEW = "held for review";
 const TOKEN_KEY = "solitaire.token";
 const REQUEST_TIMEOUT_MS = 15000;
 const BACKOFF_FIRST_MS = 500;

@@ -164,5 +164,5 @@ async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
     assert results[0] == 5 and results[1] == 2 and results[3] == 7
     assert isinstance(results[2], redis.exceptions.ResponseError)
     with pytest.raises(TypeError):
-        await log.append(Append("{t}:g", "{t}:l", 0, "1 2", 1, 10))
+        await log.append(Append("{t}:g", "{t}:l", "{t}:t", 0, "1 2", 1, 10))
     await log.aclose()

@@ -1,0 +1,1 @@
+"""Fair play: the screen of finished games (`screen`, pure) and the review desk (`review`)."""

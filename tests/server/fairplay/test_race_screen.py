@@ -1,0 +1,97 @@
+"""Race results are screened for the ratings: a racer at machine speed keeps their place in
+the race's standings (everyone saw the race) but is not rated and their win is not counted."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+import redis.asyncio
+
+from engine import from_view
+from server.races.referee import REAL_ATTEMPT_MOVES
+from server.redis import keys
+from tests.support.app import App, serve
+from tests.support.races import race_config, start_race
+from tests.support.wsclient import Client
+
+VARIANT = "triple-triangle"
+
+
+@pytest_asyncio.fixture
+async def app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    async with serve(replace(race_config(redis_url, tmp_path), fair_play_screen=True)) as app:
+        yield app
+
+
+async def play_out(
+    app: App, c: Client, started: dict[str, Any], gap_ms: int, limit: int = 300
+) -> int:
+    """The first legal move each time, ``gap_ms`` apart, to the game's end (or ``limit``
+    moves); moves played."""
+    view, seq = started["view"], 0
+    for _ in range(limit):
+        moves = list(from_view(view).legal_moves())
+        if not moves:
+            break
+        app.clock.advance(gap_ms)
+        reply = await c.request(
+            "move",
+            game_id=started["game_id"],
+            move=str(moves[0]),
+            expected_seq=seq,
+            with_view=True,
+        )
+        assert reply["type"] == "moved", reply
+        view, seq = reply["view"], reply["seq"]
+        if reply["finished"]:
+            break
+    return seq
+
+
+async def race_results(app: App, gap_ms: int) -> tuple[Client, str, list[dict[str, Any]]]:
+    """A two-racer race: slowpoke makes a real attempt (`REAL_ATTEMPT_MOVES` moves at a
+    human pace), speedy plays out at ``gap_ms`` a move, then slowpoke resigns; speedy's
+    client and game id, and the race's results."""
+    a, b = await app.client("speedy", versions=(5,)), await app.client("slowpoke", versions=(5,))
+    await a.request("race.queue", variant=VARIANT)
+    await b.request("race.queue", variant=VARIANT)
+    sa, sb = await start_race(app, a, b)
+    # a racer who resigns without a real attempt would give nobody points (docs/fairplay.md)
+    assert await play_out(app, b, sb, 1_500, limit=REAL_ATTEMPT_MOVES) == REAL_ATTEMPT_MOVES
+    assert await play_out(app, a, sa, gap_ms) >= 20
+    res = await b.request("resign", game_id=sb["game_id"])
+    assert res["type"] in ("finished", "error")
+    fin = await a.push("race.event", timeout=10)
+    while fin["event"]["kind"] != "finished":
+        fin = await a.push("race.event", timeout=10)
+    await b.close()
+    return a, sa["game_id"], list(fin["event"]["results"])
+
+
+async def test_a_machine_speed_racer_is_not_rated(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    a, game_id, results = await race_results(app, gap_ms=5)
+    first, second = results
+    assert first["name"] == "speedy" and first["place"] == 1  # the standings stand
+    assert first.get("rating") is None and second.get("rating") is None  # one rated racer
+    assert await redis_client.zrange(keys.rating_board(VARIANT), 0, -1) == []
+    wins = await a.request("race.top", variant=VARIANT, board="wins")
+    assert wins["entries"] == []
+    game = await a.request("game.get", game_id=game_id)  # its player sees why
+    assert game["result"]["status"] == "flagged" and "rank" not in game["result"]
+    await a.close()
+
+
+async def test_a_human_paced_racer_is_rated(app: App, redis_client: redis.asyncio.Redis) -> None:
+    a, _, results = await race_results(app, gap_ms=1_200)
+    first, second = results
+    assert first["name"] == "speedy" and first["rating_change"] > 0 > second["rating_change"]
+    assert len(await redis_client.zrange(keys.rating_board(VARIANT), 0, -1)) == 2
+    await a.close()

@@ -1,0 +1,120 @@
+"""The pure screen (`server.fairplay.screen`): machine play is held, fast human play is not."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from server.fairplay.screen import (
+    BURST_RUN,
+    MIN_MOVES,
+    Play,
+    Reason,
+    Verdict,
+    floors_of,
+    screen,
+)
+
+
+def human(n: int, lo: int, hi: int, seed: int = 1) -> list[int]:
+    """``n`` intervals drawn between ``lo`` and ``hi`` ms (a seeded, reproducible player)."""
+    rng = random.Random(seed)
+    return [rng.randint(lo, hi) for _ in range(n)]
+
+
+def test_bot_speed_fourteen_out_is_held_on_every_count() -> None:
+    # The issue's cheat: solved from the first view in 2 ms, 26 moves sent in 311 ms.
+    gaps = [2] + [12] * 25
+    v = screen(Play(variant="fourteen-out", intervals_ms=gaps, won=True, moves=26))
+    assert v.held
+    assert {Reason.MACHINE_PACE, Reason.MACHINE_BURST, Reason.WIN_TIME_FLOOR} <= set(v.reasons)
+    assert v.evidence.first_ms == 2 and v.evidence.elapsed_ms == 302
+    assert v.evidence.median_ms == 12 and v.evidence.pace_floor_ms == 300
+
+
+def test_scout_replay_at_machine_speed_is_held_with_the_solver_line() -> None:
+    gaps = [9] * 51  # 51 moves in 459 ms, the par line, no undo, no hint
+    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, won=True, moves=51, par=51))
+    assert Reason.SOLVER_LINE_AT_SPEED in v.reasons and Reason.MACHINE_PACE in v.reasons
+
+
+@pytest.mark.parametrize("variant", ["fourteen-out", "triple-triangle", "triple-easthaven"])
+def test_human_pace_is_clean(variant: str) -> None:
+    gaps = human(60, 700, 4_000)
+    v = screen(Play(variant=variant, intervals_ms=gaps, won=True, moves=60, par=60))
+    assert not v.held and v.reasons == ()
+
+
+def test_fast_expert_with_short_bursts_is_clean() -> None:
+    # An expert Tri Peaks player: a median near 0.35 s, runs of quick stock clicks at
+    # 120-160 ms (human clicking), and some fast single moves: none of it is held.
+    gaps = human(40, 250, 450, seed=3)
+    gaps[10:21] = [120, 140, 160, 130, 150, 120, 140, 125, 135, 150, 145]
+    gaps[30] = 20  # one move an instant after the previous one (two clicks close together)
+    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, won=True, moves=40))
+    assert not v.held, v.notes
+
+
+def test_a_par_line_at_thinking_pace_is_clean() -> None:
+    gaps = human(26, 900, 3_000)
+    v = screen(Play(variant="fourteen-out", intervals_ms=gaps, won=True, moves=26, par=26))
+    assert not v.held
+
+
+def test_undos_do_not_count_and_short_games_are_not_judged_on_pace() -> None:
+    # A held key repeating undo: 20 undos 30 ms apart among human moves.
+    gaps = human(20, 800, 2_000) + [30] * 20 + human(10, 800, 2_000)
+    log = ["19"] * 20 + ["undo"] * 20 + ["20"] * 10
+    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, log=log, won=False, moves=30))
+    assert not v.held and v.evidence.undos == 20 and v.evidence.moves == 30
+    short = screen(
+        Play(variant="fourteen-out", intervals_ms=[1] * (MIN_MOVES - 1), won=False, moves=7)
+    )
+    assert not short.held
+
+
+def test_a_sustained_burst_alone_holds() -> None:
+    floor = floors_of("triple-triangle").move_burst_ms
+    gaps = human(30, 600, 2_000) + [floor - 10] * BURST_RUN + human(30, 600, 2_000)
+    v = screen(Play(variant="triple-triangle", intervals_ms=gaps, won=False, moves=72))
+    assert v.reasons == (Reason.MACHINE_BURST,)
+    assert v.evidence.longest_fast_run == BURST_RUN
+
+
+def test_verdict_round_trips() -> None:
+    v = screen(Play(variant="fourteen-out", intervals_ms=[5] * 26, won=True, moves=26, par=26))
+    v = v.with_reason(Reason.ACCOUNT_MARKED, "marked")
+    assert Verdict.loads(v.dumps()) == v
+
+
+def test_mismatched_log_is_refused() -> None:
+    with pytest.raises(ValueError):
+        screen(Play(variant="fourteen-out", intervals_ms=[1, 2], log=["1 2"], won=False, moves=2))
+
+
+def test_quick_stock_draws_do_not_make_a_human_triple_deck_game_machine_paced() -> None:
+    # Triple Deck: most moves cycle the stock, clicked at 8-10 a second (100-125 ms); the card
+    # moves between them take a human 0.6-2.5 s. Counting draws, the median would be ~110 ms.
+    rng = random.Random(7)
+    gaps: list[int] = []
+    log: list[str] = []
+    for _ in range(60):
+        for _ in range(3):
+            gaps.append(rng.randint(100, 125))
+            log.append("d")
+        gaps.append(rng.randint(600, 2_500))
+        log.append("3 f")
+    v = screen(Play(variant="triple-deck", intervals_ms=gaps, log=log, won=False, moves=240))
+    assert not v.held, v.notes
+    assert v.evidence.draws == 180 and v.evidence.moves == 60 and v.evidence.median_ms >= 600
+    # The same draws at machine speed are a burst.
+    fast = [5 if m == "d" else g for g, m in zip(gaps, log, strict=True)]
+    bot = screen(Play(variant="triple-deck", intervals_ms=fast, log=log, won=False, moves=240))
+    assert Reason.MACHINE_BURST not in bot.reasons  # runs of 3 draws: below BURST_RUN
+    draws_only = [5] * 20 + gaps[:40]
+    log2 = ["d"] * 20 + log[:40]
+    burst = screen(
+        Play(variant="triple-deck", intervals_ms=draws_only, log=log2, won=False, moves=60)
+    )
+    assert Reason.MACHINE_BURST in burst.reasons
