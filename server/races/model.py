@@ -330,6 +330,16 @@ class RaceState:
         """Some process held a live connection of the racer at its latest refresh."""
         return self.present_until.get(pid, 0) > now
 
+    def connected(self, pid: str, now: int) -> bool:
+        """Shown as connected: once the race runs, exactly while some process holds a live
+        connection of the racer (a close clears that process's mark at once; a process that
+        stopped lets it lapse within `PRESENCE_MS`). Before the start, when the clocks have not
+        marked everyone yet, a racer seen lately counts too."""
+        if self.present(pid, now) or self.status is RaceStatus.OPEN:
+            return True
+        before_start = self.start_at is None or now < self.start_at
+        return before_start and now - self.seen.get(pid, 0) <= CONNECTED_MS
+
     def all_done(self) -> bool:
         """Every racer has finished, is stuck or forfeited."""
         return all(self.progress_of(pid).done or pid in self.forfeited for pid in self.pids())
@@ -363,11 +373,7 @@ class RaceState:
                     stuck=prog.stuck,
                     won=prog.won,
                     forfeited=pid in self.forfeited,
-                    connected=(
-                        self.present(pid, now)
-                        or now - self.seen.get(pid, 0) <= CONNECTED_MS
-                        or self.status is RaceStatus.OPEN
-                    ),
+                    connected=self.connected(pid, now),
                     place=res.place if res else None,
                     rating=res.rating if res else None,
                     rating_change=res.rating_change if res else None,

@@ -88,12 +88,20 @@ def test_info_shows_everyones_progress_and_forfeits_in_joining_order() -> None:
     assert all(x.place is None and x.rating is None for x in (a, b, c)), "no results yet"
 
 
-def test_connected_follows_last_seen() -> None:
+def test_connected_is_presence_once_running_and_last_seen_before() -> None:
+    # Running: exactly while some process holds a live connection (issue #25: a racer who
+    # closed was shown connected for 5 s more, as recently seen).
     now = START + 20_000
-    r = race(seen={"alice1": now - CONNECTED_MS, "bobby1": now - CONNECTED_MS - 1})
+    r = race(seen={"alice1": now - 1, "bobby1": now - 1}, present_until={"bobby1": now + 1})
     a, b, c = r.info(now, None).racers
-    assert a.connected and not b.connected
+    assert not a.connected, "seen a moment ago, but no process holds a connection: closed"
+    assert b.connected
     assert not c.connected, "never seen since the start: not connected"
+    # Before the start, when the clocks have not marked everyone yet: seen lately counts.
+    early = START - 500
+    r = race(seen={"alice1": early - CONNECTED_MS, "bobby1": early - CONNECTED_MS - 1})
+    a, b, c = r.info(early, None).racers
+    assert a.connected and not b.connected and not c.connected
 
 
 def test_results_land_on_each_racer() -> None:

@@ -162,3 +162,35 @@ async def test_a_race_whose_racers_all_leave_together_ends_by_the_grace_rule(
     assert took < 15
     assert any(r["forfeited"] for r in state["race"]["racers"])
     await judge.close()
+
+
+async def test_a_racer_who_closes_is_shown_disconnected_within_a_second(
+    two_quick_servers: list[str], redis_client: redis.asyncio.Redis
+) -> None:
+    """Issue #25: racers showed `connected: true` for 4-5 s after their socket closed."""
+    url1, url2 = two_quick_servers
+    a, b = await Client.connect(url1), await Client.connect(url2)
+    await a.hello(name="vera01", versions=(3,))
+    await b.hello(name="walt02", versions=(3,))
+    for cl in (a, b):
+        await cl.request("race.queue", variant="fourteen-out")
+    sa, _ = await a.push("race.started"), await b.push("race.started")
+    await asyncio.sleep(1.2)  # both marked present by their processes' clocks
+
+    def shown(state: dict[str, object]) -> dict[str, bool]:
+        race = state["race"]
+        assert isinstance(race, dict)
+        return {r["name"]: r["connected"] for r in race["racers"]}
+
+    before = await a.request("race.get", race_id=sa["race_id"])
+    assert shown(before) == {"vera01": True, "walt02": True}
+    await b.close()
+    closed = time.monotonic()
+    while True:
+        state = await a.request("race.get", race_id=sa["race_id"])
+        if not shown(state)["walt02"]:
+            break
+        assert time.monotonic() - closed < 1.0, "still shown connected a second after closing"
+        await asyncio.sleep(0.05)
+    assert shown(state)["vera01"]
+    await a.close()
