@@ -147,6 +147,7 @@ from protocol.social import (
 )
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
 from protocol.version import (
+    FAIR_PLAY,
     LEAN_MOVES,
     MOVE_VIEWS,
     PROTOCOL_VERSION,
@@ -162,6 +163,7 @@ __all__ = [
     "CLIENT_MESSAGES",
     "COMPILED",
     "ERROR_CODES",
+    "FAIR_PLAY",
     "LEAN_MOVES",
     "MAX_DEPTH",
     "MAX_FRAME_SIZE",

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 4
+PROTOCOL_VERSION: Final = 5
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -21,6 +21,12 @@ carries the game's move list (``log``); Triple Deck games take ``finish``.
 Version 4 (views on request): ``move`` and ``undo`` take ``with_view``; when true, the
 ``moved`` reply carries the whole new ``view`` besides the events, for a client that shows the
 board without a rules engine (the browser) and would otherwise ask ``game.get`` after each move.
+
+Version 5 (fair play): a daily game takes no write (``move``, ``undo``, ``hint``,
+``resign``, ``finish``) once its UTC day is over: error code ``day_over`` (older versions get
+``game_over``); an unfinished daily game is closed as it stands at the day's end; a day's
+seeds (``daily.seeds``) and exports (``game.export``) are published once every game of that day
+is settled (until then ``not_found``, the message saying when to retry).
 """
 
 LEAN_MOVES: Final = 2
@@ -32,7 +38,10 @@ RESUME: Final = 3
 MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4})
+FAIR_PLAY: Final = 5
+"""The first version that is sent the fair-play error codes (``day_over``)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""
 
 

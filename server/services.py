@@ -9,6 +9,7 @@ from redis.asyncio import Redis
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
 from server.games.deals import DailyDeals, SolverPool
+from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.registry import PlayerRegistry
@@ -42,6 +43,7 @@ class Services:
     race_fanout: RaceFanout  # its reader runs in the app's cleanup_ctx
     race_clock: RaceClock  # runs in the app's cleanup_ctx
     matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
+    day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
 
     @classmethod
     def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
@@ -92,4 +94,5 @@ class Services:
             race_fanout=fanout,
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
+            day_closer=DayCloser(client, store, games, players, clock),
         )

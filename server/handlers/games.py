@@ -220,7 +220,10 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
 
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
-    live = await conn.services.games.get(req.game_id, player.id)
+    games = conn.services.games
+    live = await games.get(req.game_id, player.id)
+    if games.day_over(live) and not live.record.finished:  # closed lazily when read
+        live = await games.close_day(req.game_id, player.id, player.name)
     return await _game_reply(conn, req.id, live)
 
 
@@ -336,6 +339,7 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
         raise Conflict(
             f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; resign this one"
         )
+    await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)

@@ -10,6 +10,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
     ├── NotStarted              "not_started"   a race move before the race's start time
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
+        │   └── DayOver         "day_over"      its UTC day is over (v5; else game_over)
         └── NameTaken           "name_taken"    name in use (compared casefolded)
 """
 
@@ -26,6 +27,7 @@ from protocol import ErrorCode
 
 __all__ = [
     "Conflict",
+    "DayOver",
     "GameOver",
     "InvalidInput",
     "NameTaken",
@@ -83,6 +85,14 @@ class GameOver(Conflict):
     """The game is finished; no further moves are accepted."""
 
     code: ClassVar[ErrorCode] = ErrorCode.GAME_OVER
+
+
+class DayOver(GameOver):
+    """The daily game's UTC day is over: it takes no more writes (docs/fairplay.md). Sent as
+    ``day_over`` to version 5 connections, as ``game_over`` to older ones
+    (`server.transport.connection.error_reply`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.DAY_OVER
 
 
 class NameTaken(Conflict):

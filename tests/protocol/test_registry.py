@@ -184,6 +184,7 @@ def test_error_codes() -> None:
         "name_taken",
         "invalid_name",
         "game_over",
+        "day_over",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"

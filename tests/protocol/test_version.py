@@ -8,8 +8,8 @@ import protocol as p
 
 
 def test_current_version_is_supported() -> None:
-    assert p.PROTOCOL_VERSION == 4
-    assert {1, 2, 3, 4} == p.SUPPORTED_VERSIONS, "version 1, 2 and 3 clients keep working"
+    assert p.PROTOCOL_VERSION == 5
+    assert {1, 2, 3, 4, 5} == p.SUPPORTED_VERSIONS, "version 1 to 4 clients keep working"
 
 
 @pytest.mark.parametrize(
@@ -28,12 +28,12 @@ def test_negotiate_picks_highest_common(
     assert p.negotiate(offered, supported) == chosen
 
 
-@pytest.mark.parametrize("offered", [[], [5], [0, 5, 6]])
+@pytest.mark.parametrize("offered", [[], [6], [0, 6, 7]])
 def test_negotiate_without_common_version(offered: list[int]) -> None:
     with pytest.raises(p.UnsupportedVersion) as info:
         p.negotiate(offered)
     assert info.value.code == "unsupported_version"
-    assert "1, 2, 3, 4" in info.value.message
+    assert "1, 2, 3, 4, 5" in info.value.message
 
 
 def test_negotiate_from_a_decoded_hello() -> None:
@@ -43,6 +43,7 @@ def test_negotiate_from_a_decoded_hello() -> None:
     assert p.negotiate((1, 2)) == 2
     assert p.negotiate((2, 3)) == 3
     assert p.negotiate((3, 4)) == 4
+    assert p.negotiate((4, 5)) == 5
 
 
 @given(st.lists(st.integers(1, 20), max_size=8), st.sets(st.integers(1, 20), min_size=1))

@@ -3,6 +3,7 @@ results with their exports, looking players up, and history recovered from the o
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import redis.asyncio
@@ -53,6 +54,7 @@ async def test_a_streak_across_utc_midnight(race_app: App) -> None:
     old, new = me["recent"][1], me["recent"][0]
     assert old["replayable"] and (old["rank"], old["total"], old["percentile"]) == (1, 1, 100)
     assert not new["replayable"] and "rank" not in new  # today is not over
+    assert await race_app.services.day_closer.sweep(dt.date.fromisoformat(old["date"]))
     export = await c.request("game.export", game_id=old["game_id"])
     assert export["type"] == "game.export" and export["variant"] == V
 
