@@ -399,6 +399,8 @@ class GameService:
                         live.game.settle_over(over)
                         return
                     search, seq = live.game.over_search(), live.seq
+        except DayOver:  # its day ended meanwhile: the game is closed as it stood instead
+            log.info("game-over search of %s outlived its day", live.record.game_id)
         except Exception:
             log.exception("game-over search of %s failed", live.record.game_id)
         finally:

@@ -4,7 +4,7 @@
 // and with 2 and 3 (an older server) it asks `game.get` after a move; no rules run here.
 // Version 3 adds `finish` (Triple Deck) and the active race in `welcome`.
 
-export const PROTOCOL_VERSIONS = [1, 2, 3, 4];
+export const PROTOCOL_VERSIONS = [1, 2, 3, 4, 5];
 /** The first version whose `moved` has no view, and the first with `finish`. */
 export const LEAN_MOVES = 2;
 export const FINISH = 3;
@@ -31,6 +31,7 @@ const DESCRIPTIONS = {
   internal: "The server hit a problem with that request. Try again.",
   not_started: "The race has not started yet.",
   game_over: "This game is already over.",
+  day_over: "This game's day is over (00:00 UTC): it was closed as it stood and takes no more moves. Start today's game.",
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
   name_taken: "That name is taken: choose another.",

@@ -17,6 +17,9 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
+import protocol as p
+from clients.cli.games import DAY_OVER_TEXT, ServerGame
+from clients.cli.session import ServerSession
 from engine import from_view
 from server.runtime.clock import ManualClock
 from tests.support.app import T0_MS, App, serve
@@ -219,3 +222,20 @@ async def test_two_processes_with_skewed_clocks_both_refuse(two_apps: tuple[App,
     late = await player(b, "latecomer")
     refused_for_the_day(await late.request("daily.start", variant="fourteen-out"))
     assert (await on_b.request("game.get", game_id=g["game_id"]))["finished"]
+
+
+async def test_the_terminal_client_says_the_day_is_over(race_app: App) -> None:
+    race_app.clock.set(MIDNIGHT - 5_000)
+    session = ServerSession(race_app.url, name="cli_late")
+    welcome = await session.connect()
+    assert welcome.version == 5
+    state = await session.request(
+        lambda rid: p.DailyStart(id=rid, variant="fourteen-out"), p.GameState
+    )
+    game = ServerGame(session, state)
+    race_app.clock.set(MIDNIGHT + 1)
+    out = await game.move(str(game.legal_moves()[0]))
+    assert not out.ok and out.code == "day_over" and out.reason == DAY_OVER_TEXT
+    assert game.finished, "the client fetched the game closed at the day's end"
+    assert (await game.resign()).reason == DAY_OVER_TEXT
+    await session.close()
