@@ -127,9 +127,11 @@ class DayCloser:
     async def day_closed(self, date: dt.date) -> bool:
         """True once every variant of ``date`` is closed; a day older than the background
         sweep looks at is swept now (once: then its markers say it)."""
+        today = utc_date(self.clock.now_ms())
+        if date < today - dt.timedelta(days=self.store.retention_days):
+            return date < today  # nothing of it is kept (its games expired with its boards)
         for variant in VARIANT_IDS:
             if not await self.closed(variant, date):
-                today = utc_date(self.clock.now_ms())
                 if date < today - dt.timedelta(days=CLOSE_LOOKBACK_DAYS):
                     return await self.sweep(date)
                 return False
@@ -150,10 +152,11 @@ class DayCloser:
     async def _sweep_variant(self, variant: str, date: dt.date) -> bool:
         index = keys.daily_started(variant, date)
         now = self.clock.now_ms()
+        offset = 0  # games left in the index ahead of the batch (not settled yet)
         while True:
             raw = cast(
                 list[tuple[str, float]],
-                await self._r.zrange(index, 0, SWEEP_BATCH - 1, withscores=True),
+                await self._r.zrange(index, offset, offset + SWEEP_BATCH - 1, withscores=True),
             )
             if not raw:
                 break
@@ -178,11 +181,18 @@ class DayCloser:
                     except Conflict:
                         waiting += 1  # a process is writing it right now: the next pass
                         continue
+                    except StoreUnavailable:
+                        raise
+                    except Exception:  # one bad game must not hold the others open
+                        log.exception("closing %s at its day's end failed", game_id)
+                        waiting += 1
+                        continue
                 settled.append(game_id)
             if settled:
                 await self._r.zrem(index, *settled)
-            if waiting:
-                return False
+            offset += waiting
+        if offset:
+            return False
         expire_at = board_expire_at(date, self.store.retention_days)
         done = bool(
             await self._close_day(

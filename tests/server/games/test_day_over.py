@@ -239,3 +239,20 @@ async def test_the_terminal_client_says_the_day_is_over(race_app: App) -> None:
     assert game.finished, "the client fetched the game closed at the day's end"
     assert (await game.resign()).reason == DAY_OVER_TEXT
     await session.close()
+
+
+async def test_a_days_ranks_are_final_only_once_every_game_of_it_is_on_the_board(
+    race_app: App,
+) -> None:
+    clock = race_app.clock
+    clock.set(MIDNIGHT - 60_000)
+    early, late = await player(race_app, "early_bird"), await player(race_app, "night_owl")
+    g = await start(early, "fourteen-out")
+    await early.request("resign", game_id=g["game_id"])
+    await moved(late, await start(late, "fourteen-out"), 0)  # left open over midnight
+    clock.set(MIDNIGHT + 1_000)
+    [mine] = (await early.request("profile.get"))["recent"]
+    assert "rank" not in mine, "no final rank while a game of the day may still reach its board"
+    assert await race_app.services.day_closer.sweep(YESTERDAY)
+    [mine] = (await early.request("profile.get"))["recent"]
+    assert mine["total"] == 2, "the game closed at the day's end is on the board it ranks on"
