@@ -8,6 +8,7 @@ day ended, ranked #1 on that day's board.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -256,3 +257,49 @@ async def test_a_days_ranks_are_final_only_once_every_game_of_it_is_on_the_board
     assert await race_app.services.day_closer.sweep(YESTERDAY)
     [mine] = (await early.request("profile.get"))["recent"]
     assert mine["total"] == 2, "the game closed at the day's end is on the board it ranks on"
+
+
+async def test_any_process_closes_the_day_in_the_background_and_together_once(
+    two_apps: tuple[App, App],
+) -> None:
+    a, b = two_apps
+    names = [f"sweep_{i}" for i in range(5)]
+    clients = [await player(a, n) for n in names]
+    for c in clients:
+        await moved(c, await start(c, "fourteen-out"), 0)
+    at(a, MIDNIGHT + 2_000)
+    at(b, MIDNIGHT + 1_000)
+    # Both processes sweep at once: every game closed once, one entry each on the board.
+    await asyncio.gather(
+        a.services.day_closer.sweep(YESTERDAY), b.services.day_closer.sweep(YESTERDAY)
+    )
+    board = await clients[0].request(
+        "leaderboard.top", variant="fourteen-out", date="2030-06-15", limit=50
+    )
+    assert sorted(e["name"] for e in board["entries"]) == names and board["total"] == 5
+    for c in clients:
+        stats = {d["variant"]: d for d in (await c.request("profile.get"))["daily"]}
+        assert stats["fourteen-out"]["played"] == 1
+
+
+async def test_a_process_started_after_midnight_closes_yesterday_by_itself(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    config = race_config(redis_url, tmp_path)
+    async with serve(config, ManualClock(MIDNIGHT - 10_000)) as before:
+        first = await player(before, "overnight")
+        g = await start(first, "triple-triangle")
+        token = first.token
+    # A new process whose clock is past midnight: its background job (the app's cleanup_ctx)
+    # closes the open game and the day, with no request of anyone.
+    async with serve(config, ManualClock(MIDNIGHT + 5_000)) as after:
+        for _ in range(100):
+            if await after.services.day_closer.day_closed(YESTERDAY):
+                break
+            await asyncio.sleep(0.05)
+        c = await Client.connect(after.url)
+        await c.hello(token=token, versions=V5)
+        seeds = await c.request("daily.seeds", date=YESTERDAY.isoformat())
+        assert seeds["type"] == "daily.seeds", seeds
+        got = await c.request("game.get", game_id=g["game_id"])
+        assert got["finished"] and got["result"]["time_ms"] == 10_000
