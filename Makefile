@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 
 .PHONY: venv install run test test-pure browser haproxy coverage lint typecheck bench clean \
-	secrets constraints screenshots
+	secrets constraints screenshots chaos
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -88,6 +88,13 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# Long chaos runs (docs/reliability.md): three servers behind HAProxy on one Redis while
+# processes are killed, paused and drained and Redis restarts; a table per seed. A failing
+# seed replays: python -m tests.support.chaos --seed N --duration S --keep DIR.
+CHAOS_SEEDS ?= 11 12 13
+chaos: $(STAMP) $(COMPILED) haproxy
+	$(BIN)/python -m tests.support.chaos $(foreach s,$(CHAOS_SEEDS),--seed $(s)) --duration 180
 
 bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/engine_bench.py

@@ -13,6 +13,7 @@ Modules
               :func:`encode_request` / :func:`decode_server` (client side)
 ``version``   :data:`PROTOCOL_VERSION` and :func:`negotiate`
 ``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
+``tokens``    ``token.rotate`` and ``token.revoke_all`` (version 5)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -146,6 +147,7 @@ from protocol.social import (
     SpectatorBoard,
 )
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
+from protocol.tokens import TokenReply, TokenRevokeAll, TokenRotate
 from protocol.version import (
     FAIR_PLAY,
     LEAN_MOVES,
@@ -254,6 +256,9 @@ __all__ = [
     "Shutdown",
     "SpectatorBoard",
     "Struct",
+    "TokenReply",
+    "TokenRevokeAll",
+    "TokenRotate",
     "Undo",
     "UnknownType",
     "UnsupportedVersion",

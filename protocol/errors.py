@@ -43,6 +43,9 @@ class ErrorCode(StrEnum):
     """A move in a race game before the race's start time."""
     GAME_OVER = "game_over"
     """The game is already finished; moves, undos and resigns are refused."""
+    LIMIT_REACHED = "limit_reached"
+    """A per-account quota is used up (e.g. private rooms created per hour); version 5 on,
+    older versions get ``rate_limited``."""
     DAY_OVER = "day_over"
     """The daily game's UTC day is over: moves, undos, hints, resigns and finishes are refused
     (the game was closed as it stood at the day's end). Version 5 on; older versions get

@@ -22,11 +22,15 @@ Version 4 (views on request): ``move`` and ``undo`` take ``with_view``; when tru
 ``moved`` reply carries the whole new ``view`` besides the events, for a client that shows the
 board without a rules engine (the browser) and would otherwise ask ``game.get`` after each move.
 
-Version 5 (fair play): a daily game takes no write (``move``, ``undo``, ``hint``,
-``resign``, ``finish``) once its UTC day is over: error code ``day_over`` (older versions get
-``game_over``); an unfinished daily game is closed as it stands at the day's end; a day's
-seeds (``daily.seeds``) and exports (``game.export``) are published once every game of that day
-is settled (until then ``not_found``, the message saying when to retry).
+Version 5 (fair play): new players per client address and hour are limited: error code
+``limit_reached`` (older versions get ``rate_limited``); ``token.rotate`` and
+``token.revoke_all`` replace a player's token (answered by ``token``); look-alike names
+(``AIice`` for ``alice``) are ``name_taken`` and reserved ones ``invalid_name``, in every version.
+A daily game takes no write (``move``, ``undo``, ``hint``, ``resign``, ``finish``) once its UTC
+day is over: error code ``day_over`` (older versions get ``game_over``); an unfinished daily
+game is closed as it stands at the day's end; a day's seeds (``daily.seeds``) and exports
+(``game.export``) are published once every game of that day is settled (until then
+``not_found``, the message saying when to retry).
 """
 
 LEAN_MOVES: Final = 2
@@ -39,7 +43,8 @@ MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
 FAIR_PLAY: Final = 5
-"""The first version that is sent the fair-play error codes (``day_over``)."""
+"""The first version that is sent the fair-play error codes (``limit_reached``,
+``day_over``)."""
 
 SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""

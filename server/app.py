@@ -20,10 +20,17 @@ from server.games.daily import ms_until_rollover
 from server.handlers.games import announce_finished
 from server.redis import connect as redisconn
 from server.runtime.clock import Clock, system_clock
-from server.runtime.errors import raise_if_cancelled
+from server.runtime.errors import StoreUnavailable, raise_if_cancelled
 from server.runtime.looplag import LoopPacer, runtime_probes
 from server.runtime.metrics import Metrics
 from server.services import Services
+from server.transport.address import (
+    ConnectionCounter,
+    TrustedProxies,
+    address_group,
+    client_address,
+    origin_allowed,
+)
 from server.transport.connection import Connection, Handler
 from server.transport.dispatch import build_table
 from server.transport.web import add_web_routes
@@ -37,6 +44,8 @@ SERVICES = web.AppKey("services", Services)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
 HANDLERS = web.AppKey("handlers", Mapping[type[p.ClientMessage], Handler])
 PACER = web.AppKey("pacer", LoopPacer)
+PROXIES = web.AppKey("proxies", TrustedProxies)
+OPEN_PER_ADDRESS = web.AppKey("open_per_address", ConnectionCounter)
 
 #: Longest pause between two sweeps for idle connections.
 IDLE_SWEEP_MAX_S = 5.0
@@ -46,6 +55,12 @@ BACKGROUND_STOP_S = 5.0
 RETRY_AFTER_MS = 2_000
 #: Frames up to this many times the frame limit are read, to answer them with `too_large`.
 HARD_FRAME_FACTOR = 4
+#: Close code and reason of a connection that did not say `hello` in time (docs/protocol.md §1).
+HELLO_TIMEOUT_CLOSE = (WSCloseCode.POLICY_VIOLATION, "hello timeout")
+#: Close code and reason of a session whose player revoked every session (`token.revoke_all`).
+TOKEN_REVOKED_CLOSE = (4001, "token revoked")
+#: Longest time a revoked session of another process stays open.
+SESSION_SWEEP_S = 2.0
 
 
 def create_app(config: Config, *, clock: Clock | None = None) -> web.Application:
@@ -55,6 +70,8 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app[CLOCK] = clock or system_clock(config.clock_offset_ms)
     app[METRICS] = Metrics()
     app[SOCKETS] = weakref.WeakSet()
+    app[PROXIES] = TrustedProxies.parse(config.trusted_proxies)
+    app[OPEN_PER_ADDRESS] = ConnectionCounter(config.connections_per_address)
     app[HANDLERS] = build_table()  # raises IncompleteTable when a request has no handler
     app.cleanup_ctx.append(_redis_ctx)
     # Race background jobs, each its own context (stopped before Redis closes):
@@ -66,6 +83,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app[PACER] = LoopPacer()
     app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms, app[PACER]))
     app.cleanup_ctx.append(_background(_close_idle))
+    app.cleanup_ctx.append(_background(_sweep_sessions))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
@@ -83,6 +101,10 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         sockets = app[SOCKETS]
         services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
         app[SERVICES] = services
+        try:  # look-alike names of the players created before folding (once per database)
+            await services.players.backfill_folds()
+        except StoreUnavailable:
+            log.warning("cannot fold the older players' names now: Redis unavailable")
         deals_task = asyncio.create_task(_prepare_deals(services))
         try:
             yield
@@ -130,6 +152,32 @@ async def _close_idle(app: web.Application) -> None:
                 conn.close_soon(WSCloseCode.GOING_AWAY, "idle timeout")
 
 
+async def _sweep_sessions(app: web.Application) -> None:
+    """Close the sessions whose player revoked every session (`token.revoke_all`) since they
+    said hello: every `SESSION_SWEEP_S` seconds (one pipelined read of the epochs of the
+    players connected here), and at once when a session of this process revoked."""
+    services = app[SERVICES]
+    revoked = services.sessions_revoked
+    while True:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(revoked.wait(), SESSION_SWEEP_S)
+        revoked.clear()
+        sockets = app[SOCKETS]
+        conns = list(sockets)
+        sessions = [(c, c.player) for c in conns if c.player is not None and not c.closing]
+        if not sessions:
+            continue
+        try:
+            epochs = await services.players.epochs(player.id for _, player in sessions)
+        except Exception:
+            raise_if_cancelled()
+            log.warning("session sweep failed", exc_info=True)
+            continue
+        for conn, player in sessions:
+            if epochs.get(player.id, 0) > player.epoch:
+                conn.close_soon(*TOKEN_REVOKED_CLOSE)
+
+
 async def _prepare_deals(services: Services) -> None:
     """Keep today's and tomorrow's daily deals computed, so rollover is instant."""
     while True:
@@ -164,6 +212,25 @@ def hard_frame_limit(config: Config) -> int:
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     app = request.app
     config = app[CONFIG]
+    # Refused before the upgrade: a foreign page's script (403), one address too many (429).
+    if not origin_allowed(request.headers.get("Origin"), request.host, config.allowed_origins):
+        raise web.HTTPForbidden(text="origin not allowed")
+    address = client_address(request.remote, request.headers.get("X-Forwarded-For"), app[PROXIES])
+    group = address_group(address)
+    counter = app[OPEN_PER_ADDRESS]
+    if not counter.acquire(group):
+        raise web.HTTPTooManyRequests(
+            text="too many connections from this address", headers={"Retry-After": "10"}
+        )
+    try:
+        return await _websocket(request, address)
+    finally:
+        counter.release(group)
+
+
+async def _websocket(request: web.Request, address: str) -> web.WebSocketResponse:
+    app = request.app
+    config = app[CONFIG]
     pacer = app[PACER]
     if pacer.behind():  # a burst of new connections waits for the loop's overdue timers too
         await pacer.catch_up()
@@ -175,10 +242,12 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     )
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[HANDLERS])
+    conn.address = address
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()
     writer = asyncio.create_task(conn.writer())
+    hello_timer = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, conn)
     try:
         while not ws.closed:
             msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
@@ -194,12 +263,19 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
             else:  # CLOSE, CLOSING, CLOSED
                 break
     finally:
+        hello_timer.cancel()
         await conn.finish(writer)
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
         await app[SERVICES].race_fanout.detach(conn)
         _drop_traceback(ws.exception())
     return ws
+
+
+def _hello_overdue(conn: Connection) -> None:
+    """No `welcome` within `--hello-timeout`: close (1008, "hello timeout")."""
+    if conn.player is None:
+        conn.close_soon(*HELLO_TIMEOUT_CLOSE)
 
 
 def _drop_traceback(exc: BaseException | None) -> None:
@@ -228,8 +304,9 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     try:
         await asyncio.wait_for(request.app[SERVICES].redis.ping(), timeout=1.0)
-    except Exception as exc:
-        return web.json_response({"status": "unavailable", "error": str(exc)}, status=503)
+    except Exception as exc:  # the error text (hosts, ports, auth) is logged, never served
+        log.warning("readyz: redis not ready: %s: %s", type(exc).__name__, exc)
+        return web.json_response({"status": "unavailable"}, status=503)
     return web.json_response({"status": "ready"})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import secrets
@@ -70,6 +71,18 @@ class Config:
     clock_offset_ms: int = 0
     # Period of the event-loop lag probe (server/runtime/looplag.py); 0 turns it off.
     loop_lag_interval_ms: float = 10.0
+    # Fair-play limits (docs/fairplay.md, "Limits per address and per account"). The
+    # per-address limits are off (0) in a bare Config(): every test socket comes from
+    # 127.0.0.1; the command line's defaults are 20 accounts an hour and 64 connections.
+    # Peers whose X-Forwarded-For is believed (CIDRs); none: the peer is the client.
+    trusted_proxies: tuple[str, ...] = ()
+    accounts_per_address_hour: int = 0  # new players per client address and hour; 0: no limit
+    connections_per_address: int = 0  # open WebSockets per client address and process; 0: any
+    hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
+    hint_queue_max: int = 8  # hints waiting for or in the solver per process (`unavailable` past)
+    # Origins allowed to open /ws besides the server's own; "*" allows any. A request without
+    # an Origin header (the CLI, other non-browser clients) is always allowed.
+    allowed_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_args(
@@ -173,6 +186,42 @@ class Config:
             help="check every outgoing message against the protocol schema "
             "(debugging; the tests run with it)",
         )
+        p.add_argument(
+            "--trusted-proxies",
+            default=env.get("SOLITAIRE_TRUSTED_PROXIES", ""),
+            help="comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the "
+            "client address (default: none, the peer address is the client's)",
+        )
+        p.add_argument(
+            "--accounts-per-address-hour",
+            type=int,
+            default=int(env.get("SOLITAIRE_ACCOUNTS_PER_ADDRESS_HOUR") or 20),
+            help="new players one client address may create per hour; 0: no limit (default 20)",
+        )
+        p.add_argument(
+            "--connections-per-address",
+            type=int,
+            default=int(env.get("SOLITAIRE_CONNECTIONS_PER_ADDRESS") or 64),
+            help="open WebSockets per client address and process; 0: no limit (default 64)",
+        )
+        p.add_argument(
+            "--hello-timeout",
+            type=float,
+            default=float(env.get("SOLITAIRE_HELLO_TIMEOUT") or d.hello_timeout),
+            help="seconds a new connection has to send hello before it is closed (1008)",
+        )
+        p.add_argument(
+            "--hint-queue-max",
+            type=int,
+            default=int(env.get("SOLITAIRE_HINT_QUEUE_MAX") or d.hint_queue_max),
+            help="hints waiting for or in the solver per process; more are refused (unavailable)",
+        )
+        p.add_argument(
+            "--allowed-origins",
+            default=env.get("SOLITAIRE_ALLOWED_ORIGINS", ""),
+            help="comma-separated origins (scheme://host[:port]) allowed to open /ws besides "
+            "the server's own; '*': any. Clients sending no Origin are always allowed",
+        )
         a = p.parse_args(argv)
 
         if not 0 <= a.port <= 65535:
@@ -185,6 +234,19 @@ class Config:
                 p.error(f"--{name.replace('_', '-')} must be > 0")
         if a.loop_lag_interval_ms < 0:
             p.error("--loop-lag-interval-ms must be >= 0")
+        for name in ("accounts_per_address_hour", "connections_per_address"):
+            if getattr(a, name) < 0:
+                p.error(f"--{name.replace('_', '-')} must be >= 0")
+        if a.hello_timeout <= 0:
+            p.error("--hello-timeout must be > 0")
+        if a.hint_queue_max < 1:
+            p.error("--hint-queue-max must be >= 1")
+        proxies = _split(a.trusted_proxies)
+        for cidr in proxies:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                p.error(f"--trusted-proxies: not a CIDR: {cidr!r}")
         if a.redis_url:
             try:
                 parse_cluster_url(a.redis_url)
@@ -232,12 +294,23 @@ class Config:
             validate_replies=a.validate_replies,
             clock_offset_ms=a.clock_offset_ms,
             loop_lag_interval_ms=a.loop_lag_interval_ms,
+            trusted_proxies=proxies,
+            accounts_per_address_hour=a.accounts_per_address_hour,
+            connections_per_address=a.connections_per_address,
+            hello_timeout=a.hello_timeout,
+            hint_queue_max=a.hint_queue_max,
+            allowed_origins=tuple(o.rstrip("/").lower() for o in _split(a.allowed_origins)),
         )
 
     @property
     def log_level_no(self) -> int:
         """``log_level`` as a :mod:`logging` level number."""
         return logging.getLevelNamesMapping()[self.log_level]
+
+
+def _split(text: str) -> tuple[str, ...]:
+    """The non-empty items of a comma-separated flag."""
+    return tuple(item.strip() for item in text.split(",") if item.strip())
 
 
 @dataclass(frozen=True, slots=True)

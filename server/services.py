@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
-from server.games.deals import DailyDeals, SolverPool
+from server.games.deals import DailyDeals, HintGate, SolverPool
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
@@ -44,6 +45,10 @@ class Services:
     race_clock: RaceClock  # runs in the app's cleanup_ctx
     matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
+    hints: HintGate
+    #: Set when a session of this process revoked its player's other sessions: the app's
+    #: session sweep runs at once instead of at its next period.
+    sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
     def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
@@ -57,7 +62,12 @@ class Services:
             metrics=metrics,
             solvers=SolverPool(workers=1),
         )
-        players = PlayerRegistry(client, clock, commit=store.move_log)
+        players = PlayerRegistry(
+            client,
+            clock,
+            commit=store.move_log,
+            accounts_per_hour=config.accounts_per_address_hour,
+        )
         leaderboard = Leaderboard(client, store.entries)
         settings = RaceSettings(
             countdown_ms=config.race_countdown_ms,
@@ -95,4 +105,5 @@ class Services:
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
             day_closer=DayCloser(client, store, games, players, clock),
+            hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
         )

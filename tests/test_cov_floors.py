@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.coverage_floors import FLOORS, PackageTotal, failures, main, package_totals
+from tests.support.coverage_floors import (
+    FLOORS,
+    PackageTotal,
+    Report,
+    failures,
+    main,
+    package_totals,
+)
 
 
-def report(**files: tuple[int, int]) -> dict[str, object]:
+def report(**files: tuple[int, int]) -> Report:
     """A coverage.py JSON report: path -> (covered lines, statements)."""
     return {
         "files": {
@@ -29,7 +36,7 @@ def test_totals_add_up_per_top_level_package() -> None:
         server__app=(50, 100),
         tests__x=(0, 500),
     )
-    totals = package_totals(doc, ["engine", "server", "clients"])  # type: ignore[arg-type]
+    totals = package_totals(doc, ["engine", "server", "clients"])
     assert totals == [
         PackageTotal("engine", 100, 110),
         PackageTotal("server", 50, 100),

@@ -17,8 +17,13 @@ from server.redis.embedded import find_redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Every server started here serves many players from 127.0.0.1: the per-address limits (on
+#: by default on the command line, docs/fairplay.md) are off unless the flags set them.
+NO_ADDRESS_LIMITS = ("--accounts-per-address-hour", "0", "--connections-per-address", "0")
+
 #: Flags that make a benchmark server measure throughput rather than the per-client limits.
 BENCH_FLAGS = (
+    *NO_ADDRESS_LIMITS,
     "--no-certify",
     "--daily-secret",
     "bench",
@@ -155,6 +160,7 @@ def start_server(
         str(port),
         "--data-dir",
         str(data_dir),
+        *NO_ADDRESS_LIMITS,
         *flags,
     ]
     if use_uvloop:

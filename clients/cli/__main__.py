@@ -22,6 +22,7 @@ from protocol.fields import DATE
 from protocol.races import ROOM_CODE
 
 from . import render
+from .account import cmd_token
 from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
 from .config import DEFAULT_SERVER
 from .race import cmd_race
@@ -179,6 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add("share", cmd_share, "a text summary of today's results, to paste into a chat")
+
+    sp = add("token", cmd_token, "replace your stored token, or sign out your other sessions")
+    sp.add_argument(
+        "action",
+        choices=("rotate", "revoke-all"),
+        help="rotate: a new token, the old one stops working; revoke-all: the same, and every "
+        "other session of yours (another device, a copied token) is signed out",
+    )
     return parser
 
 

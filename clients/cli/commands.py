@@ -99,9 +99,9 @@ async def _after_refusal(
         if name is not None:
             return None, name  # the server forgot us (data reset): start a new player
         raise SessionError(
-            f"{ctx.url} does not know the stored player (was its data "
-            "reset?); run again with --name NAME to create a new "
-            "player"
+            f"{ctx.url} does not know the stored player (its token was revoked "
+            "from another session, or the server's data was reset); run again with "
+            "--name NAME to create a new player"
         ) from None
     raise exc
 

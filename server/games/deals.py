@@ -10,6 +10,7 @@ the Redis lock; the others wait for the result in Redis. Tomorrow's deals are co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -18,6 +19,7 @@ import os
 import resource
 import secrets
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -29,7 +31,12 @@ from engine import Game, OverTask, new_game, variant
 from server.games.daily import daily_seed, utc_date
 from server.redis import keys
 from server.runtime.clock import Clock
-from server.runtime.errors import StoreUnavailable, translate_redis_errors
+from server.runtime.errors import (
+    RateLimited,
+    SolverBusy,
+    StoreUnavailable,
+    translate_redis_errors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +191,46 @@ class SolverPool:
             for proc in workers:
                 proc.terminate()
             self._pool = None
+
+
+#: A hint's lock outlives its search by this much (a stuck worker frees it in the end).
+HINT_LOCK_SLACK_S = 60
+
+
+class HintGate:
+    """One hint in flight per player (a Redis lock: across processes) and at most
+    ``max_pending`` hints waiting for or in the solver per process: a flood of hints by one
+    player, or by many, never queues up behind other players' hints without bound."""
+
+    def __init__(self, client: redis.asyncio.Redis, max_pending: int, budget_s: float) -> None:
+        self.r = client
+        self.max_pending = max_pending
+        self.lock_ms = int((budget_s + HINT_LOCK_SLACK_S) * 1000)
+        #: Hints of this process waiting for or in the solver now.
+        self.pending = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self, pid: str) -> AsyncIterator[None]:
+        """Hold the player's hint slot while the body runs; ``RateLimited`` when the player
+        has a hint in flight already, ``SolverBusy`` when the process's queue is full."""
+        lock = keys.hint_lock(pid)
+        if not await self._take(lock):
+            raise RateLimited("a hint is already being computed for you; wait for its answer")
+        try:
+            if self.pending >= self.max_pending:
+                raise SolverBusy("the solver is busy; retry in a few seconds")
+            self.pending += 1
+            try:
+                yield
+            finally:
+                self.pending -= 1
+        finally:
+            with contextlib.suppress(Exception):  # else it expires by itself
+                await self.r.delete(lock)
+
+    @translate_redis_errors
+    async def _take(self, lock: str) -> bool:
+        return bool(await self.r.set(lock, os.getpid(), nx=True, px=self.lock_ms))
 
 
 class DailyDeals:

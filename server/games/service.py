@@ -125,7 +125,7 @@ class GameService:
         record = await self.store.start_daily(variant, date, player_id, seed, self.clock.now_ms())
         if record.seq == 0 and not record.finished and record.game_id not in self._cache:
             return self._build(record, [])  # nothing played yet: no log to read back
-        return await self.get(record.game_id, player_id)
+        return await self.current(record.game_id, player_id)
 
     async def get(self, game_id: str, player_id: str) -> LiveGame:
         """The player's game, from the cache when it is current. Raises NotFound."""
@@ -138,6 +138,21 @@ class GameService:
         if parse_game_id(game_id).player_id != player_id:
             raise NotFound("no such game")
         return await self._load(game_id)
+
+    async def current(self, game_id: str, player_id: str) -> LiveGame:
+        """The player's game for a read (`game.get`): the copy cached here only if Redis holds
+        nothing newer. Another process may have moved the game on (the same player in two
+        windows); a write would detect that, a read must too, or it shows an older game than
+        one already acknowledged. One round trip (the record's status and seq)."""
+        cached = game_id in self._cache
+        live = await self.get(game_id, player_id)
+        if not cached or live.stale:
+            return live if not live.stale else await self.refresh(live)
+        status, seq = await self.store.version(live.game_key)
+        if seq == live.seq and (status == "finished") == live.record.finished:
+            return live
+        async with live.lock:
+            return await self.refresh(live)
 
     async def _load(self, game_id: str) -> LiveGame:
         record, moves = await self.store.load(game_id)
@@ -468,26 +483,39 @@ class GameService:
             self._metrics.engine_cpu.inc(variant, seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
-        """End the game now, as it stands; the result goes on the leaderboard once."""
+        """End the game now, as it stands; the result goes on the leaderboard once.
+
+        A copy cached here may be behind the game another process moved on: the resign is
+        then made on the stored game (never refused for this process's staleness)."""
         live = await self.get(game_id, player_id)
         async with live.lock:
-            if live.stale:
-                live = await self.refresh(live)
-            live = await self._check_day(live, name)
-            if live.record.finished:
-                raise GameOver("the game is over")
-            result = self._result(live, live.game, resigned=True, last_move_at=live.last_move_at_ms)
-            try:
-                record, entry = await self.store.finish(
-                    game_id, result, name, self.clock.now_ms(), None, live.seq
+            for attempt in range(2):
+                if live.stale:
+                    live = await self.refresh(live)
+                live = await self._check_day(live, name)
+                if live.record.finished:
+                    raise GameOver("the game is over")
+                result = self._result(
+                    live, live.game, resigned=True, last_move_at=live.last_move_at_ms
                 )
-            except (Conflict, StoreUnavailable) as exc:  # maybe finished in Redis: reload
-                self.forget(game_id)
-                if isinstance(exc, DayOver):
-                    await self._close_refused(game_id, player_id, name)
-                raise
-            self._sealed(live, record)
-            return live, entry
+                try:
+                    record, entry = await self.store.finish(
+                        game_id, result, name, self.clock.now_ms(), None, live.seq
+                    )
+                except Conflict as exc:
+                    if isinstance(exc, GameOver) or attempt == 1:
+                        self.forget(game_id)
+                        if isinstance(exc, DayOver):  # another process's clock closed it
+                            await self._close_refused(game_id, player_id, name)
+                        raise
+                    live = await self.refresh(live)  # moved on elsewhere: resign that game
+                    continue
+                except StoreUnavailable:  # maybe finished in Redis: reload next time
+                    self.forget(game_id)
+                    raise
+                self._sealed(live, record)
+                return live, entry
+            raise AssertionError("unreachable")
 
     async def close(
         self, game_id: str, player_id: str, name: str, *, resigned: bool

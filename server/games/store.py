@@ -427,6 +427,14 @@ class GameStore:
         return await self._settled(k, _record(raw)), list(moves)
 
     @translate_redis_errors
+    async def version(self, game_key: str) -> tuple[str, int]:
+        """A stored game's status and seq, to tell whether a cached copy is current."""
+        status, seq = await self._r.hmget(game_key, ["status", "seq"])
+        if status is None or seq is None:
+            raise NotFound("no such game")
+        return str(status), int(seq)
+
+    @translate_redis_errors
     async def length(self, log_key: str) -> int:
         """How many moves the game's log holds (its `seq` in Redis)."""
         return int(await self._r.llen(log_key))

@@ -24,8 +24,9 @@ from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
-from server.runtime.errors import Conflict, GameOver
+from server.runtime.errors import Conflict, GameOver, LimitReached
 from server.services import Services
+from server.transport.address import address_group
 from server.transport.connection import Connection, Handler
 
 HandlerTable = Mapping[type[p.ClientMessage], Handler]
@@ -91,7 +92,11 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     token: str | None = None
     player: Player | None
     if req.name is not None:
-        player, token = await players.register(req.name)
+        try:
+            player, token = await players.register(req.name, address_group(conn.address))
+        except LimitReached as exc:  # `limit_reached` is a version 5 code
+            code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
+            raise p.ProtocolError(str(exc), code=code) from None
     else:
         assert req.token is not None
         player = await players.authenticate(req.token)
@@ -221,7 +226,7 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
     games = conn.services.games
-    live = await games.get(req.game_id, player.id)
+    live = await games.current(req.game_id, player.id)
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
     return await _game_reply(conn, req.id, live)

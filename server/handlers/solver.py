@@ -22,7 +22,8 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
     await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
-    move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
+    async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
+        move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
         hints = await s.games.add_hint(live, player.name)

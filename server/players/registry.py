@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import re
 import secrets
@@ -11,31 +13,83 @@ from typing import Any, cast
 
 import redis.asyncio
 
+from server.players.names import fold_name, is_reserved
 from server.redis import keys
 from server.redis.movelog import LuaScript, MoveLog
 from server.runtime.clock import Clock, SystemClock
-from server.runtime.errors import InvalidInput, NameTaken, translate_redis_errors
+from server.runtime.errors import (
+    InvalidInput,
+    LimitReached,
+    NameTaken,
+    ReservedName,
+    TokenRevoked,
+    translate_redis_errors,
+)
 
 __all__ = ["MAX_TOKEN_LEN", "Player", "PlayerRegistry", "check_name", "hash_token"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
 MAX_TOKEN_LEN = 128  # token_urlsafe(24) is 32 chars; anything far longer is garbage
 
-# KEYS: by_name, by_token, player hash.  ARGV: folded name, pid, token hash, name, created_at.
+# KEYS: by_name, by_token, player hash, by_fold.  ARGV: casefolded name, pid, token hash,
+# name, created_at, folded name (look-alikes folded, `names.fold_name`).
 # Returns 1 on success, 0 if the name is taken, -1 if the pid or token hash collides
 # (caller retries with fresh random values). Checks come first so a refusal writes nothing.
 _CREATE_LUA = """
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('HEXISTS', KEYS[2], ARGV[3]) == 1 then
   return -1
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('HEXISTS', KEYS[4], ARGV[6]) == 1 then
   return 0
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[4], ARGV[6], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[2])
 redis.call('HSET', KEYS[3], 'name', ARGV[4], 'token_hash', ARGV[3], 'created_at_ms', ARGV[5])
 return 1
 """
+
+# KEYS: by_token, player hash.  ARGV: pid, the caller's token hash, the new token hash,
+# "1" to revoke every session (the player's `epoch` goes up).
+# Returns the player's epoch after the change, -1 if the caller's token is no longer the
+# player's (revoked meanwhile), -2 if the new hash collides (caller retries).
+_ROTATE_LUA = """
+if redis.call('HGET', KEYS[1], ARGV[2]) ~= ARGV[1] then
+  return -1
+end
+if redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then
+  return -2
+end
+local current = redis.call('HGET', KEYS[2], 'token_hash')
+if current then
+  redis.call('HDEL', KEYS[1], current)
+end
+redis.call('HDEL', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[2], 'token_hash', ARGV[3])
+if ARGV[4] == '1' then
+  return redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+end
+return tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0')
+"""
+
+# KEYS: the address group's counter of the hour.  ARGV: limit, ttl (ms).
+# Counts one new player; 0 (nothing counted) once the limit is reached.
+_ACCOUNT_QUOTA_LUA = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if n > tonumber(ARGV[1]) then
+  redis.call('DECR', KEYS[1])
+  return 0
+end
+return 1
+"""
+
+#: Players `backfill_folds` reads per HSCAN step.
+BACKFILL_BATCH = 500
+HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +97,11 @@ class Player:
     id: str
     name: str
     created_at_ms: int
+    #: Goes up with every `token.revoke_all`: a session opened at a lower epoch is closed.
+    epoch: int = 0
+    #: SHA-256 of the token the session said hello with ("" when not known): a session's
+    #: detail, not the player's (left out of comparisons).
+    token_hash: str = dataclasses.field(default="", compare=False, repr=False)
 
 
 def check_name(name: str) -> str:
@@ -70,13 +129,21 @@ class PlayerRegistry:
     """Creates and looks up players. ``redis`` must use ``decode_responses=True``."""
 
     def __init__(
-        self, redis: redis.asyncio.Redis, clock: Clock | None = None, commit: MoveLog | None = None
+        self,
+        redis: redis.asyncio.Redis,
+        clock: Clock | None = None,
+        commit: MoveLog | None = None,
+        accounts_per_hour: int = 0,
     ) -> None:
         self._r = redis
         self._clock = clock or SystemClock()
         #: A new player's script goes through the group commit (a burst of sign-ups batches).
         self._commit = commit or MoveLog(redis)
         self._create = LuaScript.of(_CREATE_LUA)
+        self._rotate = LuaScript.of(_ROTATE_LUA)
+        self._quota = LuaScript.of(_ACCOUNT_QUOTA_LUA)
+        #: New players per address group and hour (`register`'s ``address``); 0: no limit.
+        self.accounts_per_hour = accounts_per_hour
 
     async def create(self, name: str) -> tuple[str, str]:
         """Register ``name``; returns ``(player_id, token)``. The token is shown only once.
@@ -87,23 +154,112 @@ class PlayerRegistry:
         return player.id, token
 
     @translate_redis_errors
-    async def register(self, name: str) -> tuple[Player, str]:
-        """`create`, returning the new player as stored (no read back)."""
+    async def register(self, name: str, address: str | None = None) -> tuple[Player, str]:
+        """`create`, returning the new player as stored (no read back).
+
+        ``address``: the client's address group (`server.transport.address.address_group`);
+        with `accounts_per_hour` set, raises ``LimitReached`` once that many players were
+        created from it this hour (a refused name does not count)."""
         check_name(name)
+        if is_reserved(name):
+            raise ReservedName(f"the name {name!r} is reserved")
+        counted = await self._count_account(address)
+        try:
+            return await self._register(name)
+        except BaseException:
+            if counted is not None:  # nothing was created: give the quota back
+                with contextlib.suppress(Exception):
+                    await self._r.decr(counted)
+            raise
+
+    async def _count_account(self, address: str | None) -> str | None:
+        """Count one new player of ``address`` (its key, or None when not counted)."""
+        if address is None or not self.accounts_per_hour:
+            return None
+        hour = self._clock.now_ms() // HOUR_MS
+        key = keys.accounts_by_address(address, hour)
+        if not await self._commit.eval(self._quota, (key,), (self.accounts_per_hour, HOUR_MS)):
+            raise LimitReached(
+                f"too many new players from this address ({self.accounts_per_hour} an hour); "
+                "try again later or play with your token"
+            )
+        return key
+
+    async def _register(self, name: str) -> tuple[Player, str]:
         folded = name.casefold()
         for _ in range(5):
             pid, token = _new_player_id(), secrets.token_urlsafe(24)  # 192-bit token
             now = self._clock.now_ms()
+            token_hash = hash_token(token)
             res = await self._commit.eval(
                 self._create,
-                (keys.players_by_name(), keys.players_by_token(), keys.player(pid)),
-                (folded, pid, hash_token(token), name, now),
+                (
+                    keys.players_by_name(),
+                    keys.players_by_token(),
+                    keys.player(pid),
+                    keys.players_by_fold(),
+                ),
+                (folded, pid, token_hash, name, now, fold_name(name)),
             )
             if res == 1:
-                return Player(id=pid, name=name, created_at_ms=now), token
+                return Player(id=pid, name=name, created_at_ms=now, token_hash=token_hash), token
             if res == 0:
-                raise NameTaken(f"name {name!r} is taken")
+                raise NameTaken(f"name {name!r} is taken (or one that looks like it)")
         raise RuntimeError("could not allocate a unique player id")  # ~impossible
+
+    @translate_redis_errors
+    async def rotate(self, player: Player, revoke_all: bool = False) -> tuple[Player, str]:
+        """A new token for ``player`` (as its session knows it: its `token_hash`); the old
+        one stops working at once. ``revoke_all`` also raises the player's epoch: every
+        other session of the player is closed (the app's session sweep reads `epochs`).
+        Returns the player as the session now is, and the new token; raises
+        ``TokenRevoked`` when the session's token was replaced or revoked meanwhile."""
+        for _ in range(5):
+            token = secrets.token_urlsafe(24)
+            new_hash = hash_token(token)
+            res = await self._commit.eval(
+                self._rotate,
+                (keys.players_by_token(), keys.player(player.id)),
+                (player.id, player.token_hash, new_hash, "1" if revoke_all else "0"),
+            )
+            epoch = cast(int, res)
+            if epoch >= 0:
+                return dataclasses.replace(player, epoch=epoch, token_hash=new_hash), token
+            if epoch == -1:
+                raise TokenRevoked("this session's token was revoked; say hello again")
+        raise RuntimeError("could not allocate a unique token")  # ~impossible
+
+    @translate_redis_errors
+    async def epochs(self, pids: Iterable[str]) -> dict[str, int]:
+        """Each player's epoch (`Player.epoch`, one round trip); unknown players omitted."""
+        wanted = list(dict.fromkeys(p for p in pids if keys.valid_player_id(p)))
+        if not wanted:
+            return {}
+        async with self._r.pipeline(transaction=False) as pipe:
+            for pid in wanted:
+                pipe.hget(keys.player(pid), "epoch")
+            got: list[Any] = await pipe.execute()
+        return {pid: int(epoch or 0) for pid, epoch in zip(wanted, got, strict=True)}
+
+    @translate_redis_errors
+    async def backfill_folds(self) -> int:
+        """Put the players created before `players_by_fold` existed into it (once; later
+        calls return at once). A look-alike pair both registered before keeps both names;
+        the older fold entry wins. Returns how many entries were added."""
+        if await self._r.exists(keys.players_folded()):
+            return 0
+        added = 0
+        cursor: int = 0
+        while True:
+            cursor, batch = await self._r.hscan(
+                keys.players_by_name(), cursor, count=BACKFILL_BATCH
+            )
+            for folded, pid in cast(dict[str, str], batch).items():
+                added += int(await self._r.hsetnx(keys.players_by_fold(), fold_name(folded), pid))
+            if not cursor:
+                break
+        await self._r.set(keys.players_folded(), "1")
+        return added
 
     @translate_redis_errors
     async def authenticate(self, token: str) -> Player | None:
@@ -113,7 +269,8 @@ class PlayerRegistry:
         pid = await self._r.hget(keys.players_by_token(), hash_token(token))
         if pid is None:
             return None
-        return await self.get(cast(str, pid))
+        player = await self.get(cast(str, pid))
+        return dataclasses.replace(player, token_hash=hash_token(token)) if player else None
 
     @translate_redis_errors
     async def get(self, pid: str) -> Player | None:
@@ -136,12 +293,19 @@ class PlayerRegistry:
 
     @translate_redis_errors
     async def id_for_name(self, name: str) -> str | None:
-        """The player id using ``name`` (case-insensitive), if any."""
+        """The player id using ``name`` (case-insensitive, or a look-alike of it), if any."""
         res = await self._r.hget(keys.players_by_name(), name.casefold())
+        if res is None:
+            res = await self._r.hget(keys.players_by_fold(), fold_name(name))
         return cast(str | None, res)
 
 
 def _player(pid: str, data: dict[str, str]) -> Player | None:
     if not data:
         return None
-    return Player(id=pid, name=data["name"], created_at_ms=int(data["created_at_ms"]))
+    return Player(
+        id=pid,
+        name=data["name"],
+        created_at_ms=int(data["created_at_ms"]),
+        epoch=int(data.get("epoch", 0)),
+    )

@@ -126,7 +126,25 @@ class RaceReferee:
             ):
                 await self.end(race_id, reason="forfeit")
                 return
-        await self.store.set_active(race_id, race.ends_at)
+        await self.store.set_active(race_id, self.next_check(race, now))
+
+    def next_check(self, race: RaceState, now: int) -> int:
+        """When to look at a running race again: its time limit, or sooner when a racer may
+        forfeit before it. A race whose racers all left together is ticked by no process's
+        clock (none holds a connection of it) but by this deadline index alone, so a grace
+        that runs out must be in it (issue #25: such a race ran until its time limit)."""
+        assert race.ends_at is not None
+        due = race.ends_at
+        for pid in race.pids():
+            if pid in race.forfeited or race.progress_of(pid).finished:
+                continue
+            # Gone: the grace runs from the last mark. Present: it cannot start before the
+            # presence lapses; look again then (a racer who stays is looked at once a grace).
+            last = race.seen.get(pid, race.start_at or now)
+            if race.present(pid, now):
+                last = max(last, race.present_until.get(pid, now))
+            due = min(due, max(last + self.grace_ms + 1, now + 1))
+        return due
 
     async def forfeit(self, race: RaceState, pid: str, now_ms: int) -> bool:
         """The racer loses by default when gone beyond the grace and connected to no process

@@ -6,6 +6,10 @@ transaction share it, so they live in one slot)::
     sol:{players}:p:<pid>                    hash   name, token_hash, created_at_ms
     sol:{players}:by_name                    hash   casefold(name) -> pid
     sol:{players}:by_token                   hash   sha256(token) hex -> pid
+    sol:{players}:by_fold                    hash   fold_name(name) (look-alikes folded) -> pid
+    sol:{players}:folded                     string set once by_fold holds every older player
+    sol:{players}:hint:<pid>                 string held while a hint of the player is computed
+    sol:{lim:<hour>:<address group>}:accounts string players created from the address that hour
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
@@ -77,6 +81,7 @@ from server.runtime.errors import NotFound
 __all__ = [
     "PREFIX",
     "DailyGameKeys",
+    "accounts_by_address",
     "daily_board",
     "daily_closed",
     "daily_entries",
@@ -88,12 +93,15 @@ __all__ = [
     "daily_outbox",
     "daily_started",
     "daily_tag",
+    "hint_lock",
     "new_race_id",
     "parse_game_id",
     "player",
     "player_pattern",
+    "players_by_fold",
     "players_by_name",
     "players_by_token",
+    "players_folded",
     "race_channel",
     "race_date",
     "race_tag",
@@ -154,6 +162,32 @@ def players_by_name() -> str:
 
 def players_by_token() -> str:
     return f"{_PLAYERS}by_token"
+
+
+def players_by_fold() -> str:
+    """Folded name (`server.players.names.fold_name`) -> pid: look-alike names are one name."""
+    return f"{_PLAYERS}by_fold"
+
+
+def players_folded() -> str:
+    """Marks that `players_by_fold` was filled in for the players created before it existed."""
+    return f"{_PLAYERS}folded"
+
+
+def hint_lock(pid: str) -> str:
+    """Held while one of the player's hints is being computed (one in flight per player)."""
+    return f"{_PLAYERS}hint:{_pid(pid)}"
+
+
+_ADDRESS_GROUP_RE = re.compile(r"[0-9A-Za-z.:/_-]{1,64}")
+
+
+def accounts_by_address(group: str, hour: int) -> str:
+    """Players created from one client address group (`server.transport.address`) in one
+    hour (epoch hours); a lone key, tagged by itself (spread over a cluster's slots)."""
+    if not _ADDRESS_GROUP_RE.fullmatch(group):
+        group = "unknown"
+    return f"{PREFIX}{{lim:{int(hour)}:{group}}}:accounts"
 
 
 # -- daily boards and games ---------------------------------------------------------------

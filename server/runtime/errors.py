@@ -5,9 +5,14 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
 
     ServerError                 "internal"      base; never raised bare
     ├── StoreUnavailable        "unavailable"   Redis unreachable / embedded redis won't start
+    ├── SolverBusy              "unavailable"   the hint queue of this process is full
+    ├── RateLimited             "rate_limited"  a second hint while one is being computed
     ├── InvalidInput            "bad_request"   malformed name, move text too long, ...
     ├── NotFound                "not_found"     unknown / malformed game id, unknown player
     ├── NotStarted              "not_started"   a race move before the race's start time
+    ├── LimitReached            "limit_reached" a per-account quota is used up (rooms per hour)
+    ├── ReservedName            "invalid_name"  a reserved name (admin, system...)
+    ├── TokenRevoked            "not_authenticated" the session's token was revoked meanwhile
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
         │   └── DayOver         "day_over"      its UTC day is over (v5; else game_over)
@@ -30,11 +35,16 @@ __all__ = [
     "DayOver",
     "GameOver",
     "InvalidInput",
+    "LimitReached",
     "NameTaken",
     "NotFound",
     "NotStarted",
+    "RateLimited",
+    "ReservedName",
     "ServerError",
+    "SolverBusy",
     "StoreUnavailable",
+    "TokenRevoked",
     "is_outage",
     "raise_if_cancelled",
     "translate_redis_errors",
@@ -53,6 +63,18 @@ class StoreUnavailable(ServerError):
     code: ClassVar[ErrorCode] = ErrorCode.UNAVAILABLE
 
 
+class SolverBusy(ServerError):
+    """Too many hints wait for the solver in this process (``--hint-queue-max``)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.UNAVAILABLE
+
+
+class RateLimited(ServerError):
+    """The player asked again while the same work is still being done for them."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.RATE_LIMITED
+
+
 class InvalidInput(ServerError):
     """Input rejected by the storage layer's own sanity checks."""
 
@@ -69,6 +91,25 @@ class NotStarted(ServerError):
     """A move in a race game before the race has started."""
 
     code: ClassVar[ErrorCode] = ErrorCode.NOT_STARTED
+
+
+class TokenRevoked(ServerError):
+    """The session's token was replaced or revoked meanwhile (``not_authenticated``)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.NOT_AUTHENTICATED
+
+
+class LimitReached(ServerError):
+    """A per-account quota is used up (private rooms created per hour). Version 5 clients
+    get ``limit_reached``; older ones ``rate_limited`` (`server.handlers.races`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.LIMIT_REACHED
+
+
+class ReservedName(ServerError):
+    """The name is reserved (`server.players.names.RESERVED`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.INVALID_NAME
 
 
 class Conflict(ServerError):

@@ -78,6 +78,9 @@ class Connection:
         self.handlers = handlers
         self.player: Player | None = None
         self.version: int | None = None
+        #: The client's address (`server.transport.address.client_address`: the peer, or what a
+        #: trusted proxy forwarded); "" when unknown.
+        self.address: str = ""
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import protocol as p
+from server.handlers.account import ACCOUNT_HANDLERS
 from server.handlers.games import GAME_HANDLERS, HandlerTable
 from server.handlers.races import RACE_HANDLERS
 from server.handlers.social import SOCIAL_HANDLERS
@@ -23,6 +24,7 @@ ALL_TABLES: tuple[HandlerTable, ...] = (
     RACE_HANDLERS,
     SOLVER_HANDLERS,
     SOCIAL_HANDLERS,
+    ACCOUNT_HANDLERS,
 )
 
 

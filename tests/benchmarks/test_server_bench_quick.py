@@ -89,7 +89,7 @@ async def _session(port: int, secret: str, variant: str) -> dict[str, Any]:
     async with aiohttp.ClientSession() as s, s.ws_connect(f"ws://127.0.0.1:{port}/ws") as ws:
         rid = 0
 
-        async def ask(**msg: Any) -> dict[str, Any]:
+        async def ask(**msg: object) -> dict[str, Any]:
             nonlocal rid
             rid += 1
             await ws.send_bytes(msgpack.packb({**msg, "id": rid}))

@@ -4,13 +4,12 @@ run as a subprocess)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ServerProcess
 
 
 def test_finish_records_a_triple_deck_game_as_finished_not_resigned(
-    server: ServerProcess, make_player: Any
+    server: ServerProcess, make_player: MakePlayer
 ) -> None:
     player = make_player(server.url)
     for word in ("finish", "resign"):
@@ -36,7 +35,7 @@ def test_finish_records_a_triple_deck_game_as_finished_not_resigned(
     assert run.json()["result"]["resigned"] is True, "games that can be lost are resigned"
 
 
-def test_a_practice_triple_deck_game_is_finished_too(make_player: Any) -> None:
+def test_a_practice_triple_deck_game_is_finished_too(make_player: MakePlayer) -> None:
     player = make_player(None)
     for variant, resigned in (("triple-deck-kings", False), ("triple-triangle", True)):
         run = player.run(

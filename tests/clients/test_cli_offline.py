@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 
 from clients.cli.ingame import PLAY_COMMANDS
 from engine import VARIANT_IDS, new_game
+from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ROOT
 
 
-def test_variants_text_and_json(make_player: Any) -> None:
+def test_variants_text_and_json(make_player: MakePlayer) -> None:
     player = make_player(None)
     run = player.run("variants")
     assert run.code == 0
@@ -23,7 +23,7 @@ def test_variants_text_and_json(make_player: Any) -> None:
     assert [v["id"] for v in doc["variants"]] == list(VARIANT_IDS)
 
 
-def test_rules_include_notation(make_player: Any) -> None:
+def test_rules_include_notation(make_player: MakePlayer) -> None:
     player = make_player(None)
     run = player.run("rules", "triple-easthaven")
     assert run.code == 0 and "f8H 5" in run.out and "alternating colours" in run.out
@@ -31,7 +31,7 @@ def test_rules_include_notation(make_player: Any) -> None:
     assert doc["variant"] == "fourteen-out" and "14" in doc["text"]
 
 
-def test_practice_plays_offline_to_the_end(make_player: Any) -> None:
+def test_practice_plays_offline_to_the_end(make_player: MakePlayer) -> None:
     player = make_player("ws://127.0.0.1:9/ws")  # nothing listens there: no server needed
     game = new_game("fourteen-out", 11)
     moves = []
@@ -57,7 +57,7 @@ def test_practice_plays_offline_to_the_end(make_player: Any) -> None:
     assert text.code == 1 and "there is no move to undo" in text.out
 
 
-def test_practice_show_json(make_player: Any) -> None:
+def test_practice_show_json(make_player: MakePlayer) -> None:
     run = make_player(None).run("--json", "practice", "triple-deck", "--seed", "5", "--show")
     assert run.code == 0, run.err
     doc = json.loads(run.out)
@@ -65,7 +65,7 @@ def test_practice_show_json(make_player: Any) -> None:
     assert doc["view"]["variant"] == "triple-deck" and "d" in doc["legal_moves"]
 
 
-def test_practice_interactive_in_a_pty(make_player: Any) -> None:
+def test_practice_interactive_in_a_pty(make_player: MakePlayer) -> None:
     """The interactive loop offline: generated help, a refused move, resign asked first."""
     player = make_player(None)
     env = {**player.env(), "TERM": "xterm", "LINES": "50"}
@@ -105,7 +105,7 @@ def test_practice_interactive_in_a_pty(make_player: Any) -> None:
     assert child.exitstatus == 0
 
 
-def test_bad_date_and_room_code_are_usage_errors(make_player: Any) -> None:
+def test_bad_date_and_room_code_are_usage_errors(make_player: MakePlayer) -> None:
     player = make_player("ws://127.0.0.1:9/ws")  # refused before any connection
     run = player.run("leaderboard", "fourteen-out", "--date", "2023-02-29")
     assert run.code == 2 and "not a date YYYY-MM-DD" in run.err

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
 
+from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 
 
 @pytest.mark.asyncio
 async def test_race_without_a_variant_rejoins_the_race_under_way(
-    server: ServerProcess, make_player: Any
+    server: ServerProcess, make_player: MakePlayer
 ) -> None:
     player = make_player(server.url)
     made = player.run("--name", "rejoin_cli", "--json", "daily", "fourteen-out", "--show")

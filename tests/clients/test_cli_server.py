@@ -6,18 +6,19 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 import pytest
 
 from engine import from_view
+from tests.support.cliplayer import MakePlayer
 from tests.support.procs import QUIET, ROOT, ServerProcess, free_port
 from tests.support.wsclient import Client
 
 
-def solve_greedy(view: dict[str, Any]) -> list[str]:
+def solve_greedy(view: Mapping[str, object]) -> list[str]:
     """Moves playing a fully visible pairing game to its end (first legal move each time)."""
     game = from_view(view)
     moves: list[str] = []
@@ -29,7 +30,9 @@ def solve_greedy(view: dict[str, Any]) -> list[str]:
         moves.append(str(move))
 
 
-def test_daily_scripted_to_the_end_with_rank(server: ServerProcess, make_player: Any) -> None:
+def test_daily_scripted_to_the_end_with_rank(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
     player = make_player(server.url)
     shown = player.run("--name", "scripter", "--json", "daily", "fourteen-out", "--show")
     assert shown.code == 0, shown.err
@@ -46,7 +49,7 @@ def test_daily_scripted_to_the_end_with_rank(server: ServerProcess, make_player:
     assert "Result:" in text.out and "cleared" in text.out
 
 
-def test_illegal_move_stops_with_reason(server: ServerProcess, make_player: Any) -> None:
+def test_illegal_move_stops_with_reason(server: ServerProcess, make_player: MakePlayer) -> None:
     player = make_player(server.url)
     doc = player.run("--name", "illegal1", "--json", "daily", "fourteen-out", "--show").json()
     first = doc["legal_moves"][0]
@@ -57,7 +60,7 @@ def test_illegal_move_stops_with_reason(server: ServerProcess, make_player: Any)
     assert again["seq"] == 1  # the third line was never sent
 
 
-def test_leaderboard_text_and_json(server: ServerProcess, make_player: Any) -> None:
+def test_leaderboard_text_and_json(server: ServerProcess, make_player: MakePlayer) -> None:
     player = make_player(server.url)
     run = player.run(
         "--name", "boarder", "daily", "triple-triangle", "--moves", "-", stdin="resign\n"
@@ -76,13 +79,13 @@ def test_leaderboard_text_and_json(server: ServerProcess, make_player: Any) -> N
     assert race.code == 0 and race.json()["board"] == "rating"
 
 
-def test_server_unreachable(make_player: Any) -> None:
+def test_server_unreachable(make_player: MakePlayer) -> None:
     url = f"ws://127.0.0.1:{free_port()}/ws"
     run = make_player(url).run("--name", "nobody", "daily", "fourteen-out", "--show")
     assert run.code == 3 and url in run.err
 
 
-def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
+def test_resume_after_server_restart(tmp_path: Path, make_player: MakePlayer) -> None:
     srv = ServerProcess(tmp_path / "data")
     srv.start()
     try:
@@ -112,7 +115,7 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: Any) -> None:
         srv.stop()
 
 
-def test_interactive_in_a_pty(server: ServerProcess, make_player: Any) -> None:
+def test_interactive_in_a_pty(server: ServerProcess, make_player: MakePlayer) -> None:
     player = make_player(server.url)
     env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
     child = pexpect.spawn(
@@ -165,7 +168,7 @@ def test_interactive_in_a_pty(server: ServerProcess, make_player: Any) -> None:
 
 
 @pytest.mark.asyncio
-async def test_race_against_a_second_client(server: ServerProcess, make_player: Any) -> None:
+async def test_race_against_a_second_client(server: ServerProcess, make_player: MakePlayer) -> None:
     player = make_player(server.url)
     other = await Client.connect(server.url, binary=False)
     await other.hello(name="racer_ws")
@@ -196,7 +199,7 @@ async def test_race_against_a_second_client(server: ServerProcess, make_player: 
     assert all(r["rating_change"] is not None for r in doc["standings"])
 
 
-def test_rate_limited_requests_are_retried(tmp_path: Path, make_player: Any) -> None:
+def test_rate_limited_requests_are_retried(tmp_path: Path, make_player: MakePlayer) -> None:
     srv = ServerProcess(tmp_path / "data", (*QUIET, "--rate-limit", "8", "--rate-burst", "3"))
     srv.start()
     try:

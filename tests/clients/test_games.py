@@ -6,6 +6,7 @@ import protocol as p
 from clients.cli.games import ServerGame
 from clients.cli.session import ServerSession
 from engine import new_game
+from engine.views import json_map
 
 
 def server_game() -> ServerGame:
@@ -15,7 +16,7 @@ def server_game() -> ServerGame:
         game_id="d.triple-easthaven.2030-06-15.p_me",
         variant=view["variant"],
         date="2030-06-15",
-        view=view,
+        view=json_map(view),
         seq=0,
         started_at=0,
         server_time=0,

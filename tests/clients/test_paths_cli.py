@@ -10,10 +10,10 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]
 import pytest
 import redis.asyncio
 
@@ -27,15 +27,16 @@ from clients.cli.session import (
     ServerUnreachable,
     SessionError,
 )
-from engine import from_view
+from engine import Game, from_view
 from server.redis import keys
+from tests.support.cliplayer import MakePlayer, Player
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 
 ROOM_LINE = re.compile(r"Room code: ([A-Z0-9]+)")
 
 
-def spawn(player: Any, *args: str) -> pexpect.spawn:
+def spawn(player: Player, *args: str) -> pexpect.spawn:
     """The CLI in a pseudo-terminal (interactive mode) as ``player``."""
     env = {**player.env(), "TERM": "xterm", "COLUMNS": "100", "LINES": "50"}
     return pexpect.spawn(
@@ -49,12 +50,12 @@ def spawn(player: Any, *args: str) -> pexpect.spawn:
     )
 
 
-def solve_line(view: dict[str, Any], count: int) -> list[str]:
+def solve_line(view: Mapping[str, object], count: int) -> list[str]:
     """``count`` legal moves in a row from the game's start (a depth-first search: the
     first legal move each time can run into a dead end on some deals of the random daily
     secret the server has here)."""
 
-    def extend(game: Any, line: list[str]) -> list[str] | None:
+    def extend(game: Game, line: list[str]) -> list[str] | None:
         if len(line) == count:
             return line
         for move in list(game.legal_moves()):
@@ -70,7 +71,7 @@ def solve_line(view: dict[str, Any], count: int) -> list[str]:
     return line
 
 
-def popen_fed(player: Any, stdin: str, *args: str) -> subprocess.Popen[str]:
+def popen_fed(player: Player, stdin: str, *args: str) -> subprocess.Popen[str]:
     """The CLI as ``player`` reading ``stdin`` from a file (all of it there from the start)."""
     feed = player.config.parent / f"{player.config.name}.stdin"
     feed.write_text(stdin)
@@ -99,7 +100,7 @@ def room_code(proc: subprocess.Popen[str]) -> str:
 
 
 def test_private_room_race_in_text_mode_then_race_boards(
-    server: ServerProcess, make_player: Any
+    server: ServerProcess, make_player: MakePlayer
 ) -> None:
     host, guest = make_player(server.url), make_player(server.url)
     # Each script is played once the race starts.
@@ -149,7 +150,7 @@ def test_private_room_race_in_text_mode_then_race_boards(
 
 
 def test_interactive_room_race_ends_with_the_standings_table(
-    server: ServerProcess, make_player: Any
+    server: ServerProcess, make_player: MakePlayer
 ) -> None:
     host, guest = make_player(server.url), make_player(server.url)
     child = spawn(host, "--name", "ptyhost", "race", "triple-triangle", "--create")
@@ -200,7 +201,7 @@ def test_interactive_room_race_ends_with_the_standings_table(
     assert doc["finished"] and doc["result"]["resigned"]
 
 
-def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: Any) -> None:
+def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: MakePlayer) -> None:
     child = spawn(
         make_player(server.url), "--name", "quitter", "race", "fourteen-out", "--players", "3"
     )
@@ -214,7 +215,9 @@ def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: An
     assert child.exitstatus == 2
 
 
-def test_name_retries_until_the_server_accepts_one(server: ServerProcess, make_player: Any) -> None:
+def test_name_retries_until_the_server_accepts_one(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
     taken = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out", "--show")
     assert taken.code == 0, taken.err
     refused = make_player(server.url).run("--name", "takenname", "daily", "fourteen-out", "--show")
@@ -273,7 +276,7 @@ async def test_reconnecting_gives_up_after_its_deadline(tmp_path: Path) -> None:
 
 
 async def test_a_queued_racer_comes_back_after_the_server_restarts(
-    tmp_path: Path, make_player: Any
+    tmp_path: Path, make_player: MakePlayer
 ) -> None:
     """Waiting in the queue when the server goes away: the CLI reconnects by itself, is still
     queued (the queue is in Redis), and the race that matches it later is played."""
@@ -292,7 +295,7 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
         # Queued: the queue's index of who waits (in the server's Redis) holds one player.
         store = redis.asyncio.Redis.from_url(f"unix://{tmp_path / 'data' / 'redis.sock'}")
         deadline = asyncio.get_running_loop().time() + 30
-        while not await store.hlen(keys.race_queue_who()):  # type: ignore[misc]
+        while not await store.hlen(keys.race_queue_who()):
             assert asyncio.get_running_loop().time() < deadline, "the CLI never queued"
             await asyncio.sleep(0.05)
         await store.aclose()
@@ -321,7 +324,9 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
     assert {r["name"] for r in doc["standings"]} == {"patient_one", "latecomer"}
 
 
-async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path, make_player: Any) -> None:
+async def test_a_racer_rejoins_after_the_server_restarts(
+    tmp_path: Path, make_player: MakePlayer
+) -> None:
     srv = ServerProcess(tmp_path / "data").start()
     player = make_player(srv.url)
     other = await Client.connect(srv.url)
@@ -379,7 +384,7 @@ async def test_a_racer_rejoins_after_the_server_restarts(tmp_path: Path, make_pl
 
 @pytest.mark.parametrize("elsewhere", [1, 2])
 async def test_a_game_changed_elsewhere_refreshes_the_board(
-    server: ServerProcess, make_player: Any, elsewhere: int
+    server: ServerProcess, make_player: MakePlayer, elsewhere: int
 ) -> None:
     """The same player on a second device moves while the CLI's script runs: the CLI's next
     move is refused as a conflict, it refreshes its board, and the script stops there. With
@@ -438,7 +443,7 @@ async def test_a_game_changed_elsewhere_refreshes_the_board(
     assert doc["view"]["moves"] == 1 + elsewhere  # the board was refreshed from the server
 
 
-def test_a_server_that_forgot_the_player(tmp_path: Path, make_player: Any) -> None:
+def test_a_server_that_forgot_the_player(tmp_path: Path, make_player: MakePlayer) -> None:
     """The server's data was reset: the stored token is unknown. Without --name the CLI says
     what to do; with --name it starts a new player under that name."""
     srv = ServerProcess(tmp_path / "data").start()
@@ -489,6 +494,8 @@ async def test_session_refusals_are_typed(server: ServerProcess) -> None:
         (("practice", "fourteen-out", "--seed", "x1"), "not an integer: 'x1'"),
     ],
 )
-def test_bad_numbers_are_usage_errors(make_player: Any, args: tuple[str, ...], says: str) -> None:
+def test_bad_numbers_are_usage_errors(
+    make_player: MakePlayer, args: tuple[str, ...], says: str
+) -> None:
     run = make_player("ws://127.0.0.1:9/ws").run(*args)  # refused before any connection
     assert run.code == 2 and says in run.err

@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pytest
 from rich.console import Console
 
 from clients.cli.render import render_board
 from engine import VARIANT_IDS, new_game
+from engine.views import View
 
 TOKEN = re.compile(r"\b(?:10|[2-9AJQK])[CDHS]\b")
 
 
-def render(view: dict[str, object], width: int = 80) -> str:
+def render(view: View, width: int = 80) -> str:
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(render_board(view, width=width, ascii=True, elapsed_ms=61_000))
     return console.export_text()
 
 
-def visible_cards(view: dict[str, object]) -> set[str]:
+def visible_cards(view: Mapping[str, object]) -> set[str]:
     """Every card text the view itself shows (multi-deck games repeat cards)."""
     return set(TOKEN.findall(str(view)))
 
 
-def hidden_cards(game_json: dict[str, object], view: dict[str, object]) -> set[str]:
+def hidden_cards(game_json: Mapping[str, object], view: Mapping[str, object]) -> set[str]:
     """Cards of the full state that are face down or in the stock, and not visible anywhere."""
     text = str(game_json)
     faces = set(re.findall(r"'card': '(\w+)', 'up': False", text))
@@ -36,9 +37,11 @@ def hidden_cards(game_json: dict[str, object], view: dict[str, object]) -> set[s
     return faces - visible_cards(view)
 
 
-def positions(view: dict[str, Any]) -> list[int]:
+def positions(view: View) -> list[int]:
     """The numbered places of a board: Tri Peaks positions or piles."""
-    places = view["tableau"] if view["variant"] == "triple-triangle" else view["piles"]
+    places: Sequence[object] = (
+        view["tableau"] if view["variant"] == "triple-triangle" else view["piles"]
+    )
     return [n + 1 for n, place in enumerate(places) if place is not None]
 
 
@@ -58,7 +61,7 @@ def test_board_hides_face_down_cards_and_fits(variant: str, seed: int) -> None:
     hidden = hidden_cards(game.to_json(), view)
     assert not shown & hidden, f"face-down cards shown: {shown & hidden}"
     assert shown <= visible_cards(view)
-    if variant != "triple-triangle" and any(
+    if view["variant"] != "triple-triangle" and any(
         p.get("down") for p in view["piles"] if isinstance(p, dict)
     ):
         assert "░░░" in text

@@ -19,6 +19,7 @@ import pytest
 import protocol as p
 from clients.cli.social import share_text
 from engine import from_view
+from tests.support.cliplayer import MakePlayer, Player
 from tests.support.procs import ServerProcess, pinned_day
 from tests.support.wsclient import Client
 
@@ -33,7 +34,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         yield srv
 
 
-def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
+def finish_daily(player: Player, name: str | None = None) -> dict[str, Any]:
     """Play the server's Fourteen Out of the day to its end with the CLI (first legal move
     each time). The server must deal a fixed day (`pinned_day`): some deals cannot be played."""
     first = ("--name", name) if name else ()
@@ -54,7 +55,7 @@ def finish_daily(player: Any, name: str | None = None) -> dict[str, Any]:
     return result
 
 
-def test_me_history_share_and_profile(server: ServerProcess, make_player: Any) -> None:
+def test_me_history_share_and_profile(server: ServerProcess, make_player: MakePlayer) -> None:
     fresh = make_player(server.url)
     empty = fresh.run("--name", "newcomer", "me")
     assert empty.code == 0, empty.err
@@ -129,7 +130,7 @@ async def first_pushes(
     return got
 
 
-async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) -> None:
+async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: MakePlayer) -> None:
     watcher = make_player(server.url)
     listed = watcher.run("--name", "cli_watcher", "watch", "--list")
     assert listed.code == 0 and "No race is running now" in listed.out
@@ -170,7 +171,7 @@ async def test_watch_a_race_to_its_end(server: ServerProcess, make_player: Any) 
         await c.close()
 
 
-def test_replay_a_day_that_is_over(make_player: Any, tmp_path: Path) -> None:
+def test_replay_a_day_that_is_over(make_player: MakePlayer, tmp_path: Path) -> None:
     day = dt.datetime(2031, 4, 1, 12, tzinfo=dt.UTC)
     srv = ServerProcess(tmp_path / "data", pinned_day(day))
     with srv:

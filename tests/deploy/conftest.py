@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from server.redis.embedded import EmbeddedRedis
-from tests.support.balancer import Balancer
+from tests.support.balancer import Balancer, Topology
 from tests.support.procs import ServerProcess, pinned_day
 
 #: Noon, far from a rollover; every process deals the same day.
 FLAGS = pinned_day(dt.datetime(2030, 6, 15, 12, tzinfo=dt.UTC))
-
-
-@dataclass
-class Topology:
-    lb: Balancer
-    servers: list[ServerProcess]
 
 
 @pytest.fixture(scope="module")

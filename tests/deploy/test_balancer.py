@@ -13,8 +13,7 @@ import pytest
 import websockets
 
 from engine import from_view
-from tests.deploy.conftest import Topology
-from tests.support.balancer import CONFIG, Balancer, haproxy_binary
+from tests.support.balancer import CONFIG, Balancer, Topology, haproxy_binary
 from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 

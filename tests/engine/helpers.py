@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar
 
 from engine import Game, new_game
 from engine.cards import Card, full_deck, parse_card
 from engine.game import HIDDEN
+from engine.views import (
+    EASTHAVEN_VARIANTS,
+    PAIRING_VARIANTS,
+    TRIPEAKS_VARIANTS,
+    TRIPLE_DECK_VARIANTS,
+    EasthavenStateJson,
+    Event,
+    OrientedCard,
+    PairingStateJson,
+    StateJson,
+    TriPeaksStateJson,
+    TripleDeckStateJson,
+)
+
+G = TypeVar("G", bound=Game)
 
 #: Keys of the full state whose cards the player never sees.
 HIDDEN_KEYS = frozenset({"stock"})
@@ -32,11 +48,11 @@ def _is_card(text: str) -> bool:
     return True
 
 
-def state_cards(state: Any) -> Counter[str]:
+def state_cards(state: Mapping[str, object]) -> Counter[str]:
     """Every card text anywhere in a `to_json()` state (face-down, stock, discard included)."""
     out: Counter[str] = Counter()
 
-    def walk(value: Any, key: str = "") -> None:
+    def walk(value: object, key: str = "") -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 if k != "variant":
@@ -51,7 +67,7 @@ def state_cards(state: Any) -> Counter[str]:
     return out
 
 
-def visible_cards(state: dict[str, Any]) -> Counter[str]:
+def visible_cards(state: Mapping[str, object]) -> Counter[str]:
     """The cards of a full state that a player may see: face up, waste and foundations.
 
     The pairing games' discard is public but the view reports only its size, so it is left out.
@@ -64,12 +80,12 @@ def visible_cards(state: dict[str, Any]) -> Counter[str]:
     return out
 
 
-def _visible_in(value: Any) -> Counter[str]:
+def _visible_in(value: object) -> Counter[str]:
     out: Counter[str] = Counter()
     if isinstance(value, dict):
         if "card" in value and "up" in value:
             if value["up"]:
-                out[value["card"]] += 1
+                out[str(value["card"])] += 1
             return out
         for v in value.values():
             out += _visible_in(v)
@@ -81,16 +97,17 @@ def _visible_in(value: Any) -> Counter[str]:
     return out
 
 
-def view_cards(view: dict[str, Any]) -> Counter[str]:
+def view_cards(view: Mapping[str, object]) -> Counter[str]:
     """Every card text in a view (`??` and other strings are not cards)."""
     return state_cards(view)
 
 
-def hidden_count(state: dict[str, Any]) -> int:
+def hidden_count(state: Mapping[str, object]) -> int:
     """Face-down cards plus stock cards of a full state."""
-    total = len(state.get("stock", [])) if isinstance(state.get("stock"), list) else 0
+    stock = state.get("stock")
+    total = len(stock) if isinstance(stock, list) else 0
 
-    def walk(value: Any) -> int:
+    def walk(value: object) -> int:
         if isinstance(value, dict):
             if "card" in value and "up" in value:
                 return 0 if value["up"] else 1
@@ -102,13 +119,17 @@ def hidden_count(state: dict[str, Any]) -> int:
     return total + sum(walk(v) for k, v in state.items() if k != "stock")
 
 
-def view_hidden_count(view: dict[str, Any]) -> int:
+def view_hidden_count(view: Mapping[str, object]) -> int:
     """Hidden cards a view accounts for: `??` entries, pile `down` counts and the stock size."""
-    total = int(view.get("stock", 0))
-    if "tableau" in view:
-        total += sum(1 for t in view["tableau"] if t == HIDDEN)
-    if "piles" in view and view["piles"] and isinstance(view["piles"][0], dict):
-        total += sum(int(p["down"]) for p in view["piles"])
+    stock = view.get("stock", 0)
+    assert isinstance(stock, int)  # a view's stock is its size
+    total = stock
+    tableau = view.get("tableau")
+    if isinstance(tableau, list):
+        total += sum(1 for t in tableau if t == HIDDEN)
+    piles = view.get("piles")
+    if isinstance(piles, list) and piles and isinstance(piles[0], dict):
+        total += sum(int(p["down"]) for p in piles)
     return total
 
 
@@ -117,7 +138,7 @@ def deck(variant_cls: type[Game]) -> Counter[str]:
     return Counter(c.text for c in full_deck(variant_cls.ranks) * variant_cls.decks)
 
 
-def fresh(variant: str, **state: Any) -> Game:
+def fresh(variant: str, **state: object) -> Game:
     """A game of `variant` (seed 1) with private state attributes overwritten."""
     game = new_game(variant, 1)
     for name, value in state.items():
@@ -125,6 +146,72 @@ def fresh(variant: str, **state: Any) -> Game:
     game._history = []
     game._over = None
     return game
+
+
+def as_kind(game: Game, kind: type[G]) -> G:
+    """`game` as the game family (class) the test built it as."""
+    assert isinstance(game, kind), f"{type(game).__name__} is not a {kind.__name__}"
+    return game
+
+
+def new_as(kind: type[G], variant: str, seed: object) -> G:
+    """`new_game(variant, seed)` as the game family `kind` the variant belongs to."""
+    return as_kind(new_game(variant, seed), kind)
+
+
+def fresh_as(kind: type[G], variant: str, **state: object) -> G:
+    """`fresh(variant, **state)` as the game family `kind` the variant belongs to."""
+    return as_kind(fresh(variant, **state), kind)
+
+
+# A full state narrowed to its family by its `variant`, like `engine.views.pairing_view` does
+# for views: AssertionError when the state is another family's.
+
+
+def pairing_state(state: StateJson) -> PairingStateJson:
+    """`state` as a pairing game's full state."""
+    assert state["variant"] in PAIRING_VARIANTS, state["variant"]
+    return state
+
+
+def tripeaks_state(state: StateJson) -> TriPeaksStateJson:
+    """`state` as a Tri Peaks full state."""
+    assert state["variant"] in TRIPEAKS_VARIANTS, state["variant"]
+    return state
+
+
+def tableau_state(state: StateJson) -> TripleDeckStateJson | EasthavenStateJson:
+    """`state` as a tableau game's full state (the Triple Deck games or Triple Easthaven)."""
+    assert state["variant"] in TRIPLE_DECK_VARIANTS or state["variant"] in EASTHAVEN_VARIANTS
+    return state
+
+
+def easthaven_state(state: StateJson) -> EasthavenStateJson:
+    """`state` as a Triple Easthaven full state."""
+    assert state["variant"] in EASTHAVEN_VARIANTS, state["variant"]
+    return state
+
+
+def triple_deck_state(state: StateJson) -> TripleDeckStateJson:
+    """`state` as a Triple Deck full state (with its waste)."""
+    assert state["variant"] in TRIPLE_DECK_VARIANTS, state["variant"]
+    return state
+
+
+def revealed(events: list[Event]) -> list[str | None]:
+    """The cards of move events that must all be reveals."""
+    out: list[str | None] = []
+    for event in events:
+        assert event["type"] == "reveal", event
+        out.append(event["card"])
+    return out
+
+
+def placed(tableau: list[OrientedCard | None]) -> list[OrientedCard]:
+    """A Tri Peaks state's tableau where every position must still hold a card (a deal)."""
+    out = [entry for entry in tableau if entry is not None]
+    assert len(out) == len(tableau), "a position was played"
+    return out
 
 
 def random_play(

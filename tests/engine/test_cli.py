@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from engine import VARIANT_IDS, new_game
 
@@ -41,7 +40,7 @@ def test_replay_with_comments_blank_lines_and_undo() -> None:
     log = "# first pair\n1 7\n\nundo\n1 7   # again\n3 10\n"
     out = run("replay", "fourteen-out", "--seed", "1", stdin=log)
     assert out.returncode == 0, out.stderr
-    reply: dict[str, Any] = json.loads(out.stdout)
+    reply: dict[str, object] = json.loads(out.stdout)
     game = new_game("fourteen-out", 1)
     for line in ("1 7", "undo", "1 7", "3 10"):
         game.play(line)

@@ -80,7 +80,7 @@ def test_move_values_copy_and_pickle_alike_in_both_builds() -> None:
             "3 5 1",
             (Transfer((parse_card("7H"),), "3", "5"),),
             (Reveal(parse_card("KD"), "3"),),
-            extra=({"type": "recycle"},),
+            extra=({"type": "recycle", "cards": 3},),
         ),
     ]
     for value in values:

@@ -11,6 +11,8 @@ import pytest
 from engine import VARIANT_IDS, DealRng, new_game, shuffled_cards
 from engine.cards import full_deck
 
+from .helpers import easthaven_state, pairing_state, tripeaks_state, triple_deck_state
+
 GOLDEN_DEAL_SHA256 = {
     "fourteen-out": "1e1b18ceb3d14347d8d946e34e211d90cc9a641b91ad1f440495a4b13688ce27",
     "triple-fourteens": "7e61070deb087b0b2ef8a78c9dc48c628b5e7ef0d2de791deee6b6951c85fc7b",
@@ -32,17 +34,20 @@ def test_first_deal_for_seed_1_is_frozen(variant: str) -> None:
 
 
 def test_explicit_golden_cards() -> None:
-    assert [e["card"] for e in new_game("fourteen-out", 1).to_json()["piles"][0]] == [
+    assert [
+        e["card"] for e in pairing_state(new_game("fourteen-out", 1).to_json())["piles"][0]
+    ] == [
         "9C",
         "6C",
         "JH",
         "KD",
         "6S",
     ]
-    tri = new_game("triple-triangle", 1).to_json()
+    tri = tripeaks_state(new_game("triple-triangle", 1).to_json())
     assert tri["foundation"] == ["6H"] and tri["stock"][0] == "10D"
-    assert new_game("triple-deck", 1).to_json()["piles"][6][-1] == {"card": "3S", "up": True}
-    assert new_game("triple-easthaven", 1).to_json()["stock"][0] == "8C"
+    td = triple_deck_state(new_game("triple-deck", 1).to_json())
+    assert td["piles"][6][-1] == {"card": "3S", "up": True}
+    assert easthaven_state(new_game("triple-easthaven", 1).to_json())["stock"][0] == "8C"
 
 
 def test_stream_is_sha256_counter_mode() -> None:

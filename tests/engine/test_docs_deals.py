@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,13 +31,19 @@ def test_doc_has_every_kind_of_vector() -> None:
     assert len({v for k, v in kinds if k == "deal"}) == 6
 
 
-def _at(state: dict[str, Any], place: str) -> list[str]:
+def _at(state: Mapping[str, object], place: str) -> list[str]:
     key, *index = re.findall(r"\w+", place)
-    value: Any = state[key]
+    value = state[key]
     for i in index:
+        assert isinstance(value, list), place
         value = value[int(i)]
-    items = value if isinstance(value, list) else [value]
-    return [x["card"] if isinstance(x, dict) else x for x in items]
+    items: list[object] = value if isinstance(value, list) else [value]
+    texts: list[str] = []
+    for x in items:
+        text = x["card"] if isinstance(x, dict) else x
+        assert isinstance(text, str), place
+        texts.append(text)
+    return texts
 
 
 @pytest.mark.parametrize(("kind", "var", "seed", "place", "values"), vectors())

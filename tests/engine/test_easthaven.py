@@ -7,9 +7,11 @@ import pytest
 
 from engine import IllegalMove, Move, new_game, shuffled_cards
 from engine.cards import RANK_TEXT
+from engine.easthaven import TripleEasthaven
 from engine.game import Game
+from engine.views import tableau_view
 
-from .helpers import cards, deck, fresh, state_cards
+from .helpers import cards, deck, easthaven_state, fresh_as, state_cards
 
 FILLER = ("5C", "KD")  # a face-down 5C under a KD: no move, no foundation play
 
@@ -19,14 +21,15 @@ def eh(
     stock: str = "",
     foundations: list[str] | None = None,
     fill: bool = True,
-) -> Game:
+) -> TripleEasthaven:
     """A position: piles as (face-down, face-up) texts bottom first (the rest filled with dead
     K piles unless `fill` is False), stock next-to-deal first, foundations 1-3 clubs, 4-6
     diamonds, 7-9 hearts, 10-12 spades."""
     extra = [FILLER if fill else ("", "")] * (12 - len(piles))
     piles = piles + extra
     founds = (foundations or []) + [""] * (12 - len(foundations or []))
-    return fresh(
+    return fresh_as(
+        TripleEasthaven,
         "triple-easthaven",
         _piles=[cards(d) + cards(u) for d, u in piles],
         _down=[len(d.split()) for d, _ in piles],
@@ -40,13 +43,13 @@ def moves(game: Game) -> set[str]:
 
 
 def pile(game: Game, i: int) -> list[str]:
-    return [e["card"] for e in game.to_json()["piles"][i - 1]]
+    return [e["card"] for e in easthaven_state(game.to_json())["piles"][i - 1]]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 31337])
 def test_deal_layout(seed: int) -> None:
     game = new_game("triple-easthaven", seed)
-    state = game.to_json()
+    state = easthaven_state(game.to_json())
     order = [c.text for c in shuffled_cards("triple-easthaven", seed, 3, range(1, 14))]
     assert len(state["piles"]) == 12
     for i, p in enumerate(state["piles"]):
@@ -55,7 +58,7 @@ def test_deal_layout(seed: int) -> None:
     assert state["stock"] == order[36:] and len(state["stock"]) == 120
     assert state["foundations"] == [[]] * 12
     assert state_cards(state) == deck(type(game))
-    assert [p["down"] for p in game.view()["piles"]] == [2] * 12
+    assert [p["down"] for p in tableau_view(game.view())["piles"]] == [2] * 12
 
 
 @pytest.mark.parametrize(
@@ -113,8 +116,8 @@ def test_deal_one_card_to_every_pile_including_empty_ones() -> None:
     result = game.apply("d")
     for i in range(12):
         assert pile(game, i + 1) == [*before[i], stock.split()[i]]
-        assert game.to_json()["piles"][i][-1]["up"] is True
-    assert game.to_json()["stock"] == ["KC", "AD"]
+        assert easthaven_state(game.to_json())["piles"][i][-1]["up"] is True
+    assert easthaven_state(game.to_json())["stock"] == ["KC", "AD"]
     assert [e["to"] for e in result.events() if e["type"] == "move"] == [
         str(i) for i in range(1, 13)
     ]
@@ -122,7 +125,7 @@ def test_deal_one_card_to_every_pile_including_empty_ones() -> None:
     game.apply("d")  # the last partial deal goes to the first piles
     assert pile(game, 1)[-1] == "KC" and pile(game, 2)[-1] == "AD"
     assert pile(game, 3) == ["3C"] and len(pile(game, 4)) == len(before[3]) + 1
-    assert game.to_json()["stock"] == []
+    assert easthaven_state(game.to_json())["stock"] == []
     assert "d" not in moves(game)
 
 
@@ -136,12 +139,12 @@ def test_foundations_by_suit_three_per_suit() -> None:
     game.apply("1 f")
     game.apply("2 f")
     game.apply("3 f")
-    founds = game.to_json()["foundations"]
+    founds = easthaven_state(game.to_json())["foundations"]
     assert founds[6:9] == [["AH"], ["AH"], ["AH"]]  # hearts are foundations 7-9
     with pytest.raises(IllegalMove, match="no foundation takes 2D"):
         game.apply("5 f")
     game.apply("4 f")
-    assert game.to_json()["foundations"][6] == ["AH", "2H"]
+    assert easthaven_state(game.to_json())["foundations"][6] == ["AH", "2H"]
 
 
 def test_foundation_top_card_moves_back() -> None:
@@ -155,7 +158,10 @@ def test_foundation_top_card_moves_back() -> None:
     with pytest.raises(IllegalMove, match="7D is not on top of a foundation"):
         game.apply("f7D 1")
     result = game.apply("f8d 1")
-    assert pile(game, 1) == ["9S", "8D"] and game.to_json()["foundations"][3][-1] == "7D"
+    assert (
+        pile(game, 1) == ["9S", "8D"]
+        and easthaven_state(game.to_json())["foundations"][3][-1] == "7D"
+    )
     assert result.events() == [{"type": "move", "cards": ["8D"], "from": "f", "to": "1"}]
     assert game.can_undo()
 
@@ -163,7 +169,10 @@ def test_foundation_top_card_moves_back() -> None:
 def test_face_down_card_turns_up_when_exposed() -> None:
     game = eh([("4S 6H", "AC"), ("", "")], stock="KH")
     result = game.apply("1 f")
-    assert game.to_json()["piles"][0] == [{"card": "4S", "up": False}, {"card": "6H", "up": True}]
+    assert easthaven_state(game.to_json())["piles"][0] == [
+        {"card": "4S", "up": False},
+        {"card": "6H", "up": True},
+    ]
     assert result.events()[-1] == {"type": "reveal", "card": "6H", "at": "1"}
     assert not game.can_undo()
 

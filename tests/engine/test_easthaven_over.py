@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import pickle
 import random
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import new_game
-from engine.cards import RANK_TEXT, SUITS, card
+from engine.cards import RANK_TEXT, SUITS, Card, card
 from engine.deadlock import FOUND_LEN, ProgressSearch, _freeze, _relax, may_progress
 from engine.easthaven import TripleEasthaven
 from engine.game import Game, OverDecided
@@ -78,7 +77,7 @@ def position(piles: list[tuple[int, list[str]]], heights: list[int]) -> TripleEa
     return game
 
 
-def _card(text: str) -> Any:
+def _card(text: str) -> Card:
     return card(RANK_TEXT.index(text[:-1]), text[-1])
 
 

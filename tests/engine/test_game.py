@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import pytest
 
@@ -12,7 +12,7 @@ from engine.game import Game
 from .helpers import cards, fresh
 
 
-def without_moves(state: dict[str, Any]) -> dict[str, Any]:
+def without_moves(state: Mapping[str, object]) -> dict[str, object]:
     return {k: v for k, v in state.items() if k != "moves"}
 
 

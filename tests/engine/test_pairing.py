@@ -10,24 +10,26 @@ import pytest
 
 from engine import IllegalMove, Move, new_game, shuffled_cards
 from engine.cards import Card
+from engine.pairing import PairingGame
+from engine.views import pairing_view
 
-from .helpers import cards, deck, fresh, state_cards
+from .helpers import cards, deck, fresh_as, pairing_state, state_cards
 
 LAYOUTS = {"fourteen-out": [5] * 4 + [4] * 8, "triple-fourteens": [7] * 12 + [6] * 12}
 
 
-def pairing(variant: str, piles: list[str]) -> object:
+def pairing(variant: str, piles: list[str]) -> PairingGame:
     """A pairing game whose piles are given bottom first, e.g. ["2C 7H", "", "7D"]."""
     n = len(LAYOUTS[variant])
     built = [tuple(cards(p)) for p in piles] + [()] * (n - len(piles))
-    return fresh(variant, _piles=built, _heights=[len(p) for p in built])
+    return fresh_as(PairingGame, variant, _piles=built, _heights=[len(p) for p in built])
 
 
 @pytest.mark.parametrize("variant", sorted(LAYOUTS))
 @pytest.mark.parametrize("seed", [0, 1, 977])
 def test_deal_layout_all_face_up(variant: str, seed: int) -> None:
     game = new_game(variant, seed)
-    state = game.to_json()
+    state = pairing_state(game.to_json())
     assert [len(p) for p in state["piles"]] == LAYOUTS[variant]
     assert all(entry["up"] for pile in state["piles"] for entry in pile)
     assert state_cards(state) == deck(type(game))
@@ -35,7 +37,7 @@ def test_deal_layout_all_face_up(variant: str, seed: int) -> None:
     order = shuffled_cards(variant, seed, type(game).decks, type(game).ranks)
     flat = [entry["card"] for pile in state["piles"] for entry in pile]
     assert flat == [c.text for c in order]
-    assert game.view()["piles"] == [[e["card"] for e in p] for p in state["piles"]]
+    assert pairing_view(game.view())["piles"] == [[e["card"] for e in p] for p in state["piles"]]
 
 
 def test_triple_fourteens_uses_three_decks() -> None:
@@ -62,8 +64,8 @@ def test_pairs_summing_to_14_are_removed(variant: str, a: str, b: str) -> None:
     assert {str(m) for m in game.legal_moves()} == {"1 2"}
     before = game.cleared
     result = game.apply("1 2")
-    assert game.to_json()["piles"][0] == [{"card": "2D", "up": True}]
-    assert game.to_json()["piles"][1] == [{"card": "5H", "up": True}]
+    assert pairing_state(game.to_json())["piles"][0] == [{"card": "2D", "up": True}]
+    assert pairing_state(game.to_json())["piles"][1] == [{"card": "5H", "up": True}]
     assert game.cleared == before + 2 == game.score and game.moves == 1
     assert result.events() == [
         {"type": "move", "cards": [a], "from": "1", "to": "f"},
@@ -98,13 +100,16 @@ def test_only_top_cards_pair() -> None:
 def test_empty_piles_stay_empty() -> None:
     game = pairing("fourteen-out", ["KC", "AH", "6D", "8S 9S", "5C"])
     game.apply("1 2")
-    assert game.to_json()["piles"][0] == [] and game.to_json()["piles"][1] == []
+    assert (
+        pairing_state(game.to_json())["piles"][0] == []
+        and pairing_state(game.to_json())["piles"][1] == []
+    )
     with pytest.raises(IllegalMove, match="pile 1 is empty"):
         game.apply("1 4")
     game.apply("4 5")
     game.apply("3 4")
     assert game.won
-    assert all(p == [] for p in game.to_json()["piles"])
+    assert all(p == [] for p in pairing_state(game.to_json())["piles"])
     # Nothing is ever put back: no move can target the emptied piles.
     game2 = pairing("fourteen-out", ["KC", "AH", "3S 6D", "8S"])
     game2.apply("1 2")
@@ -142,7 +147,7 @@ def test_legal_moves_match_brute_force(variant: str) -> None:
         game = new_game(variant, seed)
         while not game.over:
             tops: list[tuple[int, Card]] = []
-            for i, pile in enumerate(game.to_json()["piles"]):
+            for i, pile in enumerate(pairing_state(game.to_json())["piles"]):
                 if pile:
                     tops.append((i, cards(pile[-1]["card"])[0]))
             expected = {
@@ -161,5 +166,5 @@ def test_legal_moves_match_brute_force(variant: str) -> None:
 def test_discard_lists_removed_cards() -> None:
     game = pairing("fourteen-out", ["2D KC", "AH"])
     game.apply("1 2")
-    assert Counter(game.to_json()["discard"]) == Counter(["KC", "AH"])
-    assert game.view()["discard"] == game.cleared
+    assert Counter(pairing_state(game.to_json())["discard"]) == Counter(["KC", "AH"])
+    assert pairing_view(game.view())["discard"] == game.cleared

@@ -10,7 +10,7 @@ end the move log replays on a fresh deal to the identical full state.
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,7 +31,7 @@ MAX_MOVES = {
 EXAMPLES = 20
 
 
-def without_moves(state: dict[str, Any]) -> dict[str, Any]:
+def without_moves(state: Mapping[str, object]) -> dict[str, object]:
     return {k: v for k, v in state.items() if k not in ("moves", "can_undo")}
 
 

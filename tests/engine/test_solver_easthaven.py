@@ -30,8 +30,8 @@ from engine.solvers.easthaven import (
 from engine.solvers.easthaven_bestfirst import BestFirst
 from engine.solvers.easthaven_lines import legal, parse_line, shorten, wins
 from engine.state import full_state
-from engine.tableau import FOUNDATION
-from tests.engine.helpers import C, fresh
+from engine.tableau import FOUNDATION, TableauGame
+from tests.engine.helpers import C, as_kind, fresh
 
 #: Positions the plain search may expand before a sample is dropped as too big.
 PLAIN_LIMIT = 4_000
@@ -39,7 +39,7 @@ PLAIN_LIMIT = 4_000
 
 def _lows(game: Game) -> tuple[int, int]:
     """The lowest black and lowest red foundation heights."""
-    heights = [len(f) for f in game._foundations]  # type: ignore[attr-defined]
+    heights = [len(f) for f in as_kind(game, TableauGame)._foundations]
     black = min(heights[0:3] + heights[9:12])
     red = min(heights[3:9])
     return black, red
@@ -47,8 +47,9 @@ def _lows(game: Game) -> tuple[int, int]:
 
 def _safe_top(game: Game, pile: int) -> Card | None:
     """Pile `pile`'s top card when it may go up and `safe_to_play` says so."""
-    top = game._top(pile)  # type: ignore[attr-defined]
-    if top is None or game._foundation_for(top) is None:  # type: ignore[attr-defined]
+    tableau = as_kind(game, TableauGame)
+    top = tableau._top(pile)
+    if top is None or tableau._foundation_for(top) is None:
         return None
     return top if safe_to_play(top.code, *_lows(game)) else None
 

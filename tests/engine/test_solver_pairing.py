@@ -10,9 +10,10 @@ import pytest
 
 from engine import Game, new_game
 from engine.cards import card
+from engine.pairing import PairingGame
 from engine.solvers import IMPOSSIBLE, UNKNOWN, WINNABLE, solve
 from engine.solvers import pairing as pairing_solver
-from tests.engine.helpers import fresh
+from tests.engine.helpers import as_kind, fresh
 
 
 def plain_winnable(heights: list[int], piles: list[tuple[int, ...]]) -> bool:
@@ -60,8 +61,9 @@ def small_position(rng: random.Random, variant: str) -> Game:
 
 
 def _ranks(game: Game) -> tuple[list[int], list[tuple[int, ...]]]:
-    piles = [tuple(c.rank for c in p) for p in game._piles]  # type: ignore[attr-defined]
-    return list(game._heights), piles  # type: ignore[attr-defined]
+    pairing = as_kind(game, PairingGame)
+    piles = [tuple(c.rank for c in p) for p in pairing._piles]
+    return list(pairing._heights), piles
 
 
 @pytest.mark.parametrize("variant", ["fourteen-out", "triple-fourteens"])

@@ -12,11 +12,13 @@ import pytest
 
 from engine import VARIANT_IDS, Game, SolverLineError, from_view, new_game
 from engine.cards import RANK_TEXT, Card
+from engine.easthaven import TripleEasthaven
 from engine.pairing import PairingGame
 from engine.solvers import IMPOSSIBLE, UNKNOWN, WINNABLE, base, hint, solve
 from engine.solvers.base import Budget, Solver, SolveResult, solver_for
-from engine.tripeaks import TABLEAU
-from tests.engine.helpers import C, cards, fresh
+from engine.tripeaks import TABLEAU, TriPeaks
+from engine.tripledeck import TripleDeck
+from tests.engine.helpers import C, as_kind, cards, easthaven_state, fresh, fresh_as, new_as
 from tests.support.procs import ROOT
 
 #: Search budgets in nodes, not seconds: the same verdict on every machine (the largest of
@@ -63,23 +65,23 @@ def _naive_pairing_winnable(game: Game) -> bool:
     """Exhaustive search over pile heights through the engine's own rules, no pruning."""
     dead: set[tuple[int, ...]] = set()
 
-    def search(g: Game) -> bool:
-        key = tuple(g._heights)  # type: ignore[attr-defined]
+    def search(g: PairingGame) -> bool:
+        key = tuple(g._heights)
         if g.won:
             return True
         if key in dead:
             return False
         for move in list(g.legal_moves()):
-            child = new_game("fourteen-out", 0)
+            child = new_as(PairingGame, "fourteen-out", 0)
             child._restore(g._snapshot())
-            child._piles = g._piles  # type: ignore[attr-defined]
+            child._piles = g._piles
             child.apply(move)
             if search(child):
                 return True
         dead.add(key)
         return False
 
-    return search(game)
+    return search(as_kind(game, PairingGame))
 
 
 def test_pairing_verdicts_match_an_exhaustive_search() -> None:
@@ -118,8 +120,8 @@ def test_pairing_impossible_positions() -> None:
 
 def _tripeaks(present: dict[int, str], top: str, stock: str) -> Game:
     """Tri Peaks with only `present` tableau cards; stock texts in drawing order."""
-    base = new_game("triple-triangle", 1)
-    tableau = list(base._cards)  # type: ignore[attr-defined]
+    base = new_as(TriPeaks, "triple-triangle", 1)
+    tableau = list(base._cards)
     for pos, text in present.items():
         tableau[pos] = C(text)
     return fresh(
@@ -147,7 +149,7 @@ def test_tripeaks_impossible_and_winnable_positions() -> None:
     assert solve(_tripeaks({26: "AH", 27: "2D"}, "QS", "5C")).verdict == IMPOSSIBLE
 
 
-def _easthaven_stuck() -> Game:
+def _easthaven_stuck() -> TripleEasthaven:
     """Every foundation at 10; each pile a King over a face-down Jack over a face-down Queen;
     the stock empty. No card can move: the Kings have nowhere to go."""
 
@@ -156,19 +158,26 @@ def _easthaven_stuck() -> Game:
 
     piles = [[q, j, k] for q, j, k in zip(three("Q"), three("J"), three("K"), strict=True)]
     tens = [[C(f"{r}{s}") for r in RANK_TEXT[1:11]] for s in "CDHS" for _ in range(3)]
-    return fresh("triple-easthaven", _piles=piles, _down=[2] * 12, _stock=[], _foundations=tens)
+    return fresh_as(
+        TripleEasthaven,
+        "triple-easthaven",
+        _piles=piles,
+        _down=[2] * 12,
+        _stock=[],
+        _foundations=tens,
+    )
 
 
 def test_easthaven_impossible_position() -> None:
     game = _easthaven_stuck()
-    assert sorted(map(str, game.to_json()["piles"])) and game.over  # type: ignore[typeddict-item]
+    assert sorted(map(str, easthaven_state(game.to_json())["piles"])) and game.over
     # The search itself (not only the engine's game-over test) proves it.
     result = solver_for(game)(game, Budget(None, 10.0)).search()
     assert result.verdict == IMPOSSIBLE
     assert solve(game).verdict == IMPOSSIBLE
     # Turn one pile upside down and it unwinds: JC, QC, KC go up, the empty pile takes a King
     # off its Jack, and so on through every pile.
-    game._piles[0] = [C("KC"), C("QC"), C("JC")]  # type: ignore[attr-defined]
+    game._piles[0] = [C("KC"), C("QC"), C("JC")]
     game._over = None
     result = solve(game, max_nodes=NODE_BUDGET)
     assert result.verdict == WINNABLE
@@ -182,8 +191,8 @@ def test_triple_deck_best_score_proven_below_maximum(variant: str) -> None:
     """Eleven foundations complete. The twelfth's Ace lies under a 3 and a 2; the 4 up to the
     top card sit in a second pile that unwinds onto an empty pile, but nothing ever takes the
     2, so the Ace stays buried."""
-    game = new_game(variant, 1)
-    top = game.top_rank  # type: ignore[attr-defined]
+    game = new_as(TripleDeck, variant, 1)
+    top = game.top_rank
     names = RANK_TEXT[1:]
     trap = [C("AS"), C("3S"), C("2S")]
     ladder = [C(f"{names[r - 1]}S") for r in range(4, top + 1)]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine import IllegalMove, new_game, shuffled_cards
-from engine.game import Game
-from engine.tripeaks import COVERED_BY, TABLEAU
+from engine.tripeaks import COVERED_BY, TABLEAU, TriPeaks
+from engine.views import tripeaks_view
 
-from .helpers import C, cards, deck, fresh, state_cards
+from .helpers import C, cards, deck, fresh_as, placed, state_cards, tripeaks_state
 
 ROW_SIZES = [3, 6, 9, 10]
 
@@ -26,11 +26,12 @@ def expected_cover() -> dict[int, set[int]]:
     return cover
 
 
-def peaks(tableau: list[str | None], foundation: str, stock: str = "") -> Game:
+def peaks(tableau: list[str | None], foundation: str, stock: str = "") -> TriPeaks:
     """A Tri Peaks position: 28 cards or None (gone), the foundation top and the stock
     (next card to draw first)."""
     assert len(tableau) == TABLEAU
-    return fresh(
+    return fresh_as(
+        TriPeaks,
         "triple-triangle",
         _cards=[C(t) if t else C("KS") for t in tableau],
         _present=[t is not None for t in tableau],
@@ -39,7 +40,7 @@ def peaks(tableau: list[str | None], foundation: str, stock: str = "") -> Game:
     )
 
 
-def only(positions: dict[int, str], foundation: str, stock: str = "") -> Game:
+def only(positions: dict[int, str], foundation: str, stock: str = "") -> TriPeaks:
     """A position where only the given 1-based positions still hold cards."""
     return peaks([positions.get(p + 1) for p in range(TABLEAU)], foundation, stock)
 
@@ -47,19 +48,20 @@ def only(positions: dict[int, str], foundation: str, stock: str = "") -> Game:
 @pytest.mark.parametrize("seed", [0, 1, 2024])
 def test_deal_layout(seed: int) -> None:
     game = new_game("triple-triangle", seed)
-    state = game.to_json()
+    state = tripeaks_state(game.to_json())
     order = [c.text for c in shuffled_cards("triple-triangle", seed, 1, range(1, 14))]
-    assert [e["card"] for e in state["tableau"]] == order[:28]
+    tableau = placed(state["tableau"])
+    assert [e["card"] for e in tableau] == order[:28]
     assert state["foundation"] == [order[28]]
     assert state["stock"] == order[29:] and len(state["stock"]) == 23
-    ups = [e["up"] for e in state["tableau"]]
+    ups = [e["up"] for e in tableau]
     assert ups == [False] * 18 + [True] * 10
     start = 0
     for size in ROW_SIZES:  # rows of 3, 6, 9, 10: only the last is face up
         assert len(set(ups[start : start + size])) == 1
         start += size
     assert state_cards(state) == deck(type(game))
-    view = game.view()
+    view = tripeaks_view(game.view())
     assert view["tableau"] == ["??"] * 18 + order[18:28]
     assert view["stock"] == 23 and view["foundation"] == [order[28]]
 
@@ -84,14 +86,16 @@ def test_card_turns_up_exactly_when_both_coverers_are_gone(pos: int) -> None:
     game._cards[a] = C("4S")
     game._cards[b] = C("3S")
     game._foundation = [C("3D")]
-    assert game.view()["tableau"][pos] == "??"
+    assert tripeaks_view(game.view())["tableau"][pos] == "??"
     first = game.apply(str(a + 1))  # 4S on 3D: one coverer left
-    assert game.view()["tableau"][pos] == "??"
+    assert tripeaks_view(game.view())["tableau"][pos] == "??"
     assert all(r.at != str(pos + 1) for r in first.reveals)
-    assert game.to_json()["tableau"][pos]["up"] is False
+    entry = tripeaks_state(game.to_json())["tableau"][pos]
+    assert entry is not None and entry["up"] is False
     second = game.apply(str(b + 1))  # 3S on 4S: now uncovered
-    assert game.view()["tableau"][pos] == "9C"
-    assert game.to_json()["tableau"][pos]["up"] is True
+    assert tripeaks_view(game.view())["tableau"][pos] == "9C"
+    entry = tripeaks_state(game.to_json())["tableau"][pos]
+    assert entry is not None and entry["up"] is True
     assert {"type": "reveal", "card": "9C", "at": str(pos + 1)} in second.events()
 
 
@@ -111,7 +115,7 @@ def test_one_rank_up_or_down_with_wrap_any_suit(card: str, top: str) -> None:
     game = only({19: card}, top)
     assert [str(m) for m in game.legal_moves()] == ["19"]  # stock empty: no draw
     game.apply("19")
-    assert game.to_json()["foundation"] == [top, card]
+    assert tripeaks_state(game.to_json())["foundation"] == [top, card]
     assert game.won and game.cleared == 28
 
 
@@ -138,13 +142,15 @@ def test_draw_is_allowed_at_any_time_and_one_pass_only() -> None:
     game = only({19: "8C"}, "9D", "2H 7S")
     assert {str(m) for m in game.legal_moves()} == {"19", "d"}
     result = game.apply("d")  # although 8C could play
-    assert game.to_json()["foundation"] == ["9D", "2H"]
+    assert tripeaks_state(game.to_json())["foundation"] == ["9D", "2H"]
     assert result.events() == [
         {"type": "move", "cards": ["2H"], "from": "s", "to": "f"},
         {"type": "reveal", "card": "2H", "at": "f"},
     ]
     game.apply("d")
-    assert game.to_json()["stock"] == [] and game.view()["stock"] == 0
+    assert (
+        tripeaks_state(game.to_json())["stock"] == [] and tripeaks_view(game.view())["stock"] == 0
+    )
     assert "d" not in {str(m) for m in game.legal_moves()}
     with pytest.raises(IllegalMove, match="stock is empty"):
         game.apply("d")
@@ -155,7 +161,7 @@ def test_draw_takes_stock_in_deal_order() -> None:
     order = [c.text for c in shuffled_cards("triple-triangle", 3, 1, range(1, 14))]
     for k in range(23):
         game.apply("d")
-        assert game.to_json()["foundation"][-1] == order[29 + k]
+        assert tripeaks_state(game.to_json())["foundation"][-1] == order[29 + k]
     assert game.over == (not any(m for m in game.legal_moves()))
 
 
@@ -163,7 +169,7 @@ def test_won_with_stock_left() -> None:
     game = only({19: "8C"}, "9D", "2H 3S")
     game.apply("19")
     assert game.won and game.over and game.cleared == 28
-    assert game.to_json()["stock"] == ["2H", "3S"]
+    assert tripeaks_state(game.to_json())["stock"] == ["2H", "3S"]
     assert list(game.legal_moves()) == []
 
 
@@ -178,5 +184,5 @@ def test_over_when_stock_empty_and_no_play() -> None:
 
 def test_tableau_views_hide_face_down_cards() -> None:
     game = new_game("triple-triangle", 11)
-    assert all(t == "??" for t in game.view()["tableau"][:18])
-    assert game.view()["stock"] == 23
+    assert all(t == "??" for t in tripeaks_view(game.view())["tableau"][:18])
+    assert tripeaks_view(game.view())["stock"] == 23

@@ -12,9 +12,10 @@ import pytest
 from engine import IllegalMove, Move, new_game, shuffled_cards
 from engine.cards import RANK_TEXT
 from engine.game import Game
-from engine.tripledeck import foundation_score
+from engine.tripledeck import TripleDeck, foundation_score
+from engine.views import triple_deck_view
 
-from .helpers import cards, deck, fresh, state_cards
+from .helpers import cards, deck, fresh_as, revealed, state_cards, triple_deck_state
 
 VARIANTS = ["triple-deck", "triple-deck-kings"]
 TOP = {"triple-deck": "Q", "triple-deck-kings": "K"}
@@ -26,12 +27,13 @@ def td(
     stock: str = "",
     waste: str = "",
     foundations: list[str] | None = None,
-) -> Game:
+) -> TripleDeck:
     """A position: piles as (face-down, face-up) texts bottom first, stock next-to-draw first,
     waste bottom first, foundations bottom first."""
     piles = (piles or []) + [("", "")] * (7 - len(piles or []))
     founds = (foundations or []) + [""] * (12 - len(foundations or []))
-    return fresh(
+    return fresh_as(
+        TripleDeck,
         variant,
         _piles=[cards(d) + cards(u) for d, u in piles],
         _down=[len(d.split()) for d, _ in piles],
@@ -56,7 +58,7 @@ def ladder(top: str, bottom_rank: int, suit: str = "S") -> str:
 @pytest.mark.parametrize("seed", [0, 1, 99])
 def test_klondike_deal(variant: str, seed: int) -> None:
     game = new_game(variant, seed)
-    state = game.to_json()
+    state = triple_deck_state(game.to_json())
     cls = type(game)
     order = [c.text for c in shuffled_cards(variant, seed, 3, cls.ranks)]
     assert [len(p) for p in state["piles"]] == [1, 2, 3, 4, 5, 6, 7]
@@ -77,18 +79,18 @@ def test_klondike_deal(variant: str, seed: int) -> None:
 def test_draw_three_then_fewer_at_the_end() -> None:
     game = td(stock="2C 3D 4H 5S 6C", piles=[("", "KS")], foundations=["AC 2C 3C"])
     result = game.apply("d")
-    assert game.to_json()["waste"] == ["2C", "3D", "4H"]
-    assert game.to_json()["stock"] == ["5S", "6C"]
+    assert triple_deck_state(game.to_json())["waste"] == ["2C", "3D", "4H"]
+    assert triple_deck_state(game.to_json())["stock"] == ["5S", "6C"]
     assert result.events()[0] == {
         "type": "move",
         "cards": ["2C", "3D", "4H"],
         "from": "s",
         "to": "w",
     }
-    assert [e["card"] for e in result.events()[1:]] == ["2C", "3D", "4H"]
+    assert revealed(result.events()[1:]) == ["2C", "3D", "4H"]
     game.apply("d")
-    assert game.to_json()["waste"] == ["2C", "3D", "4H", "5S", "6C"]
-    assert game.to_json()["stock"] == []
+    assert triple_deck_state(game.to_json())["waste"] == ["2C", "3D", "4H", "5S", "6C"]
+    assert triple_deck_state(game.to_json())["stock"] == []
 
 
 def test_only_the_waste_top_plays() -> None:
@@ -101,7 +103,9 @@ def test_only_the_waste_top_plays() -> None:
     game2 = td(stock="10S", waste="7D AC", piles=[("", "JS")])
     assert moves(game2) == {"w f", "d"}
     game2.apply("w f")
-    assert game2.to_json()["waste"] == ["7D"] and game2.to_json()["foundations"][0] == ["AC"]
+    assert triple_deck_state(game2.to_json())["waste"] == ["7D"] and triple_deck_state(
+        game2.to_json()
+    )["foundations"][0] == ["AC"]
 
 
 def test_recycle_in_same_order_without_limit() -> None:
@@ -110,14 +114,17 @@ def test_recycle_in_same_order_without_limit() -> None:
     tops: list[list[str]] = []
     for _ in range(4):  # four full passes
         seen = []
-        while game.to_json()["stock"]:
+        while triple_deck_state(game.to_json())["stock"]:
             game.apply("d")
-            seen.append(game.to_json()["waste"][-1])
-        assert game.to_json()["waste"] == stock.split()
+            seen.append(triple_deck_state(game.to_json())["waste"][-1])
+        assert triple_deck_state(game.to_json())["waste"] == stock.split()
         tops.append(seen)
         result = game.apply("d")  # recycle
         assert result.events() == [{"type": "recycle", "cards": 7}]
-        assert game.to_json()["stock"] == stock.split() and game.to_json()["waste"] == []
+        assert (
+            triple_deck_state(game.to_json())["stock"] == stock.split()
+            and triple_deck_state(game.to_json())["waste"] == []
+        )
     assert tops == [["4H", "7D", "8H"]] * 4
     assert not game.over
 
@@ -141,7 +148,7 @@ def test_foundations_any_ace_then_up_regardless_of_suit(variant: str) -> None:
     game.apply("1 f")  # a second Ace starts a new foundation
     game.apply("2 f")  # 2S on the AH: suits never matter
     game.apply("3 f")  # 3D on the 2S
-    founds = game.to_json()["foundations"]
+    founds = triple_deck_state(game.to_json())["foundations"]
     assert founds[:2] == [["AC", "2D", "3S"], ["AH", "2S", "3D"]]
     assert founds[2:] == [[]] * 10
     with pytest.raises(IllegalMove, match="no foundation takes 5C"):
@@ -155,13 +162,13 @@ def test_foundation_tops_out_at_queen_or_king(variant: str) -> None:
     if variant == "triple-deck":
         game = td(variant, piles=[("", "QS")], foundations=[found[:-3]], stock="2C")
         game.apply("1 f")
-        assert game.to_json()["foundations"][0][-1] == "QS" and game.score == 78
+        assert triple_deck_state(game.to_json())["foundations"][0][-1] == "QS" and game.score == 78
         assert foundation_score(12) == 78
     else:
         game = td(variant, piles=[("", "KS")], foundations=[found], stock="2C")
         assert "1 f" in moves(game)
         game.apply("1 f")
-        assert game.to_json()["foundations"][0][-1] == "KS" and game.score == 91
+        assert triple_deck_state(game.to_json())["foundations"][0][-1] == "KS" and game.score == 91
 
 
 def test_cards_never_leave_a_foundation() -> None:
@@ -187,7 +194,11 @@ def test_tableau_builds_down_regardless_of_suit(lower: str, upper: str, ok: bool
     assert ("1 2 1" in moves(game)) == ok
     if ok:
         game.apply("1 2")
-        assert [e["card"] for e in game.to_json()["piles"][1]] == ["9C", upper, lower]
+        assert [e["card"] for e in triple_deck_state(game.to_json())["piles"][1]] == [
+            "9C",
+            upper,
+            lower,
+        ]
     else:
         with pytest.raises(IllegalMove, match=f"{lower} does not build on {upper}"):
             game.apply("1 2 1")
@@ -198,12 +209,12 @@ def test_whole_and_partial_ladders_move() -> None:
     assert {"1 2 2", "1 3 4", "1 4 1"} <= moves(game)
     assert game.parse_move("1 2") == Move("1", "2", 2)  # short form gets the count
     game.apply("1 2")
-    assert [e["card"] for e in game.to_json()["piles"][1]] == ["8D", "7D", "6C"]
+    assert [e["card"] for e in triple_deck_state(game.to_json())["piles"][1]] == ["8D", "7D", "6C"]
     with pytest.raises(IllegalMove, match="only 2 card"):
         game.apply("1 3 3")
     game.apply("1 3 2")  # the remaining 9S 8H
     # The face-down card is turned up as soon as it is exposed.
-    assert game.to_json()["piles"][0] == [{"card": "2C", "up": True}]
+    assert triple_deck_state(game.to_json())["piles"][0] == [{"card": "2C", "up": True}]
     assert not game.can_undo()
 
 
@@ -226,8 +237,10 @@ def test_only_top_rank_or_its_ladder_fills_an_empty_pile(variant: str) -> None:
     with pytest.raises(IllegalMove, match="cannot fill an empty pile"):
         game.apply("2 1 2")
     game.apply("2 1")  # short form: the whole ladder headed by the top rank
-    assert [e["card"] for e in game.to_json()["piles"][0]] == ladder(top, 10).split()
-    assert game.to_json()["piles"][1] == [{"card": "AD", "up": True}]
+    assert [e["card"] for e in triple_deck_state(game.to_json())["piles"][0]] == ladder(
+        top, 10
+    ).split()
+    assert triple_deck_state(game.to_json())["piles"][1] == [{"card": "AD", "up": True}]
     single = td(variant, piles=[("", ""), ("5C", top + "H")], waste=top + "C", stock="2S")
     assert {"2 1 1", "w 1"} <= moves(single)
 
@@ -291,11 +304,11 @@ def test_undo_of_draw_is_refused_but_recycle_and_plays_undo() -> None:
     assert not game.can_undo()
     game.apply("w 1")
     assert game.can_undo()
-    before = game.to_json()
+    before = triple_deck_state(game.to_json())
     game.apply("d")  # recycle: no card is revealed
     assert game.can_undo()
     game.undo()
-    after = game.to_json()
+    after = triple_deck_state(game.to_json())
     assert {k: v for k, v in after.items() if k != "moves"} == {
         k: v for k, v in before.items() if k != "moves"
     }
@@ -306,7 +319,7 @@ def test_recycled_view_hides_stock_order() -> None:
     game = td(piles=[("", "9H"), ("", "8C")], stock="2C 3D")
     game.apply("d")
     game.apply("d")
-    view = game.view()
+    view = triple_deck_view(game.view())
     assert view["stock"] == 2 and view["waste"] == []
     assert Counter(state_cards(view)) == Counter({"9H": 1, "8C": 1})
 

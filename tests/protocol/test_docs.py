@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 
 import protocol as p

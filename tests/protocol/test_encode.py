@@ -13,6 +13,8 @@ from protocol.fields import MAX_SAFE_INT
 
 
 def game(**changes: Any) -> p.GameState:
+    """A game state with `changes`: Any, as they break its field types on purpose (values
+    the codec must refuse, e.g. ``game_id=None``)."""
     fields: dict[str, Any] = dict(
         id=1,
         game_id="g1",
@@ -46,8 +48,14 @@ def game(**changes: Any) -> p.GameState:
         game(game_id=None),
         game(result={"won": True}),
         p.Leaderboard(
-            id=1, variant="k", date="2024-01-01", kind="daily", total=0, offset=0, entries=(None,)
-        ),  # type: ignore[arg-type]
+            id=1,
+            variant="k",
+            date="2024-01-01",
+            kind="daily",
+            total=0,
+            offset=0,
+            entries=(None,),  # type: ignore[arg-type]  # the sender's bug under test
+        ),
         p.ErrorReply(code="x" * 33, message=""),
         p.ErrorReply(code="internal", message="m" * 1025),
         p.Welcome(id=1, version=1, player_id="p", name="no", server_time=0, variants=()),
@@ -76,12 +84,12 @@ def test_invalid_requests() -> None:
 
 
 def test_nesting_limit_on_encode() -> None:
-    view: Any = 0
+    view: object = 0
     for _ in range(p.MAX_DEPTH - 1):  # type + view map + lists
         view = [view]
     with pytest.raises(p.EncodeError):
         p.encode(game(view={"x": view}), True)
-    ok: Any = 0
+    ok: object = 0
     for _ in range(p.MAX_DEPTH - 2):
         ok = [ok]
     assert p.decode_server(p.encode(game(view={"x": ok}), True)) == game(view={"x": ok})

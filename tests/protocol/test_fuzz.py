@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import protocol as p
+from protocol.schema import fields_of
 from tests.support.strategies import json_values, msgpack_values, structs, wire_map
 
 ALL_TYPES = sorted([*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES])
+#: Every message field name, and ``type`` (a ClassVar, so not among the wire fields).
 FIELD_NAMES = sorted(
-    {
-        f
+    {"type"}
+    | {
+        spec.name
         for cls in [*p.CLIENT_MESSAGES.values(), *p.SERVER_MESSAGES.values()]
-        for f in cls.__dataclass_fields__
+        for spec in fields_of(cls)
     }
 )
 
@@ -57,19 +59,19 @@ def test_text_with_surrogates(frame: str) -> None:
 
 
 @given(msgpack_values)
-def test_random_msgpack_structures(value: Any) -> None:
+def test_random_msgpack_structures(value: object) -> None:
     decode_both_ways(msgpack.packb(value, use_bin_type=True, strict_types=False))
 
 
 @given(json_values | st.dictionaries(st.text(max_size=8), json_values, max_size=6))
-def test_random_json_structures(value: Any) -> None:
+def test_random_json_structures(value: object) -> None:
     decode_both_ways(json.dumps(value))
 
 
 @st.composite
-def envelopes(draw: st.DrawFn) -> dict[str, Any]:
+def envelopes(draw: st.DrawFn) -> dict[str, object]:
     """Maps that look like messages: a real type and real field names, random values."""
-    obj: dict[str, Any] = {"type": draw(st.sampled_from(ALL_TYPES))}
+    obj: dict[str, object] = {"type": draw(st.sampled_from(ALL_TYPES))}
     if draw(st.booleans()):
         obj["id"] = draw(st.integers(-2, 2**31) | json_values)
     names = draw(st.lists(st.sampled_from(FIELD_NAMES), max_size=8, unique=True))
@@ -79,20 +81,24 @@ def envelopes(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(envelopes(), st.booleans())
-def test_message_like_maps(obj: dict[str, Any], binary: bool) -> None:
+def test_message_like_maps(obj: dict[str, object], binary: bool) -> None:
     decode_both_ways(msgpack.packb(obj) if binary else json.dumps(obj))
 
 
-def valid_maps() -> st.SearchStrategy[dict[str, Any]]:
+def valid_maps() -> st.SearchStrategy[dict[str, object]]:
+    messages: list[type[p.ClientMessage] | type[p.ServerMessage]] = [
+        *p.CLIENT_MESSAGES.values(),
+        *p.SERVER_MESSAGES.values(),
+    ]
     classes = sorted(
-        [*p.CLIENT_MESSAGES.values(), *p.SERVER_MESSAGES.values()],
+        messages,
         key=lambda c: (c.__module__, c.type),
     )
     return st.sampled_from(classes).flatmap(structs).map(wire_map)
 
 
 @st.composite
-def mutations(draw: st.DrawFn) -> dict[str, Any]:
+def mutations(draw: st.DrawFn) -> dict[str, object]:
     obj = draw(valid_maps())
     for _ in range(draw(st.integers(1, 3))):
         action = draw(st.sampled_from(["replace", "drop", "add", "retype", "nest"]))
@@ -112,13 +118,13 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(mutations(), st.booleans())
-def test_mutated_valid_messages(obj: dict[str, Any], binary: bool) -> None:
+def test_mutated_valid_messages(obj: dict[str, object], binary: bool) -> None:
     decode_both_ways(msgpack.packb(obj) if binary else json.dumps(obj))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(valid_maps(), st.data())
-def test_truncated_and_flipped_frames(obj: dict[str, Any], data: st.DataObject) -> None:
+def test_truncated_and_flipped_frames(obj: dict[str, object], data: st.DataObject) -> None:
     frame = msgpack.packb(obj)
     cut = data.draw(st.integers(0, len(frame)))
     decode_both_ways(frame[:cut])

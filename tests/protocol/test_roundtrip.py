@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -34,6 +34,8 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hello(id=0, versions=(1,), name="alice"),
     p.Hello(id=1, versions=(2, 1), token="A" * 16),
     p.Ping(id=2),
+    p.TokenRotate(id=40),
+    p.TokenRevokeAll(id=41),
     p.DailyStart(id=3, variant="fourteen-out"),
     p.GameGet(id=4, game_id="daily:2024-06-10:fourteen-out:p_1"),
     p.Move(id=5, game_id="g1", move="3 7"),
@@ -134,6 +136,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     ),
     p.Welcome(id=0, version=1, player_id="p_1", name="alice", server_time=1, variants=()),
     p.Pong(id=2, server_time=5),
+    p.TokenReply(id=40, player_id="abcDEF123_-x", token="tok_" + "x" * 28),
     p.GameState(
         id=3,
         game_id="g1",
@@ -319,7 +322,7 @@ def test_server_round_trip(msg: p.ServerMessage, binary: bool) -> None:
     assert p.decode_server(frame) == msg
 
 
-@pytest.mark.parametrize("msg", CLIENT_EXAMPLES + SERVER_EXAMPLES, ids=lambda m: m.type)
+@pytest.mark.parametrize("msg", [*CLIENT_EXAMPLES, *SERVER_EXAMPLES], ids=lambda m: m.type)
 def test_msgpack_and_json_carry_the_same_map(msg: Struct) -> None:
     if isinstance(msg, p.ClientMessage):
         packed, text = p.encode_request(msg, True), p.encode_request(msg, False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -72,7 +73,7 @@ def test_a_board_without_a_view_leaves_it_out() -> None:
 
 
 def test_percentiles_are_whole_percents() -> None:
-    base = dict(
+    base = p.DayResult(
         variant="fourteen-out",
         date="2024-06-09",
         game_id="g",
@@ -90,14 +91,14 @@ def test_percentiles_are_whole_percents() -> None:
         id=1,
         player_id="p_1",
         variant="fourteen-out",
-        entries=(p.DayResult(**base, percentile=101),),
-    )  # type: ignore[arg-type]
+        entries=(dataclasses.replace(base, percentile=101),),
+    )
     with pytest.raises(p.EncodeError):
         p.encode(reply, False)
     ok = p.HistoryPage(
         id=1,
         player_id="p_1",
         variant="fourteen-out",
-        entries=(p.DayResult(**base, percentile=100),),
-    )  # type: ignore[arg-type]
+        entries=(dataclasses.replace(base, percentile=100),),
+    )
     assert p.decode_server(p.encode(ok, True)) == ok

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 
 import protocol as p
@@ -14,7 +13,7 @@ MOVE = {"type": "move", "id": 7, "game_id": "g-1", "move": "3 7"}
 HELLO = {"type": "hello", "id": 7, "versions": [1], "name": "alice"}
 
 
-def with_(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+def with_(base: dict[str, object], **changes: object) -> dict[str, object]:
     out = dict(base)
     for key, value in changes.items():
         if value is DROP:
@@ -39,7 +38,7 @@ def refused(frame: bytes | str, code: str, id: int | None = None) -> p.ProtocolE
     return info.value
 
 
-CASES: list[tuple[str, dict[str, Any], str, int | None]] = [
+CASES: list[tuple[str, dict[str, object], str, int | None]] = [
     # envelope
     ("missing id", with_(MOVE, id=DROP), "bad_request", None),
     ("id as string", with_(MOVE, id="7"), "bad_request", None),
@@ -147,7 +146,7 @@ CASES: list[tuple[str, dict[str, Any], str, int | None]] = [
 @pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
 @pytest.mark.parametrize(("name", "obj", "code", "id"), CASES, ids=[c[0] for c in CASES])
 def test_field_rule(
-    name: str, obj: dict[str, Any], code: str, id: int | None, binary: bool
+    name: str, obj: dict[str, object], code: str, id: int | None, binary: bool
 ) -> None:
     frame = both(obj)[0 if binary else 1]
     error = refused(frame, code, id)
@@ -171,7 +170,7 @@ def test_field_rule(
         {"type": "leaderboard.around", "id": 1, "variant": "k" * 32, "k": 50, "date": None},
     ],
 )
-def test_boundaries_accepted(obj: dict[str, Any]) -> None:
+def test_boundaries_accepted(obj: dict[str, object]) -> None:
     for frame in both(obj):
         assert p.decode(frame).type == obj["type"]
 
@@ -233,9 +232,9 @@ def test_huge_json_integer() -> None:
     refused('{"type":"ping","id":1,"x":' + str(2**64) + "}", "bad_request", 1)
 
 
-def nested(depth: int) -> dict[str, Any]:
+def nested(depth: int) -> dict[str, object]:
     """A map whose ``x`` holds lists so that the frame is ``depth`` containers deep."""
-    value: Any = 0
+    value: object = 0
     for _ in range(depth - 1):
         value = [value]
     return {"type": "ping", "id": 1, "x": value}
@@ -365,7 +364,7 @@ def test_non_frame_argument_is_a_type_error() -> None:
         ),
     ],
 )
-def test_server_message_rules(obj: dict[str, Any], code: str, id: int | None) -> None:
+def test_server_message_rules(obj: dict[str, object], code: str, id: int | None) -> None:
     for frame in both(obj):
         with pytest.raises(p.ProtocolError) as info:
             p.decode_server(frame)

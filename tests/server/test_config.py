@@ -52,6 +52,39 @@ def test_config_rejects_bad_values(tmp_path: Path) -> None:
             Config.from_args([*argv, "--daily-secret", "x"], env={})
 
 
+def test_fair_play_limits_from_flags_and_env(tmp_path: Path) -> None:
+    base = {"SOLITAIRE_DATA_DIR": str(tmp_path), "SOLITAIRE_DAILY_SECRET": "s"}
+    cfg = Config.from_args([], env=base)
+    assert (cfg.accounts_per_address_hour, cfg.connections_per_address) == (20, 64)
+    assert (cfg.hello_timeout, cfg.hint_queue_max) == (10.0, 8)
+    assert cfg.trusted_proxies == () and cfg.allowed_origins == ()
+    env = {
+        **base,
+        "SOLITAIRE_TRUSTED_PROXIES": "10.0.0.0/8, ::1/128",
+        "SOLITAIRE_ACCOUNTS_PER_ADDRESS_HOUR": "0",
+        "SOLITAIRE_CONNECTIONS_PER_ADDRESS": "5",
+        "SOLITAIRE_HELLO_TIMEOUT": "2.5",
+        "SOLITAIRE_HINT_QUEUE_MAX": "3",
+        "SOLITAIRE_ALLOWED_ORIGINS": "https://Play.Example/,https://b.example",
+    }
+    cfg = Config.from_args([], env=env)
+    assert cfg.trusted_proxies == ("10.0.0.0/8", "::1/128")
+    assert (cfg.accounts_per_address_hour, cfg.connections_per_address) == (0, 5)
+    assert (cfg.hello_timeout, cfg.hint_queue_max) == (2.5, 3)
+    assert cfg.allowed_origins == ("https://play.example", "https://b.example")
+    flags = ["--accounts-per-address-hour", "7", "--trusted-proxies", "192.0.2.1"]
+    cfg = Config.from_args(flags, env=env)
+    assert (cfg.accounts_per_address_hour, cfg.trusted_proxies) == (7, ("192.0.2.1",))
+    for bad in (
+        ["--trusted-proxies", "not-a-network"],
+        ["--accounts-per-address-hour", "-1"],
+        ["--hello-timeout", "0"],
+        ["--hint-queue-max", "0"],
+    ):
+        with pytest.raises(SystemExit):
+            Config.from_args(bad, env=base)
+
+
 def test_secrets_come_from_files(tmp_path: Path) -> None:
     (tmp_path / "daily").write_text("from-a-file\n")
     (tmp_path / "redis").write_text("s3cret\n")

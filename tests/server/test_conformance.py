@@ -176,6 +176,16 @@ async def _requests(app: App, out: Results) -> None:
     out.errors["not_authenticated"] = await fresh.request("daily.start", variant="fourteen-out")
     out.errors["name_taken"] = await fresh.request("hello", versions=[3], name="conf_me")
     out.errors["invalid_name"] = await fresh.request("hello", versions=[3], name="no way!")
+    # Tokens (version 5): a second session of mine is closed (4001) by `token.revoke_all`.
+    rotated = await ask(me, "token.rotate")
+    mine = await websockets.connect(app.url, max_size=2**20)
+    await mine.send(
+        json.dumps({"type": "hello", "id": 1, "versions": [5], "token": rotated["token"]})
+    )
+    assert json.loads(await mine.recv())["type"] == "welcome"
+    await ask(me, "token.revoke_all")
+    out.closes[4001], code = await frames_until_close(mine)
+    assert code == 4001, out.closes[4001]
     for c in (me, bob, carol, fresh):
         await c.close()
 
@@ -203,6 +213,18 @@ async def _closes(app: App, out: Results) -> None:
     assert code == 1008, frames[-3:]
     out.closes[1008] = frames
     out.errors["rate_limited"] = next(f for f in frames if f.get("code") == "rate_limited")
+
+
+async def _limits(config: Config, out: Results) -> None:
+    """`limit_reached` from a server allowing one new player per address and hour."""
+    async with serve(replace(config, accounts_per_address_hour=1)) as limited:
+        first = await limited.client("conf_lim1", versions=tuple(ALL_VERSIONS))
+        second = await Client.connect(limited.url)
+        out.errors["limit_reached"] = await second.request(
+            "hello", versions=ALL_VERSIONS, name="conf_lim2"
+        )
+        for c in (first, second):
+            await c.close()
 
 
 async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
@@ -253,6 +275,7 @@ async def test_the_server_does_what_docs_protocol_md_says(
     out = Results()
     await _requests(app, out)
     await _closes(app, out)
+    await _limits(config, out)
     await _a_bug_and_a_slow_reader(config, caplog, out)
     await _outage_and_goodbyes(tmp_path, out)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 
 from aiohttp import web
 
@@ -25,11 +24,18 @@ class App:
     """A running app: its WebSocket ``url``, its ``http`` root and the clock it runs on."""
 
     def __init__(
-        self, url: str, http: str, clock: Any, web_app: web.Application | None = None
+        self, url: str, http: str, clock: Clock, web_app: web.Application | None = None
     ) -> None:
         self.url, self.http = url, http
-        self.clock: ManualClock = clock  # unless `serve` was given another clock
+        self._clock = clock
         self.web_app = web_app
+
+    @property
+    def clock(self) -> ManualClock:
+        """The manual clock the app runs on (`serve`'s default); AssertionError when `serve`
+        was given another clock, which a test cannot advance."""
+        assert isinstance(self._clock, ManualClock), f"not a manual clock: {self._clock!r}"
+        return self._clock
 
     @property
     def port(self) -> int:

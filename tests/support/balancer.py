@@ -13,10 +13,11 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from tests.support.procs import ROOT, free_port
+from tests.support.procs import ROOT, ServerProcess, free_port
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
 INSTALL = "apt-get install -y haproxy (make test installs it when run as root)"
@@ -30,6 +31,14 @@ def haproxy_binary() -> str:
     if found is None:
         raise RuntimeError(f"haproxy is not installed: {INSTALL}")
     return found
+
+
+@dataclass
+class Topology:
+    """The balancer and the server processes behind it."""
+
+    lb: Balancer
+    servers: list[ServerProcess]
 
 
 class Balancer:

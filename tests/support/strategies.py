@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import TypeVar
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 from hypothesis import strategies as st
 
 from protocol.errors import BadRequest
+from protocol.events import ServerMessage
 from protocol.fields import Bool, Date, Int, JsonMap, ListOf, Spec, Str
+from protocol.messages import ClientMessage
 from protocol.schema import Nested, Struct, fields_of
+
+S = TypeVar("S", bound=Struct)
 
 utf8_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 
@@ -45,7 +48,7 @@ msgpack_values = st.recursive(
 )
 
 
-def for_spec(spec: Spec) -> st.SearchStrategy[Any]:
+def for_spec(spec: Spec) -> st.SearchStrategy[object]:
     """Values that ``spec`` accepts, in their Python form."""
     if isinstance(spec, Nested):
         return structs(spec.cls)
@@ -78,26 +81,26 @@ def _valid(obj: Struct) -> bool:
     return True
 
 
-def structs(cls: type[Struct]) -> st.SearchStrategy[Any]:
+def structs(cls: type[S]) -> st.SearchStrategy[S]:
     """Valid instances of ``cls``."""
-    kwargs: dict[str, st.SearchStrategy[Any]] = {}
+    kwargs: dict[str, st.SearchStrategy[object]] = {}
     for f in fields_of(cls):
         strategy = for_spec(f.spec)
         kwargs[f.name] = st.none() | strategy if f.optional else strategy
     return st.builds(cls, **kwargs).filter(_valid)
 
 
-def wire_map(obj: Struct) -> dict[str, Any]:
+def wire_map(obj: ClientMessage | ServerMessage) -> dict[str, object]:
     """The wire map of a message, built independently of the codec (for mutation tests)."""
-    out: dict[str, Any] = {"type": type(obj).type}  # type: ignore[attr-defined]
-    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
-        value = getattr(obj, f.name)
+    out: dict[str, object] = {"type": type(obj).type}
+    for name in _names(obj):
+        value = getattr(obj, name)
         if value is not None:
-            out[f.name] = _plain(value)
+            out[name] = _plain(value)
     return out
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, Struct):
         return {
             k: v
@@ -110,4 +113,5 @@ def _plain(value: Any) -> Any:
 
 
 def _names(obj: Struct) -> list[str]:
-    return [f.name for f in dataclasses.fields(obj)]  # type: ignore[arg-type]
+    """The dataclass fields of a struct (every one is a wire field: `fields_of` checks)."""
+    return [f.name for f in fields_of(type(obj))]

@@ -7,7 +7,7 @@ import itertools
 import json
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import websockets
 
 

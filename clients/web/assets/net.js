@@ -34,8 +34,8 @@ const DESCRIPTIONS = {
   day_over: "This game's day is over (00:00 UTC): it was closed as it stood and takes no more moves. Start today's game.",
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
-  name_taken: "That name is taken: choose another.",
-  invalid_name: "Names are 3 to 20 letters, digits, _ or -.",
+  name_taken: "That name, or one that looks like it, is taken: choose another.",
+  invalid_name: "Names are 3 to 20 letters, digits, _ or - (and not a reserved name such as admin).",
   unsupported_version: "This page is out of date for the server: reload it.",
   too_large: "That request was too large.",
   bad_request: "The server did not understand that request.",
@@ -45,6 +45,7 @@ const DESCRIPTIONS = {
 export function describe(err) {
   if (err instanceof ServerError) {
     if (err.code === "illegal_move") return reasonOf(err.message);
+    if (err.code === "limit_reached") return err.message; // says which limit, and for how long
     return DESCRIPTIONS[err.code] || err.message || DESCRIPTIONS.internal;
   }
   return String(err && err.message ? err.message : err);
@@ -148,6 +149,11 @@ export class Connection extends EventTarget {
     for (const [, p] of this.pending) p.reject(new ServerError("offline", DESCRIPTIONS.offline));
     this.pending.clear();
     if (this.fatal) return;
+    if (ev.code === 4001) { // token.revoke_all from another session: this token is dead
+      localStorage.removeItem(TOKEN_KEY);
+      this.failFatal(new ServerError("not_authenticated", "This player was signed out everywhere (its token was revoked). Reload to start again."));
+      return;
+    }
     if (ev.code === 1008) {
       this.status("offline", "The server closed the connection: too many requests. Reconnecting…");
     }

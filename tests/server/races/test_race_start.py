@@ -129,7 +129,9 @@ async def test_a_start_writes_everything_in_one_step(
     assert race.start_at is not None and await due_at(parts, race_id) == race.start_at
     clock.set(race.start_at)
     await sweep(parts)
-    assert await due_at(parts, race_id) == race.ends_at, "from the start on: the time limit"
+    # From the start on: the first grace deadline, nobody being connected (issue #25: it was
+    # the time limit, so a race every racer had left ran until then).
+    assert await due_at(parts, race_id) == race.start_at + SETTINGS.grace_ms + 1
     await assert_ends_by_time_limit(parts, race_id)
 
 
@@ -179,7 +181,10 @@ async def test_a_start_cut_short_after_its_script(
     clock.set(start_at + UNDEALT_MS)
     await two.races.mark_seen(race_id, [pid(r) for r in racers])  # connected meanwhile
     await sweep(two)
-    assert await due_at(two, race_id) == ends_at
+    marked = await two.races.load(race_id)
+    seen = min(marked.seen[pid(r)] for r in racers)
+    # looked at again when a grace may first run out: a grace after they were last seen
+    assert await due_at(two, race_id) == min(ends_at, seen + SETTINGS.grace_ms + 1)
     await assert_ends_by_time_limit(two, race_id)
 
 

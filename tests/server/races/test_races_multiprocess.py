@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +129,36 @@ async def test_hello_alone_reattaches_a_racer_on_the_other_process(
     assert moved["type"] == "moved" and moved["seq"] == 1
     for cl in (a, b2):
         await cl.close()
+
+
+async def test_a_race_whose_racers_all_leave_together_ends_by_the_grace_rule(
+    two_quick_servers: list[str], redis_client: redis.asyncio.Redis
+) -> None:
+    """Issue #25: with both racers gone within a grace of each other no process held a
+    connection of the race any more, nothing ticked it, and it ran until its time limit
+    (10 minutes); it must end by forfeit about a grace after they left."""
+    url1, url2 = two_quick_servers
+    a, b = await Client.connect(url1), await Client.connect(url2)
+    await a.hello(name="sven01", versions=(3,))
+    await b.hello(name="tove02", versions=(3,))
+    for cl in (a, b):
+        await cl.request("race.queue", variant="fourteen-out")
+    sa, _ = await a.push("race.started"), await b.push("race.started")
+    race_id = sa["race_id"]
+    await asyncio.gather(a.close(), b.close())
+    left = time.monotonic()
+    judge = await Client.connect(url2)
+    await judge.hello(name="umpire3", versions=(3,))
+    status = ""
+    while time.monotonic() - left < 20:
+        state = await judge.request("race.get", race_id=race_id)
+        status = state["race"]["status"]
+        if status == "finished":
+            break
+        await asyncio.sleep(0.25)
+    took = time.monotonic() - left
+    assert status == "finished", f"still {status} {took:.1f} s after both racers left"
+    # grace 1.5 s, presence marks lapse within 5 s, sweeps every second: well inside 15 s
+    assert took < 15
+    assert any(r["forfeited"] for r in state["race"]["racers"])
+    await judge.close()

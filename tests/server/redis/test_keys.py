@@ -192,3 +192,11 @@ def test_every_name_is_under_the_prefix() -> None:
     ]
     assert all(n.startswith(keys.PREFIX) for n in names)
     assert keys.player_pattern() == keys.player("p1").replace("p1", "*")
+
+
+def test_fair_play_keys() -> None:
+    assert keys.accounts_by_address("192.0.2.1", 7) == "sol:{lim:7:192.0.2.1}:accounts"
+    assert keys.accounts_by_address("2001:db8::/64", 7) == "sol:{lim:7:2001:db8::/64}:accounts"
+    assert keys.accounts_by_address("}{evil", 7) == "sol:{lim:7:unknown}:accounts"
+    assert keys.hint_lock("p_1") == "sol:{players}:hint:p_1"
+    assert keys.players_by_fold() == "sol:{players}:by_fold"

@@ -1,0 +1,42 @@
+"""Handlers of a player's token (`ACCOUNT_HANDLERS`): ``token.rotate``, ``token.revoke_all``.
+
+Both need protocol version 5. The new token replaces the session's own at once; after
+``token.revoke_all`` the player's epoch goes up and every other session of the player is
+closed by the session sweep (`server.app`) of whichever process holds it: at once on this
+process, within `server.app.SESSION_SWEEP_S` seconds on the others.
+"""
+
+from __future__ import annotations
+
+import protocol as p
+from server.handlers.games import HandlerTable
+from server.transport.connection import Connection
+
+
+def _need_v5(conn: Connection, what: str) -> None:
+    if conn.version is None or conn.version < p.FAIR_PLAY:
+        raise p.ProtocolError(
+            f"'{what}' needs protocol version {p.FAIR_PLAY}", code=p.ErrorCode.UNKNOWN_TYPE
+        )
+
+
+async def token_rotate(conn: Connection, req: p.TokenRotate) -> p.ServerMessage:
+    player = conn.require_player()
+    _need_v5(conn, req.type)
+    conn.player, token = await conn.services.players.rotate(player)
+    return p.TokenReply(id=req.id, player_id=player.id, token=token)
+
+
+async def token_revoke_all(conn: Connection, req: p.TokenRevokeAll) -> p.ServerMessage:
+    player = conn.require_player()
+    _need_v5(conn, req.type)
+    conn.player, token = await conn.services.players.rotate(player, revoke_all=True)
+    conn.services.sessions_revoked.set()  # this process's sweep closes the others now
+    return p.TokenReply(id=req.id, player_id=player.id, token=token)
+
+
+#: A player's token.
+ACCOUNT_HANDLERS: HandlerTable = {
+    p.TokenRotate: token_rotate,
+    p.TokenRevokeAll: token_revoke_all,
+}

@@ -1,0 +1,125 @@
+"""The chaos test (docs/reliability.md): a short seeded run through the real balancer, and the
+checker shown to catch each kind of violation on a history built by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine import new_game
+from engine.views import json_map
+from tests.support.chaos.checker import Property, StoredGame, StoredRace, check
+from tests.support.chaos.history import History, Kind, Op, Outcome, RaceSeen
+from tests.support.chaos.nemesis import Action, schedule
+from tests.support.chaos.run import ChaosConfig, run, summary
+
+#: The seed `make test` runs: its 32 s schedule holds each kind of fault once.
+SEED = 1
+GAME = "d.fourteen-out.2030-06-15.p1"
+SEEDED = 7
+
+
+def stored(moves: tuple[str, ...], seed: int = SEEDED, game_id: str = GAME) -> StoredGame:
+    return StoredGame(game_id, "daily", "fourteen-out", "2030-06-15", seed, moves)
+
+
+def first_moves(n: int) -> tuple[str, ...]:
+    game = new_game("fourteen-out", SEEDED)
+    out = []
+    for _ in range(n):
+        move = str(next(iter(game.legal_moves())))
+        game.play(move)
+        out.append(move)
+    return tuple(out)
+
+
+def ack(seq: int, move: str, at: float, client: str = "a") -> Op:
+    return Op(client, Kind.MOVE, at, GAME, move, seq - 1, Outcome.OK, done_at=at + 0.01, seq=seq)
+
+
+def violations(history: History, games: dict[str, StoredGame]) -> set[Property]:
+    report = check(
+        history, games, {}, now_ms=0, grace_ms=0, race_slack_ms=0, run_end=100.0, resume_window=5.0
+    )
+    return {v.prop for v in report.violations}
+
+
+def test_a_clean_history_passes() -> None:
+    moves = first_moves(2)
+    h = History(ops=[ack(1, moves[0], 1.0), ack(2, moves[1], 2.0)])
+    assert violations(h, {GAME: stored(moves)}) == set()
+
+
+def test_a_lost_acknowledged_write_is_caught() -> None:
+    moves = first_moves(2)
+    h = History(ops=[ack(1, moves[0], 1.0), ack(2, moves[1], 2.0)])
+    assert violations(h, {GAME: stored(moves[:1])}) == {Property.DURABLE}
+
+
+def test_a_move_stored_where_it_was_not_sent_is_caught() -> None:
+    moves = first_moves(2)
+    # sent once for position 0, lost, then stored at 0 and (a replay) at 1 as well
+    lost = Op("a", Kind.MOVE, 1.0, GAME, moves[0], 0, Outcome.LOST, done_at=1.5)
+    assert violations(History(ops=[lost]), {GAME: stored(moves[:1])}) == set()
+    twice = stored((moves[0], moves[0]))
+    assert Property.RETRY_SAFE in violations(History(ops=[lost]), {GAME: twice})
+
+
+def test_a_stale_read_is_caught() -> None:
+    moves = first_moves(2)
+    read = Op("b", Kind.GET, 3.0, GAME, outcome=Outcome.OK, done_at=3.1, seq=1)
+    h = History(ops=[ack(1, moves[0], 1.0), ack(2, moves[1], 2.0), read])
+    assert violations(h, {GAME: stored(moves)}) == {Property.FRESH}
+
+
+def test_a_wrong_or_leaking_view_is_caught() -> None:
+    moves = first_moves(1)
+    other = json_map(new_game("fourteen-out", SEEDED + 1).view())
+    read = Op("a", Kind.GET, 3.0, GAME, outcome=Outcome.OK, done_at=3.1, seq=0, view=other)
+    h = History(ops=[read])
+    assert violations(h, {GAME: stored(moves)}) == {Property.VIEWS}
+    right = json_map(new_game("fourteen-out", SEEDED).view())
+    h.ops[0].view = right
+    assert violations(h, {GAME: stored(moves)}) == set()
+
+
+def test_two_deals_of_one_day_are_caught() -> None:
+    games = {GAME: stored(()), "d.x.p2": stored((), seed=SEEDED + 1, game_id="d.x.p2")}
+    assert violations(History(), games) == {Property.ONE_DEAL}
+
+
+def test_a_race_past_its_due_end_is_caught() -> None:
+    h = History(races={"r1": RaceSeen("r1", ["a", "b"], ends_at_ms=1_000)})
+    races = {"r1": StoredRace("r1", "running", 1_000)}
+    report = check(
+        h, {}, races, now_ms=5_000, grace_ms=1_000, race_slack_ms=2_000, run_end=9, resume_window=1
+    )
+    assert [v.prop for v in report.violations] == [Property.RACES_END]
+    early = check(
+        h, {}, races, now_ms=3_000, grace_ms=1_000, race_slack_ms=2_000, run_end=9, resume_window=1
+    )
+    assert early.violations == []  # not due yet
+
+
+def test_a_client_that_never_came_back_is_caught() -> None:
+    h = History()
+    h.session("a").disconnects.append(10.0)
+    h.session("a").successes.append(5.0)
+    assert violations(h, {}) == {Property.RESUMED}
+    h.session("a").successes.append(12.0)
+    assert violations(h, {}) == set()
+
+
+def test_a_seed_replays_its_faults() -> None:
+    assert schedule(SEED, 32) == schedule(SEED, 32)
+    assert {f.action for f in schedule(SEED, 32)} == set(Action)
+    assert schedule(SEED, 32) != schedule(SEED + 1, 32)
+
+
+async def test_a_short_chaos_run_keeps_every_property(tmp_path: Path) -> None:
+    result = await run(ChaosConfig(SEED, duration=32.0), tmp_path, say=lambda line: None)
+    table = summary(result)
+    assert result.report.violations == [], table
+    figures = result.report.figures
+    assert figures["faults"] == 4, table
+    assert figures["acknowledged moves"] > 100 and figures["disconnects"] > 0, table
+    assert figures["races"] > 0 and figures["views checked"] > 100, table

@@ -1,0 +1,252 @@
+"""Limits per address (docs/fairplay.md): new players per address and hour, open connections
+per address, `hello` in time, the Origin allow-list, X-Forwarded-For from trusted proxies only.
+
+Every test runs the real app on the session's real Redis and talks to it over real
+WebSockets, as a client (or a cheating client) would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgpack  # type: ignore[import-untyped]
+import pytest
+import redis.asyncio
+import websockets
+
+from server.config import Config
+from server.transport.address import (
+    TrustedProxies,
+    address_group,
+    client_address,
+    origin_allowed,
+)
+from tests.support.app import App, serve
+
+
+def config(redis_url: str, tmp_path: Path, **changes: Any) -> Config:
+    base = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"limits",
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
+    return replace(base, **changes)
+
+
+@contextlib.asynccontextmanager
+async def running(
+    redis_url: str, tmp_path: Path, redis_client: redis.asyncio.Redis, **changes: Any
+) -> AsyncIterator[App]:
+    del redis_client  # the fixture flushed the database: every test starts from nothing
+    async with serve(config(redis_url, tmp_path, **changes)) as app:
+        yield app
+
+
+async def hello(
+    url: str,
+    name: str,
+    *,
+    versions: tuple[int, ...] = (5,),
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One connection saying hello with ``name``: the reply (welcome or error)."""
+    async with websockets.connect(url, additional_headers=headers) as ws:
+        await ws.send(
+            msgpack.packb({"type": "hello", "id": 1, "versions": list(versions), "name": name})
+        )
+        reply: dict[str, Any] = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+        return reply
+
+
+# -- new players per address and hour -----------------------------------------------------------
+
+
+async def test_200_accounts_from_one_address_are_cut_off_after_the_limit(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The cheat: 200 accounts from one address in a fraction of a second. With a limit of
+    10 an hour, 10 are created and the other 190 are `limit_reached`, concurrent or not."""
+    async with running(redis_url, tmp_path, redis_client, accounts_per_address_hour=10) as app:
+        t0 = time.monotonic()
+        replies = await asyncio.gather(*(hello(app.url, f"sock{i:03d}") for i in range(200)))
+        elapsed = time.monotonic() - t0
+        kinds = [r["type"] if r["type"] == "welcome" else r["code"] for r in replies]
+        assert kinds.count("welcome") == 10, (kinds, elapsed)
+        assert kinds.count("limit_reached") == 190
+        refused = next(r for r in replies if r["type"] == "error")
+        assert "address" in refused["message"]
+        assert await redis_client.hlen("sol:{players}:by_name") == 10
+
+        # An older client is told `rate_limited`, the closest code it knows.
+        old = await hello(app.url, "oldclient", versions=(1, 2, 3, 4))
+        assert (old["type"], old["code"]) == ("error", "rate_limited")
+
+        # A refused name gives its count back; an hour later the address may sign up again.
+        app.clock.advance(3_600_000)
+        taken = next(r["name"] for r in replies if r["type"] == "welcome")
+        assert (await hello(app.url, taken))["code"] == "name_taken"
+        later = await asyncio.gather(*(hello(app.url, f"late{i:02d}") for i in range(11)))
+        assert [r["type"] for r in later].count("welcome") == 10
+
+
+async def test_spoofed_forwarded_for_from_an_untrusted_peer_is_ignored(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """A cheater writes a fresh X-Forwarded-For for every sign-up: without a trusted proxy in
+    front the header is not believed, so all of them count against 127.0.0.1."""
+    async with running(redis_url, tmp_path, redis_client, accounts_per_address_hour=3) as app:
+        replies = [
+            await hello(app.url, f"spoof{i}", headers={"X-Forwarded-For": f"203.0.113.{i}"})
+            for i in range(6)
+        ]
+        assert [r["type"] for r in replies] == ["welcome"] * 3 + ["error"] * 3
+        assert {r.get("code") for r in replies[3:]} == {"limit_reached"}
+
+
+async def test_trusted_proxy_forwarded_for_is_the_client_address(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Behind a trusted proxy (127.0.0.1 here) each client address has its own quota, and
+    the right-most untrusted entry counts, not what the client itself put in front."""
+    async with running(
+        redis_url,
+        tmp_path,
+        redis_client,
+        accounts_per_address_hour=2,
+        trusted_proxies=("127.0.0.0/8",),
+    ) as app:
+        # Each of three clients signs up twice: all welcome (three addresses, two each).
+        for client in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+            for n in range(2):
+                r = await hello(app.url, f"c{client[-1]}n{n}", headers={"X-Forwarded-For": client})
+                assert r["type"] == "welcome", r
+        # The first client's third: refused, whatever it prepends itself.
+        r = await hello(app.url, "c1n2", headers={"X-Forwarded-For": "10.9.9.9, 198.51.100.1"})
+        assert r["code"] == "limit_reached", r
+
+
+def test_client_address_rules() -> None:
+    trusted = TrustedProxies.parse(["10.0.0.0/8", "::1/128"])
+    assert client_address("192.0.2.7", "1.2.3.4", trusted) == "192.0.2.7"
+    assert client_address("10.0.0.2", "1.2.3.4", trusted) == "1.2.3.4"
+    assert client_address("10.0.0.2", "6.6.6.6, 1.2.3.4, 10.0.0.9", trusted) == "1.2.3.4"
+    assert client_address("10.0.0.2", "10.0.0.8, 10.0.0.9", trusted) == "10.0.0.8"
+    assert client_address("10.0.0.2", "garbage", trusted) == "10.0.0.2"
+    assert client_address("10.0.0.2", "[2001:db8::1]:443", trusted) == "2001:db8::1"
+    assert client_address("::1", "1.2.3.4:5678", trusted) == "1.2.3.4"
+    assert client_address(None, "1.2.3.4", trusted) == ""
+    assert address_group("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64"
+    assert address_group("::ffff:192.0.2.1") == "192.0.2.1"
+    assert address_group("192.0.2.1") == "192.0.2.1"
+
+
+# -- open connections per address --------------------------------------------------------------
+
+
+async def test_connections_per_address_are_capped_at_the_upgrade(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    async with running(redis_url, tmp_path, redis_client, connections_per_address=3) as app:
+        held = [await websockets.connect(app.url) for _ in range(3)]
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(app.url)
+        assert refused.value.response.status_code == 429
+        assert b"too many connections" in refused.value.response.body
+        await held.pop().close()
+        await asyncio.sleep(0.1)
+        again = await websockets.connect(app.url)  # a slot came free
+        await again.close()
+        for ws in held:
+            await ws.close()
+
+
+# -- hello within a few seconds ------------------------------------------------------------------
+
+
+async def test_a_connection_that_never_says_hello_is_closed(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    async with running(redis_url, tmp_path, redis_client, hello_timeout=0.5) as app:
+        silent = await websockets.connect(app.url)
+        talker = await websockets.connect(app.url)
+        await talker.send(
+            msgpack.packb({"type": "hello", "id": 1, "versions": [5], "name": "quick"})
+        )
+        assert msgpack.unpackb(await talker.recv())["type"] == "welcome"
+        # Pings are allowed before hello, but do not stop the clock.
+        await silent.send(msgpack.packb({"type": "ping", "id": 1}))
+        assert msgpack.unpackb(await silent.recv())["type"] == "pong"
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(silent.recv(), 5)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "hello timeout")
+        await asyncio.sleep(0.6)
+        await talker.send(msgpack.packb({"type": "ping", "id": 2}))  # a player stays
+        assert msgpack.unpackb(await talker.recv())["type"] == "pong"
+        await talker.close()
+
+
+# -- Origin allow-list -------------------------------------------------------------------------
+
+
+async def test_origin_foreign_refused_own_and_absent_allowed(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    async with running(
+        redis_url, tmp_path, redis_client, allowed_origins=("https://friend.example",)
+    ) as app:
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(app.url, origin="https://evil.example")  # type: ignore[arg-type]
+        assert refused.value.response.status_code == 403
+        own = f"http://127.0.0.1:{app.port}"
+        for origin in (own, "https://friend.example", None):
+            ws = await websockets.connect(app.url, origin=origin)  # type: ignore[arg-type]
+            await ws.send(msgpack.packb({"type": "ping", "id": 1}))
+            assert msgpack.unpackb(await ws.recv())["type"] == "pong"
+            await ws.close()
+
+
+def test_origin_rules() -> None:
+    assert origin_allowed(None, "game.example", ())
+    assert origin_allowed("https://game.example", "game.example", ())
+    assert origin_allowed("https://game.example", "game.example:443", ())
+    assert origin_allowed("http://localhost:8765", "localhost:8765", ())
+    assert not origin_allowed("http://localhost:8766", "localhost:8765", ())
+    assert not origin_allowed("https://game.example.evil.test", "game.example", ())
+    assert not origin_allowed("null", "game.example", ())
+    assert origin_allowed("https://x.test", "game.example", ("https://x.test",))
+    assert origin_allowed("https://x.test", "game.example", ("*",))
+
+
+# -- /readyz ---------------------------------------------------------------------------------------
+
+
+async def test_readyz_does_not_echo_the_redis_error(tmp_path: Path) -> None:
+    from server.redis.embedded import EmbeddedRedis
+
+    er = EmbeddedRedis(tmp_path / "redis")
+    url = await er.start()
+    try:
+        async with serve(config(url, tmp_path / "data")) as app:
+            async with aiohttp.ClientSession() as http:
+                async with http.get(app.http + "/readyz") as r:
+                    assert r.status == 200
+                await er.stop()
+                async with http.get(app.http + "/readyz") as r:
+                    assert r.status == 503
+                    body = await r.text()
+            assert json.loads(body) == {"status": "unavailable"}, body
+            assert "redis.sock" not in body and "rror" not in body
+    finally:
+        await er.stop()

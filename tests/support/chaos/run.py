@@ -1,0 +1,205 @@
+"""One chaos run: the topology, the clients, the faults, the settle phase and the check."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.load.procs import RedisServer
+from engine import VARIANT_IDS
+from server.games.store import GameStore
+from server.redis.connect import connect
+from server.runtime.errors import NotFound
+from tests.support.balancer import Balancer
+from tests.support.chaos.checker import Report, StoredGame, StoredRace, check
+from tests.support.chaos.history import History
+from tests.support.chaos.nemesis import Fault, carry_out, schedule
+from tests.support.chaos.workload import Client, Conn, DailyPlayer, Lost, Racer
+from tests.support.procs import ServerProcess, pinned_day
+
+#: The day every process deals: noon, far from a rollover.
+NOON = dt.datetime(2030, 6, 15, 12, tzinfo=dt.UTC)
+#: A race's end may be repaired by another process about 15 s after the one ending it died.
+RACE_SLACK_MS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class ChaosConfig:
+    seed: int
+    duration: float = 30.0  # seconds of faults and play
+    players: int = 5
+    racers: int = 4
+    settle: float = 6.0  # seconds of play after the last fault, for everyone to resume
+    race_wait: float = 10.0  # at most this long after the run for started races to be due
+    countdown_ms: int = 500
+    time_limit_ms: int = 12_000
+    grace_ms: int = 2_000
+
+
+@dataclass(slots=True)
+class ChaosResult:
+    config: ChaosConfig
+    report: Report
+    faults: list[Fault]
+    history: History
+    log: list[str] = field(default_factory=list)
+
+
+async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = print) -> ChaosResult:
+    log: list[str] = []
+
+    def note(line: str) -> None:
+        log.append(line)
+        say(line)
+
+    redis = RedisServer(workdir / "redis", appendfsync="always").start()
+    flags = (
+        *pinned_day(NOON),
+        "--race-countdown-ms",
+        str(cfg.countdown_ms),
+        "--race-time-limit-ms",
+        str(cfg.time_limit_ms),
+        "--race-grace-ms",
+        str(cfg.grace_ms),
+    )
+    servers: list[ServerProcess] = []
+    lb: Balancer | None = None
+    history = History()
+    faults = schedule(cfg.seed, cfg.duration)
+    try:
+        for i in range(3):
+            srv = ServerProcess(workdir / f"s{i + 1}", flags, redis_url=redis.url)
+            servers.append(await asyncio.to_thread(srv.start))
+        lb = Balancer(workdir / "lb", [f"127.0.0.1:{s.port}" for s in servers]).start()
+        await asyncio.to_thread(lb.wait_states, {"s1": "UP", "s2": "UP", "s3": "UP"})
+        rng = random.Random(cfg.seed)
+        clients: list[Client] = [
+            DailyPlayer(f"chaos-p{i}", lb.url, history, random.Random(rng.random()), variants)
+            for i, variants in enumerate(_variant_orders(rng, cfg.players))
+        ]
+        clients += [
+            Racer(f"chaos-r{i}", lb.url, history, random.Random(rng.random()))
+            for i in range(cfg.racers)
+        ]
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        started = time.monotonic()
+        note(f"seed {cfg.seed}: {len(faults)} faults over {cfg.duration:.0f} s")
+
+        def fault(line: str) -> None:
+            history.faults.append((time.monotonic(), line))
+            note(line)
+
+        await carry_out(faults, servers, redis, lb, fault)
+        await asyncio.sleep(max(0.0, started + cfg.duration - time.monotonic()) + cfg.settle)
+        for c in clients:
+            c.stopping = True
+        _, pending = await asyncio.wait(tasks, timeout=10)
+        for t in pending:
+            t.cancel()
+        run_end = time.monotonic()
+        races, now_ms = await _races(lb.url, history, cfg)
+        games = await _games(redis.url, history)
+        report = check(
+            history,
+            games,
+            races,
+            now_ms=now_ms,
+            grace_ms=cfg.grace_ms,
+            race_slack_ms=RACE_SLACK_MS,
+            run_end=run_end,
+            resume_window=cfg.settle / 2,
+        )
+        report.figures["races judged"] = sum(
+            now_ms >= r.ends_at_ms + cfg.grace_ms + RACE_SLACK_MS for r in races.values()
+        )
+        return ChaosResult(cfg, report, faults, history, log)
+    finally:
+        if lb is not None:
+            lb.stop()
+        for srv in servers:
+            await asyncio.to_thread(srv.stop)
+        redis.stop()
+
+
+def _variant_orders(rng: random.Random, players: int) -> list[list[str]]:
+    out = []
+    for _ in range(players):
+        order = list(VARIANT_IDS)
+        rng.shuffle(order)
+        out.append(order)
+    return out
+
+
+async def _races(url: str, history: History, cfg: ChaosConfig) -> tuple[dict[str, StoredRace], int]:
+    """Every race the racers saw, read through the balancer once due (or after `race_wait`)."""
+    deadline = time.monotonic() + cfg.race_wait
+    conn = await Conn.open(url)
+    try:
+        welcome = await conn.request("hello", versions=[4], name="chaos-judge")
+        if welcome.get("type") != "welcome":
+            raise RuntimeError(f"the judge was refused: {welcome}")
+        now_ms = int(welcome["server_time"])
+        while True:
+            races: dict[str, StoredRace] = {}
+            for race_id in history.races:
+                reply = await conn.request("race.get", race_id=race_id)
+                if reply.get("type") == "race.room":
+                    race = reply["race"]
+                    now_ms = int(race["server_time"])
+                    ends_at = int(race.get("ends_at") or 0)
+                    races[race_id] = StoredRace(race_id, race["status"], ends_at)
+            unfinished_not_due = [
+                r
+                for r in races.values()
+                if r.status != "finished" and now_ms < r.ends_at_ms + cfg.grace_ms + RACE_SLACK_MS
+            ]
+            if not unfinished_not_due or time.monotonic() > deadline:
+                return races, now_ms
+            await asyncio.sleep(1.0)
+    except Lost as exc:
+        raise RuntimeError(f"the judge lost its connection: {exc}") from None
+    finally:
+        await conn.close()
+
+
+async def _games(redis_url: str, history: History) -> dict[str, StoredGame]:
+    client = connect(redis_url)
+    store = GameStore(client)
+    out: dict[str, StoredGame] = {}
+    try:
+        for game_id in sorted({op.game_id for op in history.ops if op.game_id}):
+            with contextlib.suppress(NotFound):
+                record, moves = await store.load(game_id)
+                out[game_id] = StoredGame(
+                    game_id,
+                    record.kind,
+                    record.variant,
+                    record.date.isoformat(),
+                    record.seed,
+                    tuple(moves),
+                    record.finished,
+                )
+    finally:
+        await client.aclose()
+    return out
+
+
+def summary(result: ChaosResult) -> str:
+    """The run as a table: each property and its violations, then the run's figures."""
+    lines = [f"chaos seed {result.config.seed}, {result.config.duration:.0f} s", ""]
+    lines += ["| property | violations |", "|---|---|"]
+    for prop, count in result.report.by_property().items():
+        lines.append(f"| {prop} | {count} |")
+    lines += ["", "| figure | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in result.report.figures.items()]
+    lines += ["", "faults:", *(f"  {f}" for f in result.faults)]
+    if result.report.violations:
+        shown = result.report.violations[:40]
+        lines += ["", "violations:", *(f"  {v.prop.name}: {v.detail}" for v in shown)]
+    return "\n".join(lines)
