@@ -26,6 +26,14 @@ Version 5 (fair play): new players per client address and hour are limited: erro
 ``limit_reached`` (older versions get ``rate_limited``); ``token.rotate`` and
 ``token.revoke_all`` replace a player's token (answered by ``token``); look-alike names
 (``AIice`` for ``alice``) are ``name_taken`` and reserved ones ``invalid_name``, in every version.
+Also in version 5: a race's cards reach nobody before its ``start_at`` (``game.get`` of a
+race game in its countdown answers ``not_started``, in every version); spectator boards show a
+card only once every racer still playing has seen it (``"??"`` anywhere a card may stand);
+private rooms are casual (unrated), a pair of accounts is rated against each other once per
+UTC day, a racer who resigns or forfeits without a real attempt gives nobody rating points;
+the queue keeps accounts of one client address apart while others wait; creating rooms is
+limited per account and hour: error code ``limit_reached`` (older versions get
+``rate_limited``).
 A daily game takes no write (``move``, ``undo``, ``hint``, ``resign``, ``finish``) once its UTC
 day is over: error code ``day_over`` (older versions get ``game_over``); an unfinished daily
 game is closed as it stands at the day's end; a day's seeds (``daily.seeds``) and exports

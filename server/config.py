@@ -55,6 +55,12 @@ class Config:
     race_time_limit_ms: int = 600_000
     race_grace_ms: int = 30_000  # a disconnected racer may come back within this
     race_fill_wait_ms: int = 15_000  # a group race starts with >= 2 racers after this wait
+    # Private rooms one account may create per hour (docs/fairplay.md); `limit_reached` after.
+    race_rooms_per_hour: int = 20
+    # Accounts of one client address are paired by the queue with each other only when nobody
+    # else came for this long. 0 in a bare Config() (tests: every socket comes from
+    # 127.0.0.1); the command line's default is 15 s (`--race-same-address-wait-ms`).
+    race_same_address_wait_ms: int = 0
     # Daily deals proven winnable by the solver. Off in a bare Config() (tests); the command
     # line turns it on unless --no-certify is given.
     certify_deals: bool = False
@@ -148,6 +154,19 @@ class Config:
         p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
         p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
         p.add_argument(
+            "--race-rooms-per-hour",
+            type=int,
+            default=int(env.get("SOLITAIRE_RACE_ROOMS_PER_HOUR") or d.race_rooms_per_hour),
+            help="private race rooms one account may create per hour (limit_reached after)",
+        )
+        p.add_argument(
+            "--race-same-address-wait-ms",
+            type=int,
+            default=int(env.get("SOLITAIRE_RACE_SAME_ADDRESS_WAIT_MS") or 15_000),
+            help="the race queue pairs accounts of one client address with each other only "
+            "after waiting this long for someone else (default 15000)",
+        )
+        p.add_argument(
             "--uvloop",
             action="store_true",
             default=env.get("SOLITAIRE_UVLOOP") == "1",
@@ -232,6 +251,10 @@ class Config:
         for name in ("heartbeat", "idle_timeout", "rate_limit"):
             if getattr(a, name) <= 0:
                 p.error(f"--{name.replace('_', '-')} must be > 0")
+        if a.race_rooms_per_hour < 1:
+            p.error("--race-rooms-per-hour must be >= 1")
+        if a.race_same_address_wait_ms < 0:
+            p.error("--race-same-address-wait-ms must be >= 0")
         if a.loop_lag_interval_ms < 0:
             p.error("--loop-lag-interval-ms must be >= 0")
         for name in ("accounts_per_address_hour", "connections_per_address"):
@@ -286,6 +309,8 @@ class Config:
             race_time_limit_ms=a.race_time_limit_ms,
             race_grace_ms=a.race_grace_ms,
             race_fill_wait_ms=a.race_fill_wait_ms,
+            race_rooms_per_hour=a.race_rooms_per_hour,
+            race_same_address_wait_ms=a.race_same_address_wait_ms,
             certify_deals=not a.no_certify,
             solver_budget_s=a.solver_budget,
             hint_budget_s=a.hint_budget,

@@ -74,6 +74,8 @@ class Services:
             time_limit_ms=config.race_time_limit_ms,
             grace_ms=config.race_grace_ms,
             fill_wait_ms=config.race_fill_wait_ms,
+            rooms_per_hour=config.race_rooms_per_hour,
+            same_address_wait_ms=config.race_same_address_wait_ms,
         )
         race_store = RaceStore(client, RACE_TTL_MS)
         boards = RaceBoards(client, config.leaderboard_retention_days)

@@ -503,7 +503,7 @@ def race_leaderboard(variant_id: str, board: p.RaceBoard, board_name: str) -> Re
     what = "rating" if board_name == "rating" else f"wins {board.date or ''}".strip()
     title = f"{title_of(variant_id)} · races · {what} · {board.total} player(s)"
     if not board.entries:
-        return Text(f"{title}\n(no races yet)")
+        return Text(f"{title}\n(no rated races yet)")
     table = Table(title=title, title_style="bold", header_style="bold cyan")
     columns: tuple[tuple[str, _Justify], ...] = (
         ("", "left"),
@@ -676,7 +676,7 @@ def race_standings(
             _progress_value(variant_id, r),
             fmt_time(int(r.get("time_ms") or 0)),
             str(r.get("moves", 0)),
-            "" if r.get("rating") is None else str(r["rating"]),
+            "unrated" if r.get("rating") is None else str(r["rating"]),  # a casual race
             "" if change is None else f"{change:+d}",
             style="bold" if mine else "",
         )

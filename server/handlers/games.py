@@ -24,7 +24,7 @@ from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
-from server.runtime.errors import Conflict, GameOver, LimitReached
+from server.runtime.errors import Conflict, GameOver, LimitReached, NotStarted
 from server.services import Services
 from server.transport.address import address_group
 from server.transport.connection import Connection, Handler
@@ -227,6 +227,9 @@ async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
     games = conn.services.games
     live = await games.current(req.game_id, player.id)
+    if live.race_id is not None and conn.services.clock.now_ms() < live.record.started_at_ms:
+        # A race game's cards reach nobody before the start (docs/fairplay.md).
+        raise NotStarted("the race has not started yet: its deal comes with race.started")
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
     return await _game_reply(conn, req.id, live)

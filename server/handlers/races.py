@@ -10,6 +10,7 @@ from server.games.daily import utc_date
 from server.handlers.games import HandlerTable
 from server.races.model import RaceStatus
 from server.races.ratings import RatingRow
+from server.runtime.errors import LimitReached
 from server.transport.connection import Connection
 
 
@@ -37,7 +38,7 @@ async def race_queue(conn: Connection, req: p.RaceQueue) -> p.ServerMessage:
     player = conn.require_player()
     variant = _variant(req.variant)
     waiting, _ = await conn.services.matchmaking.queue(
-        conn, player.id, player.name, variant, req.size
+        conn, player.id, player.name, variant, req.size, conn.address
     )
     return p.RaceQueued(id=req.id, variant=variant, size=req.size, waiting=waiting)
 
@@ -49,11 +50,22 @@ async def race_leave(conn: Connection, req: p.RaceLeave) -> p.ServerMessage:
     return p.RaceLeft(id=req.id)
 
 
+def _limit_error(conn: Connection, exc: LimitReached) -> p.ProtocolError:
+    """`limit_reached` from version 5 on; older clients know `rate_limited`."""
+    code = p.ErrorCode.LIMIT_REACHED
+    if conn.version is None or conn.version < p.FAIR_PLAY:
+        code = p.ErrorCode.RATE_LIMITED
+    return p.ProtocolError(str(exc), code=code)
+
+
 async def race_create(conn: Connection, req: p.RaceCreate) -> p.ServerMessage:
     player = conn.require_player()
-    race_id = await conn.services.races.create_room(
-        player.id, player.name, _variant(req.variant), req.size
-    )
+    try:
+        race_id = await conn.services.races.create_room(
+            player.id, player.name, _variant(req.variant), req.size
+        )
+    except LimitReached as exc:
+        raise _limit_error(conn, exc) from None
     await conn.services.race_fanout.attach(conn, race_id)
     await conn.services.races.announce(player.id, race_id)
     return await _room(conn, req.id, race_id)

@@ -37,13 +37,14 @@ class Matchmaking:
         return set(self._waiting.values())
 
     async def queue(
-        self, conn: Recipient, pid: str, name: str, variant: str, size: int
+        self, conn: Recipient, pid: str, name: str, variant: str, size: int, address: str = ""
     ) -> tuple[int, str | None]:
-        """Queue the player; returns (players waiting, race id when matched at once)."""
+        """Queue the player (from client `address`); returns (players waiting, race id when
+        matched at once)."""
         await self.fanout.watch_player(conn, pid)  # before queueing: a match is announced there
         self._waiting[conn] = (variant, size)
         try:
-            waiting, race_id = await self.races.queue(pid, name, variant, size)
+            waiting, race_id = await self.races.queue(pid, name, variant, size, address)
         except BaseException:
             self.forget(conn)
             raise

@@ -7,6 +7,11 @@ the race id to the variant's applied set, and it is skipped when the id is alrea
 ratings it applied are then read back from the racers' recent races, so a race end completed
 by another process reports the same changes). A race's win counts once on its day's wins board
 the same way (an applied set in the board's slot, one script).
+
+Boosting (docs/fairplay.md): two players are rated against each other once per UTC day (a race
+in which some pair of its racers was rated together that day is unrated for everyone), and a
+racer who made no real attempt (`no_attempt`) loses as last but gives nobody points: the
+others are rated among themselves only.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from server.runtime.errors import translate_redis_errors
 
 MODEL = PlackettLuce()
 RECENT_MAX = 50
+#: The rated pairs of a day are kept this long (the day, and slack for its last races).
+PAIRS_TTL_S = 2 * 86_400
 
 # KEYS: wins board, its applied set. ARGV: race id, winner, ttl_s. Counts the race's win
 # once. Returns 1 counted, 0 already counted.
@@ -111,6 +118,31 @@ def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, R
     return out
 
 
+def pair_key(a: str, b: str) -> str:
+    """The member of the day's rated pairs (`keys.rating_pairs`) for two players."""
+    return "|".join(sorted((a, b)))
+
+
+def rate_race(
+    before: Mapping[str, Rating], places: Mapping[str, int], no_attempt: frozenset[str]
+) -> dict[str, Rating]:
+    """New ratings after one race, where the racers in `no_attempt` (resigned or forfeited
+    without a real attempt) rank last and lose, while nobody gains from them: the others
+    are rated among themselves only (one racer left alone keeps their rating)."""
+    tried = [p for p in places if p not in no_attempt]
+    out: dict[str, Rating] = {}
+    if no_attempt:
+        last = max(places.values()) + 1
+        full = rate(before, {p: last if p in no_attempt else places[p] for p in places})
+        out.update({p: full[p] for p in no_attempt})
+    if len(tried) >= 2:
+        ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in tried}))}
+        out.update(rate(before, {p: ranks[places[p]] for p in tried}))
+    else:
+        out.update({p: before[p] for p in tried})
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class RatingRow:
     rank: int
@@ -131,28 +163,46 @@ class RaceBoards:
 
     @translate_redis_errors
     async def apply(
-        self, summary: RaceSummary, places: Mapping[str, int]
+        self,
+        summary: RaceSummary,
+        places: Mapping[str, int],
+        no_attempt: frozenset[str] = frozenset(),
     ) -> dict[str, tuple[int, int]]:
         """Rate a finished race once; returns pid -> (rating before, after) as displayed,
-        on a repeated call the ones applied the first time (from the racers' recent races)."""
+        on a repeated call the ones applied the first time (from the racers' recent races).
+        Empty when some pair of the racers was rated against each other on the race's UTC
+        day already (the race is then unrated). `no_attempt`: see `rate_race`."""
         variant, race_id = summary.variant, summary.race_id
         stats, board = keys.rating_stats(variant), keys.rating_board(variant)
         applied = keys.rating_applied(variant)
+        day = dt.datetime.fromtimestamp(summary.finished_at / 1000, dt.UTC).date()
+        pairs_key = keys.rating_pairs(variant, day)
         pids = list(places)
+        pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
         while True:
             async with self.r.pipeline(transaction=True) as pipe:
                 try:
-                    await pipe.watch(stats, applied)
+                    await pipe.watch(stats, applied, pairs_key)
                     if await pipe.sismember(applied, race_id):
                         await pipe.reset()  # type: ignore[no-untyped-call]
                         return await self._applied(variant, race_id, pids)
+                    met = cast(list[int], await pipe.smismember(pairs_key, pairs))
+                    if any(met):  # rated against each other today already: unrated
+                        pipe.multi()  # type: ignore[no-untyped-call]
+                        pipe.sadd(applied, race_id)
+                        await pipe.execute()
+                        return {}
                     raw = cast(list[str | None], await pipe.hmget(stats, pids))
                     before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
-                    after = rate(before, places)
+                    after = rate_race(before, places, no_attempt)
+                    changed = [p for p in pids if after[p] is not before[p]]
                     pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.sadd(applied, race_id)
-                    pipe.hset(stats, mapping={p: after[p].dump() for p in pids})
-                    pipe.zadd(board, {p: after[p].shown for p in pids})
+                    pipe.sadd(pairs_key, *pairs)
+                    pipe.expire(pairs_key, PAIRS_TTL_S)
+                    if changed:
+                        pipe.hset(stats, mapping={p: after[p].dump() for p in changed})
+                        pipe.zadd(board, {p: after[p].shown for p in changed})
                     for p in pids:
                         item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
                         recent = keys.rating_recent(variant, p)

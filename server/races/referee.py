@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 import protocol.races as pr
+from engine import UNDO
 from server.boards.leaderboard import BoardRef, Leaderboard
 from server.games.service import GameService, LiveGame
 from server.races.model import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
@@ -25,6 +26,9 @@ log = logging.getLogger(__name__)
 #: A race whose end began this long ago and is still `finishing` was left so by a process that
 #: stopped: the next tick anywhere takes its end over (ending takes well under a second).
 FINISHING_STALE_MS = 15_000
+#: A racer who resigned or forfeited after fewer moves than this (undos not counted) made no
+#: real attempt: they lose, and nobody gains rating points from them (docs/fairplay.md).
+REAL_ATTEMPT_MOVES = 5
 
 
 def progress_of(live: LiveGame) -> Progress:
@@ -88,6 +92,8 @@ class RaceReferee:
             return
         if race.status is RaceStatus.FINISHED:  # also completes an end cut short
             await self.store.release(race.pids(), race_id)
+            if race.code:
+                await self.store.free_code(race.code, race_id)
             await self.store.set_active(race_id, None)
             return
         if race.status is RaceStatus.OPEN:
@@ -192,17 +198,25 @@ class RaceReferee:
         already applied are reported again, the win counts once."""
         race = await self.store.load(race_id)
         names = race.names()
+        no_attempt: set[str] = set()
         for pid, name in race.racers:
-            await self._close(race, pid, name)
+            live = await self._close(race, pid, name)
+            if live is not None and not real_attempt(live, pid in race.forfeited):
+                no_attempt.add(pid)
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
-        ordered = [e.player_id for e in standings if e.player_id not in race.forfeited]
-        ordered += [e.player_id for e in standings if e.player_id in race.forfeited]
+        ordered = standing_order([e.player_id for e in standings], race.forfeited, no_attempt)
         places = {pid: i + 1 for i, pid in enumerate(ordered)}
         summary = RaceSummary(
             race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
         )
-        changes = await self.boards.apply(summary, places) if len(places) >= 2 else {}
+        # A private room is casual: it has places, but no ratings and no wins (fairplay.md).
+        rated = race.creator is None and len(places) >= 2
+        changes = (
+            await self.boards.apply(summary, places, frozenset(no_attempt) & set(places))
+            if rated
+            else {}
+        )
         by_pid = {e.player_id: e for e in standings}
         results = []
         for pid in ordered:
@@ -223,17 +237,22 @@ class RaceReferee:
                     rating_change=change[1] - change[0] if change else None,
                 )
             )
-        if ordered:
+        # A win counts when the race was rated (not casual, no pair repeated that day) and
+        # the winner beat someone who really tried.
+        if ordered and changes and len(set(places) - no_attempt) >= 2:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
         # The racers' index and the deadline index live in other slots (Redis Cluster): freed
         # after the race's own atomic end, idempotently (`tick` completes an end cut short).
         await self.store.release(race.pids(), race_id)
+        if race.code:  # a room's code is free once its race is over
+            await self.store.free_code(race.code, race_id)
         await self.store.set_active(race_id, None)
 
-    async def _close(self, race: RaceState, pid: str, name: str) -> None:
-        """Close a racer's game (unless it is) and record its final progress either way."""
+    async def _close(self, race: RaceState, pid: str, name: str) -> LiveGame | None:
+        """Close a racer's game (unless it is) and record its final progress either way; the
+        closed game (None when there is none)."""
         gid = keys.race_game_id(race.race_id, pid)
         try:
             live, _ = await self.games.close(gid, pid, name, resigned=pid in race.forfeited)
@@ -242,8 +261,30 @@ class RaceReferee:
                 live = await self.games.refresh(await self.games.get(gid, pid))
             except NotFound:
                 log.warning("race %s: no game for %s", race.race_id, pid)
-                return
+                return None
         except NotFound:
             log.warning("race %s: no game for %s", race.race_id, pid)
-            return
+            return None
         await self.store.set_progress(race.race_id, pid, progress_of(live))
+        return live
+
+
+def standing_order(
+    ranked: list[str], forfeited: frozenset[str] | set[str], no_attempt: frozenset[str] | set[str]
+) -> list[str]:
+    """The race's places from its board's order (`ranked`): the racers who made a real
+    attempt, then those who resigned without one, then those who forfeited."""
+    return (
+        [p for p in ranked if p not in forfeited and p not in no_attempt]
+        + [p for p in ranked if p not in forfeited and p in no_attempt]
+        + [p for p in ranked if p in forfeited]
+    )
+
+
+def real_attempt(live: LiveGame, forfeited: bool) -> bool:
+    """False for a racer who resigned or forfeited after fewer than `REAL_ATTEMPT_MOVES`
+    moves (undos do not count); a game won, found over or ended by the race is an attempt."""
+    result = live.record.result
+    if not forfeited and (result is None or not result.resigned):
+        return True
+    return sum(1 for m in live.log if m != UNDO) >= REAL_ATTEMPT_MOVES

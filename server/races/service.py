@@ -25,7 +25,7 @@ from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
-from server.runtime.errors import Conflict, NotFound
+from server.runtime.errors import Conflict, LimitReached, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,10 @@ class RaceSettings:
     time_limit_ms: int = 600_000
     grace_ms: int = 30_000
     fill_wait_ms: int = 15_000
+    #: Private rooms one account may create per (sliding) hour.
+    rooms_per_hour: int = 20
+    #: The queue groups accounts of one client address only after this long alone.
+    same_address_wait_ms: int = 0
 
 
 class RaceService:
@@ -155,14 +159,24 @@ class RaceService:
 
     # -- matchmaking and rooms ----------------------------------------------------------------
 
-    async def queue(self, pid: str, name: str, variant: str, size: int) -> tuple[int, str | None]:
-        """Wait for opponents; returns (players waiting, race id when matched at once)."""
+    async def queue(
+        self, pid: str, name: str, variant: str, size: int, address: str = ""
+    ) -> tuple[int, str | None]:
+        """Wait for opponents; returns (players waiting, race id when matched at once).
+        `address` is the client's: accounts of one address are kept apart (`enqueue`)."""
         async with self.store.turn(pid):
             await self._free_if_over(pid)
             now = self.clock.now_ms()
             race_id = keys.new_race_id(now)  # the race of a match, if this makes one
             waiting, matched = await self.store.enqueue(
-                pid, variant, size, now, self.settings.fill_wait_ms, race_id
+                pid,
+                variant,
+                size,
+                now,
+                self.settings.fill_wait_ms,
+                race_id,
+                address,
+                self.settings.same_address_wait_ms,
             )
         if not matched:
             return waiting, None
@@ -173,7 +187,13 @@ class RaceService:
         now = self.clock.now_ms()
         race_id = keys.new_race_id(now)
         _, matched = await self.store.enqueue(
-            "", variant, size, now, self.settings.fill_wait_ms, race_id
+            "",
+            variant,
+            size,
+            now,
+            self.settings.fill_wait_ms,
+            race_id,
+            same_address_wait_ms=self.settings.same_address_wait_ms,
         )
         return await self._start_matched(race_id, variant, size, matched) if matched else None
 
@@ -219,6 +239,8 @@ class RaceService:
                 if outcome:
                     freed = race.pids() if outcome == 2 else [pid]
                     await self.store.release(freed, race_id)
+                    if outcome == 2 and race.code:  # closed: its code is free at once
+                        await self.store.free_code(race.code, race_id)
                     return True
         return left
 
@@ -228,7 +250,13 @@ class RaceService:
 
     async def _create_room(self, pid: str, name: str, variant: str, size: int) -> str:
         await self._ensure_free(pid)
-        race_id = keys.new_race_id(self.clock.now_ms())
+        now = self.clock.now_ms()
+        race_id = keys.new_race_id(now)
+        if not await self.store.count_room(pid, race_id, now, self.settings.rooms_per_hour):
+            raise LimitReached(
+                f"at most {self.settings.rooms_per_hour} private rooms per hour: "
+                "join one, or try again later"
+            )
         code = await self.store.claim_code(race_id)
         await self.store.create(
             race_id,

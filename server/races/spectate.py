@@ -1,11 +1,16 @@
 """Spectators of races: the racers' boards, delayed, with every hidden card hidden.
 
-A spectator is a connection watching a race it does not race in. Each server process keeps
-its own spectators (`Spectators`, one per process, registered with `RaceFanout`, whose
-pub/sub reader hands it every message of a watched race's channel, so racers and spectators
-may be on any processes). On each racer's progress event the process plays the racer's new
-moves from the stored log on its own engine copy of the game and sends the racer's view
-(what the racer sees: face-down and stock cards hidden) `DELAY_MS` later; the race's public
+A spectator is a connection watching a race it does not race in. While the race runs, a card
+on a board is shown only once every racer still playing has seen it (`server.races.seen`: all
+racers play one deal, so a card one racer turned up may be another's next card); any other
+card reads ``"??"``. Once the race is over, boards show what the racer saw.
+
+Each server process keeps its own spectators (`Spectators`, one per process, registered
+with `RaceFanout`, whose pub/sub reader hands it every message of a watched race's channel, so
+racers and spectators may be on any processes). On each racer's progress event the process
+plays the racer's new moves from the stored log on its own engine copy of the game and sends
+the racer's view (what the racer sees: face-down and stock cards hidden, and the cards above
+held back) `DELAY_MS` later, with the other boards that may now show more; the race's public
 events and updates go out with the same delay, so what a spectator sees is a few seconds
 old and cannot help a racer. Only views ever leave: never a seed, a log or a full state,
 during the race or after it.
@@ -31,11 +36,12 @@ import redis.asyncio
 
 import protocol as p
 import protocol.races as pr
-from engine import Game, new_game
+from engine import UNDO, Game, new_game
 from engine.views import json_map
 from server.games.store import GameStore
 from server.races.fanout import UPDATE_EVENTS, RaceFanout, Recipient
 from server.races.model import RaceState, RaceStatus
+from server.races.seen import Sightings, mask
 from server.races.service import RaceService
 from server.redis import keys, pubsub
 from server.runtime.clock import Clock
@@ -69,11 +75,20 @@ return total
 
 @dataclass(slots=True)
 class _Copy:
-    """This process's engine copy of one racer's game, after `seq` logged moves."""
+    """This process's engine copy of one racer's game, after `seq` logged moves; `seen`
+    follows which of the deal's cards the racer has seen (None: it lost track, or the deal
+    hides nothing)."""
 
     game: Game
     seq: int
     log_key: str
+    seen: Sightings | None
+    hides: bool
+    finished: bool = False
+    #: When the racer reached this position (their last move, or the start).
+    as_of: int = 0
+    #: The view last shown of this board (masked), to tell when more of it may be shown.
+    shown: dict[str, object] | None = None
 
 
 def spectator_info(race: RaceState, now_ms: int) -> p.RaceInfo:
@@ -128,6 +143,9 @@ class Spectators:
             board = await self._board(race_id, event.player_id, None)
             if board is not None:
                 out.append(p.RaceSpectate(race_id=race_id, board=board))
+            # The racer saw more: cards on the others' boards may be shown now.
+            for board in await self._unmasked(race_id, event.player_id):
+                out.append(p.RaceSpectate(race_id=race_id, board=board))
         if isinstance(event, UPDATE_EVENTS):
             race = await self._races.load(race_id)
             self._names[race_id] = race.names()
@@ -136,6 +154,11 @@ class Spectators:
                 delay += max(0, event.start_at - self._clock.now_ms())
                 for pid in race.pids():
                     board = await self._board(race_id, pid, race.names().get(pid))
+                    if board is not None:
+                        out.append(p.RaceSpectate(race_id=race_id, board=board))
+            if isinstance(event, pr.RaceEnded):  # over: every board as its racer saw it
+                for pid in race.pids():
+                    board = await self._board(race_id, pid, race.names().get(pid), live=False)
                     if board is not None:
                         out.append(p.RaceSpectate(race_id=race_id, board=board))
         self._send_later(race_id, out, delay)
@@ -170,8 +193,9 @@ class Spectators:
         elif live:
             count = await self._total(race_id)
         boards = []
+        self._names[race_id] = race.names()
         for pid, name in race.racers:
-            board = await self._board(race_id, pid, name)
+            board = await self._board(race_id, pid, name, live=live)
             if board is None:
                 continue
             age = now - board.as_of
@@ -234,21 +258,24 @@ class Spectators:
 
     # -- boards ---------------------------------------------------------------------------------
 
-    async def _board(self, race_id: str, pid: str, name: str | None) -> p.SpectatorBoard | None:
-        """The racer's board now, from this process's copy brought up to the stored log."""
+    async def _sync(self, race_id: str, pid: str) -> _Copy | None:
+        """The racer's copy brought up to the stored log (None: not dealt, or it failed)."""
         game_id = keys.race_game_id(race_id, pid)
         copy = self._copies.get((race_id, pid))
         try:
             if copy is None:
                 record, moves = await self._store.load(game_id)
                 game = new_game(record.variant, record.seed)
-                game.replay(moves)
-                copy = _Copy(game, len(moves), keys.parse_game_id(game_id).log)
+                seen: Sightings | None = Sightings(game)
+                hides = seen is not None and seen.hides
+                copy = _Copy(
+                    game, 0, keys.parse_game_id(game_id).log, seen if hides else None, hides
+                )
+                self._follow(copy, moves)
                 self._copies[(race_id, pid)] = copy
             else:
                 more = cast(list[str], await self._r.lrange(copy.log_key, copy.seq, -1))
-                copy.game.replay(more)
-                copy.seq += len(more)
+                self._follow(copy, more)
             record = await self._store.get(game_id)
         except NotFound:  # the race has not been dealt
             return None
@@ -256,18 +283,103 @@ class Spectators:
             log.exception("spectator copy of %s failed", game_id)
             self._copies.pop((race_id, pid), None)
             return None
+        copy.finished = record.finished
+        copy.as_of = max(record.last_move_at_ms, record.started_at_ms)
+        return copy
+
+    @staticmethod
+    def _follow(copy: _Copy, moves: list[str]) -> None:
+        for i, move in enumerate(moves):
+            copy.game.defer_over()  # not over: the next move was accepted (`Game.replay`)
+            copy.game.play(move)
+            copy.seq += 1
+            if i < len(moves) - 1:  # judged after the last move only (`after` reads `over`)
+                copy.game.defer_over()
+            if copy.seen is not None:
+                try:
+                    copy.seen.after(copy.game, move.strip().lower() == UNDO)
+                except ValueError:  # lost track: this board shows no view until the end
+                    log.exception("spectator copy lost track of a race game's cards")
+                    copy.seen = None
+
+    async def _pids(self, race_id: str) -> list[str]:
+        names = self._names.get(race_id)
+        if names is None:
+            names = self._names[race_id] = (await self._races.load(race_id)).names()
+        return list(names)
+
+    async def _shown(self, race_id: str) -> set[int] | None:
+        """The cards (labels) every racer still playing has seen; None: show every card (no
+        racer plays on). Raises LookupError when some racer's sightings are unknown."""
+        shown: set[int] | None = None
+        for pid in await self._pids(race_id):
+            copy = self._copies.get((race_id, pid)) or await self._sync(race_id, pid)
+            if copy is None:
+                raise LookupError(f"no copy of {pid}'s game")
+            if copy.finished or not copy.hides:
+                continue
+            if copy.seen is None:
+                raise LookupError(f"lost track of {pid}'s cards")
+            shown = set(copy.seen.seen) if shown is None else shown & copy.seen.seen
+        return shown
+
+    async def _view(self, race_id: str, copy: _Copy, live: bool) -> dict[str, object] | None:
+        """The board's view: while the race runs, cards not every racer playing has seen read
+        ``"??"`` (None when that cannot be told: no view until it can)."""
+        view = copy.game.view()
+        if not live or not copy.hides:
+            return json_map(view)
+        try:
+            shown = await self._shown(race_id)
+        except LookupError:
+            return None
+        if shown is None:
+            return json_map(view)
+        if copy.seen is None:
+            return None
+        try:
+            return json_map(mask(view, copy.seen.labels, shown))
+        except ValueError:  # labels and view disagree: never a guess
+            log.exception("spectator board of a race game could not be masked")
+            return None
+
+    async def _board(
+        self, race_id: str, pid: str, name: str | None, live: bool = True
+    ) -> p.SpectatorBoard | None:
+        """The racer's board now, from this process's copy brought up to the stored log;
+        `live`: the race runs (cards are held back, see `_view`)."""
+        copy = await self._sync(race_id, pid)
+        if copy is None:
+            return None
+        view = await self._view(race_id, copy, live)
+        if live:
+            copy.shown = view
+        if view is None:
+            return None
+        return await self._board_of(race_id, pid, name, copy, view)
+
+    async def _board_of(
+        self, race_id: str, pid: str, name: str | None, copy: _Copy, view: dict[str, object]
+    ) -> p.SpectatorBoard:
         if name is None:
             names = self._names.get(race_id)
             if names is None or pid not in names:
                 names = self._names[race_id] = (await self._races.load(race_id)).names()
             name = names.get(pid, "?")
-        return p.SpectatorBoard(
-            player_id=pid,
-            name=name,
-            seq=copy.seq,
-            as_of=max(record.last_move_at_ms, record.started_at_ms),
-            view=json_map(copy.game.view()),
-        )
+        return p.SpectatorBoard(player_id=pid, name=name, seq=copy.seq, as_of=copy.as_of, view=view)
+
+    async def _unmasked(self, race_id: str, mover: str) -> list[p.SpectatorBoard]:
+        """After `mover`'s move, the other racers' boards that now show more than before."""
+        out = []
+        for pid in await self._pids(race_id):
+            copy = self._copies.get((race_id, pid))
+            if pid == mover or copy is None or not copy.hides:
+                continue
+            view = await self._view(race_id, copy, True)
+            if view is not None and view != copy.shown:
+                copy.shown = view
+                out.append(await self._board_of(race_id, pid, None, copy, view))
+        return out
 
     def _forget_copies(self, race_id: str) -> None:
         self._names.pop(race_id, None)

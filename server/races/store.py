@@ -54,6 +54,10 @@ TURN_TTL_MS = 10_000
 TURN_WAIT_S = 5.0
 TURN_POLL_S = 0.002
 TURN_POLL_MAX_S = 0.05
+#: A closed room's keys go this long after it closes: the racers' last pushes read it.
+CLOSED_ROOM_TTL_MS = 60_000
+#: The window of the rooms-per-account quota (`RaceStore.count_room`).
+ROOM_QUOTA_WINDOW_MS = 3_600_000
 
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
@@ -254,8 +258,10 @@ return n + 1
 )
 
 # KEYS: race, racers, order, events. ARGV: pid, then the `left` event, then the `left` event
-# of the room closing (4 values each). Leaves an open room and announces it in one step; the
-# creator leaving closes it. Returns 1 left, 2 room closed, 0 not in it / not open.
+# of the room closing (4 values each), then how long a closed room's keys stay (ms). Leaves an
+# open room and announces it in one step; the creator leaving closes it, and its keys then go
+# within `CLOSED_ROOM_TTL_MS` (just long enough for the racers' last pushes; its code is freed
+# at once by the caller: another slot). Returns 1 left, 2 room closed, 0 not in it / not open.
 _LEAVE_LUA = (
     _EMIT_FN
     + """
@@ -265,6 +271,7 @@ redis.call('LREM', KEYS[3], 0, ARGV[1])
 if st[2] == ARGV[1] then
   redis.call('HSET', KEYS[1], 'status', 'finished', 'closed', '1')
   emit(KEYS[1], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[10]) end
   return 2
 end
 emit(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
@@ -285,11 +292,16 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
-# KEYS: queue zset, who hash, inrace hash, matched hash. ARGV: pid, now, size, fill_wait_ms,
-# queue name, the race id a match gets. Returns {0, waiting} still waiting, {1, pid...} matched
-# (removed from the queue and pointed at the new race, in one step: in between, a player would
-# be neither queued nor racing, free to make a room of their own), {-1, race_id} already
-# racing, {-2, other queue} waiting in another queue.
+# KEYS: queue zset, who hash, inrace hash, matched hash, addr hash. ARGV: pid, now, size,
+# fill_wait_ms, queue name, the race id a match gets, the player's client address, the
+# same-address wait (ms). Returns {0, waiting} still waiting, {1, pid...} matched (removed from
+# the queue and pointed at the new race, in one step: in between, a player would be neither
+# queued nor racing, free to make a room of their own), {-1, race_id} already racing, {-2,
+# other queue} waiting in another queue.
+# A group is picked in queue order, one account per client address (an empty address is
+# anyone's own): accounts of one address are never grouped while someone else waits; when
+# only one address's accounts wait, they are grouped once the oldest has waited the
+# same-address wait (then as before: a full group, or two or more after the fill wait).
 _QUEUE_LUA = """
 local pid = ARGV[1]
 if pid ~= '' then
@@ -299,20 +311,36 @@ if pid ~= '' then
   if other and other ~= ARGV[5] then return {-2, other} end
   redis.call('ZADD', KEYS[1], 'NX', ARGV[2], pid)
   redis.call('HSET', KEYS[2], pid, ARGV[5])
+  redis.call('HSET', KEYS[5], pid, ARGV[7])
 end
-local size = tonumber(ARGV[3])
-local n = redis.call('ZCARD', KEYS[1])
-local take = 0
-if n >= size then
-  take = size
-elseif n >= 2 then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if tonumber(oldest[2]) + tonumber(ARGV[4]) <= tonumber(ARGV[2]) then take = n end
+local size, now = tonumber(ARGV[3]), tonumber(ARGV[2])
+local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local n = #all / 2
+if n < 2 then return {0, n} end
+local oldest = tonumber(all[2])
+local picked, used = {}, {}
+for i = 1, #all, 2 do
+  local a = redis.call('HGET', KEYS[5], all[i]) or ''
+  if a == '' or not used[a] then
+    if a ~= '' then used[a] = true end
+    table.insert(picked, all[i])
+    if #picked == size then break end
+  end
 end
-if take == 0 then return {0, n} end
-local got = redis.call('ZRANGE', KEYS[1], 0, take - 1)
+local got = {}
+if #picked >= size then
+  got = picked
+elseif #picked >= 2 then
+  if oldest + tonumber(ARGV[4]) <= now then got = picked end
+elseif oldest + tonumber(ARGV[8]) <= now then
+  if n >= size or oldest + tonumber(ARGV[4]) <= now then
+    for i = 1, math.min(n, size) * 2, 2 do table.insert(got, all[i]) end
+  end
+end
+if #got == 0 then return {0, n} end
 redis.call('ZREM', KEYS[1], unpack(got))
 redis.call('HDEL', KEYS[2], unpack(got))
+redis.call('HDEL', KEYS[5], unpack(got))
 local out = {1}
 for _, p in ipairs(got) do
   redis.call('HSET', KEYS[3], p, ARGV[6])
@@ -322,13 +350,32 @@ end
 return out
 """
 
-# KEYS: who hash, then every queue zset. ARGV: pid.
+# KEYS: who hash, addr hash, then every queue zset. ARGV: pid.
 _UNQUEUE_LUA = """
 local q = redis.call('HGET', KEYS[1], ARGV[1])
 if not q then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
-for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+redis.call('HDEL', KEYS[2], ARGV[1])
+for i = 3, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
+"""
+
+# KEYS: the player's rooms-made zset. ARGV: race id, now, window ms, limit. Counts a room
+# the player creates unless `limit` were created in the window before now (a sliding hour).
+# Returns 1 counted, 0 the limit is reached.
+_ROOM_QUOTA_LUA = """
+local now, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], window)
+return 1
+"""
+
+# KEYS: a room code. ARGV: the race id it must point at. Frees the code of a closed room.
+_FREE_CODE_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -353,6 +400,8 @@ class RaceStore:
         self._transition = client.register_script(_TRANSITION_LUA)
         self._queue = client.register_script(_QUEUE_LUA)
         self._unqueue = client.register_script(_UNQUEUE_LUA)
+        self._room_quota = client.register_script(_ROOM_QUOTA_LUA)
+        self._free_code = client.register_script(_FREE_CODE_LUA)
         self._end_turn = client.register_script(_END_TURN_LUA)
 
     # -- a player's turn ------------------------------------------------------------------------
@@ -475,7 +524,23 @@ class RaceStore:
                     keys.race_order(race_id),
                     keys.race_events(race_id),
                 ],
-                args=[pid, *left, *closed],
+                args=[pid, *left, *closed, CLOSED_ROOM_TTL_MS],
+            )
+        )
+
+    @translate_redis_errors
+    async def free_code(self, code: str, race_id: str) -> bool:
+        """Free a closed room's code at once (unless it points at another room by now)."""
+        return bool(await self._free_code(keys=[keys.room_code(code)], args=[race_id]))
+
+    @translate_redis_errors
+    async def count_room(self, pid: str, race_id: str, now_ms: int, per_hour: int) -> bool:
+        """Count a room the player creates; False when `per_hour` rooms were created in the
+        hour before now (nothing is counted then)."""
+        return bool(
+            await self._room_quota(
+                keys=[keys.rooms_made(pid)],
+                args=[race_id, now_ms, ROOM_QUOTA_WINDOW_MS, per_hour],
             )
         )
 
@@ -805,11 +870,21 @@ class RaceStore:
 
     @translate_redis_errors
     async def enqueue(
-        self, pid: str, variant: str, size: int, now_ms: int, fill_wait_ms: int, race_id: str
+        self,
+        pid: str,
+        variant: str,
+        size: int,
+        now_ms: int,
+        fill_wait_ms: int,
+        race_id: str,
+        address: str = "",
+        same_address_wait_ms: int = 0,
     ) -> tuple[int, list[str]]:
         """Queue the player (pid "" only tries to match); returns (waiting, matched pids).
         Matched players leave the queue already pointed at `race_id` (`matched_at` says
-        since when, until `set_racing` once the race is made)."""
+        since when, until `set_racing` once the race is made). Accounts of one client
+        `address` are grouped with each other only when nobody else waits, after
+        `same_address_wait_ms` (`_QUEUE_LUA`)."""
         name = f"{variant}:{size}"
         res = cast(
             list[str | int],
@@ -819,8 +894,18 @@ class RaceStore:
                     keys.race_queue_who(),
                     keys.race_inrace(),
                     keys.race_matched(),
+                    keys.race_queue_addr(),
                 ],
-                args=[pid, now_ms, size, fill_wait_ms, name, race_id],
+                args=[
+                    pid,
+                    now_ms,
+                    size,
+                    fill_wait_ms,
+                    name,
+                    race_id,
+                    address,
+                    same_address_wait_ms,
+                ],
             ),
         )
         code = int(res[0])
@@ -835,7 +920,11 @@ class RaceStore:
     @translate_redis_errors
     async def unqueue(self, pid: str, variants: Sequence[str]) -> bool:
         queues = [keys.race_queue(v, n) for v in variants for n in range(2, 9)]
-        return bool(await self._unqueue(keys=[keys.race_queue_who(), *queues], args=[pid]))
+        return bool(
+            await self._unqueue(
+                keys=[keys.race_queue_who(), keys.race_queue_addr(), *queues], args=[pid]
+            )
+        )
 
     @translate_redis_errors
     async def queued_as(self, pid: str) -> str | None:

@@ -30,8 +30,10 @@ transaction share it, so they live in one slot)::
     sol:{r:<race_id>}:board|members|entries  the race's own standings, as a daily board (no outbox)
     sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
     sol:{rooms}:code:<CODE>                  string private room code -> race id
+    sol:{rooms}:made:<pid>                   zset   rooms the player created in the last hour
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
     sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
+    sol:{q}:addr                             hash   pid -> client address (queued players)
     sol:{q}:inrace                           hash   pid -> race id of the player's current race
     sol:{q}:matched                          hash   pid -> ms the queue matched them (race unmade)
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
@@ -40,6 +42,7 @@ transaction share it, so they live in one slot)::
     sol:{rt:<variant>}:stats                 hash   pid -> rating JSON (mu, sigma, wins, ...)
     sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
     sol:{rt:<variant>}:recent:<pid>          list   the player's latest race summaries
+    sol:{rt:<variant>}:pairs:<date>          set    "<pid>|<pid>" pairs rated against each other
     sol:{rw:<variant>:<date>}:board          zset   pid -> races won that day
     sol:{rw:<variant>:<date>}:applied        set    race ids whose win is counted (once)
     sol:{h:<pid>}:days:<variant>             zset   UTC day numbers with a finished daily game
@@ -394,12 +397,22 @@ def room_code(code: str) -> str:
     return f"{PREFIX}{{rooms}}:code:{code}"
 
 
+def rooms_made(pid: str) -> str:
+    """The race ids of the rooms the player created lately, by creation time (the quota)."""
+    return f"{PREFIX}{{rooms}}:made:{_pid(pid)}"
+
+
 def race_queue(variant: str, size: int) -> str:
     return f"{PREFIX}{{q}}:{_variant(variant)}:{int(size)}"
 
 
 def race_queue_who() -> str:
     return f"{PREFIX}{{q}}:who"
+
+
+def race_queue_addr() -> str:
+    """Queued players' client addresses (the queue keeps one address's accounts apart)."""
+    return f"{PREFIX}{{q}}:addr"
 
 
 def race_inrace() -> str:
@@ -434,6 +447,11 @@ def rating_applied(variant: str) -> str:
 
 def rating_recent(variant: str, pid: str) -> str:
     return f"{PREFIX}{{rt:{_variant(variant)}}}:recent:{_pid(pid)}"
+
+
+def rating_pairs(variant: str, date: dt.date) -> str:
+    """Pairs of players rated against each other on `date` (UTC): once a day each."""
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:pairs:{date.isoformat()}"
 
 
 def race_wins_board(variant: str, date: dt.date) -> str:

@@ -91,6 +91,7 @@ def config(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) ->
         daily_secret=b"conf",
         race_countdown_ms=60_000,
         hint_budget_s=5.0,
+        race_rooms_per_hour=1,  # a second room within the hour: `limit_reached`
     )
 
 
@@ -165,6 +166,10 @@ async def _requests(app: App, out: Results) -> None:
     out.errors["not_started"] = await me.request(
         "move", game_id=early["race"]["game_id"], move="1 2"
     )
+    # carol's room is her one of the hour: once it is closed, another is refused.
+    assert (await carol.request("race.create", variant="fourteen-out"))["type"] == "race.room"
+    assert (await carol.request("race.leave"))["type"] == "race.left"
+    out.errors["limit_reached"] = await carol.request("race.create", variant="fourteen-out")
     today = await me.request("daily.start", variant="fourteen-out")
     out.errors["illegal_move"] = await me.request("move", game_id=today["game_id"], move="1 1")
     out.errors["not_found"] = await me.request("daily.start", variant="klondike")

@@ -61,6 +61,16 @@ class RaceParts:
         pid, _ = await self.players.create(name)
         return Inbox(await self.players.get(pid))
 
+    async def matched(self, variant: str, *racers: Inbox) -> str:
+        """A race the queue made of `racers` (rated, unlike a private room), dealt and in its
+        countdown: each queues for a race of their number, the last one completes it."""
+        race_id = None
+        for ib in racers:
+            assert ib.player is not None
+            _, race_id = await self.races.queue(ib.player.id, ib.player.name, variant, len(racers))
+        assert race_id is not None
+        return race_id
+
 
 def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
     games = GameService(GameStore(client), clock)

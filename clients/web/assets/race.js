@@ -209,7 +209,7 @@ export class RaceScreen {
         el("td", {}, x.name, " ", el("small.muted", { "data-state": "" }, state(x))),
         el("td", { "data-progress": "" }, String(pts ? x.score : x.cleared)),
         el("td", {}, String(x.moves)),
-        done ? el("td", { "data-rating": "" }, x.rating != null ? `${x.rating} (${signed(x.rating_change || 0)})` : "—") : null))));
+        done ? el("td", { "data-rating": "" }, x.rating != null ? `${x.rating} (${signed(x.rating_change || 0)})` : "unrated") : null))));
   }
 
   lobby() {

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from engine import from_view
+from server.races.referee import REAL_ATTEMPT_MOVES
 from tests.support.app import App
 from tests.support.races import start_race
 from tests.support.wsclient import Client
@@ -94,8 +95,18 @@ async def test_boards_after_a_race(race_app: App) -> None:
     await a.request("race.queue", variant="fourteen-out")
     await b.request("race.queue", variant="fourteen-out")
     sa, sb = await start_race(race_app, a, b)
-    await b.request("resign", game_id=sb["game_id"])
-    await a.request("resign", game_id=sa["game_id"])
+    # Both really try (a racer who resigns without a real attempt gives nobody points).
+    for c, s in ((b, sb), (a, sa)):
+        view = s["view"]
+        for _ in range(REAL_ATTEMPT_MOVES):
+            moves = list(from_view(view).legal_moves())
+            if not moves:
+                break
+            moved = await c.request("move", game_id=s["game_id"], move=str(moves[0]))
+            view = moved["view"]
+            if moved["finished"]:
+                break
+        await c.request("resign", game_id=s["game_id"])
     ev = await a.push("race.event")
     while ev["event"]["kind"] != "finished":
         ev = await a.push("race.event")

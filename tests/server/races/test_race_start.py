@@ -21,7 +21,7 @@ import redis.asyncio
 import protocol.races as pr
 from server.boards.leaderboard import BoardRef
 from server.races.model import RaceState, RaceStatus, RaceSummary
-from server.races.referee import FINISHING_STALE_MS
+from server.races.referee import FINISHING_STALE_MS, standing_order
 from server.races.service import UNDEALT_MS
 from server.redis import connect as redisconn
 from server.redis import keys
@@ -308,8 +308,7 @@ async def cut_short_end(one: RaceParts, racers: list[Inbox], *, rated: bool) -> 
     """A running race whose end process one began (`finishing`) and stopped in: after closing
     the first racer's game, or (`rated`) after closing every game, rating the race and
     counting its win (the referee's own steps, up to where it stopped)."""
-    race_id = await room(one, racers)
-    await one.races.start_room(pid(racers[0]), race_id)
+    race_id = await one.matched(VARIANT, *racers)  # rated: made by the queue, not a room
     race = await one.races.load(race_id)
     assert race.start_at is not None
     one.clock.set(race.start_at)
@@ -329,11 +328,13 @@ async def cut_short_end(one: RaceParts, racers: list[Inbox], *, rated: bool) -> 
         standings = await one.referee.leaderboard.top(
             BoardRef.race(VARIANT, race_id), 0, len(racers)
         )
-        places = {e.player_id: i + 1 for i, e in enumerate(standings)}
-        await one.referee.boards.apply(RaceSummary(race_id, VARIANT, now, len(racers)), places)
-        await one.referee.boards.add_win(
-            VARIANT, keys.race_date(race_id), standings[0].player_id, race_id
+        no_attempt = frozenset({pid(first)})  # b resigned without a move
+        order = standing_order([e.player_id for e in standings], frozenset(), no_attempt)
+        places = {p: i + 1 for i, p in enumerate(order)}
+        await one.referee.boards.apply(
+            RaceSummary(race_id, VARIANT, now, len(racers)), places, no_attempt
         )
+        await one.referee.boards.add_win(VARIANT, keys.race_date(race_id), order[0], race_id)
     return race_id  # ...and the process stopped
 
 
@@ -438,6 +439,6 @@ async def test_a_cut_short_start_and_end_on_a_redis_cluster(
         assert all(r.rating_change is not None for r in race.results)
         assert len([e for e in await events(two, race_id) if isinstance(e, pr.RaceEnded)]) == 1
         wins = await two.races.board_top(VARIANT, "wins", keys.race_date(race_id), 0, 5)
-        assert sum(w.rating for w in wins) == 2, "one win for each of the two races"
+        assert sum(w.rating for w in wins) == 1, "the matched race's win (a room is casual)"
     finally:
         await other.aclose()

@@ -30,15 +30,10 @@ def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
 async def running_race(
     parts: RaceParts, *names: str, countdown: bool = True
 ) -> tuple[str, list[Inbox]]:
-    """A private room of `names`, started and (unless `countdown`=False) past its countdown."""
+    """A race of `names` the queue made (rated: a private room is not), dealt and (unless
+    `countdown`=False) past its countdown."""
     inboxes = [await parts.inbox(n) for n in names]
-    pids = [ib.player.id for ib in inboxes if ib.player]
-    race_id = await parts.races.create_room(pids[0], names[0], VARIANT, len(names))
-    code = (await parts.races.load(race_id)).code
-    assert code is not None
-    for pid, name in zip(pids[1:], names[1:], strict=True):
-        await parts.races.join_room(pid, name, code)
-    await parts.races.start_room(pids[0], race_id)
+    race_id = await parts.matched(VARIANT, *inboxes)
     if countdown:
         parts.clock.advance(SETTINGS.countdown_ms)
     return race_id, inboxes

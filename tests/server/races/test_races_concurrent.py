@@ -27,13 +27,14 @@ from server.redis import connect as redisconn
 from server.redis import keys
 from server.redis.embedded import connect
 from server.runtime.clock import ManualClock
-from server.runtime.errors import Conflict, GameOver
+from server.runtime.errors import Conflict, GameOver, NotFound
 from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
 pytest_plugins = ["tests.support.cluster"]
 
 RACES = 50
 VARIANT = "fourteen-out"
+DAY_MS = 86_400_000
 
 
 def pid(ib: Inbox) -> str:
@@ -57,15 +58,8 @@ async def second_client(
 
 
 async def _started(parts: RaceParts, racers: list[Inbox]) -> str:
-    pids = [pid(r) for r in racers]
-    names = [r.player.name for r in racers if r.player]
-    race_id = await parts.races.create_room(pids[0], names[0], VARIANT, len(racers))
-    code = (await parts.races.load(race_id)).code
-    assert code is not None
-    for p_, n in zip(pids[1:], names[1:], strict=True):
-        await parts.races.join_room(p_, n, code)
-    await parts.races.start_room(pids[0], race_id)
-    return race_id
+    """A rated race of `racers` (made by the queue: a private room is casual), dealt."""
+    return await parts.matched(VARIANT, *racers)
 
 
 async def _resign(parts: RaceParts, race_id: str, racer: Inbox) -> None:
@@ -106,6 +100,7 @@ async def forfeits_and_finishes(
     racers = [await one.inbox(n) for n in ("anna", "bert", "cleo", "dirk")]
     a, b, c, d = racers
     for _ in range(races):
+        clock.advance(DAY_MS)  # the same racers are rated against each other once a day
         race_id = await _started(one, racers)
         clock.advance(SETTINGS.countdown_ms)
         # a stays connected (to process one); b, c and d have been gone beyond the grace.
@@ -342,7 +337,8 @@ async def _after(turns: int) -> None:
 async def _join(parts: RaceParts, racer: Inbox, code: str, turns: int = 0) -> None:
     assert racer.player is not None
     await _after(turns)
-    with contextlib.suppress(Conflict):  # full, or already in (another request of theirs won)
+    # full, or already in (another request of theirs won), or closed (its code freed at once)
+    with contextlib.suppress(Conflict, NotFound):
         await parts.races.join_room(pid(racer), racer.player.name, code)
 
 

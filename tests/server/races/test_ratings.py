@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio
 
 from server.races.model import RaceSummary
-from server.races.ratings import RECENT_MAX, RaceBoards, Rating, display, rate
+from server.races.ratings import RECENT_MAX, RaceBoards, Rating, display, rate, rate_race
 from server.redis import keys
 
 VARIANT = "fourteen-out"
@@ -17,9 +17,14 @@ DAY = dt.date(2030, 6, 15)
 T0 = 1_907_755_200_000
 
 
-def summary(n: int, racers: int = 2) -> RaceSummary:
+DAY_MS = 86_400_000
+
+
+def summary(n: int, racers: int = 2, same_day: bool = False) -> RaceSummary:
+    """Race `n`, finished on day `n` after DAY (a pair is rated once a day), or on DAY."""
+    at = T0 + n if same_day else T0 + n * DAY_MS
     return RaceSummary(
-        race_id=f"20300615-race{n:08d}", variant=VARIANT, finished_at=T0 + n, racers=racers
+        race_id=f"20300615-race{n:08d}", variant=VARIANT, finished_at=at, racers=racers
     )
 
 
@@ -162,3 +167,44 @@ async def test_recent_keeps_newest_first_and_is_capped(redis_client: redis.async
     assert len(recent) == RECENT_MAX
     assert recent[0].race_id == summary(RECENT_MAX + 2).race_id
     assert recent[0].rating_before == recent[1].rating_after
+
+
+async def test_two_players_are_rated_against_each_other_once_a_day(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The boost of issue #24: main beats alt again and again. Only the first race of the
+    day between them counts; a race with a third racer that repeats the pair is unrated for
+    everyone; the next UTC day they count once more."""
+    boards = RaceBoards(redis_client, 30)
+    first = await boards.apply(summary(1, same_day=True), {"main": 1, "alt": 2})
+    assert first["main"][1] > 1000
+    for n in (2, 3):
+        assert await boards.apply(summary(n, same_day=True), {"main": 1, "alt": 2}) == {}
+    assert await boards.apply(summary(4, 3, same_day=True), {"x": 1, "main": 2, "alt": 3}) == {}
+    row = await boards.rank(VARIANT, "rating", None, "main")
+    assert row is not None and (row.rating, row.played) == (first["main"][1], 1)
+    assert await boards.rank(VARIANT, "rating", None, "x") is None
+    assert len(await boards.recent(VARIANT, "main", 10)) == 1
+    # An unrated race is still applied once: a repeat reads back nothing.
+    assert await boards.apply(summary(2, same_day=True), {"main": 1, "alt": 2}) == {}
+    nextday = await boards.apply(summary(5), {"main": 1, "alt": 2})
+    assert nextday["main"][1] > first["main"][1], "a new UTC day: the pair counts again"
+
+
+def test_no_real_attempt_gives_nobody_points() -> None:
+    fresh = Rating.fresh()
+    two = rate_race({"main": fresh, "alt": fresh}, {"main": 1, "alt": 2}, frozenset({"alt"}))
+    assert two["main"] == fresh, "the winner gains nothing from a racer who did not try"
+    assert two["alt"].shown < 1000 and two["alt"].losses == 1, "who did not try loses"
+    three = {"a": fresh, "b": fresh, "c": fresh}
+    # c made no real attempt (even placed first by cards): a and b are rated between them.
+    out = rate_race(three, {"c": 1, "a": 2, "b": 3}, frozenset({"c"}))
+    assert out["a"] == rate({"a": fresh, "b": fresh}, {"a": 1, "b": 2})["a"]
+    assert out["c"].shown < 1000 and out["c"].wins == 0
+
+
+async def test_apply_with_no_real_attempt(redis_client: redis.asyncio.Redis) -> None:
+    boards = RaceBoards(redis_client, 30)
+    changes = await boards.apply(summary(1), {"main": 1, "alt": 2}, frozenset({"alt"}))
+    assert changes["main"] == (1000, 1000) and changes["alt"][1] < 1000
+    assert await boards.rank(VARIANT, "rating", None, "main") is None, "main was not rated"

@@ -23,6 +23,7 @@ from redis.crc import key_slot
 
 from engine import from_view
 from server.config import Config
+from server.races.referee import REAL_ATTEMPT_MOVES
 from server.redis import keys
 from server.runtime.clock import ManualClock
 from server.runtime.metrics import Metrics
@@ -186,11 +187,12 @@ async def play_everything(config: Config) -> None:
             assert (await a.request("resign", game_id=g["game_id"]))["type"] == "finished"
             for kind in ("leaderboard.top", "leaderboard.around", "leaderboard.rank"):
                 assert (await b.request(kind, variant=variant))["type"] != "error"
-        await a.request("race.queue", variant="fourteen-out", size=2)
-        await b.request("race.queue", variant="fourteen-out", size=2)
+        await a.request("race.queue", variant="triple-deck", size=2)
+        await b.request("race.queue", variant="triple-deck", size=2)
         sa, sb = await start_race(app, a, b)
-        move = next(iter(from_view(sb["view"]).legal_moves()))
-        assert (await b.request("move", game_id=sb["game_id"], move=str(move)))["type"] == "moved"
+        for cl, s in ((a, sa), (b, sb)):  # real attempts: the race is rated, its win counted
+            for _ in range(REAL_ATTEMPT_MOVES):
+                assert (await cl.request("move", game_id=s["game_id"], move="d"))["type"] == "moved"
         for cl, s in ((a, sa), (b, sb)):
             resigned = await cl.request("resign", game_id=s["game_id"])
             assert resigned["type"] == "finished", resigned
@@ -198,10 +200,10 @@ async def play_everything(config: Config) -> None:
         while fin["event"]["kind"] != "finished":
             fin = await a.push("race.event")
         for board in ("rating", "wins"):
-            assert (await a.request("race.top", variant="fourteen-out", board=board))[
+            assert (await a.request("race.top", variant="triple-deck", board=board))[
                 "type"
             ] == "race.board"
-        assert (await a.request("race.rank", variant="fourteen-out"))["type"] == "race.rank"
+        assert (await a.request("race.rank", variant="triple-deck"))["type"] == "race.rank"
         room = await c.request("race.create", variant="triple-triangle")
         guest = await Client.connect(app.url)
         await guest.hello(name="sl-dan")

@@ -168,6 +168,7 @@ def test_shared_families_share_their_tags() -> None:
     assert {
         tag(keys.race_queue("fourteen-out", 2)),
         tag(keys.race_queue_who()),
+        tag(keys.race_queue_addr()),
         tag(keys.race_inrace()),
         tag(keys.race_turn("p1")),
     } == {"q"}
@@ -176,7 +177,9 @@ def test_shared_families_share_their_tags() -> None:
         tag(keys.rating_stats("fourteen-out")),
         tag(keys.rating_applied("fourteen-out")),
         tag(keys.rating_recent("fourteen-out", "p1")),
+        tag(keys.rating_pairs("fourteen-out", D)),
     } == {"rt:fourteen-out"}
+    assert {tag(keys.room_code("ABCDE")), tag(keys.rooms_made("p1"))} == {"rooms"}
 
 
 def test_every_name_is_under_the_prefix() -> None:
