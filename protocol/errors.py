@@ -46,6 +46,10 @@ class ErrorCode(StrEnum):
     LIMIT_REACHED = "limit_reached"
     """A per-account quota is used up (e.g. private rooms created per hour); version 5 on,
     older versions get ``rate_limited``."""
+    DAY_OVER = "day_over"
+    """The daily game's UTC day is over: moves, undos, hints, resigns and finishes are refused
+    (the game was closed as it stood at the day's end). Version 5 on; older versions get
+    ``game_over``."""
 
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(code.value for code in ErrorCode)

@@ -36,6 +36,11 @@ limited per account and hour: error code ``limit_reached`` (older versions get
 ``rate_limited``). And: a game result (``result`` in ``game``, ``moved``, ``finished`` and
 ``game.finished``) carries ``status: "flagged"`` while the fair-play screen holds it for
 review (it is then on no leaderboard; older versions see the result without a ``rank``).
+A daily game takes no write (``move``, ``undo``, ``hint``, ``resign``, ``finish``) once its UTC
+day is over: error code ``day_over`` (older versions get ``game_over``); an unfinished daily
+game is closed as it stands at the day's end; a day's seeds (``daily.seeds``) and exports
+(``game.export``) are published once every game of that day is settled (until then
+``not_found``, the message saying when to retry).
 """
 
 LEAN_MOVES: Final = 2
@@ -48,8 +53,8 @@ MOVE_VIEWS: Final = 4
 """The first version whose ``move`` and ``undo`` may ask for the view (``with_view``)."""
 
 FAIR_PLAY: Final = 5
-"""The first version of fair play: sent ``limit_reached`` and told a held result's ``status``
-(``flagged``); ``token.rotate`` and ``token.revoke_all``."""
+"""The first version of fair play: sent ``limit_reached`` and ``day_over``, told a held
+result's ``status`` (``flagged``); ``token.rotate`` and ``token.revoke_all``."""
 
 SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
 """Every protocol version this package can speak."""

@@ -78,6 +78,8 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_fanout.run()))
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_clock.run()))
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].matchmaking.run()))
+    # The end of each UTC day: its unfinished daily games closed, then the day (seeds public).
+    app.cleanup_ctx.append(_background(lambda a: a[SERVICES].day_closer.run()))
     app[PACER] = LoopPacer()
     app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms, app[PACER]))
     app.cleanup_ctx.append(_background(_close_idle))

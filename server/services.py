@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
 from server.games.deals import DailyDeals, HintGate, SolverPool
+from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.registry import PlayerRegistry
@@ -45,6 +46,7 @@ class Services:
     race_fanout: RaceFanout  # its reader runs in the app's cleanup_ctx
     race_clock: RaceClock  # runs in the app's cleanup_ctx
     matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
+    day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
@@ -108,6 +110,7 @@ class Services:
             race_fanout=fanout,
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
+            day_closer=DayCloser(client, store, games, players, clock),
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
         )
 

@@ -33,6 +33,11 @@ from .session import RequestFailed, ServerSession
 
 # Error codes meaning "the server does not offer this request".
 UNSUPPORTED = frozenset({p.ErrorCode.UNKNOWN_TYPE})
+#: What a player is told when a daily game's UTC day is over (`day_over`, protocol 5).
+DAY_OVER_TEXT = (
+    "this game's day is over (00:00 UTC): it was closed as it stood and takes no more moves;"
+    " start today's game"
+)
 
 
 @dataclass
@@ -188,9 +193,9 @@ class ServerGame:
                 return Outcome(
                     text, False, "the game changed elsewhere; the board is refreshed", exc.code
                 )
-            if exc.code == p.ErrorCode.GAME_OVER:
+            if exc.code in (p.ErrorCode.GAME_OVER, p.ErrorCode.DAY_OVER):
                 await self.resync()
-            return Outcome(text, False, exc.message, exc.code)
+            return Outcome(text, False, _words(exc), exc.code)
         await self._apply_moved(reply)
         return Outcome(reply.move, True, events=as_events(dict(e) for e in reply.events))
 
@@ -233,9 +238,9 @@ class ServerGame:
         try:
             reply = await self.session.request(make, p.Finished)
         except RequestFailed as exc:
-            if exc.code == p.ErrorCode.GAME_OVER:
+            if exc.code in (p.ErrorCode.GAME_OVER, p.ErrorCode.DAY_OVER):
                 await self.resync()
-            return Outcome("resign", False, exc.message, exc.code)
+            return Outcome("resign", False, _words(exc), exc.code)
         self.finished = True
         self.result = dump_struct(reply.result)
         view = self.view.copy()
@@ -250,7 +255,7 @@ class ServerGame:
         except RequestFailed as exc:
             if exc.code in UNSUPPORTED:
                 return "hints are not available on this server"
-            return f"no hint: {exc.message}"
+            return f"no hint: {_words(exc)}"
         self.hints = reply.hints
         if reply.move is None:
             return "the server knows no winning line from here (no hint counted)"
@@ -343,3 +348,8 @@ class LocalGame:
 
     async def rank_line(self) -> str | None:
         return None
+
+
+def _words(exc: RequestFailed) -> str:
+    """The server's refusal as the player reads it."""
+    return DAY_OVER_TEXT if exc.code == p.ErrorCode.DAY_OVER else exc.message

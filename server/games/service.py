@@ -20,10 +20,17 @@ from engine import UNDO, Game, IllegalMove, OverStepper, new_game
 from engine.views import Event
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
-from server.games.store import FinalResult, GameRecord, GameStore
+from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore
 from server.redis.keys import RaceGameKeys, parse_game_id
 from server.runtime.clock import Clock
-from server.runtime.errors import Conflict, GameOver, NotFound, NotStarted, StoreUnavailable
+from server.runtime.errors import (
+    Conflict,
+    DayOver,
+    GameOver,
+    NotFound,
+    NotStarted,
+    StoreUnavailable,
+)
 from server.runtime.metrics import Metrics
 
 #: Positions the game-over search visits before it lets other connections run (Triple
@@ -65,6 +72,8 @@ class LiveGame:
     undone_at: int = -1
     #: The stored move texts in order (`undo` included): the game's log, `seq` long.
     log: list[str] = field(default_factory=list)
+    #: A daily game's UTC day end (ms): no write after it (docs/fairplay.md); 0 for a race.
+    day_end_ms: int = 0
 
     @property
     def elapsed_ms(self) -> int:
@@ -176,6 +185,7 @@ class GameService:
             k.times,
             race_id,
             log=list(moves),
+            day_end_ms=record.day_end_ms,
         )
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:
@@ -214,6 +224,7 @@ class GameService:
             if live.stale:
                 live = await self.refresh(live)
             for attempt in range(2):
+                live = await self._check_day(live, name)
                 if live.record.finished:
                     raise GameOver("the game is over")
                 if expected_seq is not None and expected_seq != live.seq:
@@ -239,9 +250,94 @@ class GameService:
                 except Conflict as exc:
                     if isinstance(exc, GameOver) or attempt == 1:
                         self.forget(game_id)
+                        if isinstance(exc, DayOver):  # another process's clock closed it
+                            await self._close_refused(game_id, player_id, name)
                         raise
                     live = await self.refresh(live)
             raise AssertionError("unreachable")
+
+    # -- the day's end ------------------------------------------------------------------------
+
+    def day_over(self, live: LiveGame) -> bool:
+        """True when `live` is a daily game whose UTC day is over, by this process's clock or
+        because it was closed at its day's end (by any process)."""
+        if not live.day_end_ms:
+            return False
+        r = live.record.result
+        return self.clock.now_ms() >= live.day_end_ms or (r is not None and r.rollover)
+
+    async def _check_day(self, live: LiveGame, name: str) -> LiveGame:
+        """Refuse a write to a daily game whose day is over (`DayOver`), closing it first as
+        it stands if nobody has yet (the caller holds its lock)."""
+        if not self.day_over(live):
+            return live
+        if not live.record.finished:
+            await self._close_day_locked(live, name)
+        raise DayOver(DAY_OVER_MESSAGE)
+
+    async def ensure_day_open(self, live: LiveGame, name: str) -> None:
+        """Raise `DayOver` (closing the game first) when `live`'s day is over."""
+        if self.day_over(live):
+            async with live.lock:
+                await self._check_day(live, name)
+
+    async def _close_refused(self, game_id: str, player_id: str, name: str) -> None:
+        """After the store refused a write for the day: close the game now (best effort; the
+        rollover sweep does it otherwise)."""
+        try:
+            await self.close_day(game_id, player_id, name)
+        except (Conflict, StoreUnavailable, NotFound):
+            log.info("closing %s at its day's end is left to the sweep", game_id)
+
+    async def close_day(self, game_id: str, player_id: str, name: str) -> LiveGame:
+        """Close a daily game whose day is over as it stands (docs/fairplay.md): the
+        rollover result, once, whatever process does it. Returns the game (finished)."""
+        for _attempt in range(3):
+            live = await self.get(game_id, player_id)
+            async with live.lock:
+                if live.stale:
+                    live = await self.refresh(live)
+                if live.record.finished:
+                    return live
+                try:
+                    await self._close_day_locked(live, name)
+                except Conflict as exc:
+                    if isinstance(exc, GameOver):
+                        raise
+                    self.forget(game_id)
+                    continue
+                return live
+        raise Conflict("the game kept changing while it was being closed")
+
+    async def _close_day_locked(self, live: LiveGame, name: str) -> None:
+        """Finish `live` with its rollover result: a loss for the win-goal games (a game
+        won would be finished already), the score as it stands for the scoring ones, the
+        time up to the day's end (its clock ran until then), as of the day's end."""
+        end = live.day_end_ms
+        if live.judging is not None:  # a pending verdict speaks for a position now closed
+            live.judging.cancel()
+        game = live.game
+        hints = live.record.hints
+        result = FinalResult(
+            won=game.won,
+            over=True,
+            resigned=False,
+            cleared=game.cleared,
+            score=game.score,
+            points=game.points,
+            time_ms=max(0, end - live.record.started_at_ms) + hints * self.hint_penalty_ms,
+            moves=game.moves,
+            hints=hints,
+            rollover=True,
+        )
+        try:
+            record, _ = await self.store.finish(
+                live.record.game_id, result, name, end, None, live.seq, rollover=True
+            )
+        except (Conflict, StoreUnavailable):
+            self.forget(live.record.game_id)
+            raise
+        self._sealed(live, record)
 
     async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
         game = live.game
@@ -274,7 +370,7 @@ class GameService:
                 live.last_move_at_ms = now
                 return Played(live, stored, events, entry)
             live.seq = await self.store.append(
-                live.game_key, live.log_key, live.times_key, live.seq, stored, now
+                live.game_key, live.log_key, live.times_key, live.seq, stored, now, live.day_end_ms
             )
             live.log.append(stored)
             live.last_move_at_ms = now
@@ -328,6 +424,8 @@ class GameService:
                         live.game.settle_over(over)
                         return
                     search, seq = live.game.over_search(), live.seq
+        except DayOver:  # its day ended meanwhile: the game is closed as it stood instead
+            log.info("game-over search of %s outlived its day", live.record.game_id)
         except Exception:
             log.exception("game-over search of %s failed", live.record.game_id)
         finally:
@@ -404,6 +502,7 @@ class GameService:
             for attempt in range(2):
                 if live.stale:
                     live = await self.refresh(live)
+                live = await self._check_day(live, name)
                 if live.record.finished:
                     raise GameOver("the game is over")
                 result = self._result(
@@ -416,6 +515,8 @@ class GameService:
                 except Conflict as exc:
                     if isinstance(exc, GameOver) or attempt == 1:
                         self.forget(game_id)
+                        if isinstance(exc, DayOver):  # another process's clock closed it
+                            await self._close_refused(game_id, player_id, name)
                         raise
                     live = await self.refresh(live)  # moved on elsewhere: resign that game
                     continue
@@ -435,6 +536,7 @@ class GameService:
             async with live.lock:
                 if live.stale or live.record.finished:
                     live = await self.refresh(live)
+                live = await self._check_day(live, name)
                 result = self._result(
                     live,
                     live.game,
@@ -447,6 +549,9 @@ class GameService:
                     )
                 except Conflict as exc:
                     if isinstance(exc, GameOver):
+                        if isinstance(exc, DayOver):
+                            self.forget(game_id)
+                            await self._close_refused(game_id, player_id, name)
                         raise
                     self.forget(game_id)
                     continue
@@ -470,9 +575,17 @@ class GameService:
         live.game.settle_over(True)
         live.game.seal()
 
-    async def add_hint(self, live: LiveGame) -> int:
-        """Count a hint on the game; each adds the hint penalty to its final time."""
-        n = await self.store.add_hint(live.record.game_id)
+    async def add_hint(self, live: LiveGame, name: str) -> int:
+        """Count a hint on the game; each adds the hint penalty to its final time. Refused
+        (`DayOver`) once a daily game's day is over: the hint is then not given."""
+        async with live.lock:
+            live = await self._check_day(live, name)
+        try:
+            n = await self.store.add_hint(live.record.game_id, self.clock.now_ms())
+        except DayOver:
+            self.forget(live.record.game_id)
+            await self._close_refused(live.record.game_id, live.record.player_id, name)
+            raise
         live.record = replace(live.record, hints=n)
         return n
 

@@ -38,11 +38,13 @@ from server.boards.leaderboard import (
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
+from server.games.daily import DAY_MS, day_start_ms
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.movelog import Append, LuaScript, MoveLog
 from server.runtime.errors import (
     Conflict,
+    DayOver,
     GameOver,
     InvalidInput,
     NotFound,
@@ -55,6 +57,12 @@ __all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore", "new_game_fields"]
 log = logging.getLogger(__name__)
 
 UNDO = "undo"  # log text for an undo
+
+#: The refusal of a write to a daily game whose UTC day is over.
+DAY_OVER_MESSAGE = (
+    "this daily game's UTC day is over: it was closed as it stood at midnight "
+    "and takes no more moves, undos, hints, resigns or finishes"
+)
 
 # KEYS: game. ARGV: expire_at, field, value, ... Creates the record unless it exists;
 # returns the (new or existing) record as a flat field/value list.
@@ -86,14 +94,31 @@ local function push_move(game, log, times, text, now, seq, last)
 end
 """
 
-# KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves.
-# Returns {0, new_seq} | {-1, 0} no game | {-2, seq} finished | {-3, seq} stale | {-4, seq} full.
+# A daily game's day is over for a write whose `now` is at or past its day's end, or once any
+# process's write found it so (the game's `day_over` mark, set here and by the rollover close):
+# the first process whose clock passes midnight closes the game for every process.
+# `day_end` 0: not a daily game (a race), never over by the day.
+_LUA_DAY_OVER = """
+local function day_over(game, status, day_end, now)
+  if day_end <= 0 then return false end
+  if redis.call('HEXISTS', game, 'day_over') == 1 then return true end
+  if now < day_end then return false end
+  if status == 'playing' then redis.call('HSET', game, 'day_over', now) end
+  return true
+end
+"""
+
+# KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves, day_end_ms (0: none).
+# Returns {0, new_seq} | {-1, 0} no game | {-2, seq} finished | {-3, seq} stale | {-4, seq} full
+# | {-5, seq} the game's day is over.
 _APPEND_LUA = (
     _LUA_PUSH
+    + _LUA_DAY_OVER
     + """
 local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1, 0} end
 local seq = tonumber(st[2])
+if day_over(KEYS[1], st[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[3])) then return {-5, seq} end
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
@@ -101,27 +126,52 @@ return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq, st[3])}
 """
 )
 
-# KEYS: game. Counts a hint on a game in play. Returns the hint count, -1 no game, -2 finished.
-_HINT_LUA = """
+# KEYS: game. ARGV: now_ms, day_end_ms (0: none). Counts a hint on a game in play.
+# Returns the hint count, -1 no game, -2 finished, -5 the game's day is over.
+_HINT_LUA = (
+    _LUA_DAY_OVER
+    + """
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return -1 end
+if day_over(KEYS[1], st, tonumber(ARGV[2]), tonumber(ARGV[1])) then return -5 end
 if st ~= 'playing' then return -2 end
 return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
+)
+
+# KEYS: the day's started index, its closed marker. ARGV: game id, now_ms, expire_at.
+# Enlists a daily game before its record is made, so the rollover sweep finds every game of
+# the day. Returns 1, or 0 when the day is closed already (no new game of it).
+_ENLIST_LUA = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 1 then
+  redis.call('EXPIREAT', KEYS[1], ARGV[3])
+end
+return 1
+"""
 
 # KEYS: game, log, times. The game's step of a daily finish.
-# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held}: expected seq, the
-#       final move to log (if final), now_ms, the `PendingEntry` JSON, the result fields and
-#       the screen's verdict JSON when it holds the result ('' otherwise).
+# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held, day_end, rollover}:
+#       expected seq, the final move to log (if final), now_ms, the `PendingEntry` JSON, the
+#       result fields, the screen's verdict JSON when it holds the result ('' otherwise), the
+#       day's end (ms) and whether this is the close at the day's end.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
-# (nothing written), {-1} no game, {-3, seq} stale expected_seq.
+# (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
+# over (a player's finish; the rollover close is the one write it takes).
 _FINISH_GAME_LUA = (
     _LUA_PUSH
+    + _LUA_DAY_OVER
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover')
 if not st[1] then return {-1} end
+if a.rollover ~= true then
+  if st[4] == '1' then return {-5, tonumber(st[2])} end
+  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], a.day_end, tonumber(a.now)) then
+    return {-5, tonumber(st[2])}
+  end
+end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
 if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
@@ -132,6 +182,10 @@ if a.held ~= '' then
 else
   fields[#fields + 1] = 'pending'
   fields[#fields + 1] = '1'
+end
+if a.rollover == true then
+  fields[#fields + 1] = 'day_over'
+  fields[#fields + 1] = a.now
 end
 for f, v in pairs(a.fields) do
   fields[#fields + 1] = f
@@ -191,6 +245,8 @@ class FinalResult:
     time_ms: int
     moves: int
     hints: int = 0
+    #: Closed as it stood when its UTC day ended (a daily game nobody finished in time).
+    rollover: bool = False
 
     def fields(self) -> dict[str, int]:
         return {
@@ -203,6 +259,7 @@ class FinalResult:
             "time_ms": int(self.time_ms),
             "moves": int(self.moves),
             "hints": int(self.hints),
+            "rollover": int(self.rollover),
         }
 
 
@@ -241,6 +298,11 @@ class GameRecord:
         """Held by the screen and not cleared: off the boards, `flagged` to its player."""
         return self.held is not None and self.review != "cleared"
 
+    @property
+    def day_end_ms(self) -> int:
+        """When a daily game's UTC day ends (its writes stop); 0 for a race game."""
+        return day_start_ms(self.date) + DAY_MS if self.kind == "daily" else 0
+
 
 def _record(raw: dict[str, str] | list[str]) -> GameRecord:
     d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
@@ -256,6 +318,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
             time_ms=int(d["time_ms"]),
             moves=int(d["moves"]),
             hints=int(d.get("hints", 0)),
+            rollover=d.get("rollover") == "1",
         )
     return GameRecord(
         game_id=d["game_id"],
@@ -321,6 +384,7 @@ class GameStore:
         #: The board's step of daily finishes, and its recovery.
         self.entries = BoardEntries(redis, commit=self.move_log)
         self._hint = redis.register_script(_HINT_LUA)
+        self._enlist = redis.register_script(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.move_log)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
@@ -335,7 +399,19 @@ class GameStore:
         """Create the player's one ranked game for (variant, date), or return the existing
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
+        await self.enlist(variant, date, game_id, now_ms)
         return await self.start_game(game_id, "daily", variant, seed, now_ms)
+
+    @translate_redis_errors
+    async def enlist(self, variant: str, date: dt.date, game_id: str, now_ms: int) -> None:
+        """Put a daily game in its day's index of started games (before its record exists),
+        where the rollover sweep finds it. Raises ``DayOver`` once the day is closed."""
+        enlisted = await self._enlist(
+            keys=[keys.daily_started(variant, date), keys.daily_closed(variant, date)],
+            args=[game_id, now_ms, board_expire_at(date, self.retention_days)],
+        )
+        if not int(enlisted):
+            raise DayOver(f"the {date.isoformat()} daily games are closed: that day is over")
 
     @translate_redis_errors
     async def start_game(
@@ -415,7 +491,8 @@ class GameStore:
         seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
         ``StoreUnavailable``."""
         k = keys.parse_game_id(game_id)
-        return await self.append(k.game, k.log, k.times, expected_seq, move_text, now_ms)
+        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        return await self.append(k.game, k.log, k.times, expected_seq, move_text, now_ms, day_end)
 
     async def append(
         self,
@@ -425,12 +502,23 @@ class GameStore:
         expected_seq: int,
         move_text: str,
         now_ms: int,
+        day_end_ms: int = 0,
     ) -> int:
         """`append_move` with the game's keys already built (the hot path: once per game).
-        The move's server time goes into the same script (its ``times`` list)."""
+        The move's server time goes into the same script (its ``times`` list).
+        ``day_end_ms``: a daily game's day end, after which the script refuses (``DayOver``)."""
         self._check_move(move_text)
         code, seq = await self.move_log.append(
-            Append(game_key, log_key, times_key, expected_seq, move_text, now_ms, self.max_moves)
+            Append(
+                game_key,
+                log_key,
+                times_key,
+                expected_seq,
+                move_text,
+                now_ms,
+                self.max_moves,
+                day_end_ms,
+            )
         )
         if code == 0:
             return seq
@@ -445,6 +533,8 @@ class GameStore:
         now_ms: int,
         final_move: str | None,
         expected_seq: int,
+        *,
+        rollover: bool = False,
     ) -> tuple[GameRecord, Entry]:
         """(Optionally) log ``final_move``, mark the game finished with ``result`` and write
         its leaderboard entry; returns the record and the entry with its rank now. A daily
@@ -452,8 +542,10 @@ class GameStore:
 
         Exactly once: if the game is already finished nothing new is written (an entry still
         owed is written) and the stored record and entry are returned (so a retried finish is
-        harmless). Raises ``NotFound``, ``Conflict`` (stale ``expected_seq``) or
-        ``StoreUnavailable`` (then the result may be stored: a retry or a read completes it).
+        harmless). Raises ``NotFound``, ``Conflict`` (stale ``expected_seq``), ``DayOver`` (a
+        daily game whose day is over, unless this is its ``rollover`` close, with ``now_ms``
+        its day's end) or ``StoreUnavailable`` (then the result may be stored: a retry or a
+        read completes it).
         """
         k = keys.parse_game_id(game_id)
         if final_move is not None:
@@ -481,6 +573,7 @@ class GameStore:
                 final_move,
                 expected_seq,
                 verdict.dumps() if verdict.held else "",
+                rollover,
             )
         # A race result the screen holds stays in its race's standings (the racers saw the
         # race) but is not rated (`server.races.referee`): the verdict goes in its record.
@@ -578,7 +671,8 @@ class GameStore:
         now_ms: int,
         final_move: str | None,
         expected_seq: int,
-        held: str = "",
+        held: str,
+        rollover: bool,
     ) -> tuple[GameRecord, Entry]:
         # The outboxes first: the history's (recorded below, or by the next profile read)
         # and the board's (written below, or by the next read of the board), or for a held
@@ -597,6 +691,8 @@ class GameStore:
                 "entry": entry.dumps(),
                 "fields": {f: str(v) for f, v in result.fields().items()},
                 "held": held,
+                "day_end": day_start_ms(k.date) + DAY_MS,
+                "rollover": rollover,
             },
             separators=(",", ":"),
         )
@@ -662,14 +758,17 @@ class GameStore:
             log.warning("history of %s not recorded yet (kept pending)", record.game_id)
 
     @translate_redis_errors
-    async def add_hint(self, game_id: str) -> int:
+    async def add_hint(self, game_id: str, now_ms: int) -> int:
         """Count one hint on a game in play (durably, before the hint is sent)."""
         k = keys.parse_game_id(game_id)
-        n = int(await self._hint(keys=[k.game]))
+        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        n = int(await self._hint(keys=[k.game], args=[now_ms, day_end]))
         if n == -1:
             raise NotFound("no such game")
         if n == -2:
             raise GameOver("the game is over")
+        if n == -5:
+            raise DayOver(DAY_OVER_MESSAGE)
         return n
 
     def _check_move(self, text: str) -> None:
@@ -691,4 +790,6 @@ def _error(code: int, seq: Any) -> Exception:
         return Conflict(f"stale seq (current {cur})", current_seq=cur)
     if code == -4:
         return InvalidInput("move limit reached")
+    if code == -5:
+        return DayOver(DAY_OVER_MESSAGE, current_seq=cur)
     return RuntimeError(f"unexpected script result {code}")

@@ -230,10 +230,13 @@ async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
 
 async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
     player = conn.require_player()
-    live = await conn.services.games.current(req.game_id, player.id)
+    games = conn.services.games
+    live = await games.current(req.game_id, player.id)
     if live.race_id is not None and conn.services.clock.now_ms() < live.record.started_at_ms:
         # A race game's cards reach nobody before the start (docs/fairplay.md).
         raise NotStarted("the race has not started yet: its deal comes with race.started")
+    if games.day_over(live) and not live.record.finished:  # closed lazily when read
+        live = await games.close_day(req.game_id, player.id, player.name)
     return await _game_reply(conn, req.id, live)
 
 
@@ -348,6 +351,7 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
         raise Conflict(
             f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; resign this one"
         )
+    await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)

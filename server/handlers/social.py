@@ -23,7 +23,14 @@ def _variant(name: str) -> str:
 
 def _profiles(conn: Connection) -> Profiles:
     s = conn.services
-    return Profiles(s.store, s.leaderboard, s.races.boards, s.players, s.clock)
+    return Profiles(
+        s.store,
+        s.leaderboard,
+        s.races.boards,
+        s.players,
+        s.clock,
+        day_closed=s.day_closer.closed,
+    )
 
 
 async def profile_get(conn: Connection, req: p.ProfileGet) -> p.ServerMessage:

@@ -19,13 +19,14 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
     live = await s.games.get(req.game_id, player.id)
     if live.record.kind != "daily":
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
+    await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
     async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
         move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
-        hints = await s.games.add_hint(live)
+        hints = await s.games.add_hint(live, player.name)
     return p.HintReply(
         id=req.id,
         game_id=req.game_id,
@@ -35,12 +36,26 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
     )
 
 
+#: How long a client is told to wait before asking again for the seeds of a day not closed.
+SEEDS_RETRY_MS = 5_000
+
+
 async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
     conn.require_player()
+    s = conn.services
+    date = dt.date.fromisoformat(req.date)
     try:
-        seeds = await conn.services.deals.revealed(dt.date.fromisoformat(req.date))
+        seeds = await s.deals.revealed(date)
     except ValueError as exc:
         raise p.ProtocolError(str(exc), code=p.ErrorCode.NOT_FOUND) from None
+    # Over by this process's clock is not enough: published once every game of the day is
+    # settled, which the closed marker in Redis says (`server.games.rollover`).
+    if not await s.day_closer.day_closed(date):
+        raise p.ProtocolError(
+            f"the seeds of {req.date} are published once every game of that day is settled"
+            f" (closed at the day's end); retry in {SEEDS_RETRY_MS // 1000} s",
+            code=p.ErrorCode.NOT_FOUND,
+        )
     return p.SeedsReply(id=req.id, date=req.date, seeds=dict(seeds))
 
 
@@ -57,11 +72,13 @@ async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
                 "a race's games are exported to its racers only", code=p.ErrorCode.NOT_FOUND
             )
         over = race.status == "finished"
-    else:
-        over = record.date < today
+    else:  # its day over and every game of it settled (the closed marker in Redis)
+        over = record.date < today and await s.day_closer.day_closed(record.date)
     if not over or not record.finished:
         raise p.ProtocolError(
-            "a game's moves are published once its day or race is over", code=p.ErrorCode.NOT_FOUND
+            "a game's moves are published once its race is over, or its day is over and"
+            f" every game of it settled; retry in {SEEDS_RETRY_MS // 1000} s",
+            code=p.ErrorCode.NOT_FOUND,
         )
     return p.ExportReply(
         id=req.id,

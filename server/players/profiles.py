@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import protocol as p
 from engine import VARIANT_IDS
@@ -36,8 +36,13 @@ class Profiles:
         boards: RaceBoards,
         players: PlayerRegistry,
         clock: Clock,
+        *,
+        day_closed: Callable[[str, dt.date], Awaitable[bool]] | None = None,
     ) -> None:
         self.store = store
+        #: Whether a (variant, day) is closed (`server.games.rollover.DayCloser.closed`): a
+        #: day's final ranks are frozen only then, with every game of it on its board.
+        self.day_closed = day_closed
         self.history = store.history
         self.leaderboard = leaderboard
         self.boards = boards
@@ -75,7 +80,11 @@ class Profiles:
         out = []
         for e in entries:
             r = e.result
-            if e.rank is None and r.date < today:
+            if (
+                e.rank is None
+                and r.date < today
+                and (self.day_closed is None or await self.day_closed(r.variant, r.date))
+            ):
                 board = BoardRef.daily(r.variant, r.date)
                 row = await self.leaderboard.rank(board, pid)
                 rank = (

@@ -14,6 +14,8 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
     sol:{d:<variant>:<date>}:entries         hash   pid -> entry JSON
     sol:{d:<variant>:<date>}:outbox          zset   game id -> ms its finish began (board step due)
+    sol:{d:<variant>:<date>}:started         zset   game id -> ms it was started (rollover sweep)
+    sol:{d:<variant>:<date>}:closed          string ms the day was closed: no game of it can change
     sol:{d:<variant>:<date>:<pid>}:g         hash   a daily game's record
     sol:{d:<variant>:<date>:<pid>}:log       list   its move texts in order ("undo" for undo)
     sol:{d:<variant>:<date>}:deal            string the day's deal JSON (seed, par; secret)
@@ -94,6 +96,7 @@ __all__ = [
     "DailyGameKeys",
     "accounts_by_address",
     "daily_board",
+    "daily_closed",
     "daily_entries",
     "daily_game",
     "daily_game_id",
@@ -101,6 +104,7 @@ __all__ = [
     "daily_log",
     "daily_members",
     "daily_outbox",
+    "daily_started",
     "daily_tag",
     "hint_lock",
     "new_race_id",
@@ -227,6 +231,16 @@ def daily_entries(variant: str, date: dt.date) -> str:
 def daily_outbox(variant: str, date: dt.date) -> str:
     """The board's finishes whose entry may not be written yet (see `server.boards.leaderboard`)."""
     return f"{PREFIX}{daily_tag(variant, date)}:outbox"
+
+
+def daily_started(variant: str, date: dt.date) -> str:
+    """The day's games not yet seen settled by the rollover sweep (`server.games.rollover`)."""
+    return f"{PREFIX}{daily_tag(variant, date)}:started"
+
+
+def daily_closed(variant: str, date: dt.date) -> str:
+    """Set once no game of the day can change any more: its seeds and exports are public."""
+    return f"{PREFIX}{daily_tag(variant, date)}:closed"
 
 
 def daily_game(variant: str, date: dt.date, pid: str) -> str:

@@ -86,6 +86,8 @@ class Append:
     move: str
     now_ms: int
     max_moves: int
+    #: A daily game's day end (ms), after which the script refuses the move; 0: none.
+    day_end_ms: int = 0
 
 
 class MoveLog:
@@ -132,7 +134,7 @@ class MoveLog:
         reply = await self.eval(
             self._append,
             (item.game_key, item.log_key, item.times_key),
-            (item.expected_seq, item.move, item.now_ms, item.max_moves),
+            (item.expected_seq, item.move, item.now_ms, item.max_moves, item.day_end_ms),
         )
         code, seq = cast(list[int], reply)
         return [int(code), int(seq)]

@@ -15,6 +15,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
     ├── TokenRevoked            "not_authenticated" the session's token was revoked meanwhile
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
+        │   └── DayOver         "day_over"      its UTC day is over (v5; else game_over)
         └── NameTaken           "name_taken"    name in use (compared casefolded)
 """
 
@@ -31,6 +32,7 @@ from protocol import ErrorCode
 
 __all__ = [
     "Conflict",
+    "DayOver",
     "GameOver",
     "InvalidInput",
     "LimitReached",
@@ -124,6 +126,14 @@ class GameOver(Conflict):
     """The game is finished; no further moves are accepted."""
 
     code: ClassVar[ErrorCode] = ErrorCode.GAME_OVER
+
+
+class DayOver(GameOver):
+    """The daily game's UTC day is over: it takes no more writes (docs/fairplay.md). Sent as
+    ``day_over`` to version 5 connections, as ``game_over`` to older ones
+    (`server.transport.connection.error_reply`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.DAY_OVER
 
 
 class NameTaken(Conflict):

@@ -19,7 +19,7 @@ from aiohttp import WSCloseCode, web
 import protocol as p
 from engine import IllegalMove, UnknownVariant
 from server.players.registry import Player
-from server.runtime.errors import ServerError, is_outage
+from server.runtime.errors import DayOver, ServerError, is_outage
 from server.transport.ratelimit import TokenBucket
 
 if TYPE_CHECKING:
@@ -41,8 +41,11 @@ class NotAuthenticated(p.ProtocolError):
         super().__init__("say hello first", code=p.ErrorCode.NOT_AUTHENTICATED)
 
 
-def error_reply(exc: BaseException, req_id: int | None) -> p.ErrorReply:
-    """The error reply for an exception raised while handling a request."""
+def error_reply(exc: BaseException, req_id: int | None, version: int | None = None) -> p.ErrorReply:
+    """The error reply for an exception raised while handling a request, in the words of the
+    connection's protocol ``version`` (a code newer than it is sent as its older equivalent)."""
+    if isinstance(exc, DayOver) and (version or 0) < p.FAIR_PLAY:
+        return p.ErrorReply(code=p.ErrorCode.GAME_OVER, message=str(exc)[:1000], id=req_id)
     if isinstance(exc, p.ProtocolError):
         return p.ErrorReply.from_error(exc, id=req_id)
     code: p.ErrorCode
@@ -256,7 +259,9 @@ class Connection:
         except Exception as exc:  # every failure becomes an error reply, never a crash
             if isinstance(exc, p.FrameTooLarge) and req_id is None:
                 req_id = _request_id(frame, max_size=len(frame) * 4)
-            reply = error_reply(exc, req_id if req_id is not None else getattr(exc, "id", None))
+            reply = error_reply(
+                exc, req_id if req_id is not None else getattr(exc, "id", None), self.version
+            )
             metrics.errors.inc(str(reply.code))
             if isinstance(exc, p.UnsupportedVersion):
                 await self.reply(reply)

@@ -190,6 +190,7 @@ def test_error_codes() -> None:
         "invalid_name",
         "game_over",
         "limit_reached",
+        "day_over",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -135,6 +136,7 @@ async def _requests(app: App, out: Results) -> None:
     await ask(me, "leaderboard.rank", variant="fourteen-out", date=day0)
     # Day 1: day 0 is over, its seeds and games are public.
     app.clock.advance(DAY_MS)
+    assert await app.services.day_closer.sweep(dt.date.fromisoformat(day0)), "day 0 closed"
     await ask(me, "daily.seeds", date=day0)
     await ask(me, "game.export", game_id=gid)
     await ask(carol, "profile.get", name="conf_me")
@@ -155,8 +157,11 @@ async def _requests(app: App, out: Results) -> None:
     await ask(me, "race.around", variant=variant)
     await ask(me, "race.rank", variant=variant, date=None)
     await ask(me, "race.recent", variant=variant)
-    # Errors that need this world: a finished game, a race still counting down.
-    out.errors["game_over"] = await me.request("move", game_id=gid, move=move)
+    # Errors that need this world: a finished game, a past day's game, a race counting down.
+    done = await me.request("daily.start", variant="triple-triangle")
+    await me.request("resign", game_id=done["game_id"])
+    out.errors["game_over"] = await me.request("move", game_id=done["game_id"], move="d")
+    out.errors["day_over"] = await me.request("move", game_id=gid, move=move)
     early = await me.request("race.get", race_id=race_id)
     out.errors["not_started"] = await me.request(
         "move", game_id=early["race"]["game_id"], move="1 2"

@@ -232,7 +232,7 @@ export class GameScreen {
       toast(describe(e), "error");
       return;
     }
-    if (e instanceof ServerError && ["conflict", "game_over", "internal"].includes(e.code)) {
+    if (e instanceof ServerError && ["conflict", "game_over", "day_over", "internal"].includes(e.code)) {
       toast(describe(e), "error");
       await this.load().catch(() => {});
       return;

@@ -34,6 +34,7 @@ const DESCRIPTIONS = {
   not_started: "The race has not started yet.",
   limit_reached: "You have created as many private rooms as an hour allows: join one, or try again later.",
   game_over: "This game is already over.",
+  day_over: "This game's day is over (00:00 UTC): it was closed as it stood and takes no more moves. Start today's game.",
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
   name_taken: "That name, or one that looks like it, is taken: choose another.",

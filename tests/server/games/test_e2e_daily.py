@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import signal
 from collections import Counter
@@ -218,6 +219,8 @@ async def test_day_rollover(app: App) -> None:
     assert tomorrow["view"] != today["view"]
     past = await c.request("leaderboard.top", variant="fourteen-out", date=today["date"])
     assert past["total"] == 1
+    # Published once the day is closed: every game of it settled (the rollover sweep).
+    assert await app.services.day_closer.sweep(dt.date.fromisoformat(today["date"]))
     seeds = await c.request("daily.seeds", date=today["date"])
     assert "fourteen-out" in seeds["seeds"]
     hidden = await c.request("daily.seeds", date=tomorrow["date"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from tests.support.app import App
@@ -49,10 +50,12 @@ async def test_seeds_are_revealed_only_once_the_day_is_over(race_app: App) -> No
         refused = await c.request("daily.seeds", date=date)
         assert refused["type"] == "error" and refused["code"] == "not_found", date
     race_app.clock.advance(DAY_MS)
+    open_game = await c.request("daily.seeds", date=TODAY)
+    assert open_game["code"] == "not_found", "not while a game of the day may still change"
+    assert await race_app.services.day_closer.sweep(dt.date.fromisoformat(TODAY))
     seeds = await c.request("daily.seeds", date=TODAY)
     assert seeds["type"] == "daily.seeds" and seeds["date"] == TODAY
     assert "fourteen-out" in seeds["seeds"]
-    await c.request("resign", game_id=g["game_id"])
     export = await c.request("game.export", game_id=g["game_id"])
     assert export["seed"] == seeds["seeds"]["fourteen-out"]
     empty = await c.request("daily.seeds", date="2030-01-01")
@@ -72,6 +75,7 @@ async def test_export_of_a_finished_day(race_app: App) -> None:
     today = await c.request("game.export", game_id=g["game_id"])
     assert today["type"] == "error" and today["code"] == "not_found", "not while the day runs"
     race_app.clock.advance(DAY_MS)
+    assert await race_app.services.day_closer.sweep(dt.date.fromisoformat(TODAY))
     export = await c.request("game.export", game_id=g["game_id"])
     assert export["type"] == "game.export", export
     assert export["variant"] == "fourteen-out" and export["date"] == TODAY

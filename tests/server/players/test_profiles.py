@@ -3,6 +3,7 @@ results with their exports, looking players up, and history recovered from the o
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import redis.asyncio
@@ -42,6 +43,7 @@ async def test_a_streak_across_utc_midnight(race_app: App) -> None:
     assert (daily(me)["streak"], daily(me)["longest_streak"], daily(me)["played"]) == (1, 1, 1)
 
     race_app.clock.advance(120_000)  # 00:01 the next day: yesterday's streak is still alive
+    assert await race_app.services.day_closer.sweep(dt.date(2030, 6, 15))  # its ranks are final
     me = await c.request("profile.get")
     assert daily(me)["streak"] == 1
     second = await play_daily(c)
