@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 import pytest_asyncio
 import redis.asyncio
@@ -92,7 +92,8 @@ async def full_state(r: redis.asyncio.Redis, game_id: str) -> dict[str, Any]:
     game = new_game(record.variant, record.seed)
     for m in moves:
         game.play(m)
-    return game.to_json()
+    state: dict[str, Any] = json.loads(json.dumps(game.to_json()))
+    return state
 
 
 async def test_register_and_reconnect_by_token(app: App) -> None:

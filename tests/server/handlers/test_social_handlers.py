@@ -40,6 +40,7 @@ async def resign_daily(
 
 def stats(profile: dict[str, Any]) -> dict[str, Any]:
     [s] = [d for d in profile["daily"] if d["variant"] == V]
+    assert isinstance(s, dict)
     return s
 
 

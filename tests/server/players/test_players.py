@@ -107,5 +107,5 @@ async def test_register_returns_the_player_as_stored(redis_client: redis.asyncio
 def test_player_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
     """`solitaire profile <id>` would read a leading dash as an option (it failed a CLI test)."""
     drawn = iter(["-Ab3_x9Kq2Lm", "--zz12345678", "Zb3_x9Kq2Lm-"])
-    monkeypatch.setattr(players.secrets, "token_urlsafe", lambda n: next(drawn))
+    monkeypatch.setattr("server.players.registry.secrets.token_urlsafe", lambda n: next(drawn))
     assert players._new_player_id() == "Zb3_x9Kq2Lm-"

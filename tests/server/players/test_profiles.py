@@ -31,6 +31,7 @@ async def play_daily(c: Client, variant: str = V) -> str:
 
 def daily(profile: dict[str, Any], variant: str = V) -> dict[str, Any]:
     [stats] = [d for d in profile["daily"] if d["variant"] == variant]
+    assert isinstance(stats, dict)
     return stats
 
 

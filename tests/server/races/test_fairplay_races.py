@@ -55,7 +55,9 @@ async def room(app: App, variant: str, *clients: Client) -> str:
 
 
 async def seed_of(r: redis.asyncio.Redis, race_id: str) -> int:
-    return int(await r.hget(keys.race(race_id), "seed"))
+    raw = await r.hget(keys.race(race_id), "seed")
+    assert raw is not None
+    return int(raw)
 
 
 # -- 4. nothing before the start ----------------------------------------------------------------
@@ -115,7 +117,8 @@ async def until_board(s: Client, pid: str, seq: int) -> dict[str, Any]:
             and msg["board"]["seq"] >= seq
             and msg["board"].get("view")
         ):
-            return msg["board"]
+            board: dict[str, Any] = msg["board"]
+            return board
 
 
 def up_cards(view: dict[str, Any]) -> list[str]:
