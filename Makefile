@@ -95,6 +95,7 @@ typecheck: $(STAMP)
 CHAOS_SEEDS ?= 11 12 13
 chaos: $(STAMP) $(COMPILED) haproxy
 	$(BIN)/python -m tests.support.chaos $(foreach s,$(CHAOS_SEEDS),--seed $(s)) --duration 180
+	$(BIN)/python -m tests.support.chaos --cluster --seed 21 --duration 180
 
 bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/engine_bench.py

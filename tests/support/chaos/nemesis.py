@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from benchmarks.load.procs import RedisServer
 from tests.support.balancer import Balancer
+from tests.support.chaos.store import ChaosRedis
 from tests.support.procs import ServerProcess
 
 
@@ -25,7 +25,7 @@ class Action(StrEnum):
     KILL = "kill"  # SIGKILL a server process, restart it after `hold`
     PAUSE = "pause"  # SIGSTOP it for `hold`, then SIGCONT
     DRAIN = "drain"  # drain it at the balancer, SIGTERM it, restart it after `hold`
-    REDIS = "redis"  # SIGKILL Redis (AOF fsync always), restart it after `hold`
+    REDIS = "redis"  # SIGKILL Redis (a master, on a cluster), restart it after `hold`
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def schedule(seed: int, duration: float, servers: int = 3) -> list[Fault]:
 async def carry_out(
     faults: list[Fault],
     servers: list[ServerProcess],
-    redis: RedisServer,
+    redis: ChaosRedis,
     lb: Balancer,
     log: Callable[[str], None],
 ) -> None:
@@ -90,6 +90,6 @@ async def carry_out(
             await asyncio.to_thread(srv.start)
             await asyncio.to_thread(lb.command, f"set server {name} state ready")
         else:
-            redis.kill()
+            redis.kill(fault.target)
             await asyncio.sleep(fault.hold)
-            await asyncio.to_thread(redis.start)
+            await asyncio.to_thread(redis.restart, fault.target)

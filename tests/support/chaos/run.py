@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.load.procs import RedisServer
 from engine import VARIANT_IDS
 from server.games.store import GameStore
 from server.redis.connect import connect
@@ -20,6 +19,7 @@ from tests.support.balancer import Balancer
 from tests.support.chaos.checker import Report, StoredGame, StoredRace, check
 from tests.support.chaos.history import History
 from tests.support.chaos.nemesis import Fault, carry_out, schedule
+from tests.support.chaos.store import start_redis
 from tests.support.chaos.workload import Client, Conn, DailyPlayer, Lost, Racer
 from tests.support.procs import ServerProcess, pinned_day
 
@@ -40,6 +40,7 @@ class ChaosConfig:
     countdown_ms: int = 500
     time_limit_ms: int = 12_000
     grace_ms: int = 2_000
+    cluster: bool = False  # a local three-master Redis Cluster instead of one Redis
 
 
 @dataclass(slots=True)
@@ -58,7 +59,7 @@ async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = prin
         log.append(line)
         say(line)
 
-    redis = RedisServer(workdir / "redis", appendfsync="always").start()
+    redis = await asyncio.to_thread(start_redis, workdir, cfg.cluster)
     flags = (
         *pinned_day(NOON),
         "--race-countdown-ms",
@@ -124,7 +125,7 @@ async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = prin
             lb.stop()
         for srv in servers:
             await asyncio.to_thread(srv.stop)
-        redis.stop()
+        await asyncio.to_thread(redis.stop)
 
 
 def _variant_orders(rng: random.Random, players: int) -> list[list[str]]:
@@ -192,7 +193,8 @@ async def _games(redis_url: str, history: History) -> dict[str, StoredGame]:
 
 def summary(result: ChaosResult) -> str:
     """The run as a table: each property and its violations, then the run's figures."""
-    lines = [f"chaos seed {result.config.seed}, {result.config.duration:.0f} s", ""]
+    on = "a 3-master Redis Cluster" if result.config.cluster else "one Redis"
+    lines = [f"chaos seed {result.config.seed}, {result.config.duration:.0f} s, on {on}", ""]
     lines += ["| property | violations |", "|---|---|"]
     for prop, count in result.report.by_property().items():
         lines.append(f"| {prop} | {count} |")
