@@ -17,7 +17,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 import protocol as p
 from server.config import Config
 from server.games.daily import ms_until_rollover
-from server.handlers.games import announce_finished
+from server.handlers.games import announce_finished, finished_elsewhere
 from server.redis import connect as redisconn
 from server.runtime.clock import Clock, system_clock
 from server.runtime.errors import StoreUnavailable, raise_if_cancelled
@@ -100,6 +100,7 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         services = Services.build(config, app[CLOCK], client, app[METRICS])
         sockets = app[SOCKETS]
         services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
+        services.race_fanout.on_game_ended(finished_elsewhere(services, lambda: list(sockets)))
         app[SERVICES] = services
         try:  # look-alike names of the players created before folding (once per database)
             await services.players.backfill_folds()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
@@ -23,8 +24,14 @@ from server.games.daily import utc_date
 from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
-from server.redis import keys
-from server.runtime.errors import Conflict, GameOver, LimitReached, NotStarted
+from server.redis import keys, pubsub
+from server.runtime.errors import (
+    Conflict,
+    GameOver,
+    LimitReached,
+    NotStarted,
+    raise_if_cancelled,
+)
 from server.services import Services
 from server.transport.address import address_group
 from server.transport.connection import Connection, Handler
@@ -33,6 +40,8 @@ HandlerTable = Mapping[type[p.ClientMessage], Handler]
 
 #: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
 SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
+
+log = logging.getLogger(__name__)
 
 
 def _variant(name: str) -> str:
@@ -288,7 +297,9 @@ def announce_finished(
 ) -> Callable[[LiveGame, Entry], Awaitable[None]]:
     """The `GameService.on_finished` listener: a game found over after its last move was
     acknowledged is counted, told to its race, and pushed to the player's connections here
-    that speak version 2 (the others learn it on their next request)."""
+    that speak version 2 (the others learn it on their next request); the other processes are
+    told too (`pubsub.GameEnded`), and push it to the player's connections they hold
+    (`finished_elsewhere`)."""
 
     async def announce(live: LiveGame, entry: Entry) -> None:
         record = live.record
@@ -306,8 +317,49 @@ def announce_finished(
                 result = result_of(live, entry, conn.version)
                 assert result is not None
                 conn.send(p.GameFinished(game_id=record.game_id, seq=live.seq, result=result))
+        ended = pubsub.GameEnded(record.player_id, record.game_id, services.race_fanout.instance)
+        try:
+            channel = keys.player_channel(record.player_id)
+            await services.redis.publish(channel, pubsub.encode(ended))
+        except Exception:  # Redis away: the player's other windows learn it on their next read
+            raise_if_cancelled()
+            log.warning("cannot tell the other processes that %s ended", record.game_id)
 
     return announce
+
+
+def finished_elsewhere(
+    services: Services,
+    connections: Callable[[], Iterable[Connection]],
+) -> Callable[[pubsub.GameEnded], Awaitable[None]]:
+    """The `RaceFanout.on_game_ended` listener: another process found a game over after its
+    reply; the player's version 2+ connections here get ``game.finished`` as there."""
+
+    async def push(msg: pubsub.GameEnded) -> None:
+        mine = [
+            c
+            for c in connections()
+            if c.player is not None
+            and c.player.id == msg.player_id
+            and c.version is not None
+            and c.version >= p.LEAN_MOVES
+        ]
+        if not mine:
+            return
+        live = await services.games.current(msg.game_id, msg.player_id)
+        if not live.record.finished:
+            return
+        live = await services.games.reviewed(live)
+        entry = None
+        if live.record.kind == "daily":
+            board = BoardRef.daily(live.record.variant, live.record.date)
+            entry = await services.leaderboard.rank(board, msg.player_id)
+        for conn in mine:
+            result = result_of(live, entry, conn.version)
+            if result is not None:
+                conn.send(p.GameFinished(game_id=msg.game_id, seq=live.seq, result=result))
+
+    return push
 
 
 async def _after_play(conn: Connection, live: LiveGame) -> None:

@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 #: Events after which every connection of the race gets the whole race (`race.update`).
 UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited, pr.RaceEnded)
-IDLE_S = 0.2  # nothing subscribed: look again after this long
 READ_TIMEOUT_S = 1.0
 
 
@@ -56,6 +55,8 @@ class RaceWatcher(Protocol):
 
 
 Listener = Callable[[Recipient], None]
+#: Told of a game another process found over after its reply (`pubsub.GameEnded`).
+GameEndedListener = Callable[[pubsub.GameEnded], Awaitable[None]]
 StartView = Callable[[RaceState, str, int], Awaitable[p.RaceStarted]]
 
 
@@ -72,6 +73,7 @@ class RaceFanout:
         self._players_followed = False
         self._on_matched: list[Listener] = []
         self._on_gone: list[Listener] = []
+        self._on_game_ended: list[GameEndedListener] = []
         #: This process's name in the racers' presence marks (`RaceService.mark_seen`).
         self.instance = secrets.token_hex(6)
         #: Spectator hubs here; a race channel stays subscribed while one watches the race.
@@ -82,6 +84,16 @@ class RaceFanout:
     def on_matched(self, listener: Listener) -> None:
         """Call `listener(conn)` when a player watched through `conn` is matched."""
         self._on_matched.append(listener)
+
+    def on_game_ended(self, listener: GameEndedListener) -> None:
+        """Await `listener(msg)` when another process found a game over after its reply."""
+        self._on_game_ended.append(listener)
+
+    async def follow_players(self) -> None:
+        """Receive every player's channel here (matches, games ended elsewhere): once."""
+        if not self._players_followed:
+            await self._pubsub.psubscribe(keys.player_channel_pattern())
+            self._players_followed = True
 
     def on_gone(self, listener: Listener) -> None:
         """Call `listener(conn)` when a connection closes."""
@@ -144,9 +156,7 @@ class RaceFanout:
     async def watch_player(self, conn: Recipient, pid: str) -> None:
         """Send this connection the messages to player `pid` (a match) from now on."""
         self._by_player[pid].add(conn)
-        if not self._players_followed:
-            self._players_followed = True
-            await self._pubsub.psubscribe(keys.player_channel_pattern())
+        await self.follow_players()
 
     async def detach(self, conn: Recipient) -> None:
         """A connection closed: stop sending to it (its racer's grace period runs from now)."""
@@ -180,9 +190,16 @@ class RaceFanout:
             while True:
                 # redis-py's `get_message` may swallow a cancellation and return None: check.
                 raise_if_cancelled()
-                if not self._subscribed and not self._players_followed:
-                    await asyncio.sleep(IDLE_S)
-                    continue
+                if not self._players_followed:
+                    # Every process follows the players' channels from the start: a game
+                    # another process ends must reach the player's connections here too.
+                    try:
+                        await self.follow_players()
+                    except Exception:
+                        raise_if_cancelled()
+                        log.warning("cannot follow the players' channels yet", exc_info=True)
+                        await asyncio.sleep(1.0)
+                        continue
                 try:
                     msg = await self._pubsub.get_message(timeout=READ_TIMEOUT_S)
                 except asyncio.CancelledError:
@@ -223,6 +240,11 @@ class RaceFanout:
                 await self.push_update(race_id)
             if isinstance(event, pr.RaceEnded):
                 await self._forget_race(race_id)
+        elif isinstance(msg, pubsub.GameEnded):
+            if msg.origin != self.instance:  # the deciding process pushed to its own already
+                for on_ended in self._on_game_ended:
+                    await on_ended(msg)
+            return
         else:  # the player entered a race: every connection of theirs here follows it
             fresh = []
             for conn in list(self._by_player.get(msg.player_id, ())):

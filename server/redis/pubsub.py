@@ -11,6 +11,9 @@ Every payload is one UTF-8 JSON object whose ``"t"`` names the message class:
 * `PlayerMatched` on ``keys.player_channel(pid)``: the matchmaker put the player in a race.
 * `SpectatorsChanged` on ``keys.race_channel(race_id)``: how many spectators watch the race
   now (`server.races.spectate`), ``{"t":"race.spectators","race_id":...,"count":N}``.
+* `GameEnded` on ``keys.player_channel(pid)``: a process found the player's game over after
+  its last move's reply (``origin``: that process); the others push ``game.finished`` to the
+  player's connections they hold, ``{"t":"game.ended","player_id":...,"game_id":...,"origin":...}``.
 
 `decode` returns one of these classes or raises `PubSubDecodeError`; nothing else gets
 through (unknown ``t``, missing or extra fields, wrong types, malformed ids or events).
@@ -25,6 +28,7 @@ from typing import ClassVar, Final
 import protocol.races as pr
 from protocol.errors import ProtocolError
 from server.redis import keys
+from server.runtime.errors import NotFound
 
 _SEPARATORS: Final = (",", ":")
 
@@ -58,7 +62,16 @@ class SpectatorsChanged:
     count: int
 
 
-PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    TAG: ClassVar[str] = "game.ended"
+
+    player_id: str
+    game_id: str
+    origin: str
+
+
+PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged | GameEnded
 
 
 def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
@@ -83,12 +96,33 @@ def encode(msg: PubSubMessage) -> bytes:
             {"t": SpectatorsChanged.TAG, "race_id": msg.race_id, "count": int(msg.count)},
             separators=_SEPARATORS,
         ).encode()
+    if isinstance(msg, GameEnded):
+        if not (keys.valid_player_id(msg.player_id) and _game_id_ok(msg.game_id, msg.origin)):
+            raise ValueError(f"bad fields in {msg!r}")
+        return json.dumps(
+            {
+                "t": GameEnded.TAG,
+                "player_id": msg.player_id,
+                "game_id": msg.game_id,
+                "origin": msg.origin,
+            },
+            separators=_SEPARATORS,
+        ).encode()
     if not (keys.valid_player_id(msg.player_id) and keys.valid_race_id(msg.race_id)):
         raise ValueError(f"bad ids in {msg!r}")
     return json.dumps(
         {"t": PlayerMatched.TAG, "player_id": msg.player_id, "race_id": msg.race_id},
         separators=_SEPARATORS,
     ).encode()
+
+
+def _game_id_ok(game_id: str, origin: str) -> bool:
+    """A parsable game id and a process name of at most 64 printable characters."""
+    try:
+        keys.parse_game_id(game_id)
+    except NotFound:
+        return False
+    return 0 < len(origin) <= 64 and origin.isprintable()
 
 
 def _field(obj: dict[str, object], name: str) -> object:
@@ -141,4 +175,12 @@ def decode(data: bytes | str) -> PubSubMessage:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise PubSubDecodeError("count: expected a non-negative integer")
         return SpectatorsChanged(race_id=_race_id(obj), count=count)
+    if tag == GameEnded.TAG:
+        _exact(obj, frozenset({"player_id", "game_id", "origin"}))
+        pid, gid, origin = _field(obj, "player_id"), _field(obj, "game_id"), _field(obj, "origin")
+        if not isinstance(pid, str) or not keys.valid_player_id(pid):
+            raise PubSubDecodeError("player_id: not a player id")
+        if not (isinstance(gid, str) and isinstance(origin, str) and _game_id_ok(gid, origin)):
+            raise PubSubDecodeError("game_id or origin: malformed")
+        return GameEnded(player_id=pid, game_id=gid, origin=origin)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

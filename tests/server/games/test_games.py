@@ -60,16 +60,19 @@ async def app(
 ) -> AsyncIterator[App]:
     real = TripleEasthaven.over_search
     monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Patient(real(game)))
-    config = replace(
+    async with serve(app_config(redis_url, tmp_path)) as running:
+        yield running
+
+
+def app_config(redis_url: str, data_dir: Path) -> Config:
+    return replace(
         Config(),
         redis_url=redis_url,
-        data_dir=tmp_path,
+        data_dir=data_dir,
         daily_secret=SECRET,
         rate_limit=1000.0,
         rate_burst=1000,
     )
-    async with serve(config) as running:
-        yield running
 
 
 async def test_a_dead_end_found_after_the_reply_finishes_the_game(app: App) -> None:
@@ -94,6 +97,34 @@ async def test_a_dead_end_found_after_the_reply_finishes_the_game(app: App) -> N
     assert late["code"] == "game_over"
     rank = await c.request("leaderboard.rank", variant="triple-easthaven")
     assert rank["entry"]["rank"] == 1 and rank["entry"]["moves"] == len(line)
+
+
+async def test_a_game_found_over_late_is_pushed_to_the_players_windows_on_every_process(
+    app: App, redis_url: str, tmp_path: Path
+) -> None:
+    """Issue #25: `game.finished` reached only the connections on the process that decided
+    it; the player's window on another process learnt it on its next request."""
+    config = app_config(redis_url, tmp_path / "other")
+    async with serve(config, clock=app.clock) as other:
+        line = dead_line()
+        c = await app.client("twowin", versions=(2,))
+        g = await c.request("daily.start", variant="triple-easthaven")
+        tab = await Client.connect(other.url)  # the same player, in a window on process two
+        await tab.hello(token=c.token, versions=(5,))
+        old = await Client.connect(other.url)  # and one of version 1: learns it on request
+        await old.hello(token=c.token, versions=(1,))
+        for seq, move in enumerate(line):
+            app.clock.advance(1_000)
+            r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+            assert r["type"] == "moved", r
+        here = await c.push("game.finished", timeout=30)
+        there = await tab.push("game.finished", timeout=30)
+        assert there["game_id"] == g["game_id"] and there["seq"] == len(line)
+        assert there["result"] == here["result"]
+        await asyncio.sleep(0.3)
+        assert not [m for m in old.seen if m.get("type") == "game.finished"]
+        for cl in (c, tab, old):
+            await cl.close()
 
 
 async def test_a_dead_end_reached_while_an_earlier_search_runs_is_still_found(app: App) -> None:

@@ -54,6 +54,8 @@ MESSAGES: list[pubsub.PubSubMessage] = [
         race_id=RACE, version=1, event=pr.RaceCountdown(start_at=1, ends_at=2)
     ),
     pubsub.PlayerMatched(player_id="p_1", race_id=RACE),
+    pubsub.GameEnded(player_id="p_1", game_id="d.triple-deck.2030-06-15.p_1", origin="a1b2c3"),
+    pubsub.GameEnded(player_id="p_1", game_id=f"r.{RACE}.p_1", origin="a1b2c3"),
 ]
 
 
@@ -100,6 +102,10 @@ def _race_event(**changes: object) -> bytes:
         _race_event(event={**pr.dump_race_event(PROGRESS), "card": "AS"}),
         b'{"t": "player.matched", "player_id": "p 1", "race_id": "20300615-a1b2c3d4e5f6"}',
         b'{"t": "player.matched", "player_id": "p_1"}',
+        b'{"t": "game.ended", "player_id": "p_1", "game_id": "d.nope", "origin": "a"}',
+        b'{"t": "game.ended", "player_id": "p_1", "game_id": "d.triple-deck.2030-06-15.p_1"}',
+        b'{"t": "game.ended", "player_id": "p_1", "game_id": "d.triple-deck.2030-06-15.p_1",'
+        b' "origin": ""}',
     ],
     ids=repr,
 )
@@ -111,6 +117,8 @@ def test_malformed_payloads_are_refused(payload: bytes) -> None:
 def test_encode_refuses_bad_ids() -> None:
     with pytest.raises(ValueError):
         pubsub.encode(pubsub.PlayerMatched(player_id="p_1", race_id="nope"))
+    with pytest.raises(ValueError):
+        pubsub.encode(pubsub.GameEnded(player_id="p_1", game_id="x", origin="a"))
 
 
 async def _next_message(ps: redis.asyncio.client.PubSub) -> str:
