@@ -89,6 +89,11 @@ class RaceFanout:
         """Await `listener(msg)` when another process found a game over after its reply."""
         self._on_game_ended.append(listener)
 
+    @property
+    def following_players(self) -> bool:
+        """Whether the players' channels are subscribed here (from `run`'s start on)."""
+        return self._players_followed
+
     async def follow_players(self) -> None:
         """Receive every player's channel here (matches, games ended elsewhere): once."""
         if not self._players_followed:
