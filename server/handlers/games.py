@@ -197,12 +197,36 @@ async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
 # -- daily games -----------------------------------------------------------------------------
 
 
+async def _with_entry(services: Services, live: LiveGame) -> tuple[LiveGame, Entry | None]:
+    """A finished game as reviewed now, and its board entry (None for a game in play)."""
+    if not live.record.finished:
+        return live, None
+    live = await services.games.reviewed(live)
+    board = BoardRef.daily(live.record.variant, live.record.date)
+    return live, await services.leaderboard.rank(board, live.record.player_id)
+
+
+def _windows(connections: Iterable[Connection], player_id: str) -> list[Connection]:
+    """The player's connections here that are pushed `game.finished` (version 2 on)."""
+    return [
+        c
+        for c in connections
+        if c.player is not None
+        and c.player.id == player_id
+        and c.version is not None
+        and c.version >= p.LEAN_MOVES
+    ]
+
+
+def _push_finished(conns: Iterable[Connection], live: LiveGame, entry: Entry | None) -> None:
+    for conn in conns:
+        result = result_of(live, entry, conn.version)
+        if result is not None:
+            conn.send(p.GameFinished(game_id=live.record.game_id, seq=live.seq, result=result))
+
+
 async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
-    entry = None
-    if live.record.finished:
-        live = await conn.services.games.reviewed(live)
-        board = BoardRef.daily(live.record.variant, live.record.date)
-        entry = await conn.services.leaderboard.rank(board, live.record.player_id)
+    live, entry = await _with_entry(conn.services, live)
     deal = None
     if live.record.kind == "daily":
         deal = await conn.services.deals.peek(live.record.variant, live.record.date)
@@ -307,16 +331,7 @@ def announce_finished(
         race_id = services.races.race_of(live)
         if race_id is not None:
             await services.race_referee.on_played(race_id, live)
-        for conn in connections():
-            if (
-                conn.player is not None
-                and conn.player.id == record.player_id
-                and conn.version is not None
-                and conn.version >= p.LEAN_MOVES
-            ):
-                result = result_of(live, entry, conn.version)
-                assert result is not None
-                conn.send(p.GameFinished(game_id=record.game_id, seq=live.seq, result=result))
+        _push_finished(_windows(connections(), record.player_id), live, entry)
         ended = pubsub.GameEnded(record.player_id, record.game_id, services.race_fanout.instance)
         try:
             channel = keys.player_channel(record.player_id)
@@ -336,28 +351,12 @@ def finished_elsewhere(
     reply; the player's version 2+ connections here get ``game.finished`` as there."""
 
     async def push(msg: pubsub.GameEnded) -> None:
-        mine = [
-            c
-            for c in connections()
-            if c.player is not None
-            and c.player.id == msg.player_id
-            and c.version is not None
-            and c.version >= p.LEAN_MOVES
-        ]
+        mine = _windows(connections(), msg.player_id)
         if not mine:
             return
         live = await services.games.current(msg.game_id, msg.player_id)
-        if not live.record.finished:
-            return
-        live = await services.games.reviewed(live)
-        entry = None
-        if live.record.kind == "daily":
-            board = BoardRef.daily(live.record.variant, live.record.date)
-            entry = await services.leaderboard.rank(board, msg.player_id)
-        for conn in mine:
-            result = result_of(live, entry, conn.version)
-            if result is not None:
-                conn.send(p.GameFinished(game_id=msg.game_id, seq=live.seq, result=result))
+        if live.record.finished:
+            _push_finished(mine, *await _with_entry(services, live))
 
     return push
 
