@@ -1,4 +1,4 @@
-"""`python -m engine`: deal, replay and list variants from the command line.
+"""`python -m engine`: deal, replay, verify and list variants from the command line.
 
 Subcommands are registered on an argparse sub-parser set; each sets ``func`` (via
 ``set_defaults``) to a callable taking the parsed arguments and returning an exit status.
@@ -16,6 +16,7 @@ from .cliargs import dump, game_args
 from .errors import IllegalMove
 from .solvers.cli import register as register_solve
 from .variants import VARIANTS, new_game
+from .verify import register as register_verify
 
 EXIT_ILLEGAL = 1
 
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
 
     register_solve(sub)
+    register_verify(sub)  # `verify FILE`: replay a day's results (engine/verify.py)
     return parser
 
 
