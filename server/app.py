@@ -1,7 +1,8 @@
 """The aiohttp application: `create_app(config)` wires Redis, services and routes.
 
 Routes: ``/ws`` (the protocol, docs/protocol.md), ``/healthz`` (process up), ``/readyz``
-(Redis reachable) and ``/metrics`` (Prometheus).
+(Redis reachable), ``/metrics`` (Prometheus) and ``/api/v1/`` (the public HTTP API,
+docs/api.md).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
+from server.api import setup_api
 from server.config import Config
 from server.games.daily import ms_until_rollover
 from server.handlers.games import announce_finished, finished_elsewhere
@@ -90,6 +92,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     add_web_routes(app)  # the browser client at / (server/transport/web.py)
+    setup_api(app, lambda a: a[SERVICES], app[PROXIES], config)  # /api/v1 (docs/api.md)
     return app
 
 

@@ -89,6 +89,12 @@ class Config:
     accounts_per_address_hour: int = 0  # new players per client address and hour; 0: no limit
     connections_per_address: int = 0  # open WebSockets per client address and process; 0: any
     hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
+    # The HTTP API (/api/v1, docs/api.md): requests per second per client address group and
+    # its burst (0: no limit, a bare Config(); the command line's default is 5/s, bursts of
+    # 60), and open streams per address group and process (0: any; default 16).
+    api_rate: float = 0.0
+    api_burst: int = 60
+    api_streams_per_address: int = 0
     hint_queue_max: int = 8  # hints waiting for or in the solver per process (`unavailable` past)
     # Origins allowed to open /ws besides the server's own; "*" allows any. A request without
     # an Origin header (the CLI, other non-browser clients) is always allowed.
@@ -235,6 +241,24 @@ class Config:
             help="open WebSockets per client address and process; 0: no limit (default 64)",
         )
         p.add_argument(
+            "--api-rate",
+            type=float,
+            default=float(env.get("SOLITAIRE_API_RATE") or 5.0),
+            help="HTTP API requests a second per client address; 0: no limit (default 5)",
+        )
+        p.add_argument(
+            "--api-burst",
+            type=int,
+            default=int(env.get("SOLITAIRE_API_BURST") or d.api_burst),
+            help=f"HTTP API requests one address may send at once (default {d.api_burst})",
+        )
+        p.add_argument(
+            "--api-streams-per-address",
+            type=int,
+            default=int(env.get("SOLITAIRE_API_STREAMS_PER_ADDRESS") or 16),
+            help="open HTTP API streams per client address and process; 0: any (default 16)",
+        )
+        p.add_argument(
             "--hello-timeout",
             type=float,
             default=float(env.get("SOLITAIRE_HELLO_TIMEOUT") or d.hello_timeout),
@@ -271,6 +295,8 @@ class Config:
         for name in ("accounts_per_address_hour", "connections_per_address"):
             if getattr(a, name) < 0:
                 p.error(f"--{name.replace('_', '-')} must be >= 0")
+        if a.api_rate < 0 or a.api_burst < 1 or a.api_streams_per_address < 0:
+            p.error("--api-rate and --api-streams-per-address must be >= 0, --api-burst >= 1")
         if a.hello_timeout <= 0:
             p.error("--hello-timeout must be > 0")
         if a.hint_queue_max < 1:
@@ -335,6 +361,9 @@ class Config:
             accounts_per_address_hour=a.accounts_per_address_hour,
             connections_per_address=a.connections_per_address,
             hello_timeout=a.hello_timeout,
+            api_rate=a.api_rate,
+            api_burst=a.api_burst,
+            api_streams_per_address=a.api_streams_per_address,
             hint_queue_max=a.hint_queue_max,
             allowed_origins=tuple(o.rstrip("/").lower() for o in _split(a.allowed_origins)),
         )

@@ -1,0 +1,442 @@
+"""The routes of ``/api/v1/`` (docs/api.md): read-only JSON, each with its cache policy.
+
+Every answer goes through `api_middleware`: per-address rate limit (``429`` with
+``Retry-After``), CORS for GET, and errors in the one shape of `server.api.errors`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from aiohttp import web
+
+from engine import VARIANT_IDS
+from server.api import etags
+from server.api.errors import ApiError, ApiErrorCode, error_response
+from server.api.opendata import Sources, day_results_gz
+from server.api.ratelimit import RateLimiter
+from server.api.views import (
+    BoardJson,
+    DayJson,
+    RaceBoardJson,
+    board_entry,
+    deal_json,
+    plain,
+    race_board_row,
+    recent_race,
+)
+from server.boards.leaderboard import MAX_LIMIT, BoardRef
+from server.games.daily import DAY_MS, day_start_ms, utc_date
+from server.players.profiles import Profiles
+from server.players.registry import Player
+from server.races.model import RaceStatus
+from server.races.ratings import Board
+from server.races.spectate import spectator_info, spectators_of
+from server.redis import keys
+from server.runtime.errors import NotFound, StoreUnavailable
+from server.services import Services
+from server.transport.address import TrustedProxies, address_group, client_address
+
+__all__ = ["API", "PREFIX", "ApiContext", "api_context", "setup_routes"]
+
+log = logging.getLogger(__name__)
+
+PREFIX: Final = "/api/v1"
+OPENAPI_FILE: Final = Path(__file__).with_name("openapi.json")
+#: Rows a page holds when the request does not say.
+DEFAULT_LIMIT: Final = 20
+#: Closed days' open-data files kept in memory per process.
+GZ_CACHE_DAYS: Final = 8
+CORS_HEADERS: Final = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+    "Access-Control-Allow-Headers": "If-None-Match, Accept",
+    "Access-Control-Expose-Headers": "ETag, Retry-After, Cache-Control",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+@dataclass
+class ApiContext:
+    """What the API's routes need, kept in the app under `API`."""
+
+    services: Callable[[], Services]
+    proxies: TrustedProxies
+    limiter: RateLimiter
+    openapi: bytes
+    gz_cache: OrderedDict[dt.date, bytes] = field(default_factory=OrderedDict)
+
+    def sources(self) -> Sources:
+        s = self.services()
+        return Sources(s.redis, s.store, s.leaderboard)
+
+
+API: Final = web.AppKey("api", ApiContext)
+
+
+def api_context(request: web.Request) -> ApiContext:
+    return request.app[API]
+
+
+def _services(request: web.Request) -> Services:
+    return request.app[API].services()
+
+
+# -- parameters --------------------------------------------------------------------------------
+
+
+def variant_param(text: str) -> str:
+    if text not in VARIANT_IDS:
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND, f"unknown variant {text!r}; one of: {', '.join(VARIANT_IDS)}"
+        )
+    return text
+
+
+def _date(text: str, today: dt.date) -> dt.date:
+    if text == "today":
+        return today
+    try:
+        date = dt.date.fromisoformat(text)
+    except ValueError:
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"not a date (YYYY-MM-DD): {text!r}") from None
+    if len(text) != 10:
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"not a date (YYYY-MM-DD): {text!r}")
+    if date > today:
+        raise ApiError(ApiErrorCode.NOT_FOUND, f"{text} has not begun yet")
+    return date
+
+
+def int_param(request: web.Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"{name} must be an integer") from None
+    if not lo <= value <= hi:
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"{name} must be between {lo} and {hi}")
+    return value
+
+
+def _today(s: Services) -> dt.date:
+    return utc_date(s.clock.now_ms())
+
+
+async def _closed(s: Services, date: dt.date) -> bool:
+    """A day whose games can no longer change (over, and every variant's marker set)."""
+    return date < _today(s) and await s.day_closer.day_closed(date)
+
+
+# -- days and boards ---------------------------------------------------------------------------
+
+
+async def day(request: web.Request) -> web.Response:
+    """The day's deals: variants, par, and the seeds once the day is closed."""
+    s = _services(request)
+    today = _today(s)
+    date = _date(request.match_info["date"], today)
+    closed = await _closed(s, date)
+    deals = []
+    for v in VARIANT_IDS:
+        deal = await s.deals.peek(v, date)
+        deals.append(
+            deal_json(
+                v,
+                deal.par if deal else None,
+                bool(deal and deal.certified),
+                deal.seed if deal and closed else None,  # secret until the day is closed
+            )
+        )
+    now = s.clock.now_ms()
+    body: DayJson = {
+        "date": date.isoformat(),
+        "closed": closed,
+        "ends_in_ms": max(0, day_start_ms(date) + DAY_MS - now),
+        "deals": deals,
+    }
+    return etags.respond_json(request, body, etags.CLOSED if closed else etags.LIVE)
+
+
+async def board(request: web.Request) -> web.Response:
+    """A day's board of a variant, a page of it: the same rows as ``leaderboard.top``."""
+    s = _services(request)
+    today = _today(s)
+    date = _date(request.match_info["date"], today)
+    variant = variant_param(request.match_info["variant"])
+    offset = int_param(request, "offset", 0, 0, 1_000_000)
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    closed = await _closed(s, date)
+    ref = BoardRef.daily(variant, date)
+    rows = await s.leaderboard.top(ref, offset, limit)
+    deal = await s.deals.peek(variant, date)
+    body: BoardJson = {
+        "variant": variant,
+        "date": date.isoformat(),
+        "closed": closed,
+        "par": deal.par if deal else None,
+        "total": await s.leaderboard.total(ref),
+        "offset": offset,
+        "limit": limit,
+        "entries": [board_entry(e) for e in rows],
+    }
+    return etags.respond_json(request, body, etags.CLOSED if closed else etags.LIVE)
+
+
+async def results(request: web.Request) -> web.Response:
+    """Open data: the closed day's every ranked result, gzipped NDJSON."""
+    ctx = api_context(request)
+    s = ctx.services()
+    today = _today(s)
+    date = _date(request.match_info["date"], today)
+    if not await _closed(s, date):
+        wait_s = 60 if date < today else (day_start_ms(date) + DAY_MS - s.clock.now_ms()) // 1000
+        raise ApiError(
+            ApiErrorCode.DAY_NOT_CLOSED,
+            f"the results of {date.isoformat()} are published once the day is over and every"
+            " game of it is settled; retry later",
+            retry_after_s=max(1, wait_s),
+        )
+    body = ctx.gz_cache.get(date)
+    if body is None:
+        body = await day_results_gz(ctx.sources(), date)
+        ctx.gz_cache[date] = body
+        while len(ctx.gz_cache) > GZ_CACHE_DAYS:
+            ctx.gz_cache.popitem(last=False)
+    # A file (gzip), not a compressed answer: clients keep the bytes the ETag names.
+    response = etags.respond_bytes(request, body, "application/gzip", etags.CLOSED)
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="results-{date.isoformat()}.ndjson.gz"'
+    )
+    return response
+
+
+# -- players -----------------------------------------------------------------------------------
+
+
+def _profiles(s: Services) -> Profiles:
+    return Profiles(
+        s.store, s.leaderboard, s.races.boards, s.players, s.clock, day_closed=s.day_closer.closed
+    )
+
+
+async def _player(s: Services, name: str) -> Player:
+    pid = await s.players.id_for_name(name)
+    found = await s.players.get(pid) if pid else None
+    if found is None:
+        raise ApiError(ApiErrorCode.NOT_FOUND, f"no player named {name!r}")
+    return found
+
+
+async def profile(request: web.Request) -> web.Response:
+    s = _services(request)
+    who = await _player(s, request.match_info["name"])
+    prof = await _profiles(s).profile(0, who, who)
+    data = plain(prof)
+    assert isinstance(data, dict)
+    for private in ("id", "type", "me"):
+        data.pop(private, None)
+    return etags.respond_json(request, data, etags.SHORT)
+
+
+async def history(request: web.Request) -> web.Response:
+    s = _services(request)
+    who = await _player(s, request.match_info["name"])
+    variant = variant_param(request.match_info["variant"])
+    before_text = request.query.get("before")
+    before = _date(before_text, _today(s) + dt.timedelta(days=1)) if before_text else None
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
+    page = await _profiles(s).page(0, who, variant, before, limit)
+    data = plain(page)
+    assert isinstance(data, dict)
+    data.pop("id", None)
+    data.pop("type", None)
+    data["name"] = who.name
+    return etags.respond_json(request, data, etags.SHORT)
+
+
+async def player_races(request: web.Request) -> web.Response:
+    """The player's finished races of a variant, newest first (places, rating changes)."""
+    s = _services(request)
+    who = await _player(s, request.match_info["name"])
+    variant = variant_param(request.match_info["variant"])
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
+    recent = await s.races.boards.recent(variant, who.id, limit)
+    data = {
+        "name": who.name,
+        "variant": variant,
+        "races": [recent_race(r) for r in recent],
+    }
+    return etags.respond_json(request, data, etags.SHORT)
+
+
+# -- races -------------------------------------------------------------------------------------
+
+
+async def races_live(request: web.Request) -> web.Response:
+    """Races in countdown or running now, for spectators (progress only, never a card)."""
+    s = _services(request)
+    variant_text = request.query.get("variant")
+    variant = variant_param(variant_text) if variant_text is not None else None
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
+    listing = await spectators_of(s).running(variant, limit)
+    return etags.respond_json(request, {"races": plain(listing)}, etags.LIVE)
+
+
+async def race(request: web.Request) -> web.Response:
+    """A race as a spectator sees it; once finished, its results and every racer's moves."""
+    s = _services(request)
+    race_id = request.match_info["race_id"]
+    if not keys.valid_race_id(race_id):
+        raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
+    state = await s.races.load(race_id)
+    now = s.clock.now_ms()
+    info = plain(spectator_info(state, now))
+    assert isinstance(info, dict)
+    info.pop("server_time", None)  # the same bytes on every process for a finished race
+    finished = state.shown_status(now) is RaceStatus.FINISHED and state.results is not None
+    data: dict[str, object] = {"race": info, "finished": finished}
+    if finished:
+        moves: dict[str, list[str]] = {}
+        for pid, name in state.racers:
+            try:
+                _, log_ = await s.store.load(keys.race_game_id(race_id, pid))
+            except NotFound:
+                continue
+            moves[name] = list(log_)
+        data["moves"] = moves
+    return etags.respond_json(request, data, etags.CLOSED if finished else etags.LIVE)
+
+
+async def race_board(request: web.Request) -> web.Response:
+    """A variant's race board: by rating, or by races won on one day (``?date=``)."""
+    s = _services(request)
+    variant = variant_param(request.match_info["variant"])
+    try:
+        kind = Board(request.match_info["board"])
+    except ValueError:
+        raise ApiError(ApiErrorCode.NOT_FOUND, "boards: rating, wins") from None
+    today = _today(s)
+    day_text = request.query.get("date")
+    date = _date(day_text, today) if day_text else None
+    if kind is Board.WINS and date is None:
+        date = today
+    if kind is Board.RATING:
+        date = None
+    offset = int_param(request, "offset", 0, 0, 1_000_000)
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    boards = s.races.boards
+    rows = await boards.top(variant, kind.value, date, offset, limit)
+    names = await s.players.names(r.player_id for r in rows)
+    body: RaceBoardJson = {
+        "variant": variant,
+        "board": kind.value,
+        "date": date.isoformat() if date else None,
+        "total": await boards.total(variant, kind.value, date),
+        "offset": offset,
+        "limit": limit,
+        "entries": [race_board_row(r, names.get(r.player_id, "")) for r in rows],
+    }
+    return etags.respond_json(request, body, etags.SHORT)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return etags.respond_bytes(
+        request, api_context(request).openapi, "application/json", etags.STATIC
+    )
+
+
+# -- the middleware ----------------------------------------------------------------------------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def api_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not request.path.startswith(PREFIX + "/") and request.path != PREFIX:
+        return await handler(request)
+    ctx = api_context(request)
+    try:
+        if request.method == "OPTIONS":  # a CORS preflight
+            return web.Response(status=204, headers=CORS_HEADERS)
+        if request.method not in ("GET", "HEAD"):
+            raise ApiError(ApiErrorCode.METHOD_NOT_ALLOWED, "the API is read-only: GET only")
+        address = client_address(
+            request.remote, request.headers.get("X-Forwarded-For"), ctx.proxies
+        )
+        wait = ctx.limiter.take(address_group(address))
+        if wait > 0:
+            raise ApiError(
+                ApiErrorCode.RATE_LIMITED,
+                "too many requests from this address; retry after the given seconds",
+                retry_after_s=RateLimiter.retry_after(wait),
+            )
+        try:
+            response = await handler(request)
+        except web.HTTPNotFound:
+            raise ApiError(ApiErrorCode.NOT_FOUND, f"no such endpoint: {request.path}") from None
+        except web.HTTPMethodNotAllowed:
+            raise ApiError(
+                ApiErrorCode.METHOD_NOT_ALLOWED, "the API is read-only: GET only"
+            ) from None
+        except NotFound as exc:
+            raise ApiError(ApiErrorCode.NOT_FOUND, str(exc) or "not found") from None
+        except StoreUnavailable:
+            raise ApiError(
+                ApiErrorCode.UNAVAILABLE, "storage unavailable; retry shortly", retry_after_s=2
+            ) from None
+    except ApiError as err:
+        response = error_response(err)
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("api request failed: %s", request.path)
+        response = error_response(ApiError(ApiErrorCode.INTERNAL, "internal error"))
+    if not response.prepared:
+        response.headers.update(
+            {k: v for k, v in CORS_HEADERS.items() if k.startswith("Access-Control-Allow-O")}
+        )
+        response.headers["Access-Control-Expose-Headers"] = CORS_HEADERS[
+            "Access-Control-Expose-Headers"
+        ]
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    return response
+
+
+def setup_routes(app: web.Application) -> None:
+    r = app.router
+    r.add_get(PREFIX + "/openapi.json", openapi)
+    r.add_get(PREFIX + "/days/{date}", day)
+    r.add_get(PREFIX + "/days/{date}/boards/{variant}", board)
+    r.add_get(PREFIX + "/days/{date}/results.ndjson.gz", results)
+    r.add_get(PREFIX + "/players/{name}", profile)
+    r.add_get(PREFIX + "/players/{name}/history/{variant}", history)
+    r.add_get(PREFIX + "/players/{name}/races/{variant}", player_races)
+    r.add_get(PREFIX + "/races/live", races_live)
+    r.add_get(PREFIX + "/races/{race_id}", race)
+    r.add_get(PREFIX + "/race-boards/{variant}/{board}", race_board)
+    r.add_route("OPTIONS", PREFIX + "/{tail:.*}", _options)
+    r.add_route("*", PREFIX + "/{tail:.*}", _fallback)
+
+
+async def _options(request: web.Request) -> web.Response:
+    return web.Response(status=204, headers=CORS_HEADERS)
+
+
+async def _fallback(request: web.Request) -> web.Response:
+    raise ApiError(ApiErrorCode.NOT_FOUND, f"no such endpoint: {request.path}")
+
+
+def load_openapi() -> bytes:
+    """The OpenAPI document's bytes, checked to be JSON at startup."""
+    raw = OPENAPI_FILE.read_bytes()
+    json.loads(raw)
+    return raw

@@ -1,0 +1,176 @@
+"""The API's JSON bodies: typed shapes (docs/api.md, openapi.json) built from the services'
+own types. Nothing here reads Redis; no seed of an open day and no card ever goes in."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import TypedDict
+
+from engine import variant as variant_of
+from server.boards.leaderboard import Entry
+from server.races.model import RecentRace
+from server.races.ratings import RatingRow
+
+__all__ = [
+    "BoardEntryJson",
+    "BoardJson",
+    "DayDealJson",
+    "DayJson",
+    "RaceBoardJson",
+    "RaceBoardRowJson",
+    "RecentRaceJson",
+    "board_entry",
+    "plain",
+    "race_board_row",
+    "recent_race",
+]
+
+
+def plain(value: object) -> object:
+    """A protocol struct (a frozen dataclass) as plain JSON data: absent optionals left out,
+    tuples as lists, enums as their values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if v is not None:
+                out[f.name] = plain(v)
+        return out
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    return value
+
+
+class DayDealJson(TypedDict):
+    variant: str
+    title: str
+    par: int | None
+    #: "moves" (a winning line's length) or "score" (the best score found)
+    par_kind: str
+    certified: bool
+    #: Only once the day is closed.
+    seed: int | None
+
+
+class DayJson(TypedDict):
+    date: str
+    closed: bool
+    #: Milliseconds until the day ends (0 when it is over).
+    ends_in_ms: int
+    deals: list[DayDealJson]
+
+
+class BoardEntryJson(TypedDict):
+    rank: int
+    name: str
+    won: bool
+    cleared: int
+    score: int
+    time_ms: int
+    moves: int
+    hints: int
+    finished_at: int
+
+
+class BoardJson(TypedDict):
+    variant: str
+    date: str
+    closed: bool
+    par: int | None
+    total: int
+    offset: int
+    limit: int
+    entries: list[BoardEntryJson]
+
+
+class RaceBoardRowJson(TypedDict):
+    rank: int
+    name: str
+    rating: int
+    wins: int
+    losses: int
+    played: int
+
+
+class RaceBoardJson(TypedDict):
+    variant: str
+    board: str
+    date: str | None
+    total: int
+    offset: int
+    limit: int
+    entries: list[RaceBoardRowJson]
+
+
+class RecentRaceJson(TypedDict):
+    race_id: str
+    variant: str
+    finished_at: int
+    racers: int
+    place: int
+    won: bool
+    rating_before: int
+    rating_after: int
+
+
+def board_entry(e: Entry) -> BoardEntryJson:
+    return {
+        "rank": e.rank,
+        "name": e.name,
+        "won": e.won,
+        "cleared": e.cleared,
+        "score": e.score,
+        "time_ms": e.time_ms,
+        "moves": e.moves,
+        "hints": e.hints,
+        "finished_at": e.finished_at_ms,
+    }
+
+
+def race_board_row(row: RatingRow, name: str) -> RaceBoardRowJson:
+    return {
+        "rank": row.rank,
+        "name": name,
+        "rating": row.rating,
+        "wins": row.wins,
+        "losses": row.losses,
+        "played": row.played,
+    }
+
+
+def recent_race(r: RecentRace) -> RecentRaceJson:
+    return {
+        "race_id": r.race_id,
+        "variant": r.variant,
+        "finished_at": r.finished_at,
+        "racers": r.racers,
+        "place": r.place,
+        "won": r.won,
+        "rating_before": r.rating_before,
+        "rating_after": r.rating_after,
+    }
+
+
+def deal_json(variant: str, par: int | None, certified: bool, seed: int | None) -> DayDealJson:
+    v = variant_of(variant)
+    return {
+        "variant": variant,
+        "title": v.title,
+        "par": par,
+        "par_kind": "score" if v.scored else "moves",
+        "certified": certified,
+        "seed": seed,
+    }
+
+
+def iso(date: dt.date) -> str:
+    return date.isoformat()
