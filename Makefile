@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 
 .PHONY: venv install run test test-pure browser haproxy coverage lint typecheck bench clean \
-	secrets constraints screenshots chaos
+	secrets constraints screenshots chaos dump-days
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -104,6 +104,13 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/pytest -q -m slow
+
+# Open data (docs/api.md): closed days FROM..TO (YYYY-MM-DD) to $(OUT)/results-DATE.ndjson.gz,
+# from REDIS_URL or the embedded Redis of a server running on ./data.
+OUT ?= dumps
+dump-days: $(STAMP)
+	@test -n "$(FROM)" || { echo "usage: make dump-days FROM=YYYY-MM-DD [TO=YYYY-MM-DD] [OUT=dir]"; exit 2; }
+	$(BIN)/python -m server.api.dump --from $(FROM) $(if $(TO),--to $(TO)) --out $(OUT)
 
 # docs/screenshots: refreshed by the browser tests when asked (never by `make test`).
 screenshots: $(STAMP) $(COMPILED) browser

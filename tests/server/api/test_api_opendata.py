@@ -1,0 +1,165 @@
+"""Open data (issue #29): a day's every ranked result, published once the day is closed,
+served byte for byte the same by two server processes, dumped to files by the command line
+and replayed by `python -m engine verify`; no seed of a day that is not closed anywhere."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import random
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest_asyncio
+import redis.asyncio
+
+from engine import VARIANT_IDS, from_view
+from engine.solvers import WINNABLE, solve
+from engine.verify import verify_lines
+from server.api.dump import run as dump
+from server.config import Config
+from server.runtime.clock import ManualClock
+from tests.support.apiclient import ApiClient, schema_validate
+from tests.support.app import T0_MS, App, serve
+from tests.support.wsclient import Client
+
+V5 = (1, 2, 3, 4, 5)
+DAY_MS = 86_400_000
+MIDNIGHT = T0_MS + DAY_MS // 2  # the end of 2030-06-15
+DAY = "2030-06-15"
+RESULTS = f"/api/v1/days/{DAY}/results.ndjson.gz"
+
+
+@pytest_asyncio.fixture
+async def two_apps(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[tuple[App, App]]:
+    """Two server processes on one Redis, fair play on, deals certified winnable."""
+    config = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        daily_secret=b"open data",
+        rate_limit=1000.0,
+        rate_burst=1000,
+        certify_deals=True,
+        solver_budget_s=5.0,
+        fair_play_screen=True,
+    )
+    async with (
+        serve(config, ManualClock(MIDNIGHT - 3_600_000)) as a,
+        serve(config, ManualClock(MIDNIGHT - 3_600_000)) as b,
+    ):
+        yield a, b
+
+
+def both(apps: tuple[App, App], ms: int) -> None:
+    for app in apps:
+        app.clock.set(ms)
+
+
+async def win(apps: tuple[App, App], c: Client, variant: str, gap_ms: int | None) -> None:
+    """Win today's deal with the solver's line: at a human pace, or every ``gap_ms``."""
+    g = await c.request("daily.start", variant=variant, timeout=60)
+    line = list(solve(from_view(g["view"]), max_nodes=1_000_000).solution)
+    assert solve(from_view(g["view"]), max_nodes=1_000_000).verdict == WINNABLE
+    rng = random.Random(7)
+    reply: dict[str, Any] = {}
+    for seq, move in enumerate(line):
+        now = apps[0].clock.now_ms() + (gap_ms if gap_ms is not None else rng.randint(1_500, 4_000))
+        both(apps, now)
+        reply = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+    assert reply["finished"] and reply["result"]["won"], reply
+
+
+async def some_moves(c: Client, variant: str, n: int) -> str:
+    g = await c.request("daily.start", variant=variant, timeout=60)
+    for seq in range(n):
+        now = await c.request("game.get", game_id=g["game_id"])
+        moves = list(from_view(now["view"]).legal_moves())
+        if not moves:
+            break
+        r = await c.request("move", game_id=g["game_id"], move=str(moves[0]), expected_seq=seq)
+        assert r["type"] == "moved", r
+    return str(g["game_id"])
+
+
+async def test_a_closed_days_results_are_served_alike_everywhere_and_replay(
+    two_apps: tuple[App, App], redis_url: str, tmp_path: Path
+) -> None:
+    a, b = two_apps
+    amy = await a.client("amy", versions=V5)
+    await win(two_apps, amy, "fourteen-out", None)
+    bot = await b.client("bot", versions=V5)
+    await win(two_apps, bot, "fourteen-out", 10)  # held by the screen: on no board, no file
+    bea = await b.client("bea", versions=V5)
+    resigned = await some_moves(bea, "triple-triangle", 3)
+    assert (await bea.request("resign", game_id=resigned))["type"] == "finished"
+    night = await a.client("night_owl", versions=V5)
+    await some_moves(night, "triple-deck", 2)  # left open over midnight
+
+    async with aiohttp.ClientSession() as session:
+        on_a, on_b = ApiClient(a.http, session), ApiClient(b.http, session)
+        today = await on_a.get(RESULTS)
+        assert (today.status, today.code) == (409, "day_not_closed")
+        assert 0 < int(today.headers["Retry-After"]) <= 3_600, "until the day ends, at least"
+        both(two_apps, MIDNIGHT + 1_000)
+        # Over, but a game of it is still open: not yet, and no seed anywhere.
+        assert (await on_b.get(RESULTS)).code == "day_not_closed"
+        day = (await on_a.get(f"/api/v1/days/{DAY}")).json()
+        assert day["closed"] is False and all(d["seed"] is None for d in day["deals"])
+        assert await a.services.day_closer.sweep(dt.date(2030, 6, 15))
+
+        got_a, got_b = await on_a.get(RESULTS), await on_b.get(RESULTS)
+        assert got_a.status == got_b.status == 200
+        assert got_a.body == got_b.body, "two processes serve the same bytes"
+        assert got_a.headers["ETag"] == got_b.headers["ETag"]
+        assert got_a.headers["Content-Type"] == "application/gzip"
+        assert got_a.headers["Cache-Control"] == "public, max-age=86400, immutable"
+        again = await on_b.get(RESULTS, {"If-None-Match": got_a.headers["ETag"]})
+        assert again.status == 304
+
+        lines = got_a.lines()
+        for line in lines:
+            schema_validate(line, "ResultLine")
+        names = {(x["variant"], x["name"]) for x in lines}
+        assert names == {
+            ("fourteen-out", "amy"),
+            ("triple-triangle", "bea"),
+            ("triple-deck", "night_owl"),
+        }, "every ranked result, the held one left out"
+        seeds = await amy.request("daily.seeds", date=DAY)
+        by = {x["variant"]: x for x in lines}
+        for variant, line in by.items():
+            assert line["seed"] == seeds["seeds"][variant] and line["rank"] == 1
+            assert len(line["times_ms"]) == len(line["moves"]) == line["move_count"]
+        assert by["fourteen-out"]["won"] and by["triple-triangle"]["resigned"]
+        # The day's seeds are public now, on the day's page too (and it is cached long).
+        day_now = await on_b.get(f"/api/v1/days/{DAY}")
+        assert {d["variant"]: d["seed"] for d in day_now.json()["deals"]} == {
+            v: seeds["seeds"].get(v) for v in VARIANT_IDS
+        }
+        assert day_now.headers["Cache-Control"] == "public, max-age=86400, immutable"
+        board = await on_b.get(f"/api/v1/days/{DAY}/boards/fourteen-out")
+        assert board.json()["closed"] and [e["name"] for e in board.json()["entries"]] == ["amy"]
+
+    # Anyone replays the whole file with the engine alone.
+    count, failures = verify_lines(iter(gzip.decompress(got_a.body).splitlines()))
+    assert count == 3 and failures == []
+    doctored = [
+        json.dumps({**by["fourteen-out"], "time_ms": 1, "moves": by["fourteen-out"]["moves"][:-1]})
+    ]
+    assert len(verify_lines(iter(doctored))[1]) == 1
+
+    # The command line dumps the same bytes; a day not closed is skipped (exit 1).
+    out = tmp_path / "dumps"
+    assert await dump(["--from", DAY, "--out", str(out), "--redis-url", redis_url], env={}) == 0
+    assert (out / f"results-{DAY}.ndjson.gz").read_bytes() == got_a.body
+    status = await dump(
+        ["--from", DAY, "--to", "2030-06-16", "--out", str(out), "--redis-url", redis_url], env={}
+    )
+    assert status == 1 and not (out / "results-2030-06-16.ndjson.gz").exists()
