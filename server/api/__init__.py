@@ -65,6 +65,11 @@ def setup_api(
     app.router.add_get(PREFIX + "/races/{race_id}/events", race_events)
     setup_routes(app)
     app.cleanup_ctx.append(_feeds_ctx)
+    app.on_shutdown.append(_end_streams)  # before the server waits for open requests
+
+
+async def _end_streams(app: web.Application) -> None:
+    app[FEEDS].end_all()
 
 
 async def _feeds_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -103,6 +108,6 @@ async def race_events(request: web.Request) -> web.StreamResponse:
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
     group = _stream_group(request)
     try:
-        return await serve_race(request, request.app[API].services(), race_id)
+        return await serve_race(request, request.app[API].services(), request.app[FEEDS], race_id)
     finally:
         request.app[STREAMS_OPEN].release(group)

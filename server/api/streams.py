@@ -217,6 +217,8 @@ class BoardFeeds:
     def __init__(self, services: Callable[[], Services]) -> None:
         self._services = services
         self._feeds: dict[tuple[str, dt.date], BoardFeed] = {}
+        #: The race streams open here (ended at shutdown with the board streams).
+        self.races: set[RaceReader] = set()
 
     def readers(self) -> int:
         return sum(len(f.readers) for f in self._feeds.values())
@@ -255,9 +257,17 @@ class BoardFeeds:
             feed.remove(reader)
         return out.response
 
-    async def aclose(self) -> None:
+    def end_all(self) -> None:
+        """End every stream (a shutdown): each handler returns after its current line."""
         for feed in self._feeds.values():
+            feed._publish(None)
             feed.readers.clear()
+        for reader in list(self.races):
+            reader.end()
+
+    async def aclose(self) -> None:
+        self.end_all()
+        for feed in self._feeds.values():
             await feed.stop()
 
 
@@ -278,9 +288,15 @@ class RaceReader:
         try:
             self.queue.put_nowait(message)
         except asyncio.QueueFull:  # too slow: its stream ends
-            with contextlib.suppress(asyncio.QueueEmpty):
-                self.queue.get_nowait()
+            self.end()
+
+    def end(self) -> None:
+        with contextlib.suppress(asyncio.QueueFull):
             self.queue.put_nowait(None)
+            return
+        with contextlib.suppress(asyncio.QueueEmpty):
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
 
 
 def is_race_end(message: p.ServerMessage) -> bool:
@@ -295,12 +311,15 @@ def message_json(message: p.ServerMessage) -> str:
     return encode(message, False, validate=False)
 
 
-async def serve_race(request: web.Request, services: Services, race_id: str) -> web.StreamResponse:
+async def serve_race(
+    request: web.Request, services: Services, feeds: BoardFeeds, race_id: str
+) -> web.StreamResponse:
     """A running race's events, as a spectator of this process sees them."""
     spectators = spectators_of(services)
     reader = RaceReader()
     watching = await spectators.watch(reader, 0, race_id)  # NotFound: no such race
     out = StreamWriter(request)
+    feeds.races.add(reader)
     try:
         await out.open()
         await out.send(message_json(watching))
@@ -324,6 +343,7 @@ async def serve_race(request: web.Request, services: Services, race_id: str) -> 
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
+        feeds.races.discard(reader)
         with contextlib.suppress(Exception):
             await spectators.unwatch(reader, race_id)
     return out.response
