@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,8 +53,10 @@ PREFIX: Final = "/api/v1"
 OPENAPI_FILE: Final = Path(__file__).with_name("openapi.json")
 #: Rows a page holds when the request does not say.
 DEFAULT_LIMIT: Final = 20
-#: Closed days' open-data files kept in memory per process.
+#: Closed days' open-data files kept in memory per process, each for `GZ_CACHE_S` (a
+#: fair-play review may still change a closed day's board: rebuilt after that long).
 GZ_CACHE_DAYS: Final = 8
+GZ_CACHE_S: Final = 300.0
 CORS_HEADERS: Final = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -71,7 +74,7 @@ class ApiContext:
     proxies: TrustedProxies
     limiter: RateLimiter
     openapi: bytes
-    gz_cache: OrderedDict[dt.date, bytes] = field(default_factory=OrderedDict)
+    gz_cache: OrderedDict[dt.date, tuple[float, bytes]] = field(default_factory=OrderedDict)
 
     def sources(self) -> Sources:
         s = self.services()
@@ -156,11 +159,10 @@ async def day(request: web.Request) -> web.Response:
                 deal.seed if deal and closed else None,  # secret until the day is closed
             )
         )
-    now = s.clock.now_ms()
     body: DayJson = {
         "date": date.isoformat(),
         "closed": closed,
-        "ends_in_ms": max(0, day_start_ms(date) + DAY_MS - now),
+        "ends_at": day_start_ms(date) + DAY_MS,
         "deals": deals,
     }
     return etags.respond_json(request, body, etags.CLOSED if closed else etags.LIVE)
@@ -205,10 +207,13 @@ async def results(request: web.Request) -> web.Response:
             " game of it is settled; retry later",
             retry_after_s=max(1, wait_s),
         )
-    body = ctx.gz_cache.get(date)
-    if body is None:
+    cached = ctx.gz_cache.get(date)
+    if cached is not None and time.monotonic() - cached[0] < GZ_CACHE_S:
+        body = cached[1]
+    else:
         body = await day_results_gz(ctx.sources(), date)
-        ctx.gz_cache[date] = body
+        ctx.gz_cache[date] = (time.monotonic(), body)
+        ctx.gz_cache.move_to_end(date)
         while len(ctx.gz_cache) > GZ_CACHE_DAYS:
             ctx.gz_cache.popitem(last=False)
     # A file (gzip), not a compressed answer: clients keep the bytes the ETag names.

@@ -64,8 +64,8 @@ class DayDealJson(TypedDict):
 class DayJson(TypedDict):
     date: str
     closed: bool
-    #: Milliseconds until the day ends (0 when it is over).
-    ends_in_ms: int
+    #: When the day ends (ms since the epoch): no move of its games after it.
+    ends_at: int
     deals: list[DayDealJson]
 
 

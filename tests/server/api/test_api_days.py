@@ -197,3 +197,30 @@ async def test_an_unknown_endpoint_is_a_404_in_the_error_shape(
     async with session.get(app.http + "/api/v1/nothing/here") as r:
         assert r.status == 404
         assert (await r.json())["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/players/%00",
+        "/api/v1/players/" + "x" * 5000,
+        "/api/v1/players/%F0%9F%82%A1/history/fourteen-out",
+        "/api/v1/players/amy/history/fourteen-out?before=9999-99-99",
+        "/api/v1/players/amy/history/fourteen-out?limit=99999999999999999999999",
+        "/api/v1/days/0000-01-01",
+        "/api/v1/days/%2e%2e/boards/fourteen-out",
+        "/api/v1/days/today/boards/fourteen-out?offset=%00",
+        "/api/v1/races/r-%00",
+        "/api/v1/races/" + "9" * 300 + "/events",
+        "/api/v1/race-boards/fourteen-out/wins?date=tomorrow",
+        "/api/v1/live/klondike/board",
+        "/api/v1/live/fourteen-out/board?top=-1",
+    ],
+)
+async def test_bad_input_is_a_clear_error_never_a_crash(
+    app: App, session: aiohttp.ClientSession, path: str
+) -> None:
+    async with session.get(app.http + path) as r:
+        assert r.status in (400, 404), (path, r.status, await r.text())
+        body = await r.json()
+        assert set(body) == {"error"} and body["error"]["code"] in ("bad_request", "not_found")
