@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import io
 import json
 import time
 from collections.abc import AsyncIterator
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import pytest_asyncio
 import redis.asyncio
 
 from engine import VARIANT_IDS, from_view, full_state, new_game
+from server.api import streams
+from server.fairplay.admin import run
 from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.apiclient import ApiClient, schema_validate
@@ -166,3 +170,33 @@ async def test_no_seed_or_hidden_card_of_an_open_day_in_any_answer(
     assert all(d["seed"] is None for d in json.loads(bodies[0])["deals"])
     words = set(everything.replace('"', " ").replace(",", " ").replace(":", " ").split())
     assert not hidden & words, "no face-down card of today's deals"
+
+
+async def test_a_board_stream_says_removed_keeps_alive_and_ends_with_the_day(
+    two_apps: tuple[App, App], redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(streams, "KEEPALIVE_S", 0.3)
+    a, _ = two_apps
+    cheat = await a.client("to_be_marked")
+    g = await cheat.request("daily.start", variant="fourteen-out")
+    await cheat.request("resign", game_id=g["game_id"])
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{a.http}/api/v1/live/fourteen-out/board") as r,
+    ):
+        assert (await next_line(r.content))["total"] == 1
+        assert (await next_line(r.content))["entry"]["name"] == "to_be_marked"
+        assert (await next_line(r.content)) == {"type": "ping"}, "a quiet stream stays alive"
+        out = io.StringIO()
+        argv = ["--redis-url", redis_url, "--reviewer", "rita", "mark", cheat.player_id]
+        assert await run(argv, env={}, out=out) == 0, out.getvalue()
+        line = await next_line(r.content)
+        while line["type"] == "ping":
+            line = await next_line(r.content)
+        assert line == {"type": "removed", "name": "to_be_marked", "total": 0}
+        a.clock.set(T0_MS + 12 * 3_600_000)  # midnight: the day's board is final
+        line = await next_line(r.content)
+        while line["type"] == "ping":
+            line = await next_line(r.content)
+        assert line == {"type": "end", "date": "2030-06-15"}
+        assert await asyncio.wait_for(r.content.read(), 2.0) == b"", "the stream ended"

@@ -1,0 +1,42 @@
+"""Parts of the API on their own: the per-address token buckets and the dump command's
+refusals (usage, no Redis)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.api.dump import run as dump
+from server.api.ratelimit import RateLimiter
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_token_buckets_refill_at_the_rate_and_idle_ones_are_dropped() -> None:
+    clock = Clock()
+    limiter = RateLimiter(2.0, 3, now=clock)
+    assert [limiter.take("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.take("a") == 0.5, "half a second until the next token at 2/s"
+    assert limiter.take("b") == 0.0, "another address has its own bucket"
+    clock.t += 0.5
+    assert limiter.take("a") == 0.0
+    assert RateLimiter.retry_after(0.01) == 1 and RateLimiter.retry_after(2.2) == 3
+    clock.t += 60  # every bucket is full again: forgotten at the next sweep
+    limiter.take("c")
+    assert len(limiter) == 1
+    assert RateLimiter(0, 1).take("x") == 0.0, "0: no limit"
+
+
+async def test_the_dump_refuses_a_bad_range_and_says_when_redis_is_unreachable(
+    tmp_path: Path,
+) -> None:
+    out = str(tmp_path)
+    assert await dump(["--from", "2030-06-15", "--to", "2030-06-14", "--out", out], env={}) == 2
+    assert await dump(["--from", "2029-01-01", "--to", "2030-06-14", "--out", out], env={}) == 2
+    gone = f"unix://{tmp_path}/no.sock"
+    assert await dump(["--from", "2030-06-15", "--out", out, "--redis-url", gone], env={}) == 3
