@@ -10,7 +10,9 @@ entry taken off while another came in) reads the board's members and sends each 
 ``entry`` line per new row (with its rank then) and one ``removed`` line per row taken off
 (a fair-play review). The board is the one ``leaderboard.*`` reads: held results and marked
 accounts are never on it. A finish reaches the readers of every process within
-``POLL_S`` plus a round trip. At the day's end a feed sends ``end`` and closes.
+``POLL_S`` plus a round trip. At the day's end a feed sends ``end`` and closes. A row that
+comes in while a reader connects may reach it twice (in the first rows and as new), never
+not at all: readers key rows by name.
 
 **Races.** A race stream is a spectator like a WebSocket's (`server.races.spectate`): the
 same delay, the same masking of every card a racer still playing has not seen; the messages
@@ -203,6 +205,14 @@ class BoardFeed:
             "entry": dict(entry),
         }
 
+    async def prime(self) -> None:
+        """Learn the board's members before a first reader's snapshot, so that a row coming
+        in between is sent to it (twice at worst: in the snapshot and as new), never lost."""
+        if self._known is None:
+            self._known = set(
+                cast(list[str], await self.services.redis.zrange(self.ref.board_key, 0, -1))
+            )
+
     async def snapshot(self, top: int) -> tuple[list[Line], int]:
         """The current top rows, as the lines a new reader gets first."""
         lb = self.services.leaderboard
@@ -235,6 +245,7 @@ class BoardFeeds:
         reader = _Reader()
         feed.add(reader)  # before the snapshot: a row coming in meanwhile is not lost
         try:
+            await feed.prime()
             first, total = await feed.snapshot(min(top, MAX_LIMIT))
             await out.open()
             await out.send(
