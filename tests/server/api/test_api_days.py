@@ -153,6 +153,8 @@ async def test_etags_304_cache_policies_and_cors(app: App, client: ApiClient) ->
     assert (
         await client.get("/api/v1/openapi.json", {"If-None-Match": spec.headers["ETag"]})
     ).status == 304
+    async with client.session.head(client.http + BOARD) as r:
+        assert r.status == 200 and r.headers["ETag"] == changed.headers["ETag"]
     # A browser's preflight, and a write refused in the error shape.
     async with client.session.options(
         client.http + BOARD,

@@ -1,5 +1,5 @@
-"""Parts of the API on their own: the per-address token buckets and the dump command's
-refusals (usage, no Redis)."""
+"""Parts of the API on their own: the OpenAPI document against the routes, the per-address
+token buckets and the dump command's refusals (usage, no Redis)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from pathlib import Path
 
 from server.api.dump import run as dump
 from server.api.ratelimit import RateLimiter
+from server.app import create_app
+from server.config import Config
+from tests.support.apiclient import openapi
 
 
 class Clock:
@@ -40,3 +43,15 @@ async def test_the_dump_refuses_a_bad_range_and_says_when_redis_is_unreachable(
     assert await dump(["--from", "2029-01-01", "--to", "2030-06-14", "--out", out], env={}) == 2
     gone = f"unix://{tmp_path}/no.sock"
     assert await dump(["--from", "2030-06-15", "--out", out, "--redis-url", gone], env={}) == 3
+
+
+def test_the_openapi_document_is_valid_3_1_and_names_every_route() -> None:
+    doc = openapi()  # validated by openapi-spec-validator on load
+    assert doc["openapi"] == "3.1.0"
+    app = create_app(Config())
+    routes = {
+        r.canonical
+        for r in app.router.resources()
+        if r.canonical.startswith("/api/v1/") and "{tail" not in r.canonical
+    }
+    assert routes == set(doc["paths"]), routes ^ set(doc["paths"])
