@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import redis.exceptions
 from aiohttp import web
 
 from engine import VARIANT_IDS
@@ -394,7 +395,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             ) from None
         except NotFound as exc:
             raise ApiError(ApiErrorCode.NOT_FOUND, str(exc) or "not found") from None
-        except StoreUnavailable:
+        except (StoreUnavailable, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             raise ApiError(
                 ApiErrorCode.UNAVAILABLE, "storage unavailable; retry shortly", retry_after_s=2
             ) from None

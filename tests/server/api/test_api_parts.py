@@ -1,15 +1,21 @@
 """Parts of the API on their own: the OpenAPI document against the routes, the per-address
-token buckets and the dump command's refusals (usage, no Redis)."""
+token buckets, the dump command's refusals (usage, no Redis) and a Redis outage (a real
+redis-server killed)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import aiohttp
+
+from benchmarks.load import procs
 from server.api.dump import run as dump
 from server.api.ratelimit import RateLimiter
 from server.app import create_app
 from server.config import Config
-from tests.support.apiclient import openapi
+from tests.support.apiclient import ApiClient, openapi
+from tests.support.app import serve
 
 
 class Clock:
@@ -55,3 +61,25 @@ def test_the_openapi_document_is_valid_3_1_and_names_every_route() -> None:
         if r.canonical.startswith("/api/v1/") and "{tail" not in r.canonical
     }
     assert routes == set(doc["paths"]), routes ^ set(doc["paths"])
+
+
+async def test_a_redis_outage_is_503_unavailable_in_the_error_shape(tmp_path: Path) -> None:
+    redis_server = procs.RedisServer(tmp_path / "redis").start()
+    config = replace(
+        Config(), redis_url=redis_server.url, data_dir=tmp_path / "data", daily_secret=b"out"
+    )
+    try:
+        async with serve(config) as app, aiohttp.ClientSession() as session:
+            api = ApiClient(app.http, session)
+            assert (await api.get("/api/v1/days/2030-06-14/boards/fourteen-out")).status == 200
+            redis_server.kill()
+            for path in (
+                "/api/v1/days/2030-06-13/boards/fourteen-out",
+                "/api/v1/days/2030-06-13/results.ndjson.gz",
+                "/api/v1/players/somebody",
+            ):
+                answer = await api.get(path)
+                assert (answer.status, answer.code) == (503, "unavailable"), (path, answer.body)
+                assert answer.headers["Retry-After"] == "2"
+    finally:
+        redis_server.stop()
