@@ -11,6 +11,7 @@ stamp, keys sorted), so every process serves the same file with the same ETag.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import gzip
 import json
@@ -111,6 +112,7 @@ def encode_line(line: ResultLine) -> bytes:
 
 
 async def day_results_gz(src: Sources, date: dt.date) -> bytes:
-    """The day's lines, gzipped reproducibly (no file name, no time stamp)."""
+    """The day's lines, gzipped reproducibly (no file name, no time stamp). The compression
+    runs in a thread: a big day's file would hold the event loop for a while."""
     chunks = [encode_line(line) + b"\n" async for line in day_lines(src, date)]
-    return gzip.compress(b"".join(chunks), compresslevel=9, mtime=0)
+    return await asyncio.to_thread(gzip.compress, b"".join(chunks), 9, mtime=0)

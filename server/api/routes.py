@@ -6,6 +6,7 @@ Every answer goes through `api_middleware`: per-address rate limit (``429`` with
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
@@ -76,6 +77,7 @@ class ApiContext:
     limiter: RateLimiter
     openapi: bytes
     gz_cache: OrderedDict[dt.date, tuple[float, bytes]] = field(default_factory=OrderedDict)
+    gz_building: dict[dt.date, asyncio.Task[bytes]] = field(default_factory=dict)
 
     def sources(self) -> Sources:
         s = self.services()
@@ -211,8 +213,13 @@ async def results(request: web.Request) -> web.Response:
     cached = ctx.gz_cache.get(date)
     if cached is not None and time.monotonic() - cached[0] < GZ_CACHE_S:
         body = cached[1]
-    else:
-        body = await day_results_gz(ctx.sources(), date)
+    else:  # one build per day and process at a time, shared by the requests that wait for it
+        task = ctx.gz_building.get(date)
+        if task is None:
+            task = asyncio.create_task(day_results_gz(ctx.sources(), date))
+            ctx.gz_building[date] = task
+            task.add_done_callback(lambda _: ctx.gz_building.pop(date, None))
+        body = await asyncio.shield(task)
         ctx.gz_cache[date] = (time.monotonic(), body)
         ctx.gz_cache.move_to_end(date)
         while len(ctx.gz_cache) > GZ_CACHE_DAYS:

@@ -4,6 +4,7 @@ and replayed by `python -m engine verify`; no seed of a day that is not closed a
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import gzip
 import json
@@ -114,6 +115,9 @@ async def test_a_closed_days_results_are_served_alike_everywhere_and_replay(
         assert day["closed"] is False and all(d["seed"] is None for d in day["deals"])
         assert await a.services.day_closer.sweep(dt.date(2030, 6, 15))
 
+        # Several readers at once on each process: one build each, the same bytes for all.
+        many = await asyncio.gather(*(x.get(RESULTS) for x in (on_a, on_b) for _ in range(4)))
+        assert len({m.body for m in many}) == 1 and {m.status for m in many} == {200}
         got_a, got_b = await on_a.get(RESULTS), await on_b.get(RESULTS)
         assert got_a.status == got_b.status == 200
         assert got_a.body == got_b.body, "two processes serve the same bytes"
@@ -145,6 +149,7 @@ async def test_a_closed_days_results_are_served_alike_everywhere_and_replay(
         }
         assert day_now.headers["Cache-Control"] == "public, max-age=86400, immutable"
         board = await on_b.get(f"/api/v1/days/{DAY}/boards/fourteen-out")
+        assert board.body == (await on_a.get(f"/api/v1/days/{DAY}/boards/fourteen-out")).body
         assert board.json()["closed"] and [e["name"] for e in board.json()["entries"]] == ["amy"]
 
     # Anyone replays the whole file with the engine alone.
