@@ -318,6 +318,11 @@ async def race(request: web.Request) -> web.Response:
     finished = state.shown_status(now) is RaceStatus.FINISHED and state.results is not None
     data: dict[str, object] = {"race": info, "finished": finished}
     if finished:
+        racers = info.get("racers")
+        if isinstance(racers, list):  # presence lapses after the end: not part of the result
+            for racer in racers:
+                if isinstance(racer, dict):
+                    racer.pop("connected", None)
         moves: dict[str, list[str]] = {}
         for pid, name in state.racers:
             try:
