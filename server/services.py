@@ -22,6 +22,7 @@ from server.races.matchmaking import Matchmaking
 from server.races.ratings import RaceBoards
 from server.races.referee import RaceReferee
 from server.races.service import RaceService, RaceSettings
+from server.races.spectate import Spectators
 from server.races.store import RaceStore
 from server.runtime.clock import Clock
 from server.runtime.metrics import Metrics
@@ -46,6 +47,7 @@ class Services:
     race_fanout: RaceFanout  # its reader runs in the app's cleanup_ctx
     race_clock: RaceClock  # runs in the app's cleanup_ctx
     matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
+    spectators: Spectators  # this process's spectators (registered with race_fanout)
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
     #: Set when a session of this process revoked its player's other sessions: the app's
@@ -110,6 +112,7 @@ class Services:
             race_fanout=fanout,
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
+            spectators=Spectators(client, fanout, races, store, clock),
             day_closer=DayCloser(client, store, games, players, clock),
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
         )

@@ -52,6 +52,7 @@ transaction share it, so they live in one slot)::
     sol:{h:<pid>}:stats:<variant>            hash   totals, bests, streak runs, percentile sums
     sol:{h:<pid>}:pending                    set    daily game ids being finished (an outbox)
     sol:{r:<race_id>}:watchers               hash   server process id -> spectators there
+    sol:{r:<race_id>}:watchers:alive         zset   server process id -> its count counts until (ms)
     sol:{d:<variant>:<date>:<pid>}:times     list   ms between a daily game's moves (fair play)
     sol:{r:<race_id>}:times:<pid>            list   the same for a racer's game
     sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
@@ -544,6 +545,12 @@ def history_pending(pid: str) -> str:
 def race_watchers(race_id: str) -> str:
     """Spectators of a race: server process id -> how many watch there."""
     return _race(race_id, "watchers")
+
+
+def race_watchers_alive(race_id: str) -> str:
+    """Until when each process's spectator count of a race counts (ms; its heartbeat moves
+    it on): a stopped process's count lapses soon after, and any process drops it."""
+    return _race(race_id, "watchers:alive")
 
 
 @dataclass(frozen=True, slots=True)

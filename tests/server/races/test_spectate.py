@@ -196,3 +196,12 @@ def test_the_spectator_count_message_round_trips_and_is_checked() -> None:
             pubsub.decode(bad)
     with pytest.raises(ValueError):
         pubsub.encode(pubsub.SpectatorsChanged(race_id="20300615-abcdef", count=-1))
+
+
+async def test_each_app_builds_its_own_spectators(race_app: App) -> None:
+    """#26: the spectators hub was a module-global registry keyed by fan-out, made on first
+    use; it is a service of the app now, registered with its fan-out from the start."""
+    services = race_app.services
+    assert spectate.spectators_of(services) is services.spectators
+    assert services.race_fanout.watchers == [services.spectators]
+    assert not hasattr(spectate, "_HUBS")
