@@ -84,7 +84,16 @@ class Services:
         race_store = RaceStore(client, RACE_TTL_MS)
         boards = RaceBoards(client, config.leaderboard_retention_days)
         races = RaceService(race_store, boards, games, players, clock, settings)
-        referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
+        referee = RaceReferee(
+            race_store,
+            games,
+            leaderboard,
+            boards,
+            clock,
+            settings.grace_ms,
+            countdown_ms=settings.countdown_ms,
+            time_limit_ms=settings.time_limit_ms,
+        )
         fanout = RaceFanout(client, races, clock)
         deals = DailyDeals(
             client,

@@ -124,9 +124,12 @@ return 1
 # KEYS: race, order, seen, events, then each racer's game record (joining order).
 # ARGV: start_at, ends_at, ttl_ms, the games' expire-at (unix s), the pids (json list, joining
 # order), their games' fields (json list of flat field/value lists of strings), then the
-# `countdown` event. The whole start on the race's slot: open -> running with its clock, each
-# racer's game unless it exists, their seen marks (the grace counts from the start) and the
-# announcement. Returns 1 started, 0 not open (or gone), -1 the racers changed meanwhile.
+# `countdown` event, then (a race the queue matched) channel, message pairs telling each racer
+# wherever they are connected (`pubsub.PlayerMatched`). The whole start on the race's slot:
+# open -> running with its clock, each racer's game unless it exists, their seen marks (the
+# grace counts from the start) and the announcements (a process stopping right after a start
+# leaves nobody untold). Returns 1 started, 0 not open (or gone), -1 the racers changed
+# meanwhile.
 _BEGIN_LUA = (
     _EMIT_FN
     + """
@@ -150,6 +153,7 @@ for i, p in ipairs(pids) do
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
 emit(KEYS[1], KEYS[4], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+for i = 11, #ARGV - 1, 2 do redis.call('PUBLISH', ARGV[i], ARGV[i + 1]) end
 return 1
 """
 )
@@ -379,6 +383,15 @@ return 0
 """
 
 
+def _matched_args(race_id: str, pids: Sequence[str]) -> list[str]:
+    """Channel, message pairs telling each of `pids` they are in the race (`_BEGIN_LUA`)."""
+    out: list[str] = []
+    for pid in pids:
+        msg = pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id))
+        out += [keys.player_channel(pid), msg.decode()]
+    return out
+
+
 class RaceStore:
     """Redis operations on races and the queue. `redis` must use ``decode_responses=True``."""
 
@@ -554,12 +567,20 @@ class RaceStore:
 
     @translate_redis_errors
     async def begin(
-        self, race_id: str, start_at: int, ends_at: int, retention_days: int = GAME_RETENTION_DAYS
+        self,
+        race_id: str,
+        start_at: int,
+        ends_at: int,
+        retention_days: int = GAME_RETENTION_DAYS,
+        *,
+        announce: bool = False,
     ) -> bool:
         """open -> running with its clock, in one step with all the start's writes on the
         race's slot (`_BEGIN_LUA`): each racer's game (as `GameStore.start_game` makes it,
         expiring with a board of the race's day kept `retention_days`), their seen marks and
-        the `countdown` event. False when the race was not open (or is gone).
+        the `countdown` event; with `announce` (a race the queue matched, whose racers do not
+        follow it yet), each racer's `PlayerMatched` too. False when the race was not open
+        (or is gone).
 
         The deadline index is in another slot: the caller writes it around this
         (`RaceService._begin`)."""
@@ -598,6 +619,7 @@ class RaceStore:
                         json.dumps(pids),
                         json.dumps(fields),
                         *countdown,
+                        *(_matched_args(race_id, pids) if announce else ()),
                     ],
                 )
             )

@@ -207,23 +207,43 @@ async def test_an_early_index_write_is_looked_at_again_at_the_start(
     assert not (await parts.races.load(race_id)).forfeited
 
 
-async def test_a_match_whose_start_was_cut_short_leaves_the_index(
-    redis_client: redis.asyncio.Redis, clock: ManualClock
-) -> None:
-    """A matched race is dealt the moment it is made; never dealt (its process stopped after
-    the index write), it is abandoned after `UNDEALT_MS` and leaves the index."""
-    parts = build(redis_client, clock)
-    a, b = await parts.inbox("mc-ann"), await parts.inbox("mc-bob")
-    race_id = keys.new_race_id(clock.now_ms())
+async def made_match(parts: RaceParts, a: Inbox, b: Inbox) -> tuple[str, int]:
+    """A race the queue matched `a` and `b` to, made by a process that stopped before dealing
+    it (after the index write, the race and the racers' pointers); and when it is due."""
+    race_id = keys.new_race_id(parts.clock.now_ms())
+    intent = parts.clock.now_ms() + SETTINGS.countdown_ms
+    await parts.store.set_active(race_id, intent, only_earlier=True)
     await parts.store.create(
-        race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), name(a)), (pid(b), name(b))]
+        race_id, VARIANT, 2, 7, parts.clock.now_ms(), [(pid(a), name(a)), (pid(b), name(b))]
     )
     await parts.store.set_racing([pid(a), pid(b)], race_id)
-    intent = clock.now_ms() + SETTINGS.countdown_ms
-    await parts.store.set_active(race_id, intent, only_earlier=True)  # ...and stopped
+    return race_id, intent  # ...and stopped
+
+
+async def test_a_match_whose_start_was_cut_short_is_dealt_by_a_tick(
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """A matched race is dealt the moment it is made; left undealt (its process stopped after
+    the index write), the tick of any process deals it at its start time, once."""
+    one, two = build(redis_client, clock), build(second_client, clock)
+    a, b = await one.inbox("mc-ann"), await one.inbox("mc-bob")
+    race_id, intent = await made_match(one, a, b)
     clock.set(intent)
-    await sweep(parts)
-    assert await due_at(parts, race_id) == intent + UNDEALT_MS
+    await asyncio.gather(sweep(two), sweep(one))
+    race = await assert_started_whole(two, race_id)
+    assert race.start_at == intent + SETTINGS.countdown_ms
+    assert await due_at(two, race_id) == race.start_at
+    await assert_ends_by_time_limit(one, race_id)
+
+
+async def test_a_match_left_undealt_too_long_leaves_the_index(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Looked at only after `UNDEALT_MS` (no process ticked meanwhile), a match never dealt is
+    abandoned (its players may have been freed) and leaves the index."""
+    parts = build(redis_client, clock)
+    a, b = await parts.inbox("mu-ann"), await parts.inbox("mu-bob")
+    race_id, intent = await made_match(parts, a, b)
     clock.set(intent + UNDEALT_MS)
     await sweep(parts)
     assert await due_at(parts, race_id) is None, "abandoned: out of the index"
