@@ -164,6 +164,11 @@ def test_ratings_applied_twice_or_never_are_caught() -> None:
     assert violations(History(), {}, Ledgers(results, casual)) == {Property.RATED_ONCE}
     shown = {**ratings, "p1": StoredRating("p1", 1530, 1500, ratings["p1"].recent)}
     assert violations(History(), {}, Ledgers(results, shown)) == {Property.RATED_ONCE}
+    # A race whose end is still under way when read may have rated its racers already.
+    ending = {**ratings, "p1": rating("p1", ("r3", 1518, 1525), *items(ratings["p1"]))}
+    assert violations(History(), {}, Ledgers(results, ending)) == {Property.RATED_ONCE}
+    unsettled = Ledgers(results, ending, unsettled=frozenset({"r3"}))
+    assert violations(History(), {}, unsettled) == set()
 
 
 def test_a_board_entry_without_its_finished_game_is_caught() -> None:

@@ -106,6 +106,8 @@ class Ledgers:
     results: Mapping[str, tuple[RatedResult, ...]] = field(default_factory=dict)
     ratings: Mapping[str, StoredRating] = field(default_factory=dict)
     boards: Mapping[tuple[str, str], tuple[BoardEntry, ...]] = field(default_factory=dict)
+    #: Races not finished when read (an end under way may have rated them already).
+    unsettled: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,6 +386,8 @@ def _check_ratings(v: list[Violation], ledgers: Ledgers) -> None:
     for pid, rating in ledgers.ratings.items():
         recent = rating.recent
         for item in recent:
+            if item.race_id in ledgers.unsettled:
+                continue
             mine = [r for r in ledgers.results.get(item.race_id, ()) if r.player_id == pid]
             if not mine or mine[0].rating is None:
                 v.append(

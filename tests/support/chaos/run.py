@@ -251,16 +251,18 @@ async def _ledgers(redis_url: str, history: History, games: dict[str, StoredGame
     try:
         results: dict[str, tuple[RatedResult, ...]] = {}
         ratings: dict[str, StoredRating] = {}
+        unsettled: set[str] = set()
         todo = sorted(history.races)
         while todo:
             race_id = todo.pop()
-            if race_id in results:
+            if race_id in results or race_id in unsettled:
                 continue
             try:
                 race = await races.load(race_id)
             except NotFound:
                 continue
             if race.status is not RaceStatus.FINISHED or race.results is None:
+                unsettled.add(race_id)
                 continue
             results[race_id] = tuple(
                 RatedResult(r.player_id, r.rating, r.rating_change) for r in race.results
@@ -301,7 +303,7 @@ async def _ledgers(redis_url: str, history: History, games: dict[str, StoredGame
                 )
                 for member, score in rows
             )
-        return Ledgers(results, ratings, boards)
+        return Ledgers(results, ratings, boards, frozenset(unsettled))
     finally:
         await client.aclose()
 
