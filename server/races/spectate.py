@@ -66,7 +66,7 @@ log = logging.getLogger(__name__)
 DELAY_MS = 3_000
 #: Races listed by `race.list` are read from this many of the newest active races.
 LIST_SCAN = 200
-#: The watchers hash outlives its last change by this long (a crashed process's count lapses).
+#: The watchers keys outlive their last change by this long (then nobody follows the race).
 WATCHERS_TTL_MS = 86_400_000
 #: A process's spectator count of a race counts this long after its last heartbeat (its race
 #: clock's sweep, about once a second): a stopped process's spectators leave the counts then.
@@ -92,35 +92,27 @@ local function sweep(watchers, alive, now)
 end
 """
 
-# KEYS: watchers, alive. ARGV: process id, delta, ttl ms, now, fresh until. Counts this
-# process's spectators up or down (fresh until then), drops lapsed counts; {total, dropped}.
+# KEYS: watchers, alive. ARGV: process id, its spectators of the race, ttl ms, now, fresh
+# until. Sets this process's count (what it holds: a count it lost while paused comes back;
+# 0 drops it), fresh until then, and drops the lapsed counts of other processes. Returns
+# {total, changed}: changed is 1 when the total may differ from the last one announced.
 _COUNT_LUA = (
     _SWEEP_FN
     + """
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-if n <= 0 then
+local old = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local n = tonumber(ARGV[2])
+if n > 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], n)
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+else
   redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('ZREM', KEYS[2], ARGV[1])
-else
-  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 end
 local out = sweep(KEYS[1], KEYS[2], tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return out
-"""
-)
-
-# KEYS: watchers, alive. ARGV: process id, now, fresh until. The heartbeat of a process for
-# a race it watches or races in: its own count (if any) counts until then; lapsed counts
-# of other processes are dropped. Returns {total, dropped}.
-_HEARTBEAT_LUA = (
-    _SWEEP_FN
-    + """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-end
-return sweep(KEYS[1], KEYS[2], tonumber(ARGV[2]))
+if old ~= n or out[2] > 0 then return {out[1], 1} end
+return {out[1], 0}
 """
 )
 
@@ -171,7 +163,6 @@ class Spectators:
         self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
         self._tasks: set[asyncio.Task[None]] = set()
         self._count = client.register_script(_COUNT_LUA)
-        self._heartbeat = client.register_script(_HEARTBEAT_LUA)
         fanout.watchers.append(self)
         fanout.on_gone(self._gone)
 
@@ -235,7 +226,7 @@ class Spectators:
             self._watching[race_id].add(conn)
             try:
                 await self._fanout.follow(race_id)
-                count = await self._change(race_id, +1)
+                count = await self._change(race_id)
             except BaseException:  # not counted (an outage): not watching either
                 self._watching[race_id].discard(conn)
                 if not self._watching[race_id]:
@@ -479,36 +470,43 @@ class Spectators:
         msg = pubsub.SpectatorsChanged(race_id=race_id, count=total)
         await self._r.publish(keys.race_channel(race_id), pubsub.encode(msg))
 
-    @translate_redis_errors
-    async def _change(self, race_id: str, delta: int) -> int:
-        """Count this process's spectators of the race up or down and announce the total."""
-        now = self._clock.now_ms()
-        total, _ = cast(
+    async def _count_here(self, race_id: str, now: int) -> tuple[int, bool]:
+        """Write this process's spectator count of the race (fresh for `WATCH_FRESH_MS`),
+        drop lapsed ones: (the race's total, whether it may have changed)."""
+        total, changed = cast(
             list[int],
             await self._count(
                 keys=[keys.race_watchers(race_id), keys.race_watchers_alive(race_id)],
-                args=[self._fanout.instance, delta, WATCHERS_TTL_MS, now, now + WATCH_FRESH_MS],
+                args=[
+                    self._fanout.instance,
+                    len(self._watching.get(race_id, ())),
+                    WATCHERS_TTL_MS,
+                    now,
+                    now + WATCH_FRESH_MS,
+                ],
             ),
         )
-        await self._announce(race_id, int(total))
-        return int(total)
+        return int(total), bool(changed)
+
+    @translate_redis_errors
+    async def _change(self, race_id: str) -> int:
+        """Count this process's spectators of the race (after one came or went) and announce
+        the total."""
+        total, _ = await self._count_here(race_id, self._clock.now_ms())
+        await self._announce(race_id, total)
+        return total
 
     @translate_redis_errors
     async def heartbeat(self, now_ms: int, racing: Sequence[str] = ()) -> None:
-        """Keep this process's spectator counts fresh, and drop (and announce) the counts of
-        processes that stopped refreshing theirs, in the races watched here and `racing`
-        (the races some racer here is in): called by the race clock about once a second."""
+        """Keep this process's spectator counts fresh (restoring one lost while it was
+        paused), and drop the counts of processes that stopped refreshing theirs, in the races
+        watched here and `racing` (some racer here is in them), announcing each total that
+        changed: called by the race clock about once a second."""
         for race_id in sorted(set(self._watching) | set(racing)):
-            _, dropped = cast(
-                list[int],
-                await self._heartbeat(
-                    keys=[keys.race_watchers(race_id), keys.race_watchers_alive(race_id)],
-                    args=[self._fanout.instance, now_ms, now_ms + WATCH_FRESH_MS],
-                ),
-            )
-            if int(dropped):
-                log.info("race %s: %d stopped process(es) no longer watch", race_id, dropped)
-                await self._announce(race_id, await self._total(race_id))
+            total, changed = await self._count_here(race_id, now_ms)
+            if changed:
+                log.info("race %s: %d spectators, counted again", race_id, total)
+                await self._announce(race_id, total)
 
     async def _leave(self, conn: Recipient, race_id: str) -> None:
         conns = self._watching.get(race_id)
@@ -519,7 +517,7 @@ class Spectators:
             del self._watching[race_id]
             self._forget_copies(race_id)
             await self._fanout.unfollow(race_id)
-        await self._change(race_id, -1)
+        await self._change(race_id)
 
     async def _end(self, race_id: str) -> None:
         """The race ended and its last frames went out: its spectators are done."""
