@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 PRESENCE_MS = 5_000
 #: A matched race is dealt the moment it is made; one still undealt after this is abandoned.
 UNDEALT_MS = 30_000
+#: A match whose race is still not made this long after the queue made it was left by a
+#: process that stopped: any process makes it (`RaceService.repair_matches`).
+UNMADE_MS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +219,24 @@ class RaceService:
         # the start tells each player, wherever they are connected (their server attaches them)
         await self._begin(race_id, announce=True)
         return race_id
+
+    async def repair_matches(self) -> list[str]:
+        """Make the races of matches whose process stopped before making them (the queue
+        matched the players, pointed them at the race id and kept the match in
+        `making`): after `UNMADE_MS`, any process makes, deals and announces the race as
+        that process would have (created only if absent, started once); a match older than
+        `UNDEALT_MS` is dropped (its players are freed by their next race request). Called
+        by every process's matchmaking sweep; returns the races made here."""
+        now = self.clock.now_ms()
+        made = []
+        for m in await self.store.making():
+            if now - m.at > UNDEALT_MS:
+                await self.store.drop_making(m.race_id)
+            elif now - m.at >= UNMADE_MS:
+                log.warning("race %s: making a match its process left unmade", m.race_id)
+                await self._start_matched(m.race_id, m.variant, m.size, m.pids)
+                made.append(m.race_id)
+        return made
 
     async def announce(self, pid: str, race_id: str) -> None:
         """Tell the player's connections, wherever they are, that they are in the race (the

@@ -36,6 +36,7 @@ transaction share it, so they live in one slot)::
     sol:{q}:addr                             hash   pid -> client address (queued players)
     sol:{q}:inrace                           hash   pid -> race id of the player's current race
     sol:{q}:matched                          hash   pid -> ms the queue matched them (race unmade)
+    sol:{q}:making                           hash   race id -> its match (JSON) until made
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
     sol:{ra}:active                          zset   race id -> time its next deadline is due
     sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
@@ -442,6 +443,12 @@ def race_inrace() -> str:
 def race_matched() -> str:
     """Players the queue matched, until their race is made: pid -> when (ms)."""
     return f"{PREFIX}{{q}}:matched"
+
+
+def race_making() -> str:
+    """Matches whose race is not made yet: race id -> JSON (queue, players, when). Any
+    process makes a race whose maker stopped (`RaceService.repair_matches`)."""
+    return f"{PREFIX}{{q}}:making"
 
 
 def race_turn(pid: str) -> str:

@@ -20,6 +20,7 @@ from engine import from_view
 from server.boards.leaderboard import BoardRef
 from server.races.model import RaceStatus, RaceSummary
 from server.races.referee import FINISHING_STALE_MS, standing_order
+from server.races.service import UNMADE_MS
 from server.redis import keys
 from tests.support.app import App, serve
 from tests.support.races import SETTINGS, race_config, start_race
@@ -80,6 +81,35 @@ async def test_a_match_its_process_left_undealt_is_dealt_and_announced_by_anothe
     assert len(countdowns) == 1
     moved = await a.request("move", game_id=started[0]["game_id"], move=_first(started[0]))
     assert moved["type"] == "moved"
+
+
+async def test_a_match_its_process_left_unmade_is_made_by_another(
+    race_app: App, redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The queue matched the players (pointing them at the race id) and the process stopped
+    before making the race. Before: the players waited, told nothing, until their next race
+    request freed them 30 s later."""
+    clock = race_app.clock
+    a, b = await race_app.client("rm-ann"), await race_app.client("rm-bob")
+    assert (await a.request("race.queue", variant=VARIANT))["type"] == "race.queued"
+    async with serve(race_config(redis_url, tmp_path / "doomed"), clock) as doomed:
+        now = clock.now_ms()
+        race_id = keys.new_race_id(now)
+        _, matched = await doomed.services.races.store.enqueue(
+            b.player_id, VARIANT, 2, now, SETTINGS.fill_wait_ms, race_id
+        )
+        assert sorted(matched) == sorted([a.player_id, b.player_id])  # ...and it stopped
+    clock.advance(UNMADE_MS)  # the next matchmaking sweep here makes it
+    for c in (a, b):
+        update = await until(c, "race.update", lambda m: m["race"]["race_id"] == race_id)
+        assert update["race"]["status"] == "countdown" and update["race"]["game_id"]
+    started = await start_race(race_app, a, b)
+    assert {s["race_id"] for s in started} == {race_id}
+    events = await race_events(race_app, race_id)
+    assert len([e for e in events if isinstance(e, pr.RaceCountdown)]) == 1
+    assert not await redis_client.hlen(keys.race_making()), "made: no longer to make"
+    race = await race_app.services.races.load(race_id)
+    assert race.creator is None and sorted(race.pids()) == sorted(matched)
 
 
 def _first(started: dict[str, Any]) -> str:
