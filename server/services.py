@@ -22,6 +22,7 @@ from server.races.matchmaking import Matchmaking
 from server.races.ratings import RaceBoards
 from server.races.referee import RaceReferee
 from server.races.service import RaceService, RaceSettings
+from server.races.spectate import Spectators
 from server.races.store import RaceStore
 from server.runtime.clock import Clock
 from server.runtime.metrics import Metrics
@@ -46,6 +47,7 @@ class Services:
     race_fanout: RaceFanout  # its reader runs in the app's cleanup_ctx
     race_clock: RaceClock  # runs in the app's cleanup_ctx
     matchmaking: Matchmaking  # its sweep runs in the app's cleanup_ctx
+    spectators: Spectators  # this process's spectators (registered with race_fanout)
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
     #: Set when a session of this process revoked its player's other sessions: the app's
@@ -82,7 +84,16 @@ class Services:
         race_store = RaceStore(client, RACE_TTL_MS)
         boards = RaceBoards(client, config.leaderboard_retention_days)
         races = RaceService(race_store, boards, games, players, clock, settings)
-        referee = RaceReferee(race_store, games, leaderboard, boards, clock, settings.grace_ms)
+        referee = RaceReferee(
+            race_store,
+            games,
+            leaderboard,
+            boards,
+            clock,
+            settings.grace_ms,
+            countdown_ms=settings.countdown_ms,
+            time_limit_ms=settings.time_limit_ms,
+        )
         fanout = RaceFanout(client, races, clock)
         deals = DailyDeals(
             client,
@@ -110,6 +121,7 @@ class Services:
             race_fanout=fanout,
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
+            spectators=Spectators(client, fanout, races, store, clock),
             day_closer=DayCloser(client, store, games, players, clock),
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
         )

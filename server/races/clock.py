@@ -4,7 +4,8 @@ Every tick (0.2 s) it looks at the races some connection here is in: at ``start_
 each racer their start view (`race.started`, again after a reconnect), it keeps the racers'
 presence fresh in Redis (the disconnect grace counts from the last mark), and it asks the
 referee to enforce the time limit and the grace period. Every few ticks it also sweeps Redis
-for overdue races nobody here is connected to.
+for overdue races nobody here is connected to, and keeps this process's spectator counts fresh
+(dropping those of stopped processes: `Spectators.heartbeat`).
 """
 
 from __future__ import annotations
@@ -72,3 +73,6 @@ class RaceClock:
         if sweep:
             for race_id in await self.referee.due(now):
                 await self.referee.tick(race_id)
+            racing = self.fanout.races()
+            for watcher in self.fanout.watchers:  # spectator counts: fresh, and swept
+                await watcher.heartbeat(now, racing)

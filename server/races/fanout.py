@@ -15,7 +15,7 @@ import contextlib
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 import redis.asyncio
@@ -52,6 +52,11 @@ class RaceWatcher(Protocol):
     async def on_message(
         self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged
     ) -> None: ...
+
+    async def heartbeat(self, now_ms: int, racing: Sequence[str]) -> None:
+        """About once a second (the race clock's sweep): keep this process's marks fresh and
+        drop those of stopped processes, for its races and `racing` (raced here)."""
+        ...
 
 
 Listener = Callable[[Recipient], None]

@@ -4,6 +4,7 @@ A queue fills at once when enough players wait (`RaceService.queue`); a group qu
 not filled starts with the players there once its fill wait has run out, which a sweep here
 checks every second for the queues some connection here waits in. A match is announced on
 each player's channel, so the fan-out attaches the player's connections wherever they are.
+The sweep also makes the races of matches a stopped process left unmade (any process does).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Matchmaking:
     async def sweep(self) -> None:
         for variant, size in sorted(self.groups()):
             await self.races.try_match(variant, size)
+        await self.races.repair_matches()  # matches a stopped process left unmade
 
     async def run(self) -> None:
         """Sweep until cancelled (an app cleanup_ctx)."""

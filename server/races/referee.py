@@ -15,7 +15,7 @@ from server.boards.leaderboard import BoardRef, Leaderboard
 from server.games.service import GameService, LiveGame
 from server.races.model import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
 from server.races.ratings import RaceBoards
-from server.races.service import UNDEALT_MS
+from server.races.service import UNDEALT_MS, RaceSettings
 from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
@@ -29,6 +29,7 @@ FINISHING_STALE_MS = 15_000
 #: A racer who resigned or forfeited after fewer moves than this (undos not counted) made no
 #: real attempt: they lose, and nobody gains rating points from them (docs/fairplay.md).
 REAL_ATTEMPT_MOVES = 5
+_DEFAULTS = RaceSettings()
 
 
 def progress_of(live: LiveGame) -> Progress:
@@ -53,6 +54,9 @@ class RaceReferee:
         boards: RaceBoards,
         clock: Clock,
         grace_ms: int,
+        *,
+        countdown_ms: int = _DEFAULTS.countdown_ms,
+        time_limit_ms: int = _DEFAULTS.time_limit_ms,
     ) -> None:
         self.store = store
         self.games = games
@@ -60,6 +64,9 @@ class RaceReferee:
         self.boards = boards
         self.clock = clock
         self.grace_ms = grace_ms
+        #: The race timings a matched race gets when a tick deals it (`_deal`).
+        self.countdown_ms = countdown_ms
+        self.time_limit_ms = time_limit_ms
 
     # -- during the race ----------------------------------------------------------------------
 
@@ -82,8 +89,10 @@ class RaceReferee:
     async def tick(self, race_id: str) -> None:
         """Enforce the race's clocks: the time limit and the disconnect grace period. A race
         in the deadline index in any other state is settled too: one gone or finished leaves
-        the index (an end cut short is completed), one still open (its start was cut short, or
-        is under way) is looked at again later, and one left `finishing` is taken over."""
+        the index (an end cut short is completed), a match still undealt at its start time
+        (its process stopped while making it) is dealt and announced here, a room still open
+        (its start was cut short, or is under way) is looked at again later, and one left
+        `finishing` is taken over."""
         now = self.clock.now_ms()
         try:
             race = await self.store.load(race_id)
@@ -99,6 +108,8 @@ class RaceReferee:
         if race.status is RaceStatus.OPEN:
             if race.creator is None and now - race.created_at > UNDEALT_MS:
                 await self.store.set_active(race_id, None)  # a match never dealt: abandoned
+            elif race.creator is None:
+                await self._deal(race, now)
             else:
                 await self.store.set_active(race_id, now + UNDEALT_MS)
             return
@@ -133,6 +144,26 @@ class RaceReferee:
                 await self.end(race_id, reason="forfeit")
                 return
         await self.store.set_active(race_id, self.next_check(race, now))
+
+    async def _deal(self, race: RaceState, now: int) -> None:
+        """Deal a race the queue matched whose process stopped before dealing it (its index
+        entry, written first, came due at its start time): started and announced to its
+        racers in one step (`RaceStore.begin`), as that process would have. Two processes
+        doing it at once (or the maker, slow but alive) start it once."""
+        start_at = now + self.countdown_ms
+        ends_at = start_at + self.time_limit_ms
+        await self.store.set_racing(race.pids(), race.race_id)  # made: clear the marks
+        if await self.store.begin(
+            race.race_id,
+            start_at,
+            ends_at,
+            retention_days=self.games.store.retention_days,
+            announce=True,
+        ):
+            log.warning("race %s: dealt a match its process left undealt", race.race_id)
+            await self.store.set_active(race.race_id, start_at)
+        else:  # started meanwhile by another: looked at again from its start on
+            await self.store.set_active(race.race_id, start_at, only_earlier=True)
 
     def next_check(self, race: RaceState, now: int) -> int:
         """When to look at a running race again: its time limit, or sooner when a racer may

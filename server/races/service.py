@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 PRESENCE_MS = 5_000
 #: A matched race is dealt the moment it is made; one still undealt after this is abandoned.
 UNDEALT_MS = 30_000
+#: A match whose race is still not made this long after the queue made it was left by a
+#: process that stopped: any process makes it (`RaceService.repair_matches`).
+UNMADE_MS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +201,11 @@ class RaceService:
         return await self._start_matched(race_id, variant, size, matched) if matched else None
 
     async def _start_matched(self, race_id: str, variant: str, size: int, pids: list[str]) -> str:
-        """Make the race the queue matched `pids` to (they already point at it)."""
+        """Make the race the queue matched `pids` to (they already point at it). The deadline
+        index first (another slot): should this process stop before the race is dealt, the
+        referee's tick of any process deals and announces it at its start time instead."""
+        now = self.clock.now_ms()
+        await self.store.set_active(race_id, now + self.settings.countdown_ms, only_earlier=True)
         names = await self.players.names(pids)
         await self.store.create(
             race_id,
@@ -209,10 +216,27 @@ class RaceService:
             [(p, names.get(p, "?")) for p in pids],
         )
         await self.store.set_racing(pids, race_id)
-        await self._begin(race_id)
-        # wherever each player is connected, their server attaches them
-        await self.store.announce_match(pids, race_id)
+        # the start tells each player, wherever they are connected (their server attaches them)
+        await self._begin(race_id, announce=True)
         return race_id
+
+    async def repair_matches(self) -> list[str]:
+        """Make the races of matches whose process stopped before making them (the queue
+        matched the players, pointed them at the race id and kept the match in
+        `making`): after `UNMADE_MS`, any process makes, deals and announces the race as
+        that process would have (created only if absent, started once); a match older than
+        `UNDEALT_MS` is dropped (its players are freed by their next race request). Called
+        by every process's matchmaking sweep; returns the races made here."""
+        now = self.clock.now_ms()
+        made = []
+        for m in await self.store.making():
+            if now - m.at > UNDEALT_MS:
+                await self.store.drop_making(m.race_id)
+            elif now - m.at >= UNMADE_MS:
+                log.warning("race %s: making a match its process left unmade", m.race_id)
+                await self._start_matched(m.race_id, m.variant, m.size, m.pids)
+                made.append(m.race_id)
+        return made
 
     async def announce(self, pid: str, race_id: str) -> None:
         """Tell the player's connections, wherever they are, that they are in the race (the
@@ -336,10 +360,11 @@ class RaceService:
         since = await self.store.matched_at(pid)
         return since is not None and self.clock.now_ms() - since <= UNDEALT_MS
 
-    async def _begin(self, race_id: str) -> bool:
+    async def _begin(self, race_id: str, *, announce: bool = False) -> bool:
         """Deal an open race: everyone's game starts at the same server time after a
         countdown. One script on the race's slot starts it whole (games, seen marks, the
-        `countdown` event); the deadline index, in another slot, is written first (a process
+        `countdown` event, with `announce` each racer's match); the deadline index, in
+        another slot, is written first (a process
         stopping right after leaves a race the referee's tick looks at again, whatever state
         it is in) and again after the start (a tick in between may have moved it later)."""
         now = self.clock.now_ms()
@@ -347,7 +372,11 @@ class RaceService:
         ends_at = start_at + self.settings.time_limit_ms
         await self.store.set_active(race_id, start_at, only_earlier=True)
         if not await self.store.begin(
-            race_id, start_at, ends_at, retention_days=self.games.store.retention_days
+            race_id,
+            start_at,
+            ends_at,
+            retention_days=self.games.store.retention_days,
+            announce=announce,
         ):
             return False
         await self.store.set_active(race_id, start_at, only_earlier=True)

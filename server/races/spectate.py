@@ -17,7 +17,15 @@ during the race or after it.
 
 Spectator counts are kept per race in Redis (``sol:{r:<id>}:watchers``: process id ->
 spectators there) and announced on the race channel (`pubsub.SpectatorsChanged`), which
-reaches the racers as ``race.spectators`` pushes.
+reaches the racers as ``race.spectators`` pushes. A process's count counts only while it is
+fresh (``sol:{r:<id>}:watchers:alive``: process id -> until when): every race clock sweep
+(about once a second) a process moves its own counts on by `WATCH_FRESH_MS` and drops the
+counts of the races it watches or races in that no process refreshed in time, announcing the
+new total. A process that crashed (killed, its spectators never told to leave) thus stops
+being counted within `WATCH_FRESH_MS` plus a sweep, by any process that follows the race
+(issue #25: such counts stayed until the race ended).
+
+There is one `Spectators` per app, built with the other services (`Services.spectators`).
 """
 
 from __future__ import annotations
@@ -26,9 +34,8 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import weakref
 from collections import defaultdict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,7 +57,7 @@ from server.runtime.errors import Conflict, NotFound, translate_redis_errors
 if TYPE_CHECKING:
     from server.services import Services
 
-__all__ = ["DELAY_MS", "Spectators", "spectators_of"]
+__all__ = ["DELAY_MS", "WATCH_FRESH_MS", "Spectators", "spectators_of"]
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +66,55 @@ log = logging.getLogger(__name__)
 DELAY_MS = 3_000
 #: Races listed by `race.list` are read from this many of the newest active races.
 LIST_SCAN = 200
-#: The watchers hash outlives its last change by this long (a crashed process's count lapses).
+#: The watchers keys outlive their last change by this long (then nobody follows the race).
 WATCHERS_TTL_MS = 86_400_000
+#: A process's spectator count of a race counts this long after its last heartbeat (its race
+#: clock's sweep, about once a second): a stopped process's spectators leave the counts then.
+WATCH_FRESH_MS = 5_000
 
-# KEYS: watchers. ARGV: process id, delta, ttl ms. Returns the race's spectators in total.
-_COUNT_LUA = """
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-local total = 0
-for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + tonumber(v) end
-return total
+# Drops the counts of processes whose heartbeat lapsed (KEYS[1] watchers, KEYS[2] alive,
+# `now`) and sums the others; returns {total, dropped}.
+_SWEEP_FN = """
+local function sweep(watchers, alive, now)
+  local total, dropped = 0, 0
+  local flat = redis.call('HGETALL', watchers)
+  for i = 1, #flat, 2 do
+    local fresh = tonumber(redis.call('ZSCORE', alive, flat[i]) or '0')
+    if fresh < now then
+      redis.call('HDEL', watchers, flat[i])
+      redis.call('ZREM', alive, flat[i])
+      dropped = dropped + 1
+    else
+      total = total + tonumber(flat[i + 1])
+    end
+  end
+  return {total, dropped}
+end
 """
+
+# KEYS: watchers, alive. ARGV: process id, its spectators of the race, ttl ms, now, fresh
+# until. Sets this process's count (what it holds: a count it lost while paused comes back;
+# 0 drops it), fresh until then, and drops the lapsed counts of other processes. Returns
+# {total, changed}: changed is 1 when the total may differ from the last one announced.
+_COUNT_LUA = (
+    _SWEEP_FN
+    + """
+local old = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local n = tonumber(ARGV[2])
+if n > 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], n)
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+else
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+local out = sweep(KEYS[1], KEYS[2], tonumber(ARGV[4]))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+if old ~= n or out[2] > 0 then return {out[1], 1} end
+return {out[1], 0}
+"""
+)
 
 
 @dataclass(slots=True)
@@ -182,7 +226,7 @@ class Spectators:
             self._watching[race_id].add(conn)
             try:
                 await self._fanout.follow(race_id)
-                count = await self._change(race_id, +1)
+                count = await self._change(race_id)
             except BaseException:  # not counted (an outage): not watching either
                 self._watching[race_id].discard(conn)
                 if not self._watching[race_id]:
@@ -412,21 +456,57 @@ class Spectators:
 
     @translate_redis_errors
     async def _total(self, race_id: str) -> int:
-        raw = cast(list[str], await self._r.hvals(keys.race_watchers(race_id)))
-        return sum(int(v) for v in raw)
+        """The race's spectators on every process whose count is fresh (a read: lapsed
+        counts are left for a heartbeat to drop and announce)."""
+        now = self._clock.now_ms()
+        async with self._r.pipeline(transaction=False) as pipe:  # one slot
+            pipe.hgetall(keys.race_watchers(race_id))
+            pipe.zrangebyscore(keys.race_watchers_alive(race_id), now, "+inf")
+            counts, fresh = await pipe.execute()
+        alive = set(cast(list[str], fresh))
+        return sum(int(v) for k, v in cast(dict[str, str], counts).items() if k in alive)
 
-    @translate_redis_errors
-    async def _change(self, race_id: str, delta: int) -> int:
-        """Count this process's spectators of the race up or down and announce the total."""
-        total = int(
-            await self._count(
-                keys=[keys.race_watchers(race_id)],
-                args=[self._fanout.instance, delta, WATCHERS_TTL_MS],
-            )
-        )
+    async def _announce(self, race_id: str, total: int) -> None:
         msg = pubsub.SpectatorsChanged(race_id=race_id, count=total)
         await self._r.publish(keys.race_channel(race_id), pubsub.encode(msg))
+
+    async def _count_here(self, race_id: str, now: int) -> tuple[int, bool]:
+        """Write this process's spectator count of the race (fresh for `WATCH_FRESH_MS`),
+        drop lapsed ones: (the race's total, whether it may have changed)."""
+        total, changed = cast(
+            list[int],
+            await self._count(
+                keys=[keys.race_watchers(race_id), keys.race_watchers_alive(race_id)],
+                args=[
+                    self._fanout.instance,
+                    len(self._watching.get(race_id, ())),
+                    WATCHERS_TTL_MS,
+                    now,
+                    now + WATCH_FRESH_MS,
+                ],
+            ),
+        )
+        return int(total), bool(changed)
+
+    @translate_redis_errors
+    async def _change(self, race_id: str) -> int:
+        """Count this process's spectators of the race (after one came or went) and announce
+        the total."""
+        total, _ = await self._count_here(race_id, self._clock.now_ms())
+        await self._announce(race_id, total)
         return total
+
+    @translate_redis_errors
+    async def heartbeat(self, now_ms: int, racing: Sequence[str] = ()) -> None:
+        """Keep this process's spectator counts fresh (restoring one lost while it was
+        paused), and drop the counts of processes that stopped refreshing theirs, in the races
+        watched here and `racing` (some racer here is in them), announcing each total that
+        changed: called by the race clock about once a second."""
+        for race_id in sorted(set(self._watching) | set(racing)):
+            total, changed = await self._count_here(race_id, now_ms)
+            if changed:
+                log.info("race %s: %d spectators, counted again", race_id, total)
+                await self._announce(race_id, total)
 
     async def _leave(self, conn: Recipient, race_id: str) -> None:
         conns = self._watching.get(race_id)
@@ -437,7 +517,7 @@ class Spectators:
             del self._watching[race_id]
             self._forget_copies(race_id)
             await self._fanout.unfollow(race_id)
-        await self._change(race_id, -1)
+        await self._change(race_id)
 
     async def _end(self, race_id: str) -> None:
         """The race ended and its last frames went out: its spectators are done."""
@@ -460,15 +540,6 @@ class Spectators:
         task.add_done_callback(self._tasks.discard)
 
 
-_HUBS: weakref.WeakKeyDictionary[RaceFanout, Spectators] = weakref.WeakKeyDictionary()
-
-
 def spectators_of(services: Services) -> Spectators:
-    """This process's spectators, made on first use (one per app, as its fan-out is)."""
-    hub = _HUBS.get(services.race_fanout)
-    if hub is None:
-        hub = Spectators(
-            services.redis, services.race_fanout, services.races, services.store, services.clock
-        )
-        _HUBS[services.race_fanout] = hub
-    return hub
+    """This process's spectators (`Services.spectators`, one per app, as its fan-out is)."""
+    return services.spectators

@@ -20,6 +20,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import redis.asyncio
@@ -124,9 +125,12 @@ return 1
 # KEYS: race, order, seen, events, then each racer's game record (joining order).
 # ARGV: start_at, ends_at, ttl_ms, the games' expire-at (unix s), the pids (json list, joining
 # order), their games' fields (json list of flat field/value lists of strings), then the
-# `countdown` event. The whole start on the race's slot: open -> running with its clock, each
-# racer's game unless it exists, their seen marks (the grace counts from the start) and the
-# announcement. Returns 1 started, 0 not open (or gone), -1 the racers changed meanwhile.
+# `countdown` event, then (a race the queue matched) channel, message pairs telling each racer
+# wherever they are connected (`pubsub.PlayerMatched`). The whole start on the race's slot:
+# open -> running with its clock, each racer's game unless it exists, their seen marks (the
+# grace counts from the start) and the announcements (a process stopping right after a start
+# leaves nobody untold). Returns 1 started, 0 not open (or gone), -1 the racers changed
+# meanwhile.
 _BEGIN_LUA = (
     _EMIT_FN
     + """
@@ -150,6 +154,7 @@ for i, p in ipairs(pids) do
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
 emit(KEYS[1], KEYS[4], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+for i = 11, #ARGV - 1, 2 do redis.call('PUBLISH', ARGV[i], ARGV[i + 1]) end
 return 1
 """
 )
@@ -292,12 +297,13 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
-# KEYS: queue zset, who hash, inrace hash, matched hash, addr hash. ARGV: pid, now, size,
-# fill_wait_ms, queue name, the race id a match gets, the player's client address, the
-# same-address wait (ms). Returns {0, waiting} still waiting, {1, pid...} matched (removed from
-# the queue and pointed at the new race, in one step: in between, a player would be neither
-# queued nor racing, free to make a room of their own), {-1, race_id} already racing, {-2,
-# other queue} waiting in another queue.
+# KEYS: queue zset, who hash, inrace hash, matched hash, addr hash, making hash. ARGV: pid,
+# now, size, fill_wait_ms, queue name, the race id a match gets, the player's client address,
+# the same-address wait (ms). Returns {0, waiting} still waiting, {1, pid...} matched (removed
+# from the queue and pointed at the new race, in one step: in between, a player would be
+# neither queued nor racing, free to make a room of their own; the match is kept in `making`
+# until its race is made, so any process makes it should this one stop), {-1, race_id}
+# already racing, {-2, other queue} waiting in another queue.
 # A group is picked in queue order, one account per client address (an empty address is
 # anyone's own): accounts of one address are never grouped while someone else waits; when
 # only one address's accounts wait, they are grouped once the oldest has waited the
@@ -341,6 +347,7 @@ if #got == 0 then return {0, n} end
 redis.call('ZREM', KEYS[1], unpack(got))
 redis.call('HDEL', KEYS[2], unpack(got))
 redis.call('HDEL', KEYS[5], unpack(got))
+redis.call('HSET', KEYS[6], ARGV[6], cjson.encode({queue = ARGV[5], pids = got, at = ARGV[2]}))
 local out = {1}
 for _, p in ipairs(got) do
   redis.call('HSET', KEYS[3], p, ARGV[6])
@@ -372,11 +379,44 @@ redis.call('PEXPIRE', KEYS[1], window)
 return 1
 """
 
+# KEYS: race, racers, order. ARGV: ttl_ms, the race's fields (json flat list), the racers
+# (json list of [pid, name]). Creates the race unless it exists. Returns 1 created, else 0.
+_CREATE_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(cjson.decode(ARGV[2])))
+for _, r in ipairs(cjson.decode(ARGV[3])) do
+  redis.call('HSET', KEYS[2], r[1], r[2])
+  redis.call('RPUSH', KEYS[3], r[1])
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+return 1
+"""
+
 # KEYS: a room code. ARGV: the race id it must point at. Frees the code of a closed room.
 _FREE_CODE_LUA = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Making:
+    """A match whose race is not made yet: its queue, players and when it was matched."""
+
+    race_id: str
+    variant: str
+    size: int
+    pids: list[str]
+    at: int
+
+
+def _matched_args(race_id: str, pids: Sequence[str]) -> list[str]:
+    """Channel, message pairs telling each of `pids` they are in the race (`_BEGIN_LUA`)."""
+    out: list[str] = []
+    for pid in pids:
+        msg = pubsub.encode(pubsub.PlayerMatched(player_id=pid, race_id=race_id))
+        out += [keys.player_channel(pid), msg.decode()]
+    return out
 
 
 class RaceStore:
@@ -390,6 +430,7 @@ class RaceStore:
         self._forfeit_if_gone = client.register_script(_FORFEIT_IF_GONE_LUA)
         self._finish = client.register_script(_FINISH_LUA)
         self._begin = client.register_script(_BEGIN_LUA)
+        self._create = client.register_script(_CREATE_LUA)
         self._take_over = client.register_script(_TAKE_OVER_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._present = client.register_script(_PRESENT_LUA)
@@ -449,7 +490,9 @@ class RaceStore:
         *,
         creator: str | None = None,
         code: str | None = None,
-    ) -> None:
+    ) -> bool:
+        """Create the race (open) unless it exists: False when it did (another process
+        making the same match made it first)."""
         fields: dict[FieldT, EncodableT] = {
             "race_id": race_id,
             "variant": variant,
@@ -463,13 +506,32 @@ class RaceStore:
             fields["creator"] = creator
         if code:
             fields["code"] = code
-        async with self.r.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.race(race_id), mapping=fields)
-            pipe.hset(keys.race_racers(race_id), mapping=dict(racers))
-            pipe.rpush(keys.race_order(race_id), *(pid for pid, _ in racers))
-            for key in (keys.race(race_id), keys.race_racers(race_id), keys.race_order(race_id)):
-                pipe.pexpire(key, self.ttl_ms)
-            await pipe.execute()
+        return bool(
+            await self._create(
+                keys=[keys.race(race_id), keys.race_racers(race_id), keys.race_order(race_id)],
+                args=[
+                    self.ttl_ms,
+                    json.dumps([str(x) for kv in fields.items() for x in kv]),
+                    json.dumps([list(r) for r in racers]),
+                ],
+            )
+        )
+
+    @translate_redis_errors
+    async def making(self) -> list[Making]:
+        """The matches whose race is not made yet (`_QUEUE_LUA`), oldest first."""
+        raw = cast(dict[str, str], await self.r.hgetall(keys.race_making()))
+        out = []
+        for race_id, value in raw.items():
+            d = json.loads(value)
+            variant, _, size = str(d["queue"]).rpartition(":")
+            pids = [str(p) for p in d["pids"]] if isinstance(d["pids"], list) else []
+            out.append(Making(race_id, variant, int(size), pids, int(d["at"])))
+        return sorted(out, key=lambda m: (m.at, m.race_id))
+
+    @translate_redis_errors
+    async def drop_making(self, race_id: str) -> None:
+        await self.r.hdel(keys.race_making(), race_id)
 
     @translate_redis_errors
     async def claim_code(self, race_id: str) -> str:
@@ -554,12 +616,20 @@ class RaceStore:
 
     @translate_redis_errors
     async def begin(
-        self, race_id: str, start_at: int, ends_at: int, retention_days: int = GAME_RETENTION_DAYS
+        self,
+        race_id: str,
+        start_at: int,
+        ends_at: int,
+        retention_days: int = GAME_RETENTION_DAYS,
+        *,
+        announce: bool = False,
     ) -> bool:
         """open -> running with its clock, in one step with all the start's writes on the
         race's slot (`_BEGIN_LUA`): each racer's game (as `GameStore.start_game` makes it,
         expiring with a board of the race's day kept `retention_days`), their seen marks and
-        the `countdown` event. False when the race was not open (or is gone).
+        the `countdown` event; with `announce` (a race the queue matched, whose racers do not
+        follow it yet), each racer's `PlayerMatched` too. False when the race was not open
+        (or is gone).
 
         The deadline index is in another slot: the caller writes it around this
         (`RaceService._begin`)."""
@@ -598,6 +668,7 @@ class RaceStore:
                         json.dumps(pids),
                         json.dumps(fields),
                         *countdown,
+                        *(_matched_args(race_id, pids) if announce else ()),
                     ],
                 )
             )
@@ -853,6 +924,7 @@ class RaceStore:
             pipe.hdel(keys.race_inrace(), *pids)
         else:
             pipe.hset(keys.race_inrace(), mapping=dict.fromkeys(pids, race_id))
+            pipe.hdel(keys.race_making(), race_id)  # made
         pipe.hdel(keys.race_matched(), *pids)  # the race is made (or they are free)
         await pipe.execute()
 
@@ -895,6 +967,7 @@ class RaceStore:
                     keys.race_inrace(),
                     keys.race_matched(),
                     keys.race_queue_addr(),
+                    keys.race_making(),
                 ],
                 args=[
                     pid,

@@ -36,6 +36,7 @@ transaction share it, so they live in one slot)::
     sol:{q}:addr                             hash   pid -> client address (queued players)
     sol:{q}:inrace                           hash   pid -> race id of the player's current race
     sol:{q}:matched                          hash   pid -> ms the queue matched them (race unmade)
+    sol:{q}:making                           hash   race id -> its match (JSON) until made
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
     sol:{ra}:active                          zset   race id -> time its next deadline is due
     sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
@@ -52,6 +53,7 @@ transaction share it, so they live in one slot)::
     sol:{h:<pid>}:stats:<variant>            hash   totals, bests, streak runs, percentile sums
     sol:{h:<pid>}:pending                    set    daily game ids being finished (an outbox)
     sol:{r:<race_id>}:watchers               hash   server process id -> spectators there
+    sol:{r:<race_id>}:watchers:alive         zset   server process id -> its count counts until (ms)
     sol:{d:<variant>:<date>:<pid>}:times     list   ms between a daily game's moves (fair play)
     sol:{r:<race_id>}:times:<pid>            list   the same for a racer's game
     sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
@@ -443,6 +445,12 @@ def race_matched() -> str:
     return f"{PREFIX}{{q}}:matched"
 
 
+def race_making() -> str:
+    """Matches whose race is not made yet: race id -> JSON (queue, players, when). Any
+    process makes a race whose maker stopped (`RaceService.repair_matches`)."""
+    return f"{PREFIX}{{q}}:making"
+
+
 def race_turn(pid: str) -> str:
     """Held while one of the player's race requests (queue, create, join, leave) runs."""
     return f"{PREFIX}{{q}}:turn:{_pid(pid)}"
@@ -544,6 +552,12 @@ def history_pending(pid: str) -> str:
 def race_watchers(race_id: str) -> str:
     """Spectators of a race: server process id -> how many watch there."""
     return _race(race_id, "watchers")
+
+
+def race_watchers_alive(race_id: str) -> str:
+    """Until when each process's spectator count of a race counts (ms; its heartbeat moves
+    it on): a stopped process's count lapses soon after, and any process drops it."""
+    return _race(race_id, "watchers:alive")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,22 @@ checker shown to catch each kind of violation on a history built by hand."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from engine import new_game
 from engine.views import json_map
-from tests.support.chaos.checker import Property, StoredGame, StoredRace, check
-from tests.support.chaos.history import History, Kind, Op, Outcome, RaceSeen
+from tests.support.chaos.checker import (
+    BoardEntry,
+    Ledgers,
+    Property,
+    RatedResult,
+    RecentItem,
+    StoredGame,
+    StoredRace,
+    StoredRating,
+    check,
+)
+from tests.support.chaos.history import BoardSeen, History, Kind, Op, Outcome, RaceSeen
 from tests.support.chaos.nemesis import Action, schedule
 from tests.support.chaos.run import ChaosConfig, run, summary
 
@@ -36,9 +47,19 @@ def ack(seq: int, move: str, at: float, client: str = "a") -> Op:
     return Op(client, Kind.MOVE, at, GAME, move, seq - 1, Outcome.OK, done_at=at + 0.01, seq=seq)
 
 
-def violations(history: History, games: dict[str, StoredGame]) -> set[Property]:
+def violations(
+    history: History, games: dict[str, StoredGame], ledgers: Ledgers | None = None
+) -> set[Property]:
     report = check(
-        history, games, {}, now_ms=0, grace_ms=0, race_slack_ms=0, run_end=100.0, resume_window=5.0
+        history,
+        games,
+        {},
+        now_ms=0,
+        grace_ms=0,
+        race_slack_ms=0,
+        run_end=100.0,
+        resume_window=5.0,
+        ledgers=ledgers,
     )
     return {v.prop for v in report.violations}
 
@@ -109,6 +130,78 @@ def test_a_client_that_never_came_back_is_caught() -> None:
     assert violations(h, {}) == set()
 
 
+def rated(race_id: str, *changes: tuple[str, int, int]) -> tuple[RatedResult, ...]:
+    """A race's results: (player, rating before, after) each."""
+    return tuple(RatedResult(p, after, after - before) for p, before, after in changes)
+
+
+def rating(pid: str, *items: tuple[str, int, int]) -> StoredRating:
+    """A racer's stored rating from their rated races, newest first (race, before, after)."""
+    recent = tuple(RecentItem(*i) for i in items)
+    return StoredRating(pid, recent[0].rating_after if recent else 1500, 1500, recent)
+
+
+def items(r: StoredRating) -> list[tuple[str, int, int]]:
+    return [(i.race_id, i.rating_before, i.rating_after) for i in r.recent]
+
+
+def test_ratings_applied_twice_or_never_are_caught() -> None:
+    results = {
+        "r1": rated("r1", ("p1", 1500, 1510), ("p2", 1500, 1490)),
+        "r2": rated("r2", ("p1", 1510, 1518), ("p2", 1490, 1482)),
+        "room": (RatedResult("p1", None, None), RatedResult("p2", None, None)),
+    }
+    ratings = {
+        "p1": rating("p1", ("r2", 1510, 1518), ("r1", 1500, 1510)),
+        "p2": rating("p2", ("r2", 1490, 1482), ("r1", 1500, 1490)),
+    }
+    assert violations(History(), {}, Ledgers(results, ratings)) == set()
+    twice = {**ratings, "p1": rating("p1", ("r2", 1518, 1526), *items(ratings["p1"]))}
+    assert violations(History(), {}, Ledgers(results, twice)) == {Property.RATED_ONCE}
+    never = {**ratings, "p2": rating("p2", ("r1", 1500, 1490))}
+    assert violations(History(), {}, Ledgers(results, never)) == {Property.RATED_ONCE}
+    casual = {**ratings, "p1": rating("p1", ("room", 1518, 1530), *items(ratings["p1"]))}
+    assert violations(History(), {}, Ledgers(results, casual)) == {Property.RATED_ONCE}
+    shown = {**ratings, "p1": StoredRating("p1", 1530, 1500, ratings["p1"].recent)}
+    assert violations(History(), {}, Ledgers(results, shown)) == {Property.RATED_ONCE}
+    # A race whose end is still under way when read may have rated its racers already.
+    ending = {**ratings, "p1": rating("p1", ("r3", 1518, 1525), *items(ratings["p1"]))}
+    assert violations(History(), {}, Ledgers(results, ending)) == {Property.RATED_ONCE}
+    unsettled = Ledgers(results, ending, unsettled=frozenset({"r3"}))
+    assert violations(History(), {}, unsettled) == set()
+
+
+def test_a_board_entry_without_its_finished_game_is_caught() -> None:
+    moves = first_moves(3)
+    done = StoredGame(GAME, "daily", "fourteen-out", "2030-06-15", SEEDED, moves, True, 4242, 1_000)
+    day = ("fourteen-out", "2030-06-15")
+    entry = BoardEntry(*day, "p1", 4242, 1_000)
+    assert violations(History(), {GAME: done}, Ledgers(boards={day: (entry,)})) == set()
+    other = BoardEntry(*day, "p1", 4243, 1_000)  # not the stored result
+    assert violations(History(), {GAME: done}, Ledgers(boards={day: (other,)})) == {Property.BOARDS}
+    playing = stored(moves)  # an entry of a game not finished
+    assert violations(History(), {GAME: playing}, Ledgers(boards={day: (entry,)})) == {
+        Property.BOARDS
+    }
+    assert violations(History(), {GAME: done}, Ledgers(boards={day: ()})) == {Property.BOARDS}
+
+
+def test_a_spectator_shown_a_hidden_card_is_caught() -> None:
+    game_id = "r.20300615-abcdef.p1"
+    race_game = StoredGame(game_id, "race", "triple-triangle", "2030-06-15", SEEDED, ())
+    view = json_map(new_game("triple-triangle", SEEDED).view())
+    h = History(boards=[BoardSeen("s", "20300615-abcdef", "p1", 0, view)])
+    assert violations(h, {game_id: race_game}) == set()
+    tableau = [str(c) for c in cast(list[object], view["tableau"])]
+    shown = {c for c in tableau if c != "??"} | {
+        str(c) for c in cast(list[object], view["foundation"])
+    }
+    hidden = next(f"{r}{s}" for r in "A23456789JQK" for s in "SHDC" if f"{r}{s}" not in shown)
+    tableau[tableau.index("??")] = hidden
+    h.boards[0].view = {**view, "tableau": tableau}
+    assert violations(h, {game_id: race_game}) == {Property.SPECTATED}
+
+
 def test_a_seed_replays_its_faults() -> None:
     assert schedule(SEED, 32) == schedule(SEED, 32)
     assert {f.action for f in schedule(SEED, 32)} == set(Action)
@@ -123,3 +216,5 @@ async def test_a_short_chaos_run_keeps_every_property(tmp_path: Path) -> None:
     assert figures["faults"] == 4, table
     assert figures["acknowledged moves"] > 100 and figures["disconnects"] > 0, table
     assert figures["races"] > 0 and figures["views checked"] > 100, table
+    assert figures["private rooms made"] > 0 and figures["races watched"] > 0, table
+    assert figures["spectator boards checked"] > 0, table

@@ -78,7 +78,16 @@ def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
     store = RaceStore(client, 3_600_000)
     boards = RaceBoards(client, 30)
     races = RaceService(store, boards, games, players, clock, SETTINGS)
-    referee = RaceReferee(store, games, Leaderboard(client), boards, clock, SETTINGS.grace_ms)
+    referee = RaceReferee(
+        store,
+        games,
+        Leaderboard(client),
+        boards,
+        clock,
+        SETTINGS.grace_ms,
+        countdown_ms=SETTINGS.countdown_ms,
+        time_limit_ms=SETTINGS.time_limit_ms,
+    )
     fanout = RaceFanout(client, races, clock)
     return RaceParts(
         clock,

@@ -22,12 +22,12 @@ import protocol.races as pr
 from server.boards.leaderboard import BoardRef
 from server.races.model import RaceState, RaceStatus, RaceSummary
 from server.races.referee import FINISHING_STALE_MS, standing_order
-from server.races.service import UNDEALT_MS
+from server.races.service import UNDEALT_MS, UNMADE_MS
 from server.redis import connect as redisconn
 from server.redis import keys
 from server.redis.embedded import connect
 from server.runtime.clock import ManualClock
-from server.runtime.errors import Conflict
+from server.runtime.errors import Conflict, NotFound
 from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
 pytest_plugins = ["tests.support.cluster"]
@@ -207,27 +207,93 @@ async def test_an_early_index_write_is_looked_at_again_at_the_start(
     assert not (await parts.races.load(race_id)).forfeited
 
 
-async def test_a_match_whose_start_was_cut_short_leaves_the_index(
-    redis_client: redis.asyncio.Redis, clock: ManualClock
-) -> None:
-    """A matched race is dealt the moment it is made; never dealt (its process stopped after
-    the index write), it is abandoned after `UNDEALT_MS` and leaves the index."""
-    parts = build(redis_client, clock)
-    a, b = await parts.inbox("mc-ann"), await parts.inbox("mc-bob")
-    race_id = keys.new_race_id(clock.now_ms())
+async def made_match(parts: RaceParts, a: Inbox, b: Inbox) -> tuple[str, int]:
+    """A race the queue matched `a` and `b` to, made by a process that stopped before dealing
+    it (after the index write, the race and the racers' pointers); and when it is due."""
+    race_id = keys.new_race_id(parts.clock.now_ms())
+    intent = parts.clock.now_ms() + SETTINGS.countdown_ms
+    await parts.store.set_active(race_id, intent, only_earlier=True)
     await parts.store.create(
-        race_id, VARIANT, 2, 7, clock.now_ms(), [(pid(a), name(a)), (pid(b), name(b))]
+        race_id, VARIANT, 2, 7, parts.clock.now_ms(), [(pid(a), name(a)), (pid(b), name(b))]
     )
     await parts.store.set_racing([pid(a), pid(b)], race_id)
-    intent = clock.now_ms() + SETTINGS.countdown_ms
-    await parts.store.set_active(race_id, intent, only_earlier=True)  # ...and stopped
+    return race_id, intent  # ...and stopped
+
+
+async def test_a_match_whose_start_was_cut_short_is_dealt_by_a_tick(
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """A matched race is dealt the moment it is made; left undealt (its process stopped after
+    the index write), the tick of any process deals it at its start time, once."""
+    one, two = build(redis_client, clock), build(second_client, clock)
+    a, b = await one.inbox("mc-ann"), await one.inbox("mc-bob")
+    race_id, intent = await made_match(one, a, b)
     clock.set(intent)
-    await sweep(parts)
-    assert await due_at(parts, race_id) == intent + UNDEALT_MS
+    await asyncio.gather(sweep(two), sweep(one))
+    race = await assert_started_whole(two, race_id)
+    assert race.start_at == intent + SETTINGS.countdown_ms
+    assert await due_at(two, race_id) == race.start_at
+    await assert_ends_by_time_limit(one, race_id)
+
+
+async def test_a_match_left_undealt_too_long_leaves_the_index(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Looked at only after `UNDEALT_MS` (no process ticked meanwhile), a match never dealt is
+    abandoned (its players may have been freed) and leaves the index."""
+    parts = build(redis_client, clock)
+    a, b = await parts.inbox("mu-ann"), await parts.inbox("mu-bob")
+    race_id, intent = await made_match(parts, a, b)
     clock.set(intent + UNDEALT_MS)
     await sweep(parts)
     assert await due_at(parts, race_id) is None, "abandoned: out of the index"
     assert (await parts.races.load(race_id)).status is RaceStatus.OPEN
+    waiting, matched = await parts.races.queue(pid(a), name(a), VARIANT, 2)
+    assert (waiting, matched) == (1, None), "its players are free to race again"
+
+
+async def queue_match(parts: RaceParts, a: Inbox, b: Inbox) -> str:
+    """A match the queue made of `a` and `b` (its first step), by a process that stopped
+    right after: the race is not made."""
+    race_id = keys.new_race_id(parts.clock.now_ms())
+    for ib in (a, b):
+        _, matched = await parts.store.enqueue(
+            pid(ib), VARIANT, 2, parts.clock.now_ms(), SETTINGS.fill_wait_ms, race_id
+        )
+    assert sorted(matched) == sorted([pid(a), pid(b)])
+    return race_id
+
+
+async def test_a_match_left_unmade_is_made_once_by_any_process(
+    redis_client: redis.asyncio.Redis, second_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    one, two = build(redis_client, clock), build(second_client, clock)
+    a, b = await one.inbox("um-ann"), await one.inbox("um-bob")
+    race_id = await queue_match(one, a, b)
+    assert [m.race_id for m in await two.store.making()] == [race_id]
+    clock.advance(UNMADE_MS - 1)
+    assert await two.races.repair_matches() == [], "its maker may still be at it"
+    clock.advance(1)
+    await asyncio.gather(one.races.repair_matches(), two.races.repair_matches())
+    race = await assert_started_whole(two, race_id)
+    assert sorted(race.pids()) == sorted([pid(a), pid(b)]) and race.creator is None
+    assert await two.store.making() == []
+    assert await two.store.racing(pid(a)) == race_id
+    assert await two.races.repair_matches() == []
+    await assert_ends_by_time_limit(one, race_id)
+
+
+async def test_a_match_left_unmade_too_long_is_dropped(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    parts = build(redis_client, clock)
+    a, b = await parts.inbox("ud-ann"), await parts.inbox("ud-bob")
+    race_id = await queue_match(parts, a, b)
+    clock.advance(UNDEALT_MS + 1)
+    assert await parts.races.repair_matches() == []
+    assert await parts.store.making() == []
+    with pytest.raises(NotFound):
+        await parts.races.load(race_id)
     waiting, matched = await parts.races.queue(pid(a), name(a), VARIANT, 2)
     assert (waiting, matched) == (1, None), "its players are free to race again"
 

@@ -196,3 +196,30 @@ def test_the_spectator_count_message_round_trips_and_is_checked() -> None:
             pubsub.decode(bad)
     with pytest.raises(ValueError):
         pubsub.encode(pubsub.SpectatorsChanged(race_id="20300615-abcdef", count=-1))
+
+
+async def test_each_app_builds_its_own_spectators(race_app: App) -> None:
+    """#26: the spectators hub was a module-global registry keyed by fan-out, made on first
+    use; it is a service of the app now, registered with its fan-out from the start."""
+    services = race_app.services
+    assert spectate.spectators_of(services) is services.spectators
+    assert services.race_fanout.watchers == [services.spectators]
+    assert not hasattr(spectate, "_HUBS")
+
+
+async def test_a_count_dropped_while_its_process_was_paused_comes_back(
+    race_app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """Another process's sweep drops the count of a process that did not refresh it in time
+    (paused, say); once it runs again, its next heartbeat counts its spectators again."""
+    race_id, (a, _) = await room(race_app, "racer_p", "racer_q")
+    s = await race_app.client("watcher_p")
+    assert (await s.request("race.watch", race_id=race_id))["spectators"] == 1
+    await until(a, "race.spectators", lambda m: m["count"] == 1)
+    instance = race_app.services.race_fanout.instance
+    await redis_client.hdel(keys.race_watchers(race_id), instance)  # as the sweep would
+    await redis_client.zrem(keys.race_watchers_alive(race_id), instance)
+    await until(a, "race.spectators", lambda m: m["count"] == 1, timeout=5)
+    assert await redis_client.hget(keys.race_watchers(race_id), instance) == "1"
+    listed = await s.request("race.list")
+    assert [r["spectators"] for r in listed["races"]] == [1]

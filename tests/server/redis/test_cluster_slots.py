@@ -173,7 +173,7 @@ class Monitors:
 
 
 async def play_everything(config: Config) -> None:
-    """Daily games, a matched race to its end, a private room, a queue left again."""
+    """Daily games, a matched race to its end (watched), a private room, a queue left again."""
     async with serve(config) as app:
         a, b, c = [await app.client(n) for n in ("sl-ann", "sl-ben", "sl-cat")]
         for variant in ("fourteen-out", "triple-triangle"):
@@ -190,6 +190,8 @@ async def play_everything(config: Config) -> None:
         await a.request("race.queue", variant="triple-deck", size=2)
         await b.request("race.queue", variant="triple-deck", size=2)
         sa, sb = await start_race(app, a, b)
+        watching = await c.request("race.watch", race_id=sa["race_id"])  # spectators' counts
+        assert watching["type"] == "race.watching", watching
         for cl, s in ((a, sa), (b, sb)):  # real attempts: the race is rated, its win counted
             for _ in range(REAL_ATTEMPT_MOVES):
                 assert (await cl.request("move", game_id=s["game_id"], move="d"))["type"] == "moved"

@@ -18,13 +18,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, default=120.0)
     p.add_argument("--players", type=int, default=8)
     p.add_argument("--racers", type=int, default=6)
+    p.add_argument("--rooms", type=int, default=1, help="pairs racing in private rooms")
+    p.add_argument("--spectators", type=int, default=3)
     p.add_argument("--keep", type=Path, help="directory for logs and histories (kept)")
     p.add_argument("--cluster", action="store_true", help="on a local 3-master Redis Cluster")
     a = p.parse_args(argv)
     failed = 0
     for seed in a.seed or [1]:
         cfg = ChaosConfig(
-            seed, a.duration, a.players, a.racers, settle=8.0, race_wait=40.0, cluster=a.cluster
+            seed,
+            a.duration,
+            a.players,
+            a.racers,
+            room_pairs=a.rooms,
+            spectators=a.spectators,
+            settle=8.0,
+            race_wait=40.0,
+            cluster=a.cluster,
         )
         with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
             workdir = a.keep / f"seed-{seed}" if a.keep else Path(tmp)

@@ -6,6 +6,8 @@ after the run, once every fault is healed) and returns the violations and the ru
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Mapping
@@ -14,6 +16,7 @@ from enum import StrEnum
 
 from engine import new_game
 from engine.views import json_map
+from server.redis import keys
 from tests.support.chaos.history import History, Kind, Op, Outcome
 
 
@@ -24,6 +27,9 @@ class Property(StrEnum):
     VIEWS = "every view is the stored game's (no hidden card, no wrong state)"
     ONE_DEAL = "one deal per variant per day"
     RACES_END = "every race ends by its time limit plus grace"
+    RATED_ONCE = "ratings applied exactly once per race"
+    BOARDS = "every board entry matches a finished game"
+    SPECTATED = "a spectator never sees a card its racer could not"
     RESUMED = "every client reconnected and resumed"
 
 
@@ -36,6 +42,10 @@ class StoredGame:
     seed: int
     moves: tuple[str, ...]
     finished: bool = False
+    #: A finished game's board entry as its stored result implies it: the rank key
+    #: (`encode_rank_key`) and the finish time.
+    rank_key: int | None = None
+    finished_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,61 @@ class StoredRace:
     race_id: str
     status: str
     ends_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RatedResult:
+    """A racer's stored result in a finished race: the rating after it and the change, or
+    None when the race did not rate them (a private room, a pair met that day, held)."""
+
+    player_id: str
+    rating: int | None
+    rating_change: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RecentItem:
+    """One of a player's rated races (their ``recent`` list, newest first)."""
+
+    race_id: str
+    rating_before: int
+    rating_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRating:
+    """A racer's rating as stored: shown now, the rating a newcomer is shown, and their rated
+    races, newest first (at most `recent_max`)."""
+
+    player_id: str
+    shown: int
+    fresh: int
+    recent: tuple[RecentItem, ...]
+    recent_max: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class BoardEntry:
+    """A daily board's entry: the rank key (its ZSET score) and its member's finish time."""
+
+    variant: str
+    date: str
+    player_id: str
+    rank_key: int
+    finished_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ledgers:
+    """What Redis holds about results after the run, beside the games: every race's results
+    (the run's races and those in the racers' histories), the racers' ratings, and the
+    entries of the daily boards of the games played (keyed by variant and date)."""
+
+    results: Mapping[str, tuple[RatedResult, ...]] = field(default_factory=dict)
+    ratings: Mapping[str, StoredRating] = field(default_factory=dict)
+    boards: Mapping[tuple[str, str], tuple[BoardEntry, ...]] = field(default_factory=dict)
+    #: Races not finished when read (an end under way may have rated them already).
+    unsettled: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +130,15 @@ class Report:
 
 def _norm(view: object) -> str:
     return json.dumps(view, sort_keys=True)
+
+
+def cards_in(view: object) -> set[str]:
+    """Every card a view shows (``"??"`` is a card face down, the variant is no card)."""
+    if isinstance(view, dict):
+        return {c for k, v in view.items() if k != "variant" for c in cards_in(v)}
+    if isinstance(view, list):
+        return {c for v in view for c in cards_in(v)}
+    return {view} if isinstance(view, str) and view != "??" else set()
 
 
 class _Truth:
@@ -107,12 +181,15 @@ def check(
     race_slack_ms: int,
     run_end: float,
     resume_window: float,
+    ledgers: Ledgers | None = None,
 ) -> Report:
     """Every property of `Property`, and the figures of the run.
 
     ``now_ms`` is the servers' clock when the races were read; a race must be finished once
     ``ends_at + grace + race_slack`` is past. A client disconnected later than
-    ``run_end - resume_window`` need not have resumed."""
+    ``run_end - resume_window`` need not have resumed. `ledgers` (results, ratings, boards)
+    are checked when given."""
+    ledgers = ledgers or Ledgers()
     report = Report()
     v = report.violations
     acks: dict[str, list[Op]] = defaultdict(list)
@@ -209,6 +286,28 @@ def check(
                 )
             )
 
+    _check_ratings(v, ledgers)
+    entries = _check_boards(v, games, ledgers)
+
+    # SPECTATED: a spectator's board shows no card the racer's own view at that seq hides.
+    spectated = 0
+    for seen_board in history.boards:
+        game_id = keys.race_game_id(seen_board.race_id, seen_board.player_id)
+        if game_id not in games:
+            v.append(Violation(Property.SPECTATED, f"{seen_board.client}: {game_id} not stored"))
+            continue
+        spectated += 1
+        shown = cards_in(seen_board.view)
+        racer = [cards_in(json.loads(x)) for x in truth.views(game_id, seen_board.seq)]
+        if not any(shown <= cards for cards in racer):
+            extra = sorted(shown - set().union(*racer)) if racer else sorted(shown)
+            v.append(
+                Violation(
+                    Property.SPECTATED,
+                    f"{seen_board.client}: {game_id} seq {seen_board.seq} shows {extra}",
+                )
+            )
+
     # RESUMED: a client that lost its connection made a successful request afterwards.
     for session in history.sessions.values():
         for lost in session.disconnects:
@@ -236,8 +335,125 @@ def check(
         "unavailable yet applied": sum(_applied(op, games) for op in unavailable),
         "lost replies": len(unknown),
         "lost yet applied": sum(_applied(op, games) for op in unknown),
+        "private rooms made": _ok(history, Kind.RACE_CREATE),
+        "races watched": _ok(history, Kind.WATCH),
+        "spectator boards checked": spectated,
+        "rated races": sum(
+            any(r.rating is not None for r in results) for results in ledgers.results.values()
+        ),
+        "board entries checked": entries,
     }
     return report
+
+
+def _ok(history: History, kind: Kind) -> int:
+    return sum(op.kind is kind and op.outcome is Outcome.OK for op in history.ops)
+
+
+def _check_ratings(v: list[Violation], ledgers: Ledgers) -> None:
+    """RATED_ONCE: each racer a finished race rated has that race once in their history, with
+    the race's result; nobody else has it; each history chains (every race's rating before
+    is the one after the previous race) up to the rating shown now."""
+    for race_id, results in ledgers.results.items():
+        for r in results:
+            stored = ledgers.ratings.get(r.player_id)
+            items = [i for i in stored.recent if i.race_id == race_id] if stored else []
+            if r.rating is None:
+                if items:
+                    v.append(
+                        Violation(Property.RATED_ONCE, f"{race_id} unrated, yet in {r.player_id}'s")
+                    )
+                continue
+            if len(items) != 1:
+                v.append(
+                    Violation(
+                        Property.RATED_ONCE, f"{race_id} {len(items)} times in {r.player_id}'s"
+                    )
+                )
+                continue
+            item = items[0]
+            if (item.rating_after, item.rating_after - item.rating_before) != (
+                r.rating,
+                r.rating_change,
+            ):
+                v.append(
+                    Violation(
+                        Property.RATED_ONCE,
+                        f"{race_id} {r.player_id}: result {r.rating} ({r.rating_change:+}), "
+                        f"history {item.rating_before} -> {item.rating_after}",
+                    )
+                )
+    for pid, rating in ledgers.ratings.items():
+        recent = rating.recent
+        for item in recent:
+            if item.race_id in ledgers.unsettled:
+                continue
+            mine = [r for r in ledgers.results.get(item.race_id, ()) if r.player_id == pid]
+            if not mine or mine[0].rating is None:
+                v.append(
+                    Violation(
+                        Property.RATED_ONCE, f"{pid} rated by {item.race_id}, not a rated result"
+                    )
+                )
+        for newer, older in itertools.pairwise(recent):
+            if newer.rating_before != older.rating_after:
+                v.append(
+                    Violation(
+                        Property.RATED_ONCE,
+                        f"{pid}: {older.race_id} left {older.rating_after}, "
+                        f"{newer.race_id} began at {newer.rating_before}",
+                    )
+                )
+        expected = recent[0].rating_after if recent else rating.fresh
+        if rating.shown != expected:
+            v.append(
+                Violation(Property.RATED_ONCE, f"{pid} shown {rating.shown}, history {expected}")
+            )
+        if recent and len(recent) < rating.recent_max and recent[-1].rating_before != rating.fresh:
+            v.append(
+                Violation(
+                    Property.RATED_ONCE,
+                    f"{pid}: first race began at {recent[-1].rating_before}, not {rating.fresh}",
+                )
+            )
+
+
+def _check_boards(v: list[Violation], games: Mapping[str, StoredGame], ledgers: Ledgers) -> int:
+    """BOARDS: each entry of a daily board read is a stored finished game of that board with
+    that result (rank key) and finish time, and each finished daily game of a board read has
+    its entry. Returns how many entries were checked."""
+    checked = 0
+    for (variant, date), entries in ledgers.boards.items():
+        on_board = set()
+        for e in entries:
+            checked += 1
+            game_id = keys.daily_game_id(variant, _date(date), e.player_id)
+            on_board.add(game_id)
+            g = games.get(game_id)
+            if g is None or not g.finished:
+                state = "not stored" if g is None else "not finished"
+                v.append(Violation(Property.BOARDS, f"entry of {game_id}: game {state}"))
+            elif (g.rank_key, g.finished_at_ms) != (e.rank_key, e.finished_at_ms):
+                v.append(
+                    Violation(
+                        Property.BOARDS,
+                        f"entry of {game_id}: {e.rank_key} at {e.finished_at_ms}, "
+                        f"game {g.rank_key} at {g.finished_at_ms}",
+                    )
+                )
+        for g in games.values():
+            if (
+                g.kind == "daily"
+                and g.finished
+                and (g.variant, g.date) == (variant, date)
+                and g.game_id not in on_board
+            ):
+                v.append(Violation(Property.BOARDS, f"{g.game_id} finished, no board entry"))
+    return checked
+
+
+def _date(iso: str) -> dt.date:
+    return dt.date.fromisoformat(iso)
 
 
 def _applied(op: Op, games: Mapping[str, StoredGame]) -> bool:

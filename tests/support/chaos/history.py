@@ -22,6 +22,13 @@ class Kind(StrEnum):
     MOVE = "move"
     RACE_QUEUE = "race.queue"
     RACE_GET = "race.get"
+    RACE_CREATE = "race.create"
+    RACE_JOIN = "race.join"
+    RACE_START = "race.start"
+    RACE_LEAVE = "race.leave"
+    RACE_LIST = "race.list"
+    WATCH = "race.watch"
+    UNWATCH = "race.unwatch"
 
 
 @dataclass(slots=True)
@@ -54,6 +61,17 @@ class RaceSeen:
 
 
 @dataclass(slots=True)
+class BoardSeen:
+    """A racer's board as a spectator was shown it (`race.watching` or `race.spectate`)."""
+
+    client: str
+    race_id: str
+    player_id: str
+    seq: int
+    view: dict[str, object]
+
+
+@dataclass(slots=True)
 class Session:
     """One client's connections: when each was lost and whether a request succeeded after."""
 
@@ -68,6 +86,7 @@ class History:
     races: dict[str, RaceSeen] = field(default_factory=dict)
     sessions: dict[str, Session] = field(default_factory=dict)
     faults: list[tuple[float, str]] = field(default_factory=list)
+    boards: list[BoardSeen] = field(default_factory=list)
 
     def session(self, client: str) -> Session:
         found = self.sessions.get(client)

@@ -10,17 +10,43 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from engine import VARIANT_IDS
+from server.boards.leaderboard import BoardRef, Leaderboard, encode_rank_key
 from server.games.store import GameStore
+from server.races.model import RaceStatus, RecentRace
+from server.races.ratings import RECENT_MAX, Rating
+from server.races.store import RaceStore
+from server.redis import keys
 from server.redis.connect import connect
 from server.runtime.errors import NotFound
 from tests.support.balancer import Balancer
-from tests.support.chaos.checker import Report, StoredGame, StoredRace, check
+from tests.support.chaos.checker import (
+    BoardEntry,
+    Ledgers,
+    RatedResult,
+    RecentItem,
+    Report,
+    StoredGame,
+    StoredRace,
+    StoredRating,
+    check,
+)
 from tests.support.chaos.history import History
 from tests.support.chaos.nemesis import Fault, carry_out, schedule
 from tests.support.chaos.store import start_redis
-from tests.support.chaos.workload import Client, Conn, DailyPlayer, Lost, Racer
+from tests.support.chaos.workload import (
+    VARIANT,
+    Client,
+    Conn,
+    DailyPlayer,
+    Lost,
+    Racer,
+    RoomGuest,
+    RoomHost,
+    Spectator,
+)
 from tests.support.procs import ServerProcess, pinned_day
 
 #: The day every process deals: noon, far from a rollover.
@@ -35,6 +61,8 @@ class ChaosConfig:
     duration: float = 30.0  # seconds of faults and play
     players: int = 5
     racers: int = 4
+    room_pairs: int = 1  # a host and a guest racing each other in private rooms
+    spectators: int = 2
     settle: float = 6.0  # seconds of play after the last fault, for everyone to resume
     race_wait: float = 10.0  # at most this long after the run for started races to be due
     countdown_ms: int = 500
@@ -88,6 +116,18 @@ async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = prin
             Racer(f"chaos-r{i}", lb.url, history, random.Random(rng.random()))
             for i in range(cfg.racers)
         ]
+        for i in range(cfg.room_pairs):
+            codes: asyncio.Queue[str] = asyncio.Queue()
+            clients.append(
+                RoomHost(f"chaos-h{i}", lb.url, history, random.Random(rng.random()), codes)
+            )
+            clients.append(
+                RoomGuest(f"chaos-g{i}", lb.url, history, random.Random(rng.random()), codes)
+            )
+        clients += [
+            Spectator(f"chaos-s{i}", lb.url, history, random.Random(rng.random()))
+            for i in range(cfg.spectators)
+        ]
         tasks = [asyncio.create_task(c.run()) for c in clients]
         started = time.monotonic()
         note(f"seed {cfg.seed}: {len(faults)} faults over {cfg.duration:.0f} s")
@@ -106,6 +146,7 @@ async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = prin
         run_end = time.monotonic()
         races, now_ms = await _races(lb.url, history, cfg)
         games = await _games(redis.url, history)
+        ledgers = await _ledgers(redis.url, history, games)
         report = check(
             history,
             games,
@@ -115,6 +156,7 @@ async def run(cfg: ChaosConfig, workdir: Path, say: Callable[[str], None] = prin
             race_slack_ms=RACE_SLACK_MS,
             run_end=run_end,
             resume_window=cfg.settle / 2,
+            ledgers=ledgers,
         )
         report.figures["races judged"] = sum(
             now_ms >= r.ends_at_ms + cfg.grace_ms + RACE_SLACK_MS for r in races.values()
@@ -173,10 +215,13 @@ async def _games(redis_url: str, history: History) -> dict[str, StoredGame]:
     client = connect(redis_url)
     store = GameStore(client)
     out: dict[str, StoredGame] = {}
+    played = {op.game_id for op in history.ops if op.game_id}
+    watched = {keys.race_game_id(b.race_id, b.player_id) for b in history.boards}
     try:
-        for game_id in sorted({op.game_id for op in history.ops if op.game_id}):
+        for game_id in sorted(played | watched):
             with contextlib.suppress(NotFound):
                 record, moves = await store.load(game_id)
+                result = record.result
                 out[game_id] = StoredGame(
                     game_id,
                     record.kind,
@@ -185,10 +230,82 @@ async def _games(redis_url: str, history: History) -> dict[str, StoredGame]:
                     record.seed,
                     tuple(moves),
                     record.finished,
+                    rank_key=(
+                        encode_rank_key(result.won, result.points, result.time_ms, result.moves)
+                        if result is not None
+                        else None
+                    ),
+                    finished_at_ms=record.finished_at_ms,
                 )
     finally:
         await client.aclose()
     return out
+
+
+async def _ledgers(redis_url: str, history: History, games: dict[str, StoredGame]) -> Ledgers:
+    """The races' results and the racers' ratings (every race the run's races' racers were
+    rated by too), and the daily boards of the days played, read from Redis."""
+    client = connect(redis_url)
+    store = GameStore(client)
+    races = RaceStore(client, 3_600_000)
+    try:
+        results: dict[str, tuple[RatedResult, ...]] = {}
+        ratings: dict[str, StoredRating] = {}
+        unsettled: set[str] = set()
+        todo = sorted(history.races)
+        while todo:
+            race_id = todo.pop()
+            if race_id in results or race_id in unsettled:
+                continue
+            try:
+                race = await races.load(race_id)
+            except NotFound:
+                continue
+            if race.status is not RaceStatus.FINISHED or race.results is None:
+                unsettled.add(race_id)
+                continue
+            results[race_id] = tuple(
+                RatedResult(r.player_id, r.rating, r.rating_change) for r in race.results
+            )
+            for pid in race.pids():
+                if pid in ratings:
+                    continue
+                raw_stats = cast(str | None, await client.hget(keys.rating_stats(VARIANT), pid))
+                raw_recent = cast(
+                    list[str], await client.lrange(keys.rating_recent(VARIANT, pid), 0, -1)
+                )
+                recent = tuple(
+                    RecentItem(i.race_id, i.rating_before, i.rating_after)
+                    for i in map(RecentRace.loads, raw_recent)
+                )
+                ratings[pid] = StoredRating(
+                    pid, Rating.load(raw_stats).shown, Rating.fresh().shown, recent, RECENT_MAX
+                )
+                todo += [i.race_id for i in recent if i.race_id not in results]
+        boards: dict[tuple[str, str], tuple[BoardEntry, ...]] = {}
+        board = Leaderboard(client, store.entries)
+        for variant, date in sorted(
+            {(g.variant, g.date) for g in games.values() if g.kind == "daily"}
+        ):
+            day = dt.date.fromisoformat(date)
+            await board.top(BoardRef.daily(variant, day), 0, 1)  # settles entries owed
+            rows = cast(
+                list[tuple[str, float]],
+                await client.zrange(keys.daily_board(variant, day), 0, -1, withscores=True),
+            )
+            boards[(variant, date)] = tuple(
+                BoardEntry(
+                    variant,
+                    date,
+                    member.partition(":")[2],
+                    int(score),
+                    int(member.partition(":")[0]),
+                )
+                for member, score in rows
+            )
+        return Ledgers(results, ratings, boards, frozenset(unsettled))
+    finally:
+        await client.aclose()
 
 
 def summary(result: ChaosResult) -> str:

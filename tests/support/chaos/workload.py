@@ -1,4 +1,5 @@
-"""Simulated clients of a chaos run: daily players and racers, through the balancer.
+"""Simulated clients of a chaos run: daily players, racers (of the queue and of private
+rooms) and spectators, through the balancer.
 
 Each client plays like a careful real one: it always sends ``expected_seq`` (so a retry can
 never play a move twice), resynchronises with ``game.get`` after any error, and on a lost
@@ -20,9 +21,10 @@ from typing import Any
 import websockets
 
 from engine import from_view
-from tests.support.chaos.history import History, Kind, Op, Outcome, RaceSeen
+from tests.support.chaos.history import BoardSeen, History, Kind, Op, Outcome, RaceSeen
 
 VERSIONS = [4]
+VARIANT = "fourteen-out"  # what racers race
 REQUEST_TIMEOUT = 5.0
 
 
@@ -264,7 +266,7 @@ class Racer(Client):
         assert self.conn is not None
         while not self.stopping:
             if active is None:
-                op, _ = await self.op(Kind.RACE_QUEUE, "race.queue", variant="fourteen-out")
+                op, _ = await self.op(Kind.RACE_QUEUE, "race.queue", variant=VARIANT)
                 if op.outcome is not Outcome.OK:
                     await asyncio.sleep(0.5)
                     continue
@@ -325,3 +327,134 @@ class Racer(Client):
                     with_view=True,
                 )
             await self.pace()
+
+
+class RoomHost(Racer):
+    """Creates a private room again and again, hands its code to its guest (`codes`), starts
+    the race once the guest is in, and races it. A room left waiting (the guest lost, a
+    reply lost) is closed and another made."""
+
+    def __init__(
+        self, name: str, url: str, history: History, rng: random.Random, codes: asyncio.Queue[str]
+    ) -> None:
+        super().__init__(name, url, history, rng)
+        self.codes = codes
+
+    async def _races(self, active: dict[str, Any] | None) -> None:
+        if active is not None and active.get("status") == "open":
+            await self.op(Kind.RACE_LEAVE, "race.leave")  # a room from before: closed
+            active = None
+        while not self.stopping:
+            if active is None:
+                active = await self._room()
+                if active is None:
+                    await asyncio.sleep(0.5)
+                    continue
+            race = await self._matched(active)
+            active = None
+            if race is not None:
+                await self._race(race)
+
+    async def _room(self) -> dict[str, Any] | None:
+        """A room made, joined by the guest and started; None when that failed (closed)."""
+        op, room = await self.op(Kind.RACE_CREATE, "race.create", variant=VARIANT, size=2)
+        if op.outcome is not Outcome.OK:
+            await self.op(Kind.RACE_LEAVE, "race.leave")  # in one already (a lost reply)
+            return None
+        race_id, code = room["race"]["race_id"], room["race"]["code"]
+        self.codes.put_nowait(code)
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline and not self.stopping:
+            op, got = await self.op(Kind.RACE_GET, "race.get", race_id=race_id)
+            if op.outcome is Outcome.OK and len(got["race"]["racers"]) >= 2:
+                op, _ = await self.op(Kind.RACE_START, "race.start", race_id=race_id)
+                if op.outcome is Outcome.OK or op.code == "conflict":  # conflict: started
+                    return {"race_id": race_id}
+                break
+            await asyncio.sleep(0.3)
+        await self.op(Kind.RACE_LEAVE, "race.leave")
+        return None
+
+
+class RoomGuest(Racer):
+    """Joins its host's rooms by code (`codes`) and races them."""
+
+    def __init__(
+        self, name: str, url: str, history: History, rng: random.Random, codes: asyncio.Queue[str]
+    ) -> None:
+        super().__init__(name, url, history, rng)
+        self.codes = codes
+
+    async def _races(self, active: dict[str, Any] | None) -> None:
+        while not self.stopping:
+            if active is None:
+                try:
+                    code = await asyncio.wait_for(self.codes.get(), 1.0)
+                except TimeoutError:
+                    continue
+                op, room = await self.op(Kind.RACE_JOIN, "race.join", code=code)
+                if op.outcome is not Outcome.OK:
+                    continue
+                active = {"race_id": room["race"]["race_id"]}
+            race = await self._matched(active)
+            active = None
+            if race is None:  # never started: out of the room
+                await self.op(Kind.RACE_LEAVE, "race.leave")
+                continue
+            await self._race(race)
+
+
+class Spectator(Client):
+    """Watches the running races a few seconds at a time (`race.list`, `race.watch`, the
+    delayed boards, `race.unwatch`), keeping every board it is shown in the history: the
+    checker compares each with the racer's stored game (never a card the racer could not
+    see)."""
+
+    async def run(self) -> None:
+        while not self.stopping:
+            await self.connect()
+            try:
+                await self._watch()
+            except Lost:
+                self.lost()
+            finally:
+                assert self.conn is not None
+                await self.conn.close()
+
+    def _board(self, race_id: str, board: dict[str, Any]) -> None:
+        view, seq = board.get("view"), board.get("seq")
+        if isinstance(view, dict) and isinstance(seq, int):
+            self.history.boards.append(
+                BoardSeen(self.name, race_id, str(board["player_id"]), seq, view)
+            )
+
+    def _drain(self) -> None:
+        assert self.conn is not None
+        for push in self.conn.pushes:
+            if push.get("type") == "race.spectate":
+                self._board(str(push["race_id"]), push["board"])
+        self.conn.pushes.clear()
+
+    async def _watch(self) -> None:
+        assert self.conn is not None
+        while not self.stopping:
+            op, listing = await self.op(Kind.RACE_LIST, "race.list")
+            races = listing.get("races") if op.outcome is Outcome.OK else None
+            if not races:
+                await asyncio.sleep(0.5)
+                continue
+            race_id = str(self.rng.choice(races)["race_id"])
+            op, watching = await self.op(Kind.WATCH, "race.watch", race_id=race_id)
+            if op.outcome is not Outcome.OK:
+                await asyncio.sleep(0.5)
+                continue
+            for board in watching.get("boards", ()):
+                self._board(race_id, board)
+            until = time.monotonic() + self.rng.uniform(2.0, 5.0)
+            while time.monotonic() < until and not self.stopping:
+                self._drain()
+                if self.conn.reader.done():
+                    raise Lost("closed")
+                await asyncio.sleep(0.2)
+            self._drain()
+            await self.op(Kind.UNWATCH, "race.unwatch", race_id=race_id)
