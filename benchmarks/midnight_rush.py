@@ -32,6 +32,7 @@ import asyncio
 import datetime as dt
 import json
 import random
+import re
 import sys
 import tempfile
 import time
@@ -78,11 +79,13 @@ class RushConfig:
     lead_s: float = 60.0
     solver_budget_s: float = 0.5
     setup_concurrency: int = 100
+    old_games: bool = True  # each player has the old day's game open (closed at midnight)
 
 
 @dataclass
 class Figures:
     players: int
+    old_games: int  # old-day games open at midnight (the day's end closes them)
     setup_s: float
     margin_s: float  # setup done this long before midnight
     deals_stored_ahead: int  # variants whose new-day deal was in Redis before midnight
@@ -97,6 +100,7 @@ class Figures:
     certification_lines_before_midnight: int  # for the new day: the detector works
     certification_lines_after_midnight: int  # for the new day (must be 0)
     next_day_lines_after_midnight: int  # the day after: background preparation
+    old_day_closed_s: float  # midnight -> every variant of the old day closed (server logs)
     #: each part's CPU from midnight to the last reply, in cores (2 = both cores of 2)
     cpu_cores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
@@ -151,6 +155,31 @@ def _lines_after(stack: Stack, sizes: list[int], date: dt.date) -> int:
     return n
 
 
+_CLOSED = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO server\.games\.rollover: "
+    r"daily (\S+) of (\S+) closed"
+)
+
+
+def _day_closed_at(stack: Stack, sizes: list[int], date: dt.date) -> float:
+    """When (time.time()) the last variant of ``date`` was closed by the first process to
+    see it closed (`DayCloser` logs it); 0 while a variant is still open."""
+    first: dict[str, float] = {}
+    for s, size in zip(stack.servers, sizes, strict=True):
+        if s.log_path is None:
+            continue
+        with s.log_path.open("rb") as f:
+            f.seek(size)
+            tail = f.read().decode(errors="replace")
+        for line in tail.splitlines():
+            m = _CLOSED.match(line)
+            if m and m.group(4) == date.isoformat():
+                at = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
+                at += int(m.group(2)) / 1000
+                first[m.group(3)] = min(first.get(m.group(3), at), at)
+    return max(first.values()) if len(first) == len(VARIANT_IDS) else 0.0
+
+
 async def rush(cfg: RushConfig, workdir: Path) -> Figures:
     host = machine()
     midnight_ms = day_start_ms(NEW_DAY)
@@ -174,10 +203,12 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
                 if welcome.type != "welcome":
                     setup_errors.add(f"hello: {welcome.code}")
                     return
-                game = await p.request("daily.start", variant=VARIANT_IDS[i % len(VARIANT_IDS)])
-                if game.type != "game" or game.text("date") != OLD_DAY.isoformat():
-                    setup_errors.add(f"old day's daily.start: {game.code or game.text('date')}")
-                    return
+                if cfg.old_games:
+                    variant = VARIANT_IDS[i % len(VARIANT_IDS)]
+                    game = await p.request("daily.start", variant=variant)
+                    if game.type != "game" or game.text("date") != OLD_DAY.isoformat():
+                        setup_errors.add(f"old day's daily.start: {game.code or game.text('date')}")
+                        return
             except Lost as exc:
                 setup_errors.add(str(exc))
                 return
@@ -236,9 +267,15 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
 
         await asyncio.gather(*(start_one(p) for p in ready))
         cpu = cpu_share(cpu0, cpu_by_role(stack), time.monotonic() - wall0)
-        await asyncio.sleep(0.5)  # the logs catch up
+        closed_at = 0.0
+        for _ in range(100):  # the old day's end, as the servers logged it
+            await asyncio.sleep(0.2)
+            closed_at = _day_closed_at(stack, sizes, OLD_DAY)
+            if closed_at:
+                break
         return Figures(
             players=len(ready),
+            old_games=len(ready) if cfg.old_games else 0,
             setup_s=round(setup_s, 2),
             margin_s=round(margin_s, 2),
             deals_stored_ahead=len(stored),
@@ -256,6 +293,7 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             next_day_lines_after_midnight=_lines_after(
                 stack, sizes, NEW_DAY + dt.timedelta(days=1)
             ),
+            old_day_closed_s=round(closed_at - midnight_wall, 2) if closed_at else float("nan"),
             cpu_cores=cpu,
             errors=dict(errors.counts),
             setup_errors=dict(setup_errors.counts),
@@ -271,6 +309,7 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
 def table(f: Figures) -> str:
     rows = [
         ("players connected (setup)", f"{f.players} in {f.setup_s:.1f} s"),
+        ("old-day games open at midnight", str(f.old_games)),
         ("setup done before midnight", f"{f.margin_s:.1f} s"),
         (
             "new-day deals stored before midnight",
@@ -282,6 +321,7 @@ def table(f: Figures) -> str:
             f"{f.start_p50_ms:.1f} / {f.start_p99_ms:.1f} / {f.start_max_ms:.1f} ms",
         ),
         ("first request -> last reply", f"{f.spread_s:.2f} s"),
+        ("00:00 -> old day closed (every variant)", f"{f.old_day_closed_s:.2f} s"),
         ("replies with the stored par / mismatched", f"{f.with_par} / {f.par_mismatch}"),
         (
             "new-day certification log lines before / after 00:00",
@@ -308,6 +348,11 @@ def main(argv: Sequence[str] | None = None) -> Figures:
     ap.add_argument("--addresses", type=int, default=None, help="client source addresses")
     ap.add_argument("--lead", type=float, default=None, help="seconds from start to midnight")
     ap.add_argument("--solver-budget", type=float, default=RushConfig.solver_budget_s)
+    ap.add_argument(
+        "--no-old-games",
+        action="store_true",
+        help="players have no old-day game open (nothing to close at midnight): a control",
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--keep", type=Path, default=None, help="work dir kept (logs) instead of tmp")
     a = ap.parse_args(argv)
@@ -317,6 +362,7 @@ def main(argv: Sequence[str] | None = None) -> Figures:
         addresses=a.addresses or max(1, players // 10),
         lead_s=a.lead or (30.0 if a.quick else RushConfig.lead_s),
         solver_budget_s=a.solver_budget,
+        old_games=not a.no_old_games,
     )
     if a.keep is not None:
         a.keep.mkdir(parents=True, exist_ok=True)

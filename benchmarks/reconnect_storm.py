@@ -52,6 +52,7 @@ from benchmarks.load.topology import (  # noqa: E402
     Player,
     cpu_by_role,
     cpu_share,
+    lb_counters,
     machine,
     percentile_ms,
     run_limited,
@@ -92,11 +93,15 @@ class Figures:
     cut_max_ms: float
     resume_p50_ms: float  # kill -> resumed, per player
     resume_p99_ms: float
+    connect_p50_ms: float  # TCP connect + WebSocket upgrade through HAProxy (successful)
+    connect_p99_ms: float
     hello_p50_ms: float
     hello_p99_ms: float
     hello_max_ms: float
     attempts: int  # connection attempts of the cut players
     lb_down_s: float  # kill -> HAProxy shows s1 DOWN
+    #: HAProxy's connection errors, retries and redispatches during the storm
+    lb_retries: dict[str, int] = field(default_factory=dict)
     #: each part's CPU from the kill to the last resume, in cores (2 = both cores of 2)
     cpu_cores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
@@ -111,6 +116,7 @@ class _Back:
     closed_at: float
     resumed_at: float = 0.0
     hello_s: float = 0.0
+    connect_s: float = 0.0  # the successful attempt's TCP connect and WebSocket upgrade
     attempts: int = 0
 
 
@@ -171,6 +177,7 @@ class Storm:
             delay = min(2 * delay, BACKOFF_MAX_S)
             back.attempts += 1
             try:
+                opening = time.monotonic()
                 await p.open()
                 sent = time.monotonic()
                 welcome = await p.hello()
@@ -194,6 +201,7 @@ class Storm:
             elif game.number("seq") != p.seq:
                 self.errors.add("game.get older or newer than the acknowledged seq")
             back.hello_s = took
+            back.connect_s = sent - opening
             back.resumed_at = time.monotonic()
             return
 
@@ -233,7 +241,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
             target=_watch_lb, args=(stack.lb, "s1", down, stop), daemon=True
         )
         lb_thread.start()
-        cpu0 = cpu_by_role(stack)
+        cpu0, lb0 = cpu_by_role(stack), lb_counters(stack.lb)
         killed_at = time.monotonic()
         victim.kill()
         deadline = killed_at + STORM_TIMEOUT_S
@@ -244,6 +252,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
                 break
         cpu = cpu_share(cpu0, cpu_by_role(stack), time.monotonic() - killed_at)
         await asyncio.sleep(1.0)  # a late cut would show here
+        lb1 = lb_counters(stack.lb)
         stop.set()
         for w in watchers:
             w.cancel()
@@ -254,6 +263,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
         if unresumed:
             run.errors.add(f"not resumed within {STORM_TIMEOUT_S:.0f} s")
         hellos = [b.hello_s for b in done]
+        connects = [b.connect_s for b in done]
         resumes = [b.resumed_at - killed_at for b in done]
         cuts = [b.closed_at - killed_at for b in backs]
         return Figures(
@@ -269,11 +279,14 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
             cut_max_ms=round(1000 * max(cuts, default=float("nan")), 1),
             resume_p50_ms=round(percentile_ms(resumes, 50), 1),
             resume_p99_ms=round(percentile_ms(resumes, 99), 1),
+            connect_p50_ms=round(percentile_ms(connects, 50), 1),
+            connect_p99_ms=round(percentile_ms(connects, 99), 1),
             hello_p50_ms=round(percentile_ms(hellos, 50), 1),
             hello_p99_ms=round(percentile_ms(hellos, 99), 1),
             hello_max_ms=round(1000 * max(hellos, default=float("nan")), 1),
             attempts=sum(b.attempts for b in backs),
             lb_down_s=round(down[0] - killed_at, 2) if down else float("nan"),
+            lb_retries={k: lb1[k] - lb0[k] for k in lb1},
             cpu_cores=cpu,
             errors=dict(run.errors.counts),
             setup_errors=dict(run.setup_errors.counts),
@@ -295,12 +308,17 @@ def table(f: Figures) -> str:
         ("kill -> client sees the close, p50 / max", f"{f.cut_p50_ms:.0f} / {f.cut_max_ms:.0f} ms"),
         ("kill -> every cut player resumed", f"{f.all_back_s:.2f} s"),
         ("kill -> resumed, p50 / p99", f"{f.resume_p50_ms:.0f} / {f.resume_p99_ms:.0f} ms"),
+        ("connect + upgrade, p50 / p99", f"{f.connect_p50_ms:.1f} / {f.connect_p99_ms:.1f} ms"),
         (
             "hello -> welcome, p50 / p99 / max",
             f"{f.hello_p50_ms:.1f} / {f.hello_p99_ms:.1f} / {f.hello_max_ms:.1f} ms",
         ),
         ("connection attempts of the cut players", str(f.attempts)),
         ("kill -> HAProxy shows s1 DOWN", f"{f.lb_down_s:.2f} s"),
+        (
+            "HAProxy: connect errors / retries / redispatches",
+            " / ".join(str(f.lb_retries.get(k, 0)) for k in ("econ", "wretr", "wredis")),
+        ),
         (
             "CPU kill -> last resume, in cores",
             ", ".join(f"{k} {v}" for k, v in f.cpu_cores.items()),

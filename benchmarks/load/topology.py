@@ -263,26 +263,51 @@ def busy_processes(window_s: float = 1.0, threshold: float = 0.2) -> int:
 
 
 def cpu_by_role(stack: Stack) -> dict[str, float]:
-    """CPU seconds so far of each part: the server processes (their own, alive ones), their
-    solver workers (descendants), redis-server, HAProxy and this client process."""
-    servers = solvers = 0.0
-    for s in stack.servers:
+    """CPU seconds so far: each live server process (``s1``...) and its solver workers
+    (``s1 solver``: its descendants), redis-server, HAProxy, this client process, and the
+    whole machine (``machine``: every process, ours included)."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(stack.servers):
         if s.proc.poll() is not None:
             continue
         with contextlib.suppress(OSError):
             own = cpumeter.cpu_seconds(s.pid)
-            servers += own
-            solvers += cpumeter.tree_cpu_seconds(s.pid) - own
-    out = {"servers": servers, "solver workers": solvers}
+            out[f"s{i + 1}"] = own
+            out[f"s{i + 1} solver"] = cpumeter.tree_cpu_seconds(s.pid) - own
     for role, proc in (("redis", stack.redis.proc), ("haproxy", stack.lb.proc)):
-        out[role] = 0.0
         if proc is not None:
             with contextlib.suppress(OSError):
                 out[role] = cpumeter.cpu_seconds(proc.pid)
     out["client"] = time.process_time()
+    out["machine"] = cpumeter.machine_cpu()["busy"]
     return out
 
 
 def cpu_share(before: dict[str, float], after: dict[str, float], wall_s: float) -> dict[str, float]:
-    """Each role's CPU over a window, as a share of one core (0.5 = half a core)."""
-    return {k: round((after[k] - before.get(k, 0.0)) / wall_s, 2) for k in after}
+    """CPU over a window in cores (0.5 = half a core) by role: ``servers`` (those alive at
+    both ends), ``solver workers``, ``redis``, ``haproxy``, ``client`` and ``others`` (the
+    rest of the machine: other users' work, the kernel's)."""
+    delta = {k: after[k] - before[k] for k in after if k in before}
+    out = {
+        "servers": sum(v for k, v in delta.items() if k[:1] == "s" and " " not in k),
+        "solver workers": max(0.0, sum(v for k, v in delta.items() if k.endswith(" solver"))),
+        "redis": delta.get("redis", 0.0),
+        "haproxy": delta.get("haproxy", 0.0),
+        "client": delta.get("client", 0.0),
+    }
+    out["others"] = max(0.0, delta.get("machine", 0.0) - sum(out.values()))
+    return {k: round(v / wall_s, 2) for k, v in out.items()}
+
+
+def lb_counters(lb: Balancer) -> dict[str, int]:
+    """HAProxy's counters over every backend server: connection errors (``econ``), retries
+    (``wretr``) and redispatches (``wredis``): connections first sent to a dead server."""
+    lines = lb.command("show stat").splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    out = {"econ": 0, "wretr": 0, "wredis": 0}
+    for line in lines[1:]:
+        row = dict(zip(header, line.split(","), strict=False))
+        if row.get("pxname") == "servers" and row.get("svname", "").startswith("s"):
+            for k in out:
+                out[k] += int(row.get(k) or 0)
+    return out

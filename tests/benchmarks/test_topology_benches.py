@@ -40,7 +40,7 @@ def test_reconnect_storm_smallest(tmp_path: Path) -> None:
 def test_midnight_rush_smallest(tmp_path: Path) -> None:
     out = tmp_path / "rush.json"
     f = midnight_rush.main(
-        ["--players", "12", "--lead", "10", "--solver-budget", "0.05", "--json", str(out)]
+        ["--players", "12", "--lead", "14", "--solver-budget", "0.05", "--json", str(out)]
     )
     assert f.players == 12 and not f.setup_errors
     assert f.deals_stored_ahead == f.deals_certified == len(VARIANT_IDS)
