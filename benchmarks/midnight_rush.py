@@ -52,6 +52,9 @@ from benchmarks.load.topology import (  # noqa: E402
     Stack,
     cpu_by_role,
     cpu_share,
+    lb_log_size,
+    lb_marked_down,
+    loop_lag_max_ms,
     machine,
     percentile_ms,
     run_limited,
@@ -100,7 +103,13 @@ class Figures:
     certification_lines_before_midnight: int  # for the new day: the detector works
     certification_lines_after_midnight: int  # for the new day (must be 0)
     next_day_lines_after_midnight: int  # the day after: background preparation
+    #: "another process dealt first": a deal certified twice (0 since the deals fix)
+    duplicate_certifications: int
     old_day_closed_s: float  # midnight -> every variant of the old day closed (server logs)
+    #: servers HAProxy marked DOWN (health check failed) from midnight on: their players cut
+    marked_down: list[str] = field(default_factory=list)
+    #: each server's longest event-loop stall from just before midnight to the end, in ms
+    loop_lag_max_ms: dict[str, float] = field(default_factory=dict)
     #: each part's CPU from midnight to the last reply, in cores (2 = both cores of 2)
     cpu_cores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
@@ -140,19 +149,26 @@ def _log_sizes(stack: Stack) -> list[int]:
     return [s.log_path.stat().st_size if s.log_path else 0 for s in stack.servers]
 
 
-def _lines_after(stack: Stack, sizes: list[int], date: dt.date) -> int:
-    """Certification lines (`server.games.deals`) about ``date`` written after ``sizes``."""
-    n = 0
+def _tails(stack: Stack, sizes: list[int]) -> list[str]:
+    """Each server's log lines written after ``sizes``."""
+    out: list[str] = []
     for s, size in zip(stack.servers, sizes, strict=True):
         if s.log_path is None:
             continue
         with s.log_path.open("rb") as f:
             f.seek(size)
-            tail = f.read().decode(errors="replace")
-        n += sum(
-            "server.games.deals" in line and date.isoformat() in line for line in tail.splitlines()
-        )
-    return n
+            out += f.read().decode(errors="replace").splitlines()
+    return out
+
+
+def _lines_after(stack: Stack, sizes: list[int], date: dt.date) -> int:
+    """Certification lines (`server.games.deals`) about ``date`` written after ``sizes``."""
+    day = date.isoformat()
+    return sum("server.games.deals" in line and day in line for line in _tails(stack, sizes))
+
+
+def _count_after(stack: Stack, sizes: list[int], text: str) -> int:
+    return sum(text in line for line in _tails(stack, sizes))
 
 
 _CLOSED = re.compile(
@@ -230,6 +246,8 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             )
         await asyncio.sleep(max(0.0, midnight_wall - time.time() - 0.3))
         sizes = _log_sizes(stack)  # the logs' ends, just before midnight
+        lb_since = lb_log_size(stack.lb)
+        await asyncio.to_thread(loop_lag_max_ms, stack)  # resets the maxima
         await asyncio.sleep(max(0.0, midnight_wall - time.time()))
         cpu0, wall0 = cpu_by_role(stack), time.monotonic()
         rng = random.Random(11)
@@ -247,7 +265,7 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             try:
                 game = await p.request("daily.start", variant=variant)
             except Lost as exc:
-                errors.add(str(exc))
+                errors.add(f"{exc} (connection cut)")
                 return
             done = time.monotonic()
             last_reply = max(last_reply, done)
@@ -273,6 +291,7 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             closed_at = _day_closed_at(stack, sizes, OLD_DAY)
             if closed_at:
                 break
+        lags = await asyncio.to_thread(loop_lag_max_ms, stack)
         return Figures(
             players=len(ready),
             old_games=len(ready) if cfg.old_games else 0,
@@ -293,7 +312,10 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             next_day_lines_after_midnight=_lines_after(
                 stack, sizes, NEW_DAY + dt.timedelta(days=1)
             ),
+            duplicate_certifications=_count_after(stack, sizes, "another process dealt first"),
             old_day_closed_s=round(closed_at - midnight_wall, 2) if closed_at else float("nan"),
+            marked_down=lb_marked_down(stack.lb, lb_since),
+            loop_lag_max_ms=lags,
             cpu_cores=cpu,
             errors=dict(errors.counts),
             setup_errors=dict(setup_errors.counts),
@@ -328,9 +350,15 @@ def table(f: Figures) -> str:
             f"{f.certification_lines_before_midnight} / {f.certification_lines_after_midnight}",
         ),
         ("day-after lines after 00:00 (background)", str(f.next_day_lines_after_midnight)),
+        ("deals certified twice after 00:00", str(f.duplicate_certifications)),
         (
             "CPU 00:00 -> last reply, in cores",
             ", ".join(f"{k} {v}" for k, v in f.cpu_cores.items()),
+        ),
+        ("HAProxy marked DOWN after 00:00", "; ".join(f.marked_down) or "none"),
+        (
+            "event-loop lag max, per server",
+            ", ".join(f"{k} {v} ms" for k, v in f.loop_lag_max_ms.items()),
         ),
         ("errors", json.dumps(f.errors) if f.errors else "none"),
         ("setup errors", json.dumps(f.setup_errors) if f.setup_errors else "none"),

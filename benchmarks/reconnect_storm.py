@@ -53,6 +53,7 @@ from benchmarks.load.topology import (  # noqa: E402
     cpu_by_role,
     cpu_share,
     lb_counters,
+    loop_lag_max_ms,
     machine,
     percentile_ms,
     run_limited,
@@ -102,6 +103,8 @@ class Figures:
     lb_down_s: float  # kill -> HAProxy shows s1 DOWN
     #: HAProxy's connection errors, retries and redispatches during the storm
     lb_retries: dict[str, int] = field(default_factory=dict)
+    #: the surviving servers' longest event-loop stall during the storm, in ms
+    loop_lag_max_ms: dict[str, float] = field(default_factory=dict)
     #: each part's CPU from the kill to the last resume, in cores (2 = both cores of 2)
     cpu_cores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
@@ -242,6 +245,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
         )
         lb_thread.start()
         cpu0, lb0 = cpu_by_role(stack), lb_counters(stack.lb)
+        loop_lag_max_ms(stack)  # resets the maxima
         killed_at = time.monotonic()
         victim.kill()
         deadline = killed_at + STORM_TIMEOUT_S
@@ -253,6 +257,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
         cpu = cpu_share(cpu0, cpu_by_role(stack), time.monotonic() - killed_at)
         await asyncio.sleep(1.0)  # a late cut would show here
         lb1 = lb_counters(stack.lb)
+        lags = loop_lag_max_ms(stack)
         stop.set()
         for w in watchers:
             w.cancel()
@@ -287,6 +292,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
             attempts=sum(b.attempts for b in backs),
             lb_down_s=round(down[0] - killed_at, 2) if down else float("nan"),
             lb_retries={k: lb1[k] - lb0[k] for k in lb1},
+            loop_lag_max_ms=lags,
             cpu_cores=cpu,
             errors=dict(run.errors.counts),
             setup_errors=dict(run.setup_errors.counts),
@@ -323,6 +329,7 @@ def table(f: Figures) -> str:
             "CPU kill -> last resume, in cores",
             ", ".join(f"{k} {v}" for k, v in f.cpu_cores.items()),
         ),
+        ("event-loop lag max, s2 and s3", ", ".join(f"{v} ms" for v in f.loop_lag_max_ms.values())),
         ("errors", json.dumps(f.errors) if f.errors else "none"),
         ("setup errors", json.dumps(f.setup_errors) if f.setup_errors else "none"),
     ]

@@ -311,3 +311,31 @@ def lb_counters(lb: Balancer) -> dict[str, int]:
             for k in out:
                 out[k] += int(row.get(k) or 0)
     return out
+
+
+def loop_lag_max_ms(stack: Stack) -> dict[str, float]:
+    """Each live server's longest event-loop lag since the previous call (its /metrics
+    ``solitaire_loop_lag_max_seconds``, which a scrape resets), in ms."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(stack.servers):
+        if s.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                lag = cpumeter.total(cpumeter.scrape(s.port), "solitaire_loop_lag_max_seconds")
+                out[f"s{i + 1}"] = round(1000 * lag, 1)
+    return out
+
+
+def lb_log_size(lb: Balancer) -> int:
+    return lb.log.stat().st_size if lb.log.exists() else 0
+
+
+def lb_marked_down(lb: Balancer, since: int) -> list[str]:
+    """The servers HAProxy marked DOWN since log offset ``since`` (with the reason)."""
+    with lb.log.open("rb") as f:
+        f.seek(since)
+        lines = f.read().decode(errors="replace").splitlines()
+    return [
+        line.split("Server servers/", 1)[1].split(". ", 1)[0]
+        for line in lines
+        if "Server servers/" in line and " is DOWN" in line and not line.startswith("[")
+    ]
