@@ -75,6 +75,10 @@ VERSIONS = (5,)
 AFTER_MIDNIGHT_S = 0.005
 
 
+class LeadTooShort(RuntimeError):
+    """The servers' midnight came before the players and the deals were ready."""
+
+
 @dataclass(frozen=True)
 class RushConfig:
     players: int = 3000
@@ -241,8 +245,13 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
             await asyncio.sleep(0.2)
         margin_s = midnight_wall - time.time()
         if margin_s < 0.5:
-            raise RuntimeError(
-                f"setup ended {-margin_s:.1f} s after midnight: give a longer --lead"
+            raise LeadTooShort(
+                f"setup ended {-margin_s:.1f} s before midnight: give a longer --lead"
+            )
+        if len(stored) < len(VARIANT_IDS):
+            raise LeadTooShort(
+                f"{len(stored)} of {len(VARIANT_IDS)} new-day deals stored a second before "
+                "midnight (a start would certify): give a longer --lead"
             )
         await asyncio.sleep(max(0.0, midnight_wall - time.time() - 0.3))
         sizes = _log_sizes(stack)  # the logs' ends, just before midnight

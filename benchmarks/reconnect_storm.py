@@ -53,6 +53,8 @@ from benchmarks.load.topology import (  # noqa: E402
     cpu_by_role,
     cpu_share,
     lb_counters,
+    lb_log_size,
+    lb_marked_down,
     loop_lag_max_ms,
     machine,
     percentile_ms,
@@ -103,9 +105,12 @@ class Figures:
     lb_down_s: float  # kill -> HAProxy shows s1 DOWN
     #: HAProxy's connection errors, retries and redispatches during the storm
     lb_retries: dict[str, int] = field(default_factory=dict)
+    #: every server HAProxy marked DOWN during the storm (s1; another one would be a busy
+    #: process taken for a dead one, its players cut too)
+    marked_down: list[str] = field(default_factory=list)
     #: the surviving servers' longest event-loop stall during the storm, in ms
     loop_lag_max_ms: dict[str, float] = field(default_factory=dict)
-    #: each part's CPU from the kill to the last resume, in cores (2 = both cores of 2)
+    #: each part's CPU from the kill to the last resume (or s1 DOWN if later), in cores
     cpu_cores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     setup_errors: dict[str, int] = field(default_factory=dict)
@@ -246,13 +251,14 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
         lb_thread.start()
         cpu0, lb0 = cpu_by_role(stack), lb_counters(stack.lb)
         loop_lag_max_ms(stack)  # resets the maxima
+        lb_since = lb_log_size(stack.lb)
         killed_at = time.monotonic()
         victim.kill()
         deadline = killed_at + STORM_TIMEOUT_S
         while time.monotonic() < deadline:
             await asyncio.sleep(0.1)
             done = [b for b in run.back.values() if b.resumed_at]
-            if len(run.back) >= on_killed and len(done) == len(run.back):
+            if down and len(run.back) >= on_killed and len(done) == len(run.back):
                 break
         cpu = cpu_share(cpu0, cpu_by_role(stack), time.monotonic() - killed_at)
         await asyncio.sleep(1.0)  # a late cut would show here
@@ -292,6 +298,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
             attempts=sum(b.attempts for b in backs),
             lb_down_s=round(down[0] - killed_at, 2) if down else float("nan"),
             lb_retries={k: lb1[k] - lb0[k] for k in lb1},
+            marked_down=[m.split(" is DOWN")[0] for m in lb_marked_down(stack.lb, lb_since)],
             loop_lag_max_ms=lags,
             cpu_cores=cpu,
             errors=dict(run.errors.counts),
@@ -329,6 +336,7 @@ def table(f: Figures) -> str:
             "CPU kill -> last resume, in cores",
             ", ".join(f"{k} {v}" for k, v in f.cpu_cores.items()),
         ),
+        ("servers HAProxy marked DOWN", ", ".join(f.marked_down) or "none"),
         ("event-loop lag max, s2 and s3", ", ".join(f"{v} ms" for v in f.loop_lag_max_ms.values())),
         ("errors", json.dumps(f.errors) if f.errors else "none"),
         ("setup errors", json.dumps(f.setup_errors) if f.setup_errors else "none"),
