@@ -97,12 +97,15 @@ chaos: $(STAMP) $(COMPILED) haproxy
 	$(BIN)/python -m tests.support.chaos $(foreach s,$(CHAOS_SEEDS),--seed $(s)) --duration 180
 	$(BIN)/python -m tests.support.chaos --cluster --seed 21 --duration 180
 
-bench: $(STAMP) $(COMPILED)
+# The topology benchmarks (three servers behind HAProxy on one Redis) need the balancer.
+bench: $(STAMP) $(COMPILED) haproxy
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
 	$(BIN)/python benchmarks/server_bench.py
 	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
+	$(BIN)/python benchmarks/reconnect_storm.py
+	$(BIN)/python benchmarks/midnight_rush.py
 	$(BIN)/pytest -q -m slow
 
 # Open data (docs/api.md): closed days FROM..TO (YYYY-MM-DD) to $(OUT)/results-DATE.ndjson.gz,

@@ -300,6 +300,11 @@ class DailyDeals:
             token = f"{os.getpid()}:{secrets.token_hex(8)}"
             if await self.r.set(lock, token, nx=True, ex=self.lock_ttl_s()):
                 try:
+                    # Stored since our read (its computer released the lock just before we
+                    # took it): serve it rather than compute it again.
+                    raw = await self.r.get(key)
+                    if raw:
+                        return Deal.load(variant_id, date, raw)
                     deal = await self._compute(variant_id, date)
                     if await self.r.set(key, deal.dump(), ex=self.retention_s, nx=True):
                         return deal

@@ -75,3 +75,51 @@ def test_the_lock_outlives_the_longest_certification(
     assert deals.lock_ttl_s() >= 120 * CERTIFY_BUDGETS + LOCK_MARGIN_S
     quick = DailyDeals(redis_client, clock, b"x", SolverPool(1), certify=False)
     assert quick.lock_ttl_s() == LOCK_MARGIN_S
+
+
+class PausingRedis(redis.asyncio.Redis):
+    """A real client on the same pool that, once it has read ``key``, waits for the test
+    before its next command: the moment in which another process may store the deal and
+    release its lock."""
+
+    def __init__(self, pool: redis.asyncio.ConnectionPool, key: str) -> None:
+        super().__init__(connection_pool=pool)
+        self.key = key
+        self.read = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def get(self, name: str) -> bytes | str | None:  # type: ignore[override]
+        value: bytes | str | None = await super().get(name)
+        if name == self.key and not self.read.is_set():
+            self.read.set()
+            await self.go.wait()
+        return value
+
+
+class CountingDeals(DailyDeals):
+    def __init__(self, client: redis.asyncio.Redis, clock: ManualClock) -> None:
+        super().__init__(client, clock, b"x", SolverPool(1), certify=False)
+        self.computed = 0
+
+    async def _compute(self, variant_id: str, date: dt.date) -> Deal:
+        self.computed += 1
+        return await super()._compute(variant_id, date)
+
+
+async def test_a_deal_stored_between_the_read_and_the_lock_is_not_computed_again(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Seen in benchmarks/midnight_rush.py: at rollover every process prepares the day after
+    at once; one read no deal, another stored it and released its lock, and the first then
+    took the free lock and certified the same deal again (up to 6 solver budgets of CPU),
+    only to lose the write ("another process dealt first")."""
+    paused = PausingRedis(redis_client.connection_pool, keys.daily_deal(VARIANT, DAY))
+    b = CountingDeals(paused, clock)
+    got_b = asyncio.create_task(b.get(VARIANT, DAY))
+    await paused.read.wait()  # b read: no deal yet
+    a = CountingDeals(redis_client, clock)
+    deal_a = await a.get(VARIANT, DAY)  # a computes, stores and releases its lock
+    assert a.computed == 1 and await redis_client.get(keys.daily_deal_lock(VARIANT, DAY)) is None
+    paused.go.set()
+    assert await got_b == deal_a
+    assert b.computed == 0, "the stored deal is served, not computed again"
