@@ -307,7 +307,9 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     try:
-        await asyncio.wait_for(request.app[SERVICES].redis.ping(), timeout=1.0)
+        # Under HAProxy's check timeout (1.5 s, deploy/haproxy.cfg) so a slow Redis answers 503
+        # in words rather than a check that times out.
+        await asyncio.wait_for(request.app[SERVICES].redis.ping(), timeout=1.2)
     except Exception as exc:  # the error text (hosts, ports, auth) is logged, never served
         log.warning("readyz: redis not ready: %s: %s", type(exc).__name__, exc)
         return web.json_response({"status": "unavailable"}, status=503)
