@@ -39,7 +39,7 @@ from server.boards.leaderboard import MAX_LIMIT, BoardRef
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.profiles import Profiles
 from server.players.registry import Player
-from server.races.model import RaceStatus
+from server.races.model import RaceState, RaceStatus
 from server.races.ratings import Board
 from server.races.spectate import spectator_info, spectators_of
 from server.redis import keys
@@ -304,6 +304,45 @@ async def races_live(request: web.Request) -> web.Response:
     return etags.respond_json(request, {"races": plain(listing)}, etags.LIVE)
 
 
+def _race_info(state: RaceState, now: int, finished: bool) -> dict[str, object]:
+    """A race as a spectator sees it, the same bytes on every process once it is over."""
+    info = plain(spectator_info(state, now))
+    if not isinstance(info, dict):  # spectator_info is a protocol struct: always an object
+        raise ApiError(ApiErrorCode.UNAVAILABLE, "race unreadable")
+    info.pop("server_time", None)
+    if finished:
+        racers = info.get("racers")
+        if isinstance(racers, list):  # presence lapses after the end: not part of the result
+            for racer in racers:
+                if isinstance(racer, dict):
+                    racer.pop("connected", None)
+    return info
+
+
+async def races_finished(request: web.Request) -> web.Response:
+    """A variant's finished races, newest first, paged by the end time (``before``)."""
+    s = _services(request)
+    if "variant" not in request.query:
+        raise ApiError(ApiErrorCode.BAD_REQUEST, "variant is required: ?variant=<id>")
+    variant = variant_param(request.query["variant"])
+    limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
+    before = int_param(request, "before", 0, 1, 2**53) if "before" in request.query else None
+    ids = await s.races.store.finished_ids(variant, before, limit)
+    now = s.clock.now_ms()
+    rows: list[dict[str, object]] = []
+    for race_id in ids:
+        try:
+            state = await s.races.load(race_id)
+        except NotFound:  # its keys expired before the list let it go
+            continue
+        if state.results is None or state.finished_at is None:
+            continue
+        rows.append({"race": _race_info(state, now, True), "finished_at": state.finished_at})
+    last = rows[-1]["finished_at"] if len(ids) == limit and rows else None
+    data: dict[str, object] = {"variant": variant, "races": rows, "next_before": last}
+    return etags.respond_json(request, data, etags.LIVE)
+
+
 async def race(request: web.Request) -> web.Response:
     """A race as a spectator sees it; once finished, its results and every racer's moves."""
     s = _services(request)
@@ -312,17 +351,9 @@ async def race(request: web.Request) -> web.Response:
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
     state = await s.races.load(race_id)
     now = s.clock.now_ms()
-    info = plain(spectator_info(state, now))
-    assert isinstance(info, dict)
-    info.pop("server_time", None)  # the same bytes on every process for a finished race
     finished = state.shown_status(now) is RaceStatus.FINISHED and state.results is not None
-    data: dict[str, object] = {"race": info, "finished": finished}
+    data: dict[str, object] = {"race": _race_info(state, now, finished), "finished": finished}
     if finished:
-        racers = info.get("racers")
-        if isinstance(racers, list):  # presence lapses after the end: not part of the result
-            for racer in racers:
-                if isinstance(racer, dict):
-                    racer.pop("connected", None)
         moves: dict[str, list[str]] = {}
         for pid, name in state.racers:
             try:
@@ -439,6 +470,7 @@ def setup_routes(app: web.Application) -> None:
     r.add_get(PREFIX + "/players/{name}/history/{variant}", history)
     r.add_get(PREFIX + "/players/{name}/races/{variant}", player_races)
     r.add_get(PREFIX + "/races/live", races_live)
+    r.add_get(PREFIX + "/races/finished", races_finished)
     r.add_get(PREFIX + "/races/{race_id}", race)
     r.add_get(PREFIX + "/race-boards/{variant}/{board}", race_board)
     r.add_route("OPTIONS", PREFIX + "/{tail:.*}", _options)

@@ -283,6 +283,7 @@ class RaceReferee:
             await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
+        await self.store.index_finished(race.variant, race_id, finished_at)
         # The racers' index and the deadline index live in other slots (Redis Cluster): freed
         # after the race's own atomic end, idempotently (`tick` completes an end cut short).
         await self.store.release(race.pids(), race_id)

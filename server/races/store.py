@@ -59,6 +59,8 @@ TURN_POLL_MAX_S = 0.05
 CLOSED_ROOM_TTL_MS = 60_000
 #: The window of the rooms-per-account quota (`RaceStore.count_room`).
 ROOM_QUOTA_WINDOW_MS = 3_600_000
+FINISHED_INDEX_MAX = 1000
+"""Finished races kept per variant in the public list (each race's own keys live on)."""
 
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
@@ -858,6 +860,27 @@ class RaceStore:
         await self._absent(
             keys=[keys.race_seen(race_id), keys.race_present(race_id)],
             args=[now_ms, instance, pid, self.ttl_ms],
+        )
+
+    @translate_redis_errors
+    async def index_finished(self, variant: str, race_id: str, finished_at: int) -> None:
+        """List a finished race among its variant's latest (idempotent: an end completed
+        twice lists it once); the oldest beyond `FINISHED_INDEX_MAX` leave the list."""
+        key = keys.races_finished(variant)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.zadd(key, {race_id: finished_at})
+        pipe.zremrangebyrank(key, 0, -FINISHED_INDEX_MAX - 1)
+        await pipe.execute()
+
+    @translate_redis_errors
+    async def finished_ids(self, variant: str, before: int | None, limit: int) -> list[str]:
+        """The variant's finished races whose end began before `before` (ms), newest first."""
+        top: str = f"({before}" if before is not None else "+inf"
+        return cast(
+            list[str],
+            await self.r.zrevrangebyscore(
+                keys.races_finished(variant), top, "-inf", start=0, num=limit
+            ),
         )
 
     @translate_redis_errors

@@ -39,6 +39,7 @@ transaction share it, so they live in one slot)::
     sol:{q}:making                           hash   race id -> its match (JSON) until made
     sol:{q}:turn:<pid>                       string held while a race request of the player runs
     sol:{ra}:active                          zset   race id -> time its next deadline is due
+    sol:{rf:<variant>}:finished              zset   race id -> when its end began (latest 1,000)
     sol:{rt:<variant>}:board                 zset   pid -> displayed rating (race board)
     sol:{rt:<variant>}:stats                 hash   pid -> rating JSON (mu, sigma, wins, ...)
     sol:{rt:<variant>}:applied               set    race ids already rated (exactly once)
@@ -458,6 +459,11 @@ def race_turn(pid: str) -> str:
 
 def races_active() -> str:
     return f"{PREFIX}{{ra}}:active"
+
+
+def races_finished(variant: str) -> str:
+    """The variant's latest finished races (the public API lists them)."""
+    return f"{PREFIX}{{rf:{_variant(variant)}}}:finished"
 
 
 def rating_board(variant: str) -> str:

@@ -232,3 +232,43 @@ async def test_rate_limits_per_address_answer_429_with_retry_after(
         schema_validate(line, "BoardStreamLine")
         second = await api.get("/api/v1/live/fourteen-out/board", other)
         assert (second.status, second.code) == (429, "rate_limited")
+
+
+async def test_finished_races_are_listed_newest_first_and_paged(
+    race_app: App, api: ApiClient
+) -> None:
+    """Each finished race joins its variant's list once (its end completed by the referee),
+    newest first; ``next_before`` pages through it without repeats; running ones are absent."""
+    a, b = await race_app.client("lister_a", versions=V5), await race_app.client("lister_b")
+    mine: list[str] = []
+    for _ in range(3):
+        race_id = await room(race_app, a, b)
+        await start_race(race_app, a, b)
+        for c in (a, b):
+            gid = keys.race_game_id(race_id, c.player_id)
+            assert (await c.request("resign", game_id=gid))["type"] == "finished"
+        for c in (a, b):
+            while (await c.push("race.event"))["event"]["kind"] != "finished":
+                pass
+        mine.append(race_id)
+        race_app.clock.advance(60_000)
+    running = await room(race_app, a, b)
+
+    listed: list[dict[str, Any]] = []
+    path = f"/api/v1/races/finished?variant={VARIANT}&limit=2"
+    for _ in range(50):
+        page = (await api.get(path)).json()
+        listed += page["races"]
+        if page["next_before"] is None:
+            break
+        path = f"/api/v1/races/finished?variant={VARIANT}&limit=2&before={page['next_before']}"
+    ids = [r["race"]["race_id"] for r in listed]
+    assert len(ids) == len(set(ids)), "no race on two pages"
+    assert running not in ids
+    assert [i for i in ids if i in mine] == mine[::-1]
+    ends = [r["finished_at"] for r in listed]
+    assert ends == sorted(ends, reverse=True)
+    first = next(r for r in listed if r["race"]["race_id"] == mine[-1])["race"]
+    assert {r["name"] for r in first["racers"]} == {"lister_a", "lister_b"}
+    missing = await api.get("/api/v1/races/finished")
+    assert (missing.status, missing.code) == (400, "bad_request")
