@@ -55,6 +55,8 @@ class VariantInfo(Struct):
     finish: Flag
     #: ``undo`` counts as a move (RULINGS.md): it adds one to ``moves``.
     undo_counts: Flag
+    #: A foundation's top card may be moved back onto a pile (``f8H 5``).
+    foundation_back: Flag = False
     #: The highest score (``scored`` variants only).
     max_score: Count | None = None
     #: What the move ``d`` does (absent when the variant has no stock).

@@ -49,6 +49,11 @@ def _stock(variant_id: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def _foundation_back(variant_id: str) -> bool:
+    """Whether the rules let a foundation's top card come back down onto a pile."""
+    return "foundation's top card may come back" in " ".join(RULES[variant_id].split())
+
+
 def describe(cls: type[Game]) -> p.VariantInfo:
     """The descriptor of one variant class."""
     cards = cls.decks * _SUITS * len(cls.ranks)
@@ -67,6 +72,7 @@ def describe(cls: type[Game]) -> p.VariantInfo:
         may_finish=cls.may_finish,
         finish=cls.scored,  # the Triple Deck games take `finish` (protocol 3)
         undo_counts=UNDO_COUNTS,
+        foundation_back=_foundation_back(cls.id),
         max_score=max_score,
         stock=_stock(cls.id),
     )

@@ -50,6 +50,8 @@ async def test_a_version_6_welcome_describes_every_variant(app: App) -> None:
         assert info["triple-easthaven"]["may_finish"] and not info["triple-easthaven"]["finish"]
         assert "stock" not in info["fourteen-out"] and info["fourteen-out"]["family"] == "pairing"
         assert info["triple-easthaven"]["stock"] == "deal one card onto every pile"
+        backs = [v for v, d in info.items() if d.get("foundation_back")]
+        assert backs == ["triple-easthaven"]
     finally:
         await c.close()
 
