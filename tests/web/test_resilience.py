@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import websockets.sync.client
 from playwright.sync_api import Browser, WebSocketRoute, expect
@@ -78,18 +80,16 @@ def test_a_refused_protocol_version_says_the_page_is_out_of_date(
         context.close()
 
 
-def start_dailies(ws_url: str, token: str, variants: list[str]) -> None:
+def start_dailies(ws_url: str, token: str, variants: Sequence[str]) -> None:
     """Start the player's daily games of `variants` elsewhere: one connection each (hello and
     daily.start, within any burst)."""
     for variant in variants:
         with websockets.sync.client.connect(ws_url) as ws:
-            for n, msg in enumerate(
-                (
-                    {"type": "hello", "versions": [6], "token": token},
-                    {"type": "daily.start", "variant": variant},
-                ),
-                start=1,
-            ):
+            requests: list[dict[str, Any]] = [
+                {"type": "hello", "versions": [6], "token": token},
+                {"type": "daily.start", "variant": variant},
+            ]
+            for n, msg in enumerate(requests, start=1):
                 ws.send(json.dumps({**msg, "id": n}))
                 while (reply := json.loads(ws.recv(timeout=10))).get("id") != n:
                     pass
