@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import protocol as p
+from protocol import races as pr
+from protocol.schema import dump_struct
 
 from . import render
 from .commands import Ctx, UsageError, open_session, script_source
@@ -29,14 +33,15 @@ WAIT_CHECK_S = 1.0
 
 
 class RaceState:
-    """What the client knows of one race: racers' progress, and the final standings."""
+    """What the client knows of one race: racers' progress, and the final standings, typed
+    as the protocol's race structs and events (`protocol.races`)."""
 
     def __init__(self, me: str) -> None:
         self.me = me
         self.info: p.RaceInfo | None = None
         self.version = 0
-        self.racers: dict[str, dict[str, Any]] = {}
-        self.results: list[dict[str, Any]] | None = None
+        self.racers: dict[str, p.Racer] = {}
+        self.results: tuple[pr.RaceResultEntry, ...] | None = None
         self.reason = ""
         self.spectators = 0  # how many watch the race (`race.spectators`)
 
@@ -49,62 +54,73 @@ class RaceState:
         return self.info.variant if self.info else "fourteen-out"
 
     def apply_info(self, info: p.RaceInfo) -> None:
+        """The whole race (`race.update`, `race.room`): its racers as the server has them."""
         self.info = info
         self.version = max(self.version, info.version)
-        for r in info.racers:
-            self.racers[r.player_id] = {
-                **self.racers.get(r.player_id, {}),
-                "name": r.name,
-                "cleared": r.cleared,
-                "score": r.score,
-                "moves": r.moves,
-                "finished": r.finished,
-                "stuck": r.stuck,
-                "won": r.won,
-                "forfeited": r.forfeited,
-                "connected": r.connected,
-                "place": r.place,
-                "rating": r.rating,
-                "rating_change": r.rating_change,
-            }
+        self.racers = {r.player_id: r for r in info.racers}
 
-    def apply_event(self, version: int, event: dict[str, Any]) -> RaceNews | None:
+    def _racer(self, pid: str) -> p.Racer:
+        return self.racers.get(pid) or p.Racer(player_id=pid, name=pid)
+
+    def apply_event(self, version: int, event: pr.RaceEventBody) -> RaceNews | None:
         """Update from a public event; returns what happened to a racer, if anything."""
         self.version = max(self.version, version)
-        kind = str(event.get("kind"))
-        pid = str(event.get("player_id", ""))
-        racer = self.racers.setdefault(pid, {"name": pid}) if pid else {}
-        if kind == "progress":
-            racer.update(
-                {
-                    k: event[k]
-                    for k in ("cleared", "score", "moves", "finished", "stuck", "won")
-                    if k in event
-                }
+        if isinstance(event, pr.RaceEnded):
+            self.results, self.reason = event.results, event.reason
+            return None
+        if isinstance(event, pr.RacerProgress):
+            racer = replace(
+                self._racer(event.player_id),
+                cleared=event.cleared,
+                score=event.score,
+                moves=event.moves,
+                finished=event.finished,
+                stuck=event.stuck,
+                won=event.won,
             )
-        elif kind == "joined":
-            racer["name"] = event.get("name", pid)
-        elif kind == "left":
-            self.racers.pop(pid, None)
-        elif kind == "forfeit":
-            racer["forfeited"] = True
-        elif kind == "finished":
-            self.results = [dict(r) for r in event.get("results", [])]
-            self.reason = str(event.get("reason", ""))
+        elif isinstance(event, pr.RacerJoined):
+            racer = replace(self._racer(event.player_id), name=event.name)
+        elif isinstance(event, pr.RacerLeft):
+            racer = self._racer(event.player_id)
+            self.racers.pop(event.player_id, None)
+            return RaceNews(event.kind, event.player_id, racer)
+        elif isinstance(event, pr.RacerForfeited):
+            racer = replace(self._racer(event.player_id), forfeited=True)
+        else:  # the countdown: `race.update` brings it too
             return None
-        else:
+        self.racers[racer.player_id] = racer
+        return RaceNews(event.kind, racer.player_id, racer)
+
+    def apply_logged(self, logged: Mapping[str, object]) -> RaceNews | None:
+        """An event of `race.room`'s log (``{"v": version, "kind": ...}``); one this client
+        does not know (a newer server's) is skipped."""
+        body = {k: v for k, v in logged.items() if k != "v"}
+        version = logged.get("v")
+        try:
+            event = pr.load_race_event(body)
+        except p.BadRequest:
             return None
-        return RaceNews(kind, pid, racer)
+        return self.apply_event(version if isinstance(version, int) else self.version, event)
 
     def apply(self, msg: p.ServerMessage) -> RaceNews | None:
         """Update from a race push (`race.event` or `race.update`); others are ignored."""
         if isinstance(msg, p.RaceEvent):
-            return self.apply_event(msg.version, dict(msg.event))
+            try:
+                event = pr.load_race_event(msg.event)
+            except p.BadRequest:  # a kind this client does not know (a newer server's)
+                return None
+            return self.apply_event(msg.version, event)
         if isinstance(msg, p.RaceUpdate):
             self.apply_info(msg.race)
         elif isinstance(msg, p.RaceSpectators) and msg.race_id == self.race_id:
             self.spectators = msg.count
         return None
+
+    def standings_json(self) -> list[dict[str, object]] | None:
+        """The final standings as ``--json`` prints them (the protocol's field names)."""
+        if self.results is None:
+            return None
+        return [dump_struct(r) for r in self.results]
 
 
 class RaceGame(ServerGame):
@@ -140,9 +156,9 @@ class RaceGame(ServerGame):
         return "there are no hints in races"
 
     async def rank_line(self) -> str | None:
-        for r in self.race.results or []:
-            if r.get("player_id") == self.race.me:
-                return f"place {r.get('place')} of {len(self.race.results or [])}"
+        for r in self.race.results or ():
+            if r.player_id == self.race.me:
+                return f"place {r.place} of {len(self.race.results or ())}"
         return None
 
 
@@ -282,7 +298,7 @@ def _follow_resumes(session: ServerSession, race: RaceState) -> None:
         )
         race.apply_info(room.race)
         for ev in room.events:
-            race.apply_event(race.version, dict(ev))
+            race.apply_logged(ev)
 
     session.on_resume.append(resume)
 
@@ -333,7 +349,7 @@ async def _play(
                 **info,
                 "finished": game.finished,
                 "result": game.result,
-                "standings": race.results,
+                "standings": race.standings_json(),
                 "reason": race.reason,
             }
         )

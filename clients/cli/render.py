@@ -37,6 +37,7 @@ from engine.views import (
     TripleDeckView,
 )
 from engine.views import View as GameView
+from protocol import races as pr
 from protocol.events import FLAGGED
 
 from .games import GameBackend, Outcome
@@ -234,11 +235,21 @@ def fmt_time(ms: int) -> str:
 
 def progress_text(variant_id: str, data: Mapping[str, object]) -> str:
     """``cleared 12/52`` or ``score 345/936`` from a view or result map."""
+    cleared, score = data.get("cleared", 0), data.get("score", 0)
+    return progress_of(
+        variant_id,
+        cleared if isinstance(cleared, int) else 0,
+        score if isinstance(score, int) else 0,
+    )
+
+
+def progress_of(variant_id: str, cleared: int, score: int) -> str:
+    """``cleared 12/52`` or ``score 345/936``."""
     cls = VARIANTS[variant_id]
     if cls.scored:
-        return f"score {data.get('score', 0)}/{_max_score(cls.ranks.stop - 1)}"
+        return f"score {score}/{_max_score(cls.ranks.stop - 1)}"
     total = 28 if variant_id == "triple-triangle" else cls.decks * 4 * len(cls.ranks)
-    return f"cleared {data.get('cleared', 0)}/{total}"
+    return f"cleared {cleared}/{total}"
 
 
 def _max_score(top_rank: int) -> int:
@@ -286,9 +297,9 @@ def title_of(variant_id: str) -> str:
     return VARIANTS[variant_id].title
 
 
-def _progress_value(variant_id: str, data: Mapping[str, object]) -> str:
-    """``12/52`` or ``345/936``: `progress_text` without its label."""
-    return progress_text(variant_id, data).split(" ", 1)[1]
+def _value_of(variant_id: str, cleared: int, score: int) -> str:
+    """``12/52`` or ``345/936``: `progress_of` without its label."""
+    return progress_of(variant_id, cleared, score).split(" ", 1)[1]
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -565,12 +576,12 @@ class RaceNews:
 
     kind: str  # progress, joined, left, forfeit
     player_id: str
-    racer: Mapping[str, Any]
+    racer: p.Racer
 
 
 def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
     """A line about another racer (or None): joined, left, forfeited, or their progress."""
-    name = str(news.racer.get("name", news.player_id))
+    name = news.racer.name
     if news.kind == "joined":
         return Text(f"{name} joined", style="dim")
     if news.kind == "left":
@@ -578,9 +589,9 @@ def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
     if news.kind == "forfeit":
         return Text(f"{name} forfeited", style="dim")
     if news.kind == "progress" and news.player_id != me:
+        r = news.racer
         return Text(
-            f"  {news.racer.get('name')}: {progress_text(variant_id, news.racer)}, "
-            f"{news.racer.get('moves', 0)} moves",
+            f"  {r.name}: {progress_of(variant_id, r.cleared, r.score)}, {r.moves} moves",
             style="dim",
         )
     return None
@@ -629,7 +640,7 @@ WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", st
 
 
 def race_panel(
-    racers: Mapping[str, Mapping[str, Any]], me: str, variant_id: str, spectators: int = 0
+    racers: Mapping[str, p.Racer], me: str, variant_id: str, spectators: int = 0
 ) -> RenderableType:
     """The racers' progress, one line each (never a card), and how many watch."""
     grid = Table.grid(padding=(0, 1))
@@ -639,31 +650,28 @@ def race_panel(
     )
     for pid, r in racers.items():
         grid.add_row(
-            Text(
-                ("▶ " if pid == me else "  ") + str(r.get("name", pid)),
-                style="bold" if pid == me else "",
-            ),
-            Text(_progress_value(variant_id, r)),
-            Text(f"{r.get('moves', 0)}m"),
+            Text(("▶ " if pid == me else "  ") + r.name, style="bold" if pid == me else ""),
+            Text(_value_of(variant_id, r.cleared, r.score)),
+            Text(f"{r.moves}m"),
             Text(_racer_state(r), style="yellow"),
         )
     return grid
 
 
-def _racer_state(r: Mapping[str, Any]) -> str:
-    for key, word in (
-        ("won", "won"),
-        ("forfeited", "forfeit"),
-        ("stuck", "stuck"),
-        ("finished", "done"),
+def _racer_state(r: p.Racer) -> str:
+    for flag, word in (
+        (r.won, "won"),
+        (r.forfeited, "forfeit"),
+        (r.stuck, "stuck"),
+        (r.finished, "done"),
     ):
-        if r.get(key):
+        if flag:
             return word
-    return "away" if r.get("connected") is False else ""
+    return "" if r.connected else "away"
 
 
 def race_standings(
-    results: Sequence[Mapping[str, Any]], me: str, reason: str, variant_id: str
+    results: Sequence[pr.RaceResultEntry], me: str, reason: str, variant_id: str
 ) -> Table:
     table = Table(
         title="Race result" + (f" ({reason})" if reason else ""),
@@ -673,17 +681,17 @@ def race_standings(
     for col in ("", "place", "name", "won", "cleared/score", "time", "moves", "rating", "±"):
         table.add_column(col)
     for r in results:
-        mine = r.get("player_id") == me
-        change = r.get("rating_change")
+        mine = r.player_id == me
+        change = r.rating_change
         table.add_row(
             "▶" if mine else "",
-            str(r.get("place")),
-            str(r.get("name")),
-            "✓" if r.get("won") else "",
-            _progress_value(variant_id, r),
-            fmt_time(int(r.get("time_ms") or 0)),
-            str(r.get("moves", 0)),
-            "unrated" if r.get("rating") is None else str(r["rating"]),  # a casual race
+            str(r.place),
+            r.name,
+            "✓" if r.won else "",
+            _value_of(variant_id, r.cleared, r.score),
+            fmt_time(r.time_ms),
+            str(r.moves),
+            "unrated" if r.rating is None else str(r.rating),  # a casual race
             "" if change is None else f"{change:+d}",
             style="bold" if mine else "",
         )
