@@ -25,6 +25,7 @@ from . import render
 from .config import Identity, TokenStore
 from .events import LineReader
 from .games import LocalGame, ServerGame
+from .ingame import PRACTICE_COMMANDS
 from .play import Script, interactive, script_lines, scripted, stream_lines
 from .render import View
 from .rules import rules_text
@@ -226,7 +227,13 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     if lines is not None:
         return await scripted(game, lines, ctx.out, info)
     ctx.out.show(render.practice_intro(seed))
-    return await interactive(game, ctx.out, ctx.reader, resume_hint="Practice games are not saved.")
+    return await interactive(
+        game,
+        ctx.out,
+        ctx.reader,
+        resume_hint="Practice games are not saved.",
+        commands=PRACTICE_COMMANDS,
+    )
 
 
 # -- leaderboards -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import protocol as p
 from . import render
 from .events import EventSource, Line, LineReader, Push
 from .games import GameBackend, Outcome, ServerGame
-from .ingame import PLAY_COMMANDS, Left, Reply, script_command
+from .ingame import PLAY_COMMANDS, CommandTable, Left, Reply, script_command
 from .render import View
 from .session import ServerSession
 
@@ -39,18 +39,20 @@ async def interactive(
     resume_hint: str = "",
     on_push: PushHandler | None = None,
     show_result: bool = True,
+    commands: CommandTable = PLAY_COMMANDS,
 ) -> int:
     """Play at the terminal until the game ends, the person quits, or input ends.
 
     On a `shutdown` push the session reconnects at once; `on_push` sees every other push
-    and ends the loop by returning True.
+    and ends the loop by returning True. `commands`: what the person may type (a daily game's
+    by default; practice and races have their own).
     """
     out.board(game)
     if game.finished:
         out.show(render.ALREADY_FINISHED)
         await show_end(game, out)
         return 0
-    out.show(render.intro_text(PLAY_COMMANDS.names()))
+    out.show(render.intro_text(commands.names()))
     with EventSource(session.pushes if session is not None else None, reader) as events:
         while True:
             event = await events.next("move> ")
@@ -68,7 +70,7 @@ async def interactive(
                 if await _push(msg, out, session, on_push):
                     return 0
                 continue
-            reply = await _line(game, reader, event)
+            reply = await _line(game, reader, event, commands)
             out.reply(game, reply, resume_hint)
             if isinstance(reply, Left):
                 return 0
@@ -88,10 +90,10 @@ async def _push(
     return on_push is not None and await on_push(msg)
 
 
-async def _line(game: GameBackend, reader: LineReader, line: Line) -> Reply:
+async def _line(game: GameBackend, reader: LineReader, line: Line, commands: CommandTable) -> Reply:
     if line.text is None:
         return Left(eof=True)
-    return await PLAY_COMMANDS.dispatch(game, reader.readline, line.text)
+    return await commands.dispatch(game, reader.readline, line.text)
 
 
 # -- scripts ----------------------------------------------------------------------------------
@@ -167,7 +169,9 @@ async def run_script(game: GameBackend, lines: Script, out: View) -> ScriptRun:
         run.outcomes.append({"line": line.number, **outcome.to_json(game.view)})
         if not out.json:
             out.show(
-                render.script_step(line.number, line.text, outcome, game.variant, game.view),
+                render.script_step(
+                    line.number, line.text, outcome, game.variant, game.view, out.ascii
+                ),
                 soft_wrap=True,
             )
         if not outcome.ok:
@@ -214,4 +218,8 @@ async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, 
     if game.finished:
         out.show(render.result_line(game.variant, game.result, rank))
     if run.error is not None:
-        out.show(render.script_stopped(run.error["line"], run.error["move"], run.error["reason"]))
+        out.show(
+            render.script_stopped(
+                run.error["line"], run.error["move"], run.error["reason"], out.ascii
+            )
+        )

@@ -8,6 +8,7 @@ The waiting room and the end of a race read the same `EventSource` as the play l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -19,8 +20,9 @@ from protocol.schema import dump_struct
 
 from . import render
 from .commands import Ctx, UsageError, open_session, script_source
-from .events import EventSource, Line, Push
+from .events import EventSource, Line, LineReader, Push
 from .games import ServerGame
+from .ingame import RACE_COMMANDS
 from .play import interactive, scripted
 from .render import RaceNews, View
 from .session import RequestFailed, ServerSession
@@ -115,6 +117,26 @@ class RaceState:
         elif isinstance(msg, p.RaceSpectators) and msg.race_id == self.race_id:
             self.spectators = msg.count
         return None
+
+    def with_own(self, view: Mapping[str, object]) -> dict[str, p.Racer]:
+        """The racers, this player's line taken from their own game's view: the panel drawn
+        with the board is never a move behind (the server's progress event comes later)."""
+        own = self.racers.get(self.me)
+        if own is None:
+            return self.racers
+
+        def number(key: str, known: int) -> int:
+            value = view.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else known
+
+        fresh = replace(
+            own,
+            cleared=number("cleared", own.cleared),
+            score=number("score", own.score),
+            moves=number("moves", own.moves),
+            won=bool(view.get("won")) or own.won,
+        )
+        return {pid: fresh if pid == self.me else r for pid, r in self.racers.items()}
 
     def standings_json(self) -> list[dict[str, object]] | None:
         """The final standings as ``--json`` prints them (the protocol's field names)."""
@@ -263,11 +285,16 @@ class _Waiting:
 # -- during and after the race ----------------------------------------------------------------
 
 
-async def _on_push(msg: p.ServerMessage, race: RaceState, out: View) -> bool:
-    """Race pushes during play: news of the others; True ends the loop when the race is over."""
+async def _on_push(
+    msg: p.ServerMessage, race: RaceState, out: View, reader: LineReader | None = None
+) -> bool:
+    """Race pushes during play: news of the others, printed above the `move> ` prompt (never
+    on it); True ends the loop when the race is over."""
     news = race.apply(msg)
-    if news is not None:
-        out.show(render.race_news(news, race.me, race.variant))
+    text = render.race_news(news, race.me, race.variant) if news is not None else None
+    if text is not None:
+        with reader.above_prompt() if reader is not None else contextlib.nullcontext():
+            out.show(text)
     return race.results is not None
 
 
@@ -319,7 +346,9 @@ async def _play(
     game = RaceGame(session, started, race, state)
     lines = script_source(args.moves, ctx)  # stdin is streamed: a script may see the deal first
     _follow_resumes(session, race)
-    out.side = lambda: render.race_panel(race.racers, race.me, race.variant, race.spectators)
+    out.side = lambda: render.race_panel(
+        race.with_own(game.view), race.me, race.variant, race.spectators
+    )
     info: dict[str, Any] = {
         "command": "race",
         "race_id": started.race_id,
@@ -336,8 +365,9 @@ async def _play(
             ctx.reader,
             session,
             resume_hint="The race goes on without you; you forfeit if you stay away.",
-            on_push=lambda msg: _on_push(msg, race, out),
+            on_push=lambda msg: _on_push(msg, race, out, ctx.reader),
             show_result=False,
+            commands=RACE_COMMANDS,
         )
     if race.results is None and game.finished:
         if not out.json:

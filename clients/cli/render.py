@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,17 @@ from .games import GameBackend, Outcome
 from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+#: A card code in running text (``5C``, ``10H``, ``QS``), not a move token such as ``f8H``.
+_CARD_CODE: Final = re.compile(r"(?<![\w])(10|[2-9AJQK])([CDHS])(?![\w])")
+
+
+def card_words(text: str, ascii: bool = False) -> str:
+    """`text` with its card codes written as the board writes cards: ``5C`` -> ``5♣``."""
+    if ascii:
+        return text
+    return _CARD_CODE.sub(lambda m: m.group(1) + SUIT_SYMBOLS[m.group(2)], text)
+
+
 BACK: Final = "░░░"
 CELL: Final = 3  # characters per card
 GAP: Final = 1
@@ -305,6 +317,12 @@ def _value_of(variant_id: str, cleared: int, score: int) -> str:
 # -- output -----------------------------------------------------------------------------------
 
 
+#: The panel beside the board (racers) takes this many columns, and goes beside the board only
+#: on a terminal at least this wide (under it otherwise: at 80 columns nothing wraps).
+SIDE_WIDTH: Final = 44
+SIDE_BY_SIDE_WIDTH: Final = 120
+
+
 @dataclass
 class View:
     """Where the commands send what they show: a rich console, or JSON on stdout."""
@@ -327,7 +345,8 @@ class View:
 
     def board(self, game: GameBackend) -> None:
         side = self.side() if self.side is not None else None
-        width = self.console.width - (26 if side is not None else 0)
+        beside = side is not None and self.console.width >= SIDE_BY_SIDE_WIDTH
+        width = self.console.width - (SIDE_WIDTH if beside else 0)
         board = render_board(
             game.view,
             width=width,
@@ -335,8 +354,10 @@ class View:
             title=title_of(game.variant),
             elapsed_ms=game.elapsed_ms(),
         )
-        if side is None:
-            self.console.print(board)
+        if side is None or not beside:
+            self.console.print(board)  # a narrow terminal: the panel goes under the board
+            if side is not None:
+                self.console.print(side)
             return
         grid = Table.grid(padding=(0, 3))
         grid.add_row(board, side)
@@ -347,7 +368,7 @@ class View:
         if isinstance(reply, Redraw) or (isinstance(reply, Played) and reply.outcome.ok):
             self.board(game)
         else:
-            self.show(reply_text(reply, resume_hint))
+            self.show(reply_text(reply, resume_hint, self.ascii))
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -409,8 +430,9 @@ def help_text(notation: str, commands: Iterable[tuple[str, str]]) -> Text:
     return Text("\n".join(lines))
 
 
-def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
-    """The text of a reply that does not draw the board (None: nothing to say)."""
+def reply_text(reply: Reply, resume_hint: str = "", ascii: bool = False) -> Text | None:
+    """The text of a reply that does not draw the board (None: nothing to say); cards in
+    the engine's reasons are written as the board writes them (``5♣``, or ``5C`` in ASCII)."""
     if isinstance(reply, Help):
         return help_text(reply.notation, reply.commands)
     if isinstance(reply, LegalMoves):
@@ -418,12 +440,12 @@ def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
     if isinstance(reply, Said):
         return Text(reply.text)
     if isinstance(reply, Played):
-        return Text(f"✗ {reply.outcome.reason}", style="bold yellow")
+        return Text(f"✗ {card_words(str(reply.outcome.reason), ascii)}", style="bold yellow")
     if isinstance(reply, Resigned):
         if reply.outcome is None:
             return Text("not resigned")
         return (
-            Text(f"cannot resign: {reply.outcome.reason}", style="yellow")
+            Text(f"cannot resign: {card_words(str(reply.outcome.reason), ascii)}", style="yellow")
             if not reply.outcome.ok
             else None
         )
@@ -438,15 +460,20 @@ RECONNECTED: Final = Text("(reconnected; the game goes on)", style="dim")
 # -- moves scripts ----------------------------------------------------------------------------
 
 
-def script_step(number: int, text: str, outcome: Outcome, variant_id: str, view: GameView) -> Text:
+def script_step(
+    number: int, text: str, outcome: Outcome, variant_id: str, view: GameView, ascii: bool = False
+) -> Text:
     """One line of a moves script: ``  12  3 7        ok   cleared 8/52`` or why refused."""
     if outcome.ok:
         return Text(f"{number:>4}  {outcome.move:<10} ok   {progress_text(variant_id, view)}")
-    return Text(f"{number:>4}  {text:<10} refused: {outcome.reason}", style="yellow")
+    return Text(
+        f"{number:>4}  {text:<10} refused: {card_words(str(outcome.reason), ascii)}", style="yellow"
+    )
 
 
-def script_stopped(line: int, move: str, reason: str | None) -> Text:
-    return Text(f"stopped at line {line} ({move!r}): {reason}", style="bold red")
+def script_stopped(line: int, move: str, reason: str | None, ascii: bool = False) -> Text:
+    why = card_words(reason, ascii) if reason else reason
+    return Text(f"stopped at line {line} ({move!r}): {why}", style="bold red")
 
 
 # -- leaderboards and variants ----------------------------------------------------------------
@@ -644,6 +671,8 @@ def race_panel(
 ) -> RenderableType:
     """The racers' progress, one line each (never a card), and how many watch."""
     grid = Table.grid(padding=(0, 1))
+    for justify in ("left", "right", "right", "left"):
+        grid.add_column(no_wrap=True, justify=justify)
     grid.add_row(
         Text("Racers", style="bold"),
         Text(f"{spectators} watching" if spectators else "", style="dim"),
@@ -670,11 +699,41 @@ def _racer_state(r: p.Racer) -> str:
     return "" if r.connected else "away"
 
 
+#: Why a race ended (`race.event` ``finished``'s ``reason``), in words.
+END_REASONS: Final = {
+    "won": "a racer cleared the deal",
+    "all finished": "every racer finished",
+    "time limit": "time ran out",
+    "forfeit": "the others forfeited",
+}
+
+
+def standings_title(results: Sequence[pr.RaceResultEntry], me: str, reason: str) -> str:
+    """``You won the race`` or ``bobby won the race; you placed 2nd of 2``, and why it ended."""
+    first = next((r for r in results if r.place == 1), None)
+    mine = next((r for r in results if r.player_id == me), None)
+    if first is None:
+        title = "Race result"
+    elif first.player_id == me:
+        title = "You won the race"
+    else:
+        title = f"{first.name} won the race"
+        if mine is not None:
+            title += f"; you placed {_ordinal(mine.place)} of {len(results)}"
+    why = END_REASONS.get(reason, reason)
+    return f"{title} ({why})" if why else title
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def race_standings(
     results: Sequence[pr.RaceResultEntry], me: str, reason: str, variant_id: str
 ) -> Table:
     table = Table(
-        title="Race result" + (f" ({reason})" if reason else ""),
+        title=standings_title(results, me, reason),
         title_style="bold",
         header_style="bold cyan",
     )
