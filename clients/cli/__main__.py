@@ -158,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("profile", cmd_profile, "another player's profile")
     sp.add_argument("who", metavar="NAME_OR_ID", help="a display name or a player id")
 
-    sp = add("history", cmd_history, "your daily results of a variant, newest first")
-    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp = add("history", cmd_history, "your daily results (of every variant, or one), newest first")
+    sp.add_argument("variant", nargs="?", choices=VARIANT_IDS, metavar="VARIANT")
     sp.add_argument("--before", type=_date, help="only days before YYYY-MM-DD (next page)")
     sp.add_argument("--limit", type=_limit, default=30, help="days to show (1-100)")
     sp.add_argument("--player", metavar="NAME_OR_ID", help="another player's history")

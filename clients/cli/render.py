@@ -309,6 +309,13 @@ def title_of(variant_id: str) -> str:
     return VARIANTS[variant_id].title
 
 
+def name_of(variant_id: str) -> str:
+    """The short name of a variant for tables: ``Tri Peaks`` for ``Triple Triangle (Tri Peaks)``."""
+    title = VARIANTS[variant_id].title
+    m = re.fullmatch(r".*\((.+)\)", title)
+    return m.group(1) if m else title
+
+
 def _value_of(variant_id: str, cleared: int, score: int) -> str:
     """``12/52`` or ``345/936``: `progress_of` without its label."""
     return progress_of(variant_id, cleared, score).split(" ", 1)[1]
