@@ -86,7 +86,17 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
         help="machine-readable output: one JSON object per command",
     )
     parser.add_argument(
-        "--name", default=d(None), help="display name for the first use of a server (no prompt)"
+        "--name",
+        default=d(None),
+        help="the local player called NAME: created on first use (no prompt), then resumed; "
+        "several names keep several players apart on one computer",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="PROFILE",
+        default=d(os.environ.get("SOLITAIRE_PROFILE") or None),
+        help="keep this player's identity under PROFILE (env SOLITAIRE_PROFILE; default: "
+        "one player per server)",
     )
     parser.add_argument(
         "--ascii",

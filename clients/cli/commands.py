@@ -28,7 +28,7 @@ from .games import LocalGame, ServerGame
 from .ingame import PRACTICE_COMMANDS
 from .play import Script, interactive, script_lines, scripted, stream_lines
 from .render import View
-from .rules import rules_text
+from .rules import reflow, rules_text
 from .session import EXIT_USAGE, RequestFailed, ServerSession, SessionError
 
 NAME_PROMPT = "Choose a display name (3-20 letters, digits, _ -): "
@@ -47,6 +47,8 @@ class Ctx:
     err: Console
     reader: LineReader = field(default_factory=LineReader)
     store: TokenStore = field(default_factory=TokenStore)
+    #: The local profile whose identity the session uses (None: the server's default one).
+    profile: str | None = None
 
     @property
     def url(self) -> str:
@@ -110,13 +112,14 @@ async def _after_refusal(
 async def open_session(ctx: Ctx) -> ServerSession:
     """Connect as the stored player of this server, or create one (asking for a name)."""
     url = ctx.url
-    ident = ctx.store.get(url)
+    ident, ctx.profile = ctx.store.find(url, ctx.args.profile, ctx.args.name)
     token = ident.token if ident else None
     name = await _first_name(ctx, token)
 
     def save(welcome: p.Welcome) -> None:
         assert welcome.token is not None
-        ctx.store.put(url, Identity(welcome.token, welcome.name, welcome.player_id))
+        identity = Identity(welcome.token, welcome.name, welcome.player_id)
+        ctx.store.keep(url, identity, ctx.profile, replacing=ident)
 
     while True:
         session = ServerSession(
@@ -362,7 +365,7 @@ async def cmd_rules(args: argparse.Namespace, ctx: Ctx) -> int:
             }
         )
     else:
-        ctx.out.show(render.page(text))
+        ctx.out.show(render.page(reflow(text, ctx.out.console.width)))
     return 0
 
 

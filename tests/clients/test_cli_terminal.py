@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from clients.cli import render
+from clients.cli.rules import rules_markdown
 from engine import from_view
 from protocol import races as pr
 from tests.support.cliplayer import MakePlayer
@@ -127,3 +128,43 @@ async def test_a_race_in_a_pty_at_80_columns(
         child.close()
         await other.close()
     assert child.exitstatus == 0
+
+
+def test_several_local_players_by_name_or_profile(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    """One config directory (one computer), several players: `--name` keeps each name's
+    player, `--profile` (or SOLITAIRE_PROFILE) names where one is kept; no XDG_CONFIG_HOME."""
+    player = make_player(server.url)
+
+    def me(*args: str) -> str:
+        run = player.run(*args, "--json", "me")
+        assert run.code == 0, run.err
+        name: str = run.json()["name"]
+        return name
+
+    assert me("--name", "local_alice") == "local_alice"  # the first player: also the default
+    assert me("--name", "local_bob") == "local_bob"  # a second player, not a rename
+    assert me() == "local_alice"
+    assert me("--name", "local_bob") == "local_bob"  # resumed, not created again
+    assert me("--name", "LOCAL_ALICE") == "local_alice"
+    assert me("--profile", "work", "--name", "work_carol") == "work_carol"
+    assert me("--profile", "work") == "work_carol"
+    run = player.run("--json", "me", env={"SOLITAIRE_PROFILE": "work"})
+    assert run.json()["name"] == "work_carol"
+    assert me() == "local_alice"
+    fresh = player.run("--profile", "home", "me")
+    assert fresh.code == 2 and "--name NAME" in fresh.err  # a new profile needs a name
+
+
+def test_rules_fit_80_columns_and_docs_rules_md_is_current(make_player: MakePlayer) -> None:
+    """`solitaire rules` wraps sentences at 80 columns (not the engine's lines re-cut), and
+    docs/rules.md, the rules a reader of the repository finds, is the engine's text."""
+    player = make_player(None)
+    run = player.run("rules", "triple-deck")
+    assert run.code == 0
+    lines = run.out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert "stock is refilled from the waste" in run.out  # a sentence the engine breaks
+    assert "stock is" not in lines and "any part" not in lines  # no fragment of a cut line
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown()
