@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -27,7 +26,7 @@ from .events import LineReader
 from .games import LocalGame, ServerGame
 from .ingame import PRACTICE_COMMANDS
 from .play import Script, interactive, script_lines, scripted, stream_lines
-from .render import View
+from .render import JsonDoc, View
 from .rules import reflow, rules_text
 from .session import EXIT_USAGE, RequestFailed, ServerSession, SessionError
 
@@ -171,7 +170,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
             lambda rid: p.DailyStart(id=rid, variant=args.variant), p.GameState
         )
         game = ServerGame(session, state)
-        info: dict[str, Any] = {
+        info: JsonDoc = {
             "command": "daily",
             "variant": game.variant,
             "date": game.date,
@@ -187,7 +186,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
         await session.close()
 
 
-def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
+def _show(game: ServerGame, ctx: Ctx, info: JsonDoc) -> int:
     if ctx.out.json:
         ctx.out.emit(
             {
@@ -195,7 +194,7 @@ def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
                 "seq": game.seq,
                 "elapsed_ms": game.elapsed_ms(),
                 "finished": game.finished,
-                "result": game.result,
+                "result": render.result_json(game.result),
                 "par": game.par,
                 "hints": game.hints,
                 "view": game.view,
@@ -216,7 +215,7 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     """Offline play with the shared engine: no server needed."""
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     game = LocalGame(args.variant, seed)
-    info: dict[str, Any] = {"command": "practice", "variant": args.variant, "seed": seed}
+    info: JsonDoc = {"command": "practice", "variant": args.variant, "seed": seed}
     if args.show:
         if ctx.out.json:
             ctx.out.emit({**info, "view": game.view, "legal_moves": game.legal_moves()})

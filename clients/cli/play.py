@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 import protocol as p
 
@@ -17,7 +17,7 @@ from . import render
 from .events import EventSource, Line, LineReader, Push
 from .games import GameBackend, Outcome, ServerGame
 from .ingame import PLAY_COMMANDS, CommandTable, Left, Reply, script_command
-from .render import View
+from .render import JsonDoc, View
 from .session import ServerSession
 
 EXIT_ILLEGAL: Final = 1
@@ -137,12 +137,25 @@ async def _aiter(lines: Iterable[ScriptLine]) -> AsyncIterator[ScriptLine]:
 Script = Iterable[ScriptLine] | AsyncIterator[ScriptLine]
 
 
+@dataclass(frozen=True)
+class ScriptError:
+    """Where a moves script stopped: the refused line and why."""
+
+    line: int
+    move: str
+    reason: str | None
+    code: str | None
+
+    def to_json(self) -> JsonDoc:
+        return {"line": self.line, "move": self.move, "reason": self.reason, "code": self.code}
+
+
 @dataclass
 class ScriptRun:
     """What a moves script did: every line's outcome, and where it stopped, if refused."""
 
-    outcomes: list[dict[str, Any]] = field(default_factory=list)
-    error: dict[str, Any] | None = None
+    outcomes: list[JsonDoc] = field(default_factory=list)
+    error: ScriptError | None = None
 
 
 async def _play_line(game: GameBackend, line: ScriptLine) -> Outcome | None:
@@ -175,18 +188,13 @@ async def run_script(game: GameBackend, lines: Script, out: View) -> ScriptRun:
                 soft_wrap=True,
             )
         if not outcome.ok:
-            run.error = {
-                "line": line.number,
-                "move": line.text,
-                "reason": outcome.reason,
-                "code": outcome.code,
-            }
+            run.error = ScriptError(line.number, line.text, outcome.reason, outcome.code)
             break
     return run
 
 
 async def scripted(
-    game: GameBackend, lines: Script, out: View, info: dict[str, Any], report: bool = True
+    game: GameBackend, lines: Script, out: View, info: JsonDoc, report: bool = True
 ) -> int:
     """Play `lines` in order; stop at the first refused move (exit status 1).
 
@@ -194,14 +202,14 @@ async def scripted(
     board/result (or, with --json, one JSON object) is shown.
     """
     run = await run_script(game, lines, out)
-    info["error"] = run.error
+    info["error"] = run.error.to_json() if run.error is not None else None
     info["outcomes"] = run.outcomes
     if report:
         await _report(game, run, out, info)
     return EXIT_ILLEGAL if run.error is not None else 0
 
 
-async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, Any]) -> None:
+async def _report(game: GameBackend, run: ScriptRun, out: View, info: JsonDoc) -> None:
     rank = await game.rank_line() if game.finished else None
     if out.json:
         out.emit(
@@ -209,7 +217,7 @@ async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, 
                 **info,
                 "moves": run.outcomes,
                 "finished": game.finished,
-                "result": game.result,
+                "result": render.result_json(game.result),
                 "view": game.view,
             }
         )
@@ -218,8 +226,4 @@ async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, 
     if game.finished:
         out.show(render.result_line(game.variant, game.result, rank))
     if run.error is not None:
-        out.show(
-            render.script_stopped(
-                run.error["line"], run.error["move"], run.error["reason"], out.ascii
-            )
-        )
+        out.show(render.script_stopped(run.error.line, run.error.move, run.error.reason, out.ascii))

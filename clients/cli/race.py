@@ -12,7 +12,6 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import protocol as p
 from protocol import races as pr
@@ -24,7 +23,7 @@ from .events import EventSource, Line, LineReader, Push
 from .games import ServerGame
 from .ingame import RACE_COMMANDS
 from .play import interactive, scripted
-from .render import RaceNews, View
+from .render import JsonDoc, RaceNews, View
 from .session import RequestFailed, ServerSession
 
 #: How long to wait for the race's end after one's own game is over, beyond its time limit.
@@ -138,7 +137,7 @@ class RaceState:
         )
         return {pid: fresh if pid == self.me else r for pid, r in self.racers.items()}
 
-    def standings_json(self) -> list[dict[str, object]] | None:
+    def standings_json(self) -> list[JsonDoc] | None:
         """The final standings as ``--json`` prints them (the protocol's field names)."""
         if self.results is None:
             return None
@@ -349,7 +348,7 @@ async def _play(
     out.side = lambda: render.race_panel(
         race.with_own(game.view), race.me, race.variant, race.spectators
     )
-    info: dict[str, Any] = {
+    info: JsonDoc = {
         "command": "race",
         "race_id": started.race_id,
         "variant": game.variant,
@@ -378,7 +377,7 @@ async def _play(
             {
                 **info,
                 "finished": game.finished,
-                "result": game.result,
+                "result": render.result_json(game.result),
                 "standings": race.standings_json(),
                 "reason": race.reason,
             }

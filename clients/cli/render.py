@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -40,6 +40,7 @@ from engine.views import (
 from engine.views import View as GameView
 from protocol import races as pr
 from protocol.events import FLAGGED
+from protocol.schema import dump_struct
 
 from .games import GameBackend, Outcome
 from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
@@ -324,6 +325,9 @@ def _value_of(variant_id: str, cleared: int, score: int) -> str:
 # -- output -----------------------------------------------------------------------------------
 
 
+#: One JSON object as ``--json`` prints it (a command's document): JSON values by key.
+JsonDoc = dict[str, object]
+
 #: The panel beside the board (racers) takes this many columns, and goes beside the board only
 #: on a terminal at least this wide (under it otherwise: at 80 columns nothing wraps).
 SIDE_WIDTH: Final = 44
@@ -339,7 +343,7 @@ class View:
     json: bool = False
     side: Callable[[], RenderableType] | None = None  # drawn beside the board (race progress)
 
-    def emit(self, doc: dict[str, Any]) -> None:
+    def emit(self, doc: JsonDoc) -> None:
         """Print one machine-readable JSON object (``--json``) on stdout."""
         sys.stdout.write(json.dumps(doc) + "\n")
         sys.stdout.flush()
@@ -381,28 +385,33 @@ class View:
 # -- results ----------------------------------------------------------------------------------
 
 
-def result_text(variant_id: str, result: Mapping[str, Any] | None) -> str:
+def result_json(result: p.GameResult | None) -> JsonDoc | None:
+    """A result as ``--json`` prints it: the protocol's ``result`` map."""
+    return dump_struct(result) if result is not None else None
+
+
+def result_text(variant_id: str, result: p.GameResult | None) -> str:
     """``WON · cleared 52/52 · time 3:02 · moves 26`` (and the hints, if any)."""
     if not result:
         return "no result"
-    verdict = "WON" if result.get("won") else ("resigned" if result.get("resigned") else "over")
+    verdict = "WON" if result.won else ("resigned" if result.resigned else "over")
     return (
-        f"{verdict} · {progress_text(variant_id, result)} · "
-        f"time {fmt_time(int(result.get('time_ms', 0)))} · moves {result.get('moves', 0)}"
-        + (f" · hints {result['hints']}" if result.get("hints") else "")
+        f"{verdict} · {progress_of(variant_id, result.cleared, result.score)} · "
+        f"time {fmt_time(result.time_ms)} · moves {result.moves}"
+        + (f" · hints {result.hints}" if result.hints else "")
     )
 
 
-def result_line(variant_id: str, result: Mapping[str, Any] | None, rank: str | None = None) -> Text:
+def result_line(variant_id: str, result: p.GameResult | None, rank: str | None = None) -> Text:
     """``Result: ...`` with the rank line, if any."""
     line = Text("Result: ", style="bold")
     line.append(
         result_text(variant_id, result),
-        style="bold green" if result and result.get("won") else "bold",
+        style="bold green" if result and result.won else "bold",
     )
     if rank:
         line.append(f" · {rank}", style="bold cyan")
-    if result and result.get("status") == FLAGGED:
+    if result and result.status == FLAGGED:
         line.append(f" · {HELD_FOR_REVIEW}", style="bold yellow")
     return line
 

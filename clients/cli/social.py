@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -15,17 +15,19 @@ from rich.text import Text
 
 import protocol as p
 from engine import VARIANT_IDS, VARIANTS, new_game
+from engine.views import View as GameView
 from engine.views import as_view
 from protocol.schema import dump_struct
 
 from . import render
 from .commands import Ctx, UsageError, open_session
+from .render import JsonDoc
 from .session import RequestFailed, ServerSession
 
 __all__ = ["cmd_history", "cmd_me", "cmd_profile", "cmd_share", "cmd_watch", "share_text"]
 
 
-def _doc(command: str, msg: p.Struct) -> dict[str, Any]:
+def _doc(command: str, msg: p.Struct) -> JsonDoc:
     doc = {"command": command, **dump_struct(msg)}
     doc.pop("id", None)
     return doc
@@ -265,6 +267,14 @@ async def _ranks_so_far(
     return ranks
 
 
+@dataclass(frozen=True)
+class ReplayStep:
+    """One position of a replay: the move that led to it (None: the deal) and the board."""
+
+    move: str | None
+    view: GameView
+
+
 async def _replay(
     args: argparse.Namespace, ctx: Ctx, session: ServerSession, pid: str | None
 ) -> int:
@@ -288,10 +298,10 @@ async def _replay(
         lambda rid: p.GameExport(id=rid, game_id=entry.game_id), p.ExportReply
     )
     game = new_game(export.variant, export.seed)
-    steps: list[dict[str, Any]] = [{"move": None, "view": game.view()}]
+    steps: list[ReplayStep] = [ReplayStep(None, game.view())]
     for move in export.moves:
         game.play(move)
-        steps.append({"move": move, "view": game.view()})
+        steps.append(ReplayStep(move, game.view()))
     if ctx.out.json:
         ctx.out.emit(
             {
@@ -300,15 +310,15 @@ async def _replay(
                 "variant": export.variant,
                 "seed": export.seed,
                 "moves": list(export.moves),
-                "steps": steps,
+                "steps": [{"move": step.move, "view": step.view} for step in steps],
             }
         )
         return 0
     for i, step in enumerate(steps):
-        label = "deal" if step["move"] is None else f"move {i}: {step['move']}"
+        label = "deal" if step.move is None else f"move {i}: {step.move}"
         ctx.out.show(
             Text(label, style="bold cyan"),
-            render.render_board(step["view"], width=ctx.out.console.width, ascii=ctx.out.ascii),
+            render.render_board(step.view, width=ctx.out.console.width, ascii=ctx.out.ascii),
         )
     return 0
 
