@@ -26,6 +26,8 @@ from rich.text import Text
 
 import protocol as p
 from engine import HIDDEN, VARIANTS
+from engine.tripeaks import TABLEAU as TRIPEAKS_CARDS
+from engine.tripeaks import TriPeaks
 from engine.views import (
     EASTHAVEN_VARIANTS,
     PAIRING_VARIANTS,
@@ -259,14 +261,12 @@ def progress_text(variant_id: str, data: Mapping[str, object]) -> str:
 def progress_of(variant_id: str, cleared: int, score: int) -> str:
     """``cleared 12/52`` or ``score 345/936``."""
     cls = VARIANTS[variant_id]
+    foundations = cls.decks * len(SUIT_SYMBOLS)
     if cls.scored:
-        return f"score {score}/{_max_score(cls.ranks.stop - 1)}"
-    total = 28 if variant_id == "triple-triangle" else cls.decks * 4 * len(cls.ranks)
+        top = max(cls.ranks)
+        return f"score {score}/{foundations * top * (top + 1) // 2}"
+    total = TRIPEAKS_CARDS if issubclass(cls, TriPeaks) else foundations * len(cls.ranks)
     return f"cleared {cleared}/{total}"
-
-
-def _max_score(top_rank: int) -> int:
-    return 12 * top_rank * (top_rank + 1) // 2
 
 
 def status_line(
