@@ -62,6 +62,8 @@ def test_the_page_shows_the_servers_descriptors_and_only_ids_it_was_given(
         expect(page.locator(".gamebar h1")).to_contain_text(SERVED_NAME)
         expect(page.locator('[data-stat="points"]')).to_have_text("Cleared 0 / 99")
         expect(page.locator(".keys")).not_to_contain_text("D draw")  # no stock in this game
+        undo = page.locator('[data-action="undo"]')
+        expect(undo).to_have_attribute("title", "Undo (U): counts as a move")  # RULINGS.md
         started = next(json.loads(f) for f in player.frames if json.loads(f).get("type") == "game")
         page.click('[data-nav="daily"]')
         expect(deal).to_have_attribute("data-state", "playing")

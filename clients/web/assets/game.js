@@ -78,7 +78,8 @@ export class GameScreen {
         `Hints ${this.hints}${this.hints ? ` (+${clock(this.penaltyMs())})` : ""}`));
     const off = this.finished || this.busy;
     const actions = el("div.actions", {},
-      el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo, title: "Undo (U)" }, "Undo"),
+      el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo,
+        title: info.undo_counts ? "Undo (U): counts as a move" : "Undo (U)" }, "Undo"),
       !this.race && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
         `Hint (+${Math.round(this.penaltyStep() / 1000)} s)`),
       el("button.danger", { "data-action": "resign", onclick: () => this.resign(), disabled: this.finished }, finishLabel),
