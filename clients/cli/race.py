@@ -15,7 +15,6 @@ from dataclasses import replace
 
 import protocol as p
 from protocol import races as pr
-from protocol.schema import dump_struct
 
 from . import render
 from .commands import Ctx, UsageError, open_session, script_source
@@ -141,7 +140,12 @@ class RaceState:
         """The final standings as ``--json`` prints them (the protocol's field names)."""
         if self.results is None:
             return None
-        return [dump_struct(r) for r in self.results]
+        # As the event carried them: an unrated racer's rating is null, not left out.
+        ended = pr.dump_race_event(pr.RaceEnded(reason=self.reason, results=self.results))
+        results = ended["results"]
+        return (
+            [dict(r) for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        )
 
 
 class RaceGame(ServerGame):

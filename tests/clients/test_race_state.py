@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -102,6 +103,10 @@ def test_news_of_the_other_racers_and_the_standings() -> None:
     table = text_of(render.race_standings(results, race.me, race.reason, race.variant))
     assert "+10" in table and "1:01" in table
     assert race.standings_json() == [dump(r) for r in results]
+    unrated = replace(results[0], rating=None, rating_change=None)
+    race.apply(event(7, pr.RaceEnded(results=(unrated,), reason="time")))
+    standings = race.standings_json()
+    assert standings is not None and standings[0]["rating"] is None  # null, as sent
 
     left = race.apply(event(6, pr.RacerLeft(player_id="bo2", closed=False)))
     assert left is not None and str(render.race_news(left, race.me, race.variant)) == "bobby left"
