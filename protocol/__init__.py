@@ -14,6 +14,7 @@ Modules
 ``version``   :data:`PROTOCOL_VERSION` and :func:`negotiate`
 ``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
 ``tokens``    ``token.rotate`` and ``token.revoke_all`` (version 5)
+``variants``  the variant descriptors of ``welcome`` (version 6)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -148,7 +149,9 @@ from protocol.social import (
 )
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
 from protocol.tokens import TokenReply, TokenRevokeAll, TokenRotate
+from protocol.variants import Family, VariantInfo
 from protocol.version import (
+    DESCRIPTORS,
     FAIR_PLAY,
     LEAN_MOVES,
     MOVE_VIEWS,
@@ -164,6 +167,7 @@ COMPILED: bool = not codec.__file__.endswith(".py")
 __all__ = [
     "CLIENT_MESSAGES",
     "COMPILED",
+    "DESCRIPTORS",
     "ERROR_CODES",
     "FAIR_PLAY",
     "LEAN_MOVES",
@@ -188,6 +192,7 @@ __all__ = [
     "ErrorCode",
     "ErrorReply",
     "ExportReply",
+    "Family",
     "Finish",
     "Finished",
     "FrameTooLarge",
@@ -262,6 +267,7 @@ __all__ = [
     "Undo",
     "UnknownType",
     "UnsupportedVersion",
+    "VariantInfo",
     "Welcome",
     "check_tree",
     "decode",

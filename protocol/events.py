@@ -44,6 +44,7 @@ from protocol.fields import (
     View,
 )
 from protocol.schema import Nested, Struct, fields_of, register
+from protocol.variants import VariantInfoList
 from protocol.version import SUPPORTED_VERSIONS
 
 _server_messages: dict[str, type[ServerMessage]] = {}
@@ -185,7 +186,8 @@ class ErrorReply(ServerMessage, type="error"):
 @dataclass(frozen=True, kw_only=True)
 class Welcome(Reply, type="welcome"):
     """Reply to ``hello``. ``token`` is present only when the player was just created:
-    the client must store it to resume the identity later."""
+    the client must store it to resume the identity later. ``variant_info`` (version 6 on)
+    describes each variant of ``variants``, in the same order."""
 
     version: Version
     player_id: PlayerId
@@ -195,6 +197,7 @@ class Welcome(Reply, type="welcome"):
     token: Token | None = None
     race: Annotated[ActiveRace, Nested(ActiveRace)] | None = None  # version 3 on
     daily: Annotated[tuple[DailyGame, ...], ListOf(Nested(DailyGame), 0, 64)] | None = None
+    variant_info: VariantInfoList | None = None  # version 6 on
 
 
 @dataclass(frozen=True, kw_only=True)

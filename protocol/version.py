@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 5
+PROTOCOL_VERSION: Final = 6
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -41,6 +41,13 @@ day is over: error code ``day_over`` (older versions get ``game_over``); an unfi
 game is closed as it stands at the day's end; a day's seeds (``daily.seeds``) and exports
 (``game.export``) are published once every game of that day is settled (until then
 ``not_found``, the message saying when to retry).
+
+Version 6 (one source of truth): ``welcome`` carries ``variant_info``, one descriptor per
+variant of ``variants`` (:class:`~protocol.variants.VariantInfo`: id, title and short name,
+family, decks, cards dealt and cards to clear, goal sentence, scored or not and the highest
+score, whether the player may end it at will and with ``finish``, that ``undo`` counts as a
+move, what the stock does), built by the server from the engine's variant classes and rules
+text; clients keep no tables of their own and treat game ids as opaque. Nothing else changes.
 """
 
 LEAN_MOVES: Final = 2
@@ -56,7 +63,10 @@ FAIR_PLAY: Final = 5
 """The first version of fair play: sent ``limit_reached`` and ``day_over``, told a held
 result's ``status`` (``flagged``); ``token.rotate`` and ``token.revoke_all``."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5})
+DESCRIPTORS: Final = 6
+"""The first version whose ``welcome`` carries the variant descriptors (``variant_info``)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6})
 """Every protocol version this package can speak."""
 
 

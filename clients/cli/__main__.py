@@ -86,7 +86,17 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
         help="machine-readable output: one JSON object per command",
     )
     parser.add_argument(
-        "--name", default=d(None), help="display name for the first use of a server (no prompt)"
+        "--name",
+        default=d(None),
+        help="the local player called NAME: created on first use (no prompt), then resumed; "
+        "several names keep several players apart on one computer",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="PROFILE",
+        default=d(os.environ.get("SOLITAIRE_PROFILE") or None),
+        help="keep this player's identity under PROFILE (env SOLITAIRE_PROFILE; default: "
+        "one player per server)",
     )
     parser.add_argument(
         "--ascii",
@@ -158,8 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("profile", cmd_profile, "another player's profile")
     sp.add_argument("who", metavar="NAME_OR_ID", help="a display name or a player id")
 
-    sp = add("history", cmd_history, "your daily results of a variant, newest first")
-    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp = add("history", cmd_history, "your daily results (of every variant, or one), newest first")
+    sp.add_argument("variant", nargs="?", choices=VARIANT_IDS, metavar="VARIANT")
     sp.add_argument("--before", type=_date, help="only days before YYYY-MM-DD (next page)")
     sp.add_argument("--limit", type=_limit, default=30, help="days to show (1-100)")
     sp.add_argument("--player", metavar="NAME_OR_ID", help="another player's history")

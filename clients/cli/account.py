@@ -39,7 +39,7 @@ async def cmd_token(args: argparse.Namespace, ctx: Ctx) -> int:
                 raise UsageError("this server cannot replace tokens (protocol 5)") from None
             raise
         session.token = reply.token  # a reconnect from here on uses the new one
-        ctx.store.put(ctx.url, Identity(reply.token, welcome.name, reply.player_id))
+        ctx.store.put(ctx.url, Identity(reply.token, welcome.name, reply.player_id), ctx.profile)
     finally:
         await session.close()
     if ctx.out.json:

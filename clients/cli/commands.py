@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -25,9 +24,10 @@ from . import render
 from .config import Identity, TokenStore
 from .events import LineReader
 from .games import LocalGame, ServerGame
+from .ingame import PRACTICE_COMMANDS
 from .play import Script, interactive, script_lines, scripted, stream_lines
-from .render import View
-from .rules import rules_text
+from .render import JsonDoc, View
+from .rules import reflow, rules_text
 from .session import EXIT_USAGE, RequestFailed, ServerSession, SessionError
 
 NAME_PROMPT = "Choose a display name (3-20 letters, digits, _ -): "
@@ -46,6 +46,8 @@ class Ctx:
     err: Console
     reader: LineReader = field(default_factory=LineReader)
     store: TokenStore = field(default_factory=TokenStore)
+    #: The local profile whose identity the session uses (None: the server's default one).
+    profile: str | None = None
 
     @property
     def url(self) -> str:
@@ -109,13 +111,14 @@ async def _after_refusal(
 async def open_session(ctx: Ctx) -> ServerSession:
     """Connect as the stored player of this server, or create one (asking for a name)."""
     url = ctx.url
-    ident = ctx.store.get(url)
+    ident, ctx.profile = ctx.store.find(url, ctx.args.profile, ctx.args.name)
     token = ident.token if ident else None
     name = await _first_name(ctx, token)
 
     def save(welcome: p.Welcome) -> None:
         assert welcome.token is not None
-        ctx.store.put(url, Identity(welcome.token, welcome.name, welcome.player_id))
+        identity = Identity(welcome.token, welcome.name, welcome.player_id)
+        ctx.store.keep(url, identity, ctx.profile, replacing=ident)
 
     while True:
         session = ServerSession(
@@ -167,7 +170,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
             lambda rid: p.DailyStart(id=rid, variant=args.variant), p.GameState
         )
         game = ServerGame(session, state)
-        info: dict[str, Any] = {
+        info: JsonDoc = {
             "command": "daily",
             "variant": game.variant,
             "date": game.date,
@@ -183,7 +186,7 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
         await session.close()
 
 
-def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
+def _show(game: ServerGame, ctx: Ctx, info: JsonDoc) -> int:
     if ctx.out.json:
         ctx.out.emit(
             {
@@ -191,7 +194,7 @@ def _show(game: ServerGame, ctx: Ctx, info: dict[str, Any]) -> int:
                 "seq": game.seq,
                 "elapsed_ms": game.elapsed_ms(),
                 "finished": game.finished,
-                "result": game.result,
+                "result": render.result_json(game.result),
                 "par": game.par,
                 "hints": game.hints,
                 "view": game.view,
@@ -212,7 +215,7 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     """Offline play with the shared engine: no server needed."""
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     game = LocalGame(args.variant, seed)
-    info: dict[str, Any] = {"command": "practice", "variant": args.variant, "seed": seed}
+    info: JsonDoc = {"command": "practice", "variant": args.variant, "seed": seed}
     if args.show:
         if ctx.out.json:
             ctx.out.emit({**info, "view": game.view, "legal_moves": game.legal_moves()})
@@ -226,7 +229,13 @@ async def cmd_practice(args: argparse.Namespace, ctx: Ctx) -> int:
     if lines is not None:
         return await scripted(game, lines, ctx.out, info)
     ctx.out.show(render.practice_intro(seed))
-    return await interactive(game, ctx.out, ctx.reader, resume_hint="Practice games are not saved.")
+    return await interactive(
+        game,
+        ctx.out,
+        ctx.reader,
+        resume_hint="Practice games are not saved.",
+        commands=PRACTICE_COMMANDS,
+    )
 
 
 # -- leaderboards -----------------------------------------------------------------------------
@@ -355,7 +364,7 @@ async def cmd_rules(args: argparse.Namespace, ctx: Ctx) -> int:
             }
         )
     else:
-        ctx.out.show(render.page(text))
+        ctx.out.show(render.page(reflow(text, ctx.out.console.width)))
     return 0
 
 

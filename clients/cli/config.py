@@ -1,4 +1,6 @@
-"""Where the client keeps its identity: one token per server URL in the XDG config dir."""
+"""Where the client keeps its identities: one token per server URL and local profile in the XDG
+config dir. Several people on one computer keep apart with ``--profile NAME`` (or ``--name
+NAME``); without either, the default profile of the server is used."""
 
 from __future__ import annotations
 
@@ -28,8 +30,14 @@ class Identity:
     player_id: str
 
 
+def _key(url: str, profile: str | None) -> str:
+    """The entry of a profile: the server URL for the default one, ``URL#profile=NAME`` else."""
+    return url if not profile else f"{url}#profile={profile.lower()}"
+
+
 class TokenStore:
-    """``tokens.json``: ``{server_url: {"token", "name", "player_id"}}``, mode 0600."""
+    """``tokens.json``: ``{server_url[#profile=NAME]: {"token", "name", "player_id"}}``, mode
+    0600."""
 
     def __init__(self, directory: Path | None = None) -> None:
         self.path = (directory or config_dir()) / "tokens.json"
@@ -41,17 +49,17 @@ class TokenStore:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def get(self, url: str) -> Identity | None:
-        entry = self._load().get(url)
+    def get(self, url: str, profile: str | None = None) -> Identity | None:
+        entry = self._load().get(_key(url, profile))
         if not isinstance(entry, dict) or not entry.get("token"):
             return None
         return Identity(
             str(entry["token"]), str(entry.get("name", "")), str(entry.get("player_id", ""))
         )
 
-    def put(self, url: str, identity: Identity) -> None:
+    def put(self, url: str, identity: Identity, profile: str | None = None) -> None:
         data = self._load()
-        data[url] = {
+        data[_key(url, profile)] = {
             "token": identity.token,
             "name": identity.name,
             "player_id": identity.player_id,
@@ -65,3 +73,34 @@ class TokenStore:
         os.replace(tmp, self.path)
         with contextlib.suppress(OSError):
             os.chmod(self.path, 0o600)
+
+    def find(
+        self, url: str, profile: str | None, name: str | None
+    ) -> tuple[Identity | None, str | None]:
+        """The identity to use and the profile it is kept under.
+
+        ``--profile P``: P's identity. ``--name N`` alone: the profile N, or the default one
+        when it is the player called N (as a first ``--name`` run stored it). Neither: the
+        default profile."""
+        if profile:
+            return self.get(url, profile), profile
+        if name:
+            own = self.get(url, name)
+            if own is not None:
+                return own, name
+            default = self.get(url)
+            if default is not None and default.name.lower() == name.lower():
+                return default, None
+            return None, name
+        return self.get(url), None
+
+    def keep(
+        self, url: str, identity: Identity, profile: str | None, replacing: Identity | None = None
+    ) -> None:
+        """Store a new identity under its profile. The first player of a server is also its
+        default one (so later runs without --name or --profile are that player), and so is a
+        player created again for a default one the server forgot (`replacing`)."""
+        self.put(url, identity, profile)
+        default = self.get(url)
+        if profile and (default is None or (replacing is not None and default == replacing)):
+            self.put(url, identity)

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -100,6 +100,32 @@ class LineReader:
 
     async def readline(self, prompt: str) -> str | None:
         return await asyncio.shield(self.readline_future(prompt))
+
+    @contextlib.contextmanager
+    def above_prompt(self) -> Iterator[None]:
+        """Print something (a racer's progress) while a line is being typed without writing
+        over it: the prompt's line is cleared first (a new line off a terminal), and the prompt
+        and what was typed so far are shown again after."""
+        typing = bool(self._shown) and self._future is not None and not self._future.done()
+        if typing:
+            self._show("\r\x1b[K" if _is_tty() else "\n")
+        try:
+            yield
+        finally:
+            if typing:
+                self._show(self._shown + _typed_so_far())
+
+
+def _is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def _typed_so_far() -> str:
+    """What the person has typed on the current line (readline's buffer), if known."""
+    readline = sys.modules.get("readline")
+    get = getattr(readline, "get_line_buffer", None)
+    text = get() if callable(get) else ""
+    return text if isinstance(text, str) else ""
 
 
 def _set_result(fut: asyncio.Future[str | None], value: str | None) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import protocol as p
 from engine import (
@@ -27,7 +27,6 @@ from engine import (
 )
 from engine.views import Event, View, as_events, as_view
 from protocol.messages import Finish
-from protocol.schema import dump_struct
 
 from .session import RequestFailed, ServerSession
 
@@ -50,8 +49,9 @@ class Outcome:
     code: str | None = None
     events: list[Event] = field(default_factory=list)
 
-    def to_json(self, view: View) -> dict[str, Any]:
-        out: dict[str, Any] = {"move": self.move, "ok": self.ok}
+    def to_json(self, view: View) -> dict[str, object]:
+        """This outcome as ``--json`` lists it (with the game's counts after it)."""
+        out: dict[str, object] = {"move": self.move, "ok": self.ok}
         if self.ok:
             out.update(
                 seq=view.get("moves"),
@@ -68,7 +68,7 @@ class GameBackend(Protocol):
     variant: str
     view: View
     finished: bool
-    result: dict[str, Any] | None
+    result: p.GameResult | None
 
     def elapsed_ms(self) -> int: ...
     def legal_moves(self) -> list[str]: ...
@@ -114,7 +114,7 @@ class ServerGame:
         self.copy = local_copy(self.view)
         self.seq = state.seq
         self.finished = state.finished
-        self.result = dump_struct(state.result) if state.result else None
+        self.result = state.result
         self._elapsed_at = (state.elapsed_ms, time.monotonic())
         self.log = list(state.log) if state.log is not None else None
 
@@ -145,13 +145,13 @@ class ServerGame:
         self.seq = reply.seq
         self.finished = reply.finished
         if reply.result is not None:
-            self.result = dump_struct(reply.result)
+            self.result = reply.result
         self._elapsed_at = (reply.elapsed_ms, time.monotonic())
 
     def elapsed_ms(self) -> int:
         base, at = self._elapsed_at
         if self.finished:
-            return int(self.result["time_ms"]) if self.result else base
+            return self.result.time_ms if self.result else base
         return base + int((time.monotonic() - at) * 1000)
 
     async def resync(self) -> None:
@@ -219,7 +219,7 @@ class ServerGame:
             return False
         self.finished = True
         self.seq = push.seq
-        self.result = dump_struct(push.result)
+        self.result = push.result
         self.copy.settle_over(True)
         self.view = self.copy.view()
         return True
@@ -242,7 +242,7 @@ class ServerGame:
                 await self.resync()
             return Outcome("resign", False, _words(exc), exc.code)
         self.finished = True
-        self.result = dump_struct(reply.result)
+        self.result = reply.result
         view = self.view.copy()
         view["over"] = True
         self.view = view
@@ -265,7 +265,7 @@ class ServerGame:
         )
 
     async def rank_line(self) -> str | None:
-        rank = self.result.get("rank") if self.result else None
+        rank = self.result.rank if self.result else None
         total = None
         if self.date is not None:
             try:
@@ -282,7 +282,7 @@ class ServerGame:
         if rank is None:
             return None
         if self.result is not None:
-            self.result["rank"] = rank
+            self.result = replace(self.result, rank=rank)
         return f"rank {rank}" + (f" of {total}" if total else "")
 
 
@@ -295,26 +295,30 @@ class LocalGame:
         self.game = new_game(variant_id, seed)
         self.view = self.game.view()
         self.finished = False
-        self.result: dict[str, Any] | None = None
+        self.result: p.GameResult | None = None
         self._start = time.monotonic()
         self._resigned = False
         self._ended = False  # ended by the player (resigned, or a Triple Deck game finished)
 
     def elapsed_ms(self) -> int:
         if self.result is not None:
-            return int(self.result["time_ms"])
+            return self.result.time_ms
         return int((time.monotonic() - self._start) * 1000)
 
     def _after(self) -> None:
         self.view = self.game.view()
         if self.game.over or self._ended:
             self.finished = True
-            self.result = {
-                **self.game.result(),
-                "over": True,
-                "time_ms": self.elapsed_ms(),
-                "resigned": self._resigned,
-            }
+            ended = self.game.result()
+            self.result = p.GameResult(
+                won=ended["won"],
+                over=True,
+                cleared=ended["cleared"],
+                score=ended["score"],
+                time_ms=self.elapsed_ms(),
+                moves=ended["moves"],
+                resigned=self._resigned,
+            )
 
     def legal_moves(self) -> list[str]:
         return [str(m) for m in self.game.legal_moves()]

@@ -7,7 +7,7 @@ The help text and the hint under the board are generated from the table.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .games import GameBackend, Outcome
@@ -97,9 +97,17 @@ class Command:
 class CommandTable:
     """Commands by name and alias (case-insensitive); any other line goes to `fallback`."""
 
-    def __init__(self, commands: Sequence[Command], fallback: Handler) -> None:
+    def __init__(
+        self,
+        commands: Sequence[Command],
+        fallback: Handler,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> None:
+        """`unavailable`: words of other tables answered with a sentence (why not here), not
+        listed in the help and not taken for a move."""
         self.commands = tuple(commands)
         self.fallback = fallback
+        self.unavailable = {k.lower(): v for k, v in (unavailable or {}).items()}
         self._by_word: dict[str, Command] = {}
         for command in self.commands:
             for word in (command.name, *command.aliases):
@@ -115,6 +123,9 @@ class CommandTable:
         return self._by_word.get(line.strip().lower())
 
     async def dispatch(self, game: GameBackend, ask: Ask, line: str) -> Reply:
+        why_not = self.unavailable.get(line.strip().lower())
+        if why_not is not None:
+            return Said(why_not)
         command = self.find(line)
         handler = command.handler if command is not None else self.fallback
         return await handler(Turn(game, ask, self), line.strip())
@@ -164,22 +175,61 @@ async def _move(turn: Turn, text: str) -> Reply:
     return Played(await turn.game.move(text))
 
 
+_HELP = Command("help", "this text", _help, ("?", "h"))
+_MOVES = Command("moves", "list the legal moves", _moves, ("m",))
+_UNDO = Command("undo", "take back the last move (counts as a move; not after a reveal)", _undo)
+_BOARD = Command(
+    "board", "draw the board again (so does an empty line)", _redraw, ("", "show", "b")
+)
+_QUIT_WORDS = ("exit", "q", ":q")
+
 PLAY_COMMANDS = CommandTable(
     [
-        Command("help", "this text", _help, ("?", "h")),
-        Command("moves", "list the legal moves", _moves, ("m",)),
-        Command("undo", "take back the last move (not after a move that revealed a card)", _undo),
+        _HELP,
+        _MOVES,
+        _UNDO,
         Command(
             "hint", "ask the server for a move (counts as a hint and adds a time penalty)", _hint
         ),
         Command("resign", "end the game now and record the result", _resign, ("finish",)),
-        Command(
-            "board", "draw the board again (so does an empty line)", _redraw, ("", "show", "b")
-        ),
-        Command("quit", "leave; the game can be resumed later", _quit, ("exit", "q", ":q")),
+        _BOARD,
+        Command("quit", "leave; the game can be resumed later", _quit, _QUIT_WORDS),
     ],
     fallback=_move,
 )
+"""A daily game's commands."""
+
+RACE_COMMANDS = CommandTable(
+    [
+        _HELP,
+        _MOVES,
+        _UNDO,
+        Command(
+            "resign", "give up the race now (your result stands as it is)", _resign, ("finish",)
+        ),
+        _BOARD,
+        Command(
+            "quit", "leave; the race goes on, and you forfeit if you stay away", _quit, _QUIT_WORDS
+        ),
+    ],
+    fallback=_move,
+    unavailable={"hint": "there are no hints in races"},
+)
+"""A race game's commands: no hints in races."""
+
+PRACTICE_COMMANDS = CommandTable(
+    [
+        _HELP,
+        _MOVES,
+        _UNDO,
+        Command("resign", "end the game now", _resign, ("finish",)),
+        _BOARD,
+        Command("quit", "leave (practice games are not kept)", _quit, _QUIT_WORDS),
+    ],
+    fallback=_move,
+    unavailable={"hint": "hints need the server; practice games have none"},
+)
+"""An offline practice game's commands: no server, so no hints and nothing to resume."""
 
 #: The words a moves script understands besides moves: by command name.
 SCRIPT_COMMANDS: tuple[str, ...] = ("quit", "resign", "undo")

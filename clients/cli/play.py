@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 import protocol as p
 
 from . import render
 from .events import EventSource, Line, LineReader, Push
 from .games import GameBackend, Outcome, ServerGame
-from .ingame import PLAY_COMMANDS, Left, Reply, script_command
-from .render import View
+from .ingame import PLAY_COMMANDS, CommandTable, Left, Reply, script_command
+from .render import JsonDoc, View
 from .session import ServerSession
 
 EXIT_ILLEGAL: Final = 1
@@ -39,18 +39,20 @@ async def interactive(
     resume_hint: str = "",
     on_push: PushHandler | None = None,
     show_result: bool = True,
+    commands: CommandTable = PLAY_COMMANDS,
 ) -> int:
     """Play at the terminal until the game ends, the person quits, or input ends.
 
     On a `shutdown` push the session reconnects at once; `on_push` sees every other push
-    and ends the loop by returning True.
+    and ends the loop by returning True. `commands`: what the person may type (a daily game's
+    by default; practice and races have their own).
     """
     out.board(game)
     if game.finished:
         out.show(render.ALREADY_FINISHED)
         await show_end(game, out)
         return 0
-    out.show(render.intro_text(PLAY_COMMANDS.names()))
+    out.show(render.intro_text(commands.names()))
     with EventSource(session.pushes if session is not None else None, reader) as events:
         while True:
             event = await events.next("move> ")
@@ -68,7 +70,7 @@ async def interactive(
                 if await _push(msg, out, session, on_push):
                     return 0
                 continue
-            reply = await _line(game, reader, event)
+            reply = await _line(game, reader, event, commands)
             out.reply(game, reply, resume_hint)
             if isinstance(reply, Left):
                 return 0
@@ -88,10 +90,10 @@ async def _push(
     return on_push is not None and await on_push(msg)
 
 
-async def _line(game: GameBackend, reader: LineReader, line: Line) -> Reply:
+async def _line(game: GameBackend, reader: LineReader, line: Line, commands: CommandTable) -> Reply:
     if line.text is None:
         return Left(eof=True)
-    return await PLAY_COMMANDS.dispatch(game, reader.readline, line.text)
+    return await commands.dispatch(game, reader.readline, line.text)
 
 
 # -- scripts ----------------------------------------------------------------------------------
@@ -135,12 +137,25 @@ async def _aiter(lines: Iterable[ScriptLine]) -> AsyncIterator[ScriptLine]:
 Script = Iterable[ScriptLine] | AsyncIterator[ScriptLine]
 
 
+@dataclass(frozen=True)
+class ScriptError:
+    """Where a moves script stopped: the refused line and why."""
+
+    line: int
+    move: str
+    reason: str | None
+    code: str | None
+
+    def to_json(self) -> JsonDoc:
+        return {"line": self.line, "move": self.move, "reason": self.reason, "code": self.code}
+
+
 @dataclass
 class ScriptRun:
     """What a moves script did: every line's outcome, and where it stopped, if refused."""
 
-    outcomes: list[dict[str, Any]] = field(default_factory=list)
-    error: dict[str, Any] | None = None
+    outcomes: list[JsonDoc] = field(default_factory=list)
+    error: ScriptError | None = None
 
 
 async def _play_line(game: GameBackend, line: ScriptLine) -> Outcome | None:
@@ -167,22 +182,19 @@ async def run_script(game: GameBackend, lines: Script, out: View) -> ScriptRun:
         run.outcomes.append({"line": line.number, **outcome.to_json(game.view)})
         if not out.json:
             out.show(
-                render.script_step(line.number, line.text, outcome, game.variant, game.view),
+                render.script_step(
+                    line.number, line.text, outcome, game.variant, game.view, out.ascii
+                ),
                 soft_wrap=True,
             )
         if not outcome.ok:
-            run.error = {
-                "line": line.number,
-                "move": line.text,
-                "reason": outcome.reason,
-                "code": outcome.code,
-            }
+            run.error = ScriptError(line.number, line.text, outcome.reason, outcome.code)
             break
     return run
 
 
 async def scripted(
-    game: GameBackend, lines: Script, out: View, info: dict[str, Any], report: bool = True
+    game: GameBackend, lines: Script, out: View, info: JsonDoc, report: bool = True
 ) -> int:
     """Play `lines` in order; stop at the first refused move (exit status 1).
 
@@ -190,14 +202,14 @@ async def scripted(
     board/result (or, with --json, one JSON object) is shown.
     """
     run = await run_script(game, lines, out)
-    info["error"] = run.error
+    info["error"] = run.error.to_json() if run.error is not None else None
     info["outcomes"] = run.outcomes
     if report:
         await _report(game, run, out, info)
     return EXIT_ILLEGAL if run.error is not None else 0
 
 
-async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, Any]) -> None:
+async def _report(game: GameBackend, run: ScriptRun, out: View, info: JsonDoc) -> None:
     rank = await game.rank_line() if game.finished else None
     if out.json:
         out.emit(
@@ -205,7 +217,7 @@ async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, 
                 **info,
                 "moves": run.outcomes,
                 "finished": game.finished,
-                "result": game.result,
+                "result": render.result_json(game.result),
                 "view": game.view,
             }
         )
@@ -214,4 +226,4 @@ async def _report(game: GameBackend, run: ScriptRun, out: View, info: dict[str, 
     if game.finished:
         out.show(render.result_line(game.variant, game.result, rank))
     if run.error is not None:
-        out.show(render.script_stopped(run.error["line"], run.error["move"], run.error["reason"]))
+        out.show(render.script_stopped(run.error.line, run.error.move, run.error.reason, out.ascii))

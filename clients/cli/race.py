@@ -8,17 +8,21 @@ The waiting room and the end of a race read the same `EventSource` as the play l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
 
 import protocol as p
+from protocol import races as pr
 
 from . import render
 from .commands import Ctx, UsageError, open_session, script_source
-from .events import EventSource, Line, Push
+from .events import EventSource, Line, LineReader, Push
 from .games import ServerGame
+from .ingame import RACE_COMMANDS
 from .play import interactive, scripted
-from .render import RaceNews, View
+from .render import JsonDoc, RaceNews, View
 from .session import RequestFailed, ServerSession
 
 #: How long to wait for the race's end after one's own game is over, beyond its time limit.
@@ -29,14 +33,15 @@ WAIT_CHECK_S = 1.0
 
 
 class RaceState:
-    """What the client knows of one race: racers' progress, and the final standings."""
+    """What the client knows of one race: racers' progress, and the final standings, typed
+    as the protocol's race structs and events (`protocol.races`)."""
 
     def __init__(self, me: str) -> None:
         self.me = me
         self.info: p.RaceInfo | None = None
         self.version = 0
-        self.racers: dict[str, dict[str, Any]] = {}
-        self.results: list[dict[str, Any]] | None = None
+        self.racers: dict[str, p.Racer] = {}
+        self.results: tuple[pr.RaceResultEntry, ...] | None = None
         self.reason = ""
         self.spectators = 0  # how many watch the race (`race.spectators`)
 
@@ -49,62 +54,98 @@ class RaceState:
         return self.info.variant if self.info else "fourteen-out"
 
     def apply_info(self, info: p.RaceInfo) -> None:
+        """The whole race (`race.update`, `race.room`): its racers as the server has them."""
         self.info = info
         self.version = max(self.version, info.version)
-        for r in info.racers:
-            self.racers[r.player_id] = {
-                **self.racers.get(r.player_id, {}),
-                "name": r.name,
-                "cleared": r.cleared,
-                "score": r.score,
-                "moves": r.moves,
-                "finished": r.finished,
-                "stuck": r.stuck,
-                "won": r.won,
-                "forfeited": r.forfeited,
-                "connected": r.connected,
-                "place": r.place,
-                "rating": r.rating,
-                "rating_change": r.rating_change,
-            }
+        self.racers = {r.player_id: r for r in info.racers}
 
-    def apply_event(self, version: int, event: dict[str, Any]) -> RaceNews | None:
+    def _racer(self, pid: str) -> p.Racer:
+        return self.racers.get(pid) or p.Racer(player_id=pid, name=pid)
+
+    def apply_event(self, version: int, event: pr.RaceEventBody) -> RaceNews | None:
         """Update from a public event; returns what happened to a racer, if anything."""
         self.version = max(self.version, version)
-        kind = str(event.get("kind"))
-        pid = str(event.get("player_id", ""))
-        racer = self.racers.setdefault(pid, {"name": pid}) if pid else {}
-        if kind == "progress":
-            racer.update(
-                {
-                    k: event[k]
-                    for k in ("cleared", "score", "moves", "finished", "stuck", "won")
-                    if k in event
-                }
+        if isinstance(event, pr.RaceEnded):
+            self.results, self.reason = event.results, event.reason
+            return None
+        if isinstance(event, pr.RacerProgress):
+            racer = replace(
+                self._racer(event.player_id),
+                cleared=event.cleared,
+                score=event.score,
+                moves=event.moves,
+                finished=event.finished,
+                stuck=event.stuck,
+                won=event.won,
             )
-        elif kind == "joined":
-            racer["name"] = event.get("name", pid)
-        elif kind == "left":
-            self.racers.pop(pid, None)
-        elif kind == "forfeit":
-            racer["forfeited"] = True
-        elif kind == "finished":
-            self.results = [dict(r) for r in event.get("results", [])]
-            self.reason = str(event.get("reason", ""))
+        elif isinstance(event, pr.RacerJoined):
+            racer = replace(self._racer(event.player_id), name=event.name)
+        elif isinstance(event, pr.RacerLeft):
+            racer = self._racer(event.player_id)
+            self.racers.pop(event.player_id, None)
+            return RaceNews(event.kind, event.player_id, racer)
+        elif isinstance(event, pr.RacerForfeited):
+            racer = replace(self._racer(event.player_id), forfeited=True)
+        else:  # the countdown: `race.update` brings it too
             return None
-        else:
+        self.racers[racer.player_id] = racer
+        return RaceNews(event.kind, racer.player_id, racer)
+
+    def apply_logged(self, logged: Mapping[str, object]) -> RaceNews | None:
+        """An event of `race.room`'s log (``{"v": version, "kind": ...}``); one this client
+        does not know (a newer server's) is skipped."""
+        body = {k: v for k, v in logged.items() if k != "v"}
+        version = logged.get("v")
+        try:
+            event = pr.load_race_event(body)
+        except p.BadRequest:
             return None
-        return RaceNews(kind, pid, racer)
+        return self.apply_event(version if isinstance(version, int) else self.version, event)
 
     def apply(self, msg: p.ServerMessage) -> RaceNews | None:
         """Update from a race push (`race.event` or `race.update`); others are ignored."""
         if isinstance(msg, p.RaceEvent):
-            return self.apply_event(msg.version, dict(msg.event))
+            try:
+                event = pr.load_race_event(msg.event)
+            except p.BadRequest:  # a kind this client does not know (a newer server's)
+                return None
+            return self.apply_event(msg.version, event)
         if isinstance(msg, p.RaceUpdate):
             self.apply_info(msg.race)
         elif isinstance(msg, p.RaceSpectators) and msg.race_id == self.race_id:
             self.spectators = msg.count
         return None
+
+    def with_own(self, view: Mapping[str, object]) -> dict[str, p.Racer]:
+        """The racers, this player's line taken from their own game's view: the panel drawn
+        with the board is never a move behind (the server's progress event comes later)."""
+        own = self.racers.get(self.me)
+        if own is None:
+            return self.racers
+
+        def number(key: str, known: int) -> int:
+            value = view.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else known
+
+        fresh = replace(
+            own,
+            cleared=number("cleared", own.cleared),
+            score=number("score", own.score),
+            moves=number("moves", own.moves),
+            won=bool(view.get("won")) or own.won,
+        )
+        return {pid: fresh if pid == self.me else r for pid, r in self.racers.items()}
+
+    def standings_json(self) -> list[JsonDoc] | None:
+        """The final standings as ``--json`` prints them (the protocol's field names)."""
+        if self.results is None:
+            return None
+        # As the event carried them: an unrated racer's rating is null, not left out.
+        ended = pr.dump_race_event(pr.RaceEnded(reason=self.reason, results=self.results))
+        results = ended["results"]
+        return (
+            [dict(r) for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        )
 
 
 class RaceGame(ServerGame):
@@ -140,9 +181,9 @@ class RaceGame(ServerGame):
         return "there are no hints in races"
 
     async def rank_line(self) -> str | None:
-        for r in self.race.results or []:
-            if r.get("player_id") == self.race.me:
-                return f"place {r.get('place')} of {len(self.race.results or [])}"
+        for r in self.race.results or ():
+            if r.player_id == self.race.me:
+                return f"place {r.place} of {len(self.race.results or ())}"
         return None
 
 
@@ -247,11 +288,16 @@ class _Waiting:
 # -- during and after the race ----------------------------------------------------------------
 
 
-async def _on_push(msg: p.ServerMessage, race: RaceState, out: View) -> bool:
-    """Race pushes during play: news of the others; True ends the loop when the race is over."""
+async def _on_push(
+    msg: p.ServerMessage, race: RaceState, out: View, reader: LineReader | None = None
+) -> bool:
+    """Race pushes during play: news of the others, printed above the `move> ` prompt (never
+    on it); True ends the loop when the race is over."""
     news = race.apply(msg)
-    if news is not None:
-        out.show(render.race_news(news, race.me, race.variant))
+    text = render.race_news(news, race.me, race.variant) if news is not None else None
+    if text is not None:
+        with reader.above_prompt() if reader is not None else contextlib.nullcontext():
+            out.show(text)
     return race.results is not None
 
 
@@ -282,7 +328,7 @@ def _follow_resumes(session: ServerSession, race: RaceState) -> None:
         )
         race.apply_info(room.race)
         for ev in room.events:
-            race.apply_event(race.version, dict(ev))
+            race.apply_logged(ev)
 
     session.on_resume.append(resume)
 
@@ -303,8 +349,10 @@ async def _play(
     game = RaceGame(session, started, race, state)
     lines = script_source(args.moves, ctx)  # stdin is streamed: a script may see the deal first
     _follow_resumes(session, race)
-    out.side = lambda: render.race_panel(race.racers, race.me, race.variant, race.spectators)
-    info: dict[str, Any] = {
+    out.side = lambda: render.race_panel(
+        race.with_own(game.view), race.me, race.variant, race.spectators
+    )
+    info: JsonDoc = {
         "command": "race",
         "race_id": started.race_id,
         "variant": game.variant,
@@ -320,8 +368,9 @@ async def _play(
             ctx.reader,
             session,
             resume_hint="The race goes on without you; you forfeit if you stay away.",
-            on_push=lambda msg: _on_push(msg, race, out),
+            on_push=lambda msg: _on_push(msg, race, out, ctx.reader),
             show_result=False,
+            commands=RACE_COMMANDS,
         )
     if race.results is None and game.finished:
         if not out.json:
@@ -332,8 +381,8 @@ async def _play(
             {
                 **info,
                 "finished": game.finished,
-                "result": game.result,
-                "standings": race.results,
+                "result": render.result_json(game.result),
+                "standings": race.standings_json(),
                 "reason": race.reason,
             }
         )

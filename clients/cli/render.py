@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -25,6 +26,8 @@ from rich.text import Text
 
 import protocol as p
 from engine import HIDDEN, VARIANTS
+from engine.tripeaks import TABLEAU as TRIPEAKS_CARDS
+from engine.tripeaks import TriPeaks
 from engine.views import (
     EASTHAVEN_VARIANTS,
     PAIRING_VARIANTS,
@@ -37,12 +40,25 @@ from engine.views import (
     TripleDeckView,
 )
 from engine.views import View as GameView
+from protocol import races as pr
 from protocol.events import FLAGGED
+from protocol.schema import dump_struct
 
 from .games import GameBackend, Outcome
 from .ingame import Help, Left, LegalMoves, Played, Redraw, Reply, Resigned, Said
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+#: A card code in running text (``5C``, ``10H``, ``QS``), not a move token such as ``f8H``.
+_CARD_CODE: Final = re.compile(r"(?<![\w])(10|[2-9AJQK])([CDHS])(?![\w])")
+
+
+def card_words(text: str, ascii: bool = False) -> str:
+    """`text` with its card codes written as the board writes cards: ``5C`` -> ``5♣``."""
+    if ascii:
+        return text
+    return _CARD_CODE.sub(lambda m: m.group(1) + SUIT_SYMBOLS[m.group(2)], text)
+
+
 BACK: Final = "░░░"
 CELL: Final = 3  # characters per card
 GAP: Final = 1
@@ -234,15 +250,23 @@ def fmt_time(ms: int) -> str:
 
 def progress_text(variant_id: str, data: Mapping[str, object]) -> str:
     """``cleared 12/52`` or ``score 345/936`` from a view or result map."""
+    cleared, score = data.get("cleared", 0), data.get("score", 0)
+    return progress_of(
+        variant_id,
+        cleared if isinstance(cleared, int) else 0,
+        score if isinstance(score, int) else 0,
+    )
+
+
+def progress_of(variant_id: str, cleared: int, score: int) -> str:
+    """``cleared 12/52`` or ``score 345/936``."""
     cls = VARIANTS[variant_id]
+    foundations = cls.decks * len(SUIT_SYMBOLS)
     if cls.scored:
-        return f"score {data.get('score', 0)}/{_max_score(cls.ranks.stop - 1)}"
-    total = 28 if variant_id == "triple-triangle" else cls.decks * 4 * len(cls.ranks)
-    return f"cleared {data.get('cleared', 0)}/{total}"
-
-
-def _max_score(top_rank: int) -> int:
-    return 12 * top_rank * (top_rank + 1) // 2
+        top = max(cls.ranks)
+        return f"score {score}/{foundations * top * (top + 1) // 2}"
+    total = TRIPEAKS_CARDS if issubclass(cls, TriPeaks) else foundations * len(cls.ranks)
+    return f"cleared {cleared}/{total}"
 
 
 def status_line(
@@ -286,12 +310,28 @@ def title_of(variant_id: str) -> str:
     return VARIANTS[variant_id].title
 
 
-def _progress_value(variant_id: str, data: Mapping[str, object]) -> str:
-    """``12/52`` or ``345/936``: `progress_text` without its label."""
-    return progress_text(variant_id, data).split(" ", 1)[1]
+def name_of(variant_id: str) -> str:
+    """The short name of a variant for tables: ``Tri Peaks`` for ``Triple Triangle (Tri Peaks)``."""
+    title = VARIANTS[variant_id].title
+    m = re.fullmatch(r".*\((.+)\)", title)
+    return m.group(1) if m else title
+
+
+def _value_of(variant_id: str, cleared: int, score: int) -> str:
+    """``12/52`` or ``345/936``: `progress_of` without its label."""
+    return progress_of(variant_id, cleared, score).split(" ", 1)[1]
 
 
 # -- output -----------------------------------------------------------------------------------
+
+
+#: One JSON object as ``--json`` prints it (a command's document): JSON values by key.
+JsonDoc = dict[str, object]
+
+#: The panel beside the board (racers) takes this many columns, and goes beside the board only
+#: on a terminal at least this wide (under it otherwise: at 80 columns nothing wraps).
+SIDE_WIDTH: Final = 44
+SIDE_BY_SIDE_WIDTH: Final = 120
 
 
 @dataclass
@@ -303,7 +343,7 @@ class View:
     json: bool = False
     side: Callable[[], RenderableType] | None = None  # drawn beside the board (race progress)
 
-    def emit(self, doc: dict[str, Any]) -> None:
+    def emit(self, doc: JsonDoc) -> None:
         """Print one machine-readable JSON object (``--json``) on stdout."""
         sys.stdout.write(json.dumps(doc) + "\n")
         sys.stdout.flush()
@@ -316,7 +356,8 @@ class View:
 
     def board(self, game: GameBackend) -> None:
         side = self.side() if self.side is not None else None
-        width = self.console.width - (26 if side is not None else 0)
+        beside = side is not None and self.console.width >= SIDE_BY_SIDE_WIDTH
+        width = self.console.width - (SIDE_WIDTH if beside else 0)
         board = render_board(
             game.view,
             width=width,
@@ -324,8 +365,10 @@ class View:
             title=title_of(game.variant),
             elapsed_ms=game.elapsed_ms(),
         )
-        if side is None:
-            self.console.print(board)
+        if side is None or not beside:
+            self.console.print(board)  # a narrow terminal: the panel goes under the board
+            if side is not None:
+                self.console.print(side)
             return
         grid = Table.grid(padding=(0, 3))
         grid.add_row(board, side)
@@ -336,34 +379,39 @@ class View:
         if isinstance(reply, Redraw) or (isinstance(reply, Played) and reply.outcome.ok):
             self.board(game)
         else:
-            self.show(reply_text(reply, resume_hint))
+            self.show(reply_text(reply, resume_hint, self.ascii))
 
 
 # -- results ----------------------------------------------------------------------------------
 
 
-def result_text(variant_id: str, result: Mapping[str, Any] | None) -> str:
+def result_json(result: p.GameResult | None) -> JsonDoc | None:
+    """A result as ``--json`` prints it: the protocol's ``result`` map."""
+    return dump_struct(result) if result is not None else None
+
+
+def result_text(variant_id: str, result: p.GameResult | None) -> str:
     """``WON · cleared 52/52 · time 3:02 · moves 26`` (and the hints, if any)."""
     if not result:
         return "no result"
-    verdict = "WON" if result.get("won") else ("resigned" if result.get("resigned") else "over")
+    verdict = "WON" if result.won else ("resigned" if result.resigned else "over")
     return (
-        f"{verdict} · {progress_text(variant_id, result)} · "
-        f"time {fmt_time(int(result.get('time_ms', 0)))} · moves {result.get('moves', 0)}"
-        + (f" · hints {result['hints']}" if result.get("hints") else "")
+        f"{verdict} · {progress_of(variant_id, result.cleared, result.score)} · "
+        f"time {fmt_time(result.time_ms)} · moves {result.moves}"
+        + (f" · hints {result.hints}" if result.hints else "")
     )
 
 
-def result_line(variant_id: str, result: Mapping[str, Any] | None, rank: str | None = None) -> Text:
+def result_line(variant_id: str, result: p.GameResult | None, rank: str | None = None) -> Text:
     """``Result: ...`` with the rank line, if any."""
     line = Text("Result: ", style="bold")
     line.append(
         result_text(variant_id, result),
-        style="bold green" if result and result.get("won") else "bold",
+        style="bold green" if result and result.won else "bold",
     )
     if rank:
         line.append(f" · {rank}", style="bold cyan")
-    if result and result.get("status") == FLAGGED:
+    if result and result.status == FLAGGED:
         line.append(f" · {HELD_FOR_REVIEW}", style="bold yellow")
     return line
 
@@ -398,8 +446,9 @@ def help_text(notation: str, commands: Iterable[tuple[str, str]]) -> Text:
     return Text("\n".join(lines))
 
 
-def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
-    """The text of a reply that does not draw the board (None: nothing to say)."""
+def reply_text(reply: Reply, resume_hint: str = "", ascii: bool = False) -> Text | None:
+    """The text of a reply that does not draw the board (None: nothing to say); cards in
+    the engine's reasons are written as the board writes them (``5♣``, or ``5C`` in ASCII)."""
     if isinstance(reply, Help):
         return help_text(reply.notation, reply.commands)
     if isinstance(reply, LegalMoves):
@@ -407,12 +456,12 @@ def reply_text(reply: Reply, resume_hint: str = "") -> Text | None:
     if isinstance(reply, Said):
         return Text(reply.text)
     if isinstance(reply, Played):
-        return Text(f"✗ {reply.outcome.reason}", style="bold yellow")
+        return Text(f"✗ {card_words(str(reply.outcome.reason), ascii)}", style="bold yellow")
     if isinstance(reply, Resigned):
         if reply.outcome is None:
             return Text("not resigned")
         return (
-            Text(f"cannot resign: {reply.outcome.reason}", style="yellow")
+            Text(f"cannot resign: {card_words(str(reply.outcome.reason), ascii)}", style="yellow")
             if not reply.outcome.ok
             else None
         )
@@ -427,15 +476,20 @@ RECONNECTED: Final = Text("(reconnected; the game goes on)", style="dim")
 # -- moves scripts ----------------------------------------------------------------------------
 
 
-def script_step(number: int, text: str, outcome: Outcome, variant_id: str, view: GameView) -> Text:
+def script_step(
+    number: int, text: str, outcome: Outcome, variant_id: str, view: GameView, ascii: bool = False
+) -> Text:
     """One line of a moves script: ``  12  3 7        ok   cleared 8/52`` or why refused."""
     if outcome.ok:
         return Text(f"{number:>4}  {outcome.move:<10} ok   {progress_text(variant_id, view)}")
-    return Text(f"{number:>4}  {text:<10} refused: {outcome.reason}", style="yellow")
+    return Text(
+        f"{number:>4}  {text:<10} refused: {card_words(str(outcome.reason), ascii)}", style="yellow"
+    )
 
 
-def script_stopped(line: int, move: str, reason: str | None) -> Text:
-    return Text(f"stopped at line {line} ({move!r}): {reason}", style="bold red")
+def script_stopped(line: int, move: str, reason: str | None, ascii: bool = False) -> Text:
+    why = card_words(reason, ascii) if reason else reason
+    return Text(f"stopped at line {line} ({move!r}): {why}", style="bold red")
 
 
 # -- leaderboards and variants ----------------------------------------------------------------
@@ -565,12 +619,12 @@ class RaceNews:
 
     kind: str  # progress, joined, left, forfeit
     player_id: str
-    racer: Mapping[str, Any]
+    racer: p.Racer
 
 
 def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
     """A line about another racer (or None): joined, left, forfeited, or their progress."""
-    name = str(news.racer.get("name", news.player_id))
+    name = news.racer.name
     if news.kind == "joined":
         return Text(f"{name} joined", style="dim")
     if news.kind == "left":
@@ -578,9 +632,9 @@ def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
     if news.kind == "forfeit":
         return Text(f"{name} forfeited", style="dim")
     if news.kind == "progress" and news.player_id != me:
+        r = news.racer
         return Text(
-            f"  {news.racer.get('name')}: {progress_text(variant_id, news.racer)}, "
-            f"{news.racer.get('moves', 0)} moves",
+            f"  {r.name}: {progress_of(variant_id, r.cleared, r.score)}, {r.moves} moves",
             style="dim",
         )
     return None
@@ -629,61 +683,90 @@ WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", st
 
 
 def race_panel(
-    racers: Mapping[str, Mapping[str, Any]], me: str, variant_id: str, spectators: int = 0
+    racers: Mapping[str, p.Racer], me: str, variant_id: str, spectators: int = 0
 ) -> RenderableType:
     """The racers' progress, one line each (never a card), and how many watch."""
     grid = Table.grid(padding=(0, 1))
+    for justify in ("left", "right", "right", "left"):
+        grid.add_column(no_wrap=True, justify=justify)
     grid.add_row(
         Text("Racers", style="bold"),
         Text(f"{spectators} watching" if spectators else "", style="dim"),
     )
     for pid, r in racers.items():
         grid.add_row(
-            Text(
-                ("▶ " if pid == me else "  ") + str(r.get("name", pid)),
-                style="bold" if pid == me else "",
-            ),
-            Text(_progress_value(variant_id, r)),
-            Text(f"{r.get('moves', 0)}m"),
+            Text(("▶ " if pid == me else "  ") + r.name, style="bold" if pid == me else ""),
+            Text(_value_of(variant_id, r.cleared, r.score)),
+            Text(f"{r.moves}m"),
             Text(_racer_state(r), style="yellow"),
         )
     return grid
 
 
-def _racer_state(r: Mapping[str, Any]) -> str:
-    for key, word in (
-        ("won", "won"),
-        ("forfeited", "forfeit"),
-        ("stuck", "stuck"),
-        ("finished", "done"),
+def _racer_state(r: p.Racer) -> str:
+    for flag, word in (
+        (r.won, "won"),
+        (r.forfeited, "forfeit"),
+        (r.stuck, "stuck"),
+        (r.finished, "done"),
     ):
-        if r.get(key):
+        if flag:
             return word
-    return "away" if r.get("connected") is False else ""
+    return "" if r.connected else "away"
+
+
+#: Why a race ended (`race.event` ``finished``'s ``reason``), in words.
+END_REASONS: Final = {
+    "won": "a racer cleared the deal",
+    "all finished": "every racer finished",
+    "time limit": "time ran out",
+    "forfeit": "the others forfeited",
+}
+
+
+def standings_title(results: Sequence[pr.RaceResultEntry], me: str, reason: str) -> str:
+    """``You won the race`` or ``bobby won the race; you placed 2nd of 2``, and why it ended."""
+    first = next((r for r in results if r.place == 1), None)
+    mine = next((r for r in results if r.player_id == me), None)
+    if first is None:
+        title = "Race result"
+    elif first.player_id == me:
+        title = "You won the race"
+    else:
+        title = f"{first.name} won the race"
+        if mine is not None:
+            title += f"; you placed {_ordinal(mine.place)} of {len(results)}"
+    why = END_REASONS.get(reason, reason)
+    return f"{title} ({why})" if why else title
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def race_standings(
-    results: Sequence[Mapping[str, Any]], me: str, reason: str, variant_id: str
+    results: Sequence[pr.RaceResultEntry], me: str, reason: str, variant_id: str
 ) -> Table:
     table = Table(
-        title="Race result" + (f" ({reason})" if reason else ""),
+        title=standings_title(results, me, reason),
         title_style="bold",
         header_style="bold cyan",
     )
     for col in ("", "place", "name", "won", "cleared/score", "time", "moves", "rating", "±"):
         table.add_column(col)
     for r in results:
-        mine = r.get("player_id") == me
-        change = r.get("rating_change")
+        mine = r.player_id == me
+        change = r.rating_change
         table.add_row(
             "▶" if mine else "",
-            str(r.get("place")),
-            str(r.get("name")),
-            "✓" if r.get("won") else "",
-            _progress_value(variant_id, r),
-            fmt_time(int(r.get("time_ms") or 0)),
-            str(r.get("moves", 0)),
-            "unrated" if r.get("rating") is None else str(r["rating"]),  # a casual race
+            str(r.place),
+            r.name,
+            "✓" if r.won else "",
+            _value_of(variant_id, r.cleared, r.score),
+            fmt_time(r.time_ms),
+            str(r.moves),
+            "unrated" if r.rating is None else str(r.rating),  # a casual race
             "" if change is None else f"{change:+d}",
             style="bold" if mine else "",
         )

@@ -5,26 +5,29 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 import protocol as p
-from engine import VARIANTS, new_game
+from engine import VARIANT_IDS, VARIANTS, new_game
+from engine.views import View as GameView
 from engine.views import as_view
 from protocol.schema import dump_struct
 
 from . import render
 from .commands import Ctx, UsageError, open_session
+from .render import JsonDoc
 from .session import RequestFailed, ServerSession
 
 __all__ = ["cmd_history", "cmd_me", "cmd_profile", "cmd_share", "cmd_watch", "share_text"]
 
 
-def _doc(command: str, msg: p.Struct) -> dict[str, Any]:
+def _doc(command: str, msg: p.Struct) -> JsonDoc:
     doc = {"command": command, **dump_struct(msg)}
     doc.pop("id", None)
     return doc
@@ -70,33 +73,47 @@ def _time(ms: int | None) -> str:
     return render.fmt_time(ms) if ms is not None else "-"
 
 
-def profile_view(profile: p.Profile) -> RenderableType:
+def _table(title: str, *columns: str) -> Table:
+    """A compact table (no vertical rules, one space between columns): fits 80 columns."""
+    t = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        show_edge=False,
+    )
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+    return t
+
+
+def profile_view(
+    profile: p.Profile, live: Mapping[str, tuple[int, int]] | None = None
+) -> RenderableType:
     joined = dt.datetime.fromtimestamp(profile.joined / 1000, dt.UTC).date().isoformat()
     head = Text(f"{profile.name}", style="bold")
     head.append(f"  ({profile.player_id}) · joined {joined}", style="dim")
     parts: list[RenderableType] = [head]
     if profile.daily:
-        t = Table(title="Daily challenges", title_justify="left")
-        for col in (
+        t = _table(
+            "Daily challenges (streaks: now/best)",
             "variant",
             "played",
             "won",
             "streak",
-            "best streak",
-            "won streak",
-            "best time",
-            "best score",
-            "percentile",
-        ):
-            t.add_column(col, justify="left" if col == "variant" else "right")
+            "w.streak",
+            "best",
+            "best pts",
+            "pctl",
+        )
         for d in profile.daily:
             t.add_row(
-                render.title_of(d.variant),
+                render.name_of(d.variant),
                 str(d.played),
                 str(d.won),
-                str(d.streak),
-                str(d.longest_streak),
-                f"{d.won_streak} (best {d.longest_won_streak})",
+                f"{d.streak}/{d.longest_streak}",
+                f"{d.won_streak}/{d.longest_won_streak}",
                 _time(d.best_time_ms),
                 str(d.best_score) if d.best_score is not None else "-",
                 _pct(d.percentile),
@@ -105,13 +122,11 @@ def profile_view(profile: p.Profile) -> RenderableType:
     else:
         parts.append(Text("No daily games yet.", style="dim"))
     if profile.races:
-        t = Table(title="Races", title_justify="left")
-        for col in ("variant", "rating", "wins", "losses", "forfeits", "played"):
-            t.add_column(col, justify="left" if col == "variant" else "right")
+        t = _table("Races", "variant", "rating", "wins", "losses", "forfeits", "played")
         for r in profile.races:
             rating = str(r.rating) if r.rating is not None else "unrated"
             t.add_row(
-                render.title_of(r.variant),
+                render.name_of(r.variant),
                 rating,
                 str(r.wins),
                 str(r.losses),
@@ -120,36 +135,36 @@ def profile_view(profile: p.Profile) -> RenderableType:
             )
         parts.append(t)
     if profile.recent:
-        parts.append(results_table("Last 30 days", profile.recent))
+        parts.append(results_table("Last 30 days", profile.recent, live))
     return Group(*parts)
 
 
-def results_table(title: str, rows: Sequence[p.DayResult]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in (
-        "date",
-        "variant",
-        "result",
-        "time",
-        "moves",
-        "rank",
-        "game (solitaire history --replay)",
-    ):
-        t.add_column(col)
+def results_table(
+    title: str, rows: Sequence[p.DayResult], live: Mapping[str, tuple[int, int]] | None = None
+) -> Table:
+    """Daily results, one line each at 80 columns. ``rank``: the final place once the day is
+    over, else the place so far (`live`, by variant, for today's games). ``replay``: the date
+    `solitaire history VARIANT --replay DATE` takes, once the day is over."""
+    t = _table(title, "date", "variant", "result", "time", "moves", "rank", "replay")
     for r in rows:
         outcome = "won" if r.won else "resigned" if r.resigned else "lost"
-        progress = render.progress_text(r.variant, {"cleared": r.cleared, "score": r.score})
-        shown = f"{outcome}, {progress}"
-        rank = f"{r.rank}/{r.total} ({r.percentile}%)" if r.rank and r.total else "-"
-        game = r.game_id if r.replayable else f"{r.game_id} (after the day)"
+        value = render.progress_of(r.variant, r.cleared, r.score).split(" ", 1)[1]
+        if r.rank and r.total:
+            rank = f"{r.rank}/{r.total}"
+        elif r.rank:
+            rank = f"#{r.rank}"
+        elif live and r.variant in live:
+            rank = f"{live[r.variant][0]}/{live[r.variant][1]} now"
+        else:
+            rank = "-"
         t.add_row(
             r.date,
-            render.title_of(r.variant),
-            shown,
+            render.name_of(r.variant),
+            f"{outcome} {value}",
             render.fmt_time(r.time_ms),
             str(r.moves),
             rank,
-            game,
+            r.date if r.replayable else "tomorrow",
         )
     return t
 
@@ -165,12 +180,17 @@ async def cmd_profile(args: argparse.Namespace, ctx: Ctx) -> int:
     session = await open_session(ctx)
     try:
         profile = await _profile(session, args.who)
+        live = (
+            await _ranks_so_far(session, profile.recent, _today(session))
+            if profile.me and not ctx.out.json
+            else {}
+        )
     finally:
         await session.close()
     if ctx.out.json:
         ctx.out.emit(_doc("profile", profile))
     else:
-        ctx.out.show(profile_view(profile))
+        ctx.out.show(profile_view(profile, live))
     return 0
 
 
@@ -178,34 +198,81 @@ async def cmd_profile(args: argparse.Namespace, ctx: Ctx) -> int:
 
 
 async def cmd_history(args: argparse.Namespace, ctx: Ctx) -> int:
-    """A page of daily results of a variant (yours or --player's), or --replay one day."""
+    """Daily results, newest first: of one variant, or of every variant when none is named
+    (yours or --player's), or --replay one day."""
     session = await open_session(ctx)
     try:
         pid = None
         if args.player:
             pid = (await _profile(session, args.player)).player_id
         if args.replay:
+            if args.variant is None:
+                raise UsageError("name the VARIANT of the game to replay")
             return await _replay(args, ctx, session, pid)
-        page = await session.request(
-            lambda rid: p.HistoryGet(
-                id=rid, variant=args.variant, player_id=pid, before=args.before, limit=args.limit
-            ),
-            p.HistoryPage,
-        )
+        variants = [args.variant] if args.variant else list(VARIANT_IDS)
+        pages = [await _history_page(session, v, pid, args) for v in variants]
+        entries = sorted(
+            (e for page in pages for e in page.entries),
+            key=lambda e: (e.date, -variants.index(e.variant)),
+            reverse=True,
+        )[: args.limit]
+        live = await _ranks_so_far(session, entries, _today(session)) if pid is None else {}
     finally:
         await session.close()
+    more = any(page.next_before for page in pages) or len(entries) < sum(
+        len(page.entries) for page in pages
+    )
     if ctx.out.json:
-        ctx.out.emit(_doc("history", page))
+        doc = _doc("history", pages[0]) if len(pages) == 1 else None
+        if doc is None:
+            doc = {
+                "command": "history",
+                "player_id": pages[0].player_id,
+                "entries": [dump_struct(e) for e in entries],
+            }
+        ctx.out.emit(doc)
         return 0
-    if not page.entries:
-        ctx.out.show(Text(f"No {render.title_of(args.variant)} daily games yet.", style="dim"))
+    what = render.name_of(args.variant) if args.variant else "daily"
+    if not entries:
+        ctx.out.show(Text(f"No {what} games yet.", style="dim"))
         return 0
-    ctx.out.show(results_table(f"{render.title_of(args.variant)} history", page.entries))
-    if page.next_before:
-        ctx.out.show(
-            Text(f"More: solitaire history {args.variant} --before {page.next_before}", style="dim")
-        )
+    ctx.out.show(results_table(f"{what} history".capitalize(), entries, live))
+    if more:
+        again = f"solitaire history {args.variant or ''}".rstrip()
+        ctx.out.show(Text(f"More: {again} --before {entries[-1].date}", style="dim"))
     return 0
+
+
+async def _history_page(
+    session: ServerSession, variant: str, pid: str | None, args: argparse.Namespace
+) -> p.HistoryPage:
+    return await session.request(
+        lambda rid: p.HistoryGet(
+            id=rid, variant=variant, player_id=pid, before=args.before, limit=args.limit
+        ),
+        p.HistoryPage,
+    )
+
+
+async def _ranks_so_far(
+    session: ServerSession, entries: Sequence[p.DayResult], today: dt.date
+) -> dict[str, tuple[int, int]]:
+    """The player's place so far on today's boards (a day's final place comes after it)."""
+    ranks: dict[str, tuple[int, int]] = {}
+    for e in entries:
+        if e.date == today.isoformat() and e.rank is None and e.variant not in ranks:
+            mine = await session.request(_rank_request(e.variant, today), p.PlayerRank)
+            if mine.entry is not None:
+                ranks[e.variant] = (mine.entry.rank, mine.total)
+    return ranks
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One position of a replay: the move that led to it (None: the deal) and the board."""
+
+    move: str | None
+    view: GameView
 
 
 async def _replay(
@@ -231,10 +298,10 @@ async def _replay(
         lambda rid: p.GameExport(id=rid, game_id=entry.game_id), p.ExportReply
     )
     game = new_game(export.variant, export.seed)
-    steps: list[dict[str, Any]] = [{"move": None, "view": game.view()}]
+    steps: list[ReplayStep] = [ReplayStep(None, game.view())]
     for move in export.moves:
         game.play(move)
-        steps.append({"move": move, "view": game.view()})
+        steps.append(ReplayStep(move, game.view()))
     if ctx.out.json:
         ctx.out.emit(
             {
@@ -243,15 +310,15 @@ async def _replay(
                 "variant": export.variant,
                 "seed": export.seed,
                 "moves": list(export.moves),
-                "steps": steps,
+                "steps": [{"move": step.move, "view": step.view} for step in steps],
             }
         )
         return 0
     for i, step in enumerate(steps):
-        label = "deal" if step["move"] is None else f"move {i}: {step['move']}"
+        label = "deal" if step.move is None else f"move {i}: {step.move}"
         ctx.out.show(
             Text(label, style="bold cyan"),
-            render.render_board(step["view"], width=ctx.out.console.width, ascii=ctx.out.ascii),
+            render.render_board(step.view, width=ctx.out.console.width, ascii=ctx.out.ascii),
         )
     return 0
 

@@ -18,9 +18,10 @@ from engine import variant as variant_of
 from engine.views import json_map, json_maps
 from protocol.events import FLAGGED, ActiveRace, DailyGame
 from protocol.messages import Finish
-from protocol.version import RESUME
+from protocol.version import DESCRIPTORS, RESUME
 from server.boards.leaderboard import BoardRef, Entry
 from server.games.daily import utc_date
+from server.games.descriptors import VARIANT_INFO
 from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
@@ -144,6 +145,7 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
         token=token,
         race=_active_race(race, player.id, now) if resume and race else None,
         daily=daily,
+        variant_info=VARIANT_INFO if version >= DESCRIPTORS else None,
     )
 
 

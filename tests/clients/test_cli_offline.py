@@ -7,7 +7,7 @@ import sys
 
 import pexpect  # type: ignore[import-untyped]
 
-from clients.cli.ingame import PLAY_COMMANDS
+from clients.cli.ingame import PRACTICE_COMMANDS
 from engine import VARIANT_IDS, new_game
 from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ROOT
@@ -83,8 +83,11 @@ def test_practice_interactive_in_a_pty(make_player: MakePlayer) -> None:
         child.expect("move> ")
         child.sendline("help")
         child.expect("remove the top cards")
-        for command in PLAY_COMMANDS:
-            child.expect_exact(f"  {command.name:<8} {command.help}")
+        # Only what practice can do (no hint, nothing to resume), each on one line at 80 columns.
+        child.expect_exact(
+            "\r\n".join(["Commands", *(f"  {c.name:<8} {c.help}" for c in PRACTICE_COMMANDS)])
+        )
+        assert not {"hint", "hints"} & {c.name for c in PRACTICE_COMMANDS}
         child.expect("move> ")
         child.sendline("1 1")
         child.expect("different piles")

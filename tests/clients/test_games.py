@@ -47,5 +47,5 @@ def test_a_game_finished_push_ends_the_game_it_names() -> None:
     assert not game.finished and game.legal_moves()
     assert game.end_from(p.GameFinished(game_id=game.game_id, seq=212, result=result()))
     assert game.finished and game.seq == 212
-    assert game.result is not None and game.result["rank"] == 2 and game.result["over"]
+    assert game.result is not None and game.result.rank == 2 and game.result.over
     assert game.view["over"] and game.legal_moves() == []

@@ -107,7 +107,7 @@ async def test_resign_asks_first() -> None:
     assert not game.finished
     reply = await PLAY_COMMANDS.dispatch(game, ask, "resign")
     assert isinstance(reply, Resigned) and reply.outcome is not None and reply.outcome.ok
-    assert game.finished and game.result is not None and game.result["resigned"]
+    assert game.finished and game.result is not None and game.result.resigned
     assert ask.asked == [RESIGN_QUESTION] * 3
 
 

@@ -180,7 +180,7 @@ def test_interactive_room_race_ends_with_the_standings_table(
         child.sendline("resign")
         child.expect_exact("[y/N]")
         child.sendline("y")
-        child.expect("Race result")
+        child.expect(r"(You|ptyguest) won the race")  # the title says who won
         child.expect("ptyhost")
         child.expect(pexpect.EOF)
         out, err = joiner.communicate(timeout=60)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
 import protocol as p
 from clients.cli import render
 from clients.cli.race import RaceState
+from protocol import races as pr
+from protocol.schema import dump_struct as dump
 
 
 def text_of(renderable: object) -> str:
@@ -29,8 +32,24 @@ def info(*racers: p.Racer, status: str = "open") -> p.RaceInfo:
     )
 
 
-def event(version: int, **body: object) -> p.RaceEvent:
-    return p.RaceEvent(race_id="r1", version=version, event=dict(body))
+def event(version: int, body: pr.RaceEventBody) -> p.RaceEvent:
+    """A `race.event` push as the server sends it (the body through the protocol's codec)."""
+    push = p.RaceEvent(race_id="r1", version=version, event=pr.dump_race_event(body))
+    decoded = p.decode_server(p.encode(push, binary=True))
+    assert isinstance(decoded, p.RaceEvent)
+    return decoded
+
+
+def progress(pid: str, cleared: int, moves: int) -> pr.RacerProgress:
+    return pr.RacerProgress(
+        player_id=pid,
+        cleared=cleared,
+        score=cleared,
+        moves=moves,
+        finished=False,
+        won=False,
+        stuck=False,
+    )
 
 
 def test_news_of_the_other_racers_and_the_standings() -> None:
@@ -38,49 +57,69 @@ def test_news_of_the_other_racers_and_the_standings() -> None:
     assert race.apply(p.RaceUpdate(race=info(p.Racer(player_id="me1", name="alice")))) is None
     assert race.variant == "fourteen-out" and race.version == 1
 
-    joined = race.apply(event(2, kind="joined", player_id="bo2", name="bobby"))
+    joined = race.apply(event(2, pr.RacerJoined(player_id="bo2", name="bobby")))
     assert (
         joined is not None
         and str(render.race_news(joined, race.me, race.variant)) == "bobby joined"
     )
-    mine = race.apply(event(3, kind="progress", player_id="me1", cleared=2, moves=1))
+    mine = race.apply(event(3, progress("me1", 2, 1)))
     assert mine is not None and render.race_news(mine, race.me, race.variant) is None
-    theirs = race.apply(event(4, kind="progress", player_id="bo2", cleared=4, moves=2))
+    theirs = race.apply(event(4, progress("bo2", 4, 2)))
     assert theirs is not None
     assert str(render.race_news(theirs, race.me, race.variant)) == "  bobby: cleared 4/52, 2 moves"
     panel = text_of(render.race_panel(race.racers, race.me, race.variant))
     assert "▶ alice" in panel and "4/52" in panel
 
-    results = [
-        {
-            "player_id": "bo2",
-            "name": "bobby",
-            "place": 1,
-            "cleared": 4,
-            "moves": 2,
-            "time_ms": 61_000,
-            "rating": 1010,
-            "rating_change": 10,
-        },
-        {
-            "player_id": "me1",
-            "name": "alice",
-            "place": 2,
-            "cleared": 2,
-            "moves": 1,
-            "time_ms": 0,
-            "rating": 990,
-            "rating_change": -10,
-        },
-    ]
-    assert race.apply(event(5, kind="finished", results=results, reason="time")) is None
+    results = (
+        pr.RaceResultEntry(
+            player_id="bo2",
+            name="bobby",
+            place=1,
+            won=False,
+            cleared=4,
+            score=4,
+            time_ms=61_000,
+            moves=2,
+            forfeited=False,
+            rating=1010,
+            rating_change=10,
+        ),
+        pr.RaceResultEntry(
+            player_id="me1",
+            name="alice",
+            place=2,
+            won=False,
+            cleared=2,
+            score=2,
+            time_ms=0,
+            moves=1,
+            forfeited=False,
+            rating=990,
+            rating_change=-10,
+        ),
+    )
+    assert race.apply(event(5, pr.RaceEnded(results=results, reason="time"))) is None
     assert race.results == results and race.reason == "time" and race.version == 5
-    table = text_of(render.race_standings(race.results, race.me, race.reason, race.variant))
-    assert "Race result (time)" in table and "+10" in table and "1:01" in table
+    table = text_of(render.race_standings(results, race.me, race.reason, race.variant))
+    assert "+10" in table and "1:01" in table
+    assert race.standings_json() == [dump(r) for r in results]
+    unrated = replace(results[0], rating=None, rating_change=None)
+    race.apply(event(7, pr.RaceEnded(results=(unrated,), reason="time")))
+    standings = race.standings_json()
+    assert standings is not None and standings[0]["rating"] is None  # null, as sent
 
-    left = race.apply(event(6, kind="left", player_id="bo2"))
+    left = race.apply(event(6, pr.RacerLeft(player_id="bo2", closed=False)))
     assert left is not None and str(render.race_news(left, race.me, race.variant)) == "bobby left"
     assert "bo2" not in race.racers
+
+
+def test_an_event_of_an_unknown_kind_is_skipped() -> None:
+    race = RaceState("me1")
+    race.apply(p.RaceUpdate(race=info(p.Racer(player_id="me1", name="alice"))))
+    newer = p.RaceEvent(race_id="r1", version=2, event={"kind": "emote", "player_id": "me1"})
+    assert race.apply(newer) is None and race.version == 1
+    assert race.apply_logged({"v": 3, "kind": "forfeit", "player_id": "me1"}) is not None
+    assert race.racers["me1"].forfeited and race.version == 3
 
 
 def test_racers_see_how_many_watch() -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
 
+import protocol as p
 from clients.cli.render import render_board, result_line
 from engine import VARIANT_IDS, new_game
 from engine.views import View
@@ -107,8 +109,10 @@ def test_results_against_par() -> None:
 
 
 def test_a_flagged_result_reads_held_for_review() -> None:
-    result = {"won": True, "over": True, "cleared": 52, "score": 52, "time_ms": 311, "moves": 26}
+    result = p.GameResult(
+        won=True, over=True, cleared=52, score=52, time_ms=311, moves=26, resigned=False
+    )
     plain = result_line("fourteen-out", result).plain
     assert "held for review" not in plain
-    flagged = result_line("fourteen-out", {**result, "status": "flagged"}).plain
+    flagged = result_line("fourteen-out", replace(result, status="flagged")).plain
     assert "held for review" in flagged and "leaderboard" in flagged

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,24 @@ def test_replay_a_day_that_is_over(make_player: MakePlayer, tmp_path: Path) -> N
         assert "deal" in text.out and f"move {len(doc['moves'])}:" in text.out
         table = player.run("history", "fourteen-out")
         assert "2031-04-01" in table.out and "1/1" in table.out
+
+
+def test_history_of_every_variant_and_me_fit_80_columns(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    """`history` needs no variant; each result is one line at 80 columns, its rank the place
+    so far while the day runs, its replay column the date `--replay` takes (or when)."""
+    player = make_player(server.url)
+    finish_daily(player, "wide80")
+    run = player.run("history")
+    assert run.code == 0, run.err
+    row = r"2031-04-02 +Fourteen Out +(won|lost) \d+/52 +\d+:\d\d +\d+ +\d+/\d+ now +tomorrow"
+    assert re.search(row, run.out), run.out
+    assert all(len(line) <= 80 for line in run.out.splitlines())
+    doc = player.run("--json", "history").json()
+    assert [e["variant"] for e in doc["entries"]] == ["fourteen-out"]
+    me = player.run("me")
+    assert me.code == 0, me.err
+    daily = r"Fourteen Out +1 +[01] +1/1 +[01]/[01] +\d+:\d\d +\d+ +-"
+    assert re.search(daily, me.out), me.out
+    assert re.search(row, me.out), me.out  # the last 30 days: the same one-line rows

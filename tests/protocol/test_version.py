@@ -8,8 +8,8 @@ import protocol as p
 
 
 def test_current_version_is_supported() -> None:
-    assert p.PROTOCOL_VERSION == 5
-    assert {1, 2, 3, 4, 5} == p.SUPPORTED_VERSIONS, "version 1 to 4 clients keep working"
+    assert p.PROTOCOL_VERSION == 6
+    assert {1, 2, 3, 4, 5, 6} == p.SUPPORTED_VERSIONS, "version 1 to 5 clients keep working"
 
 
 @pytest.mark.parametrize(
@@ -28,12 +28,12 @@ def test_negotiate_picks_highest_common(
     assert p.negotiate(offered, supported) == chosen
 
 
-@pytest.mark.parametrize("offered", [[], [6], [0, 6, 7]])
+@pytest.mark.parametrize("offered", [[], [7], [0, 7, 8]])
 def test_negotiate_without_common_version(offered: list[int]) -> None:
     with pytest.raises(p.UnsupportedVersion) as info:
         p.negotiate(offered)
     assert info.value.code == "unsupported_version"
-    assert "1, 2, 3, 4, 5" in info.value.message
+    assert "1, 2, 3, 4, 5, 6" in info.value.message
 
 
 def test_negotiate_from_a_decoded_hello() -> None:
@@ -44,6 +44,7 @@ def test_negotiate_from_a_decoded_hello() -> None:
     assert p.negotiate((2, 3)) == 3
     assert p.negotiate((3, 4)) == 4
     assert p.negotiate((4, 5)) == 5
+    assert p.negotiate((5, 6)) == 6
 
 
 @given(st.lists(st.integers(1, 20), max_size=8), st.sets(st.integers(1, 20), min_size=1))

@@ -327,6 +327,7 @@ NESTED: dict[str, type[Struct]] = {
     "entry": p.LeaderboardEntry,
     "active race": p.ActiveRace,
     "daily game": p.DailyGame,
+    "variant descriptor": p.VariantInfo,
 }
 
 

@@ -53,14 +53,17 @@ class Player:
         server = ["--server", self.server_url] if self.server_url else []
         return [sys.executable, "-m", "clients.cli", *server, *args]
 
-    def run(self, *args: str, stdin: str = "", timeout: float = 30) -> Run:
+    def run(
+        self, *args: str, stdin: str = "", timeout: float = 30, env: dict[str, str] | None = None
+    ) -> Run:
+        """Run the CLI once; `env`: variables to add to this player's environment."""
         proc = subprocess.run(
             self.argv(*args),
             input=stdin,
             capture_output=True,
             text=True,
             cwd=ROOT,
-            env=self.env(),
+            env={**self.env(), **(env or {})},
             timeout=timeout,
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)

@@ -3,12 +3,16 @@ version is refused, a phone-sized screen, a page reloaded in the middle of a rac
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import websockets.sync.client
 from playwright.sync_api import Browser, WebSocketRoute, expect
 
-from engine import new_game
+from engine import VARIANT_IDS, new_game
 from tests.support.procs import ServerProcess
 from tests.web.browser import (
     PLAYED,
@@ -76,11 +80,30 @@ def test_a_refused_protocol_version_says_the_page_is_out_of_date(
         context.close()
 
 
+def start_dailies(ws_url: str, token: str, variants: Sequence[str]) -> None:
+    """Start the player's daily games of `variants` elsewhere: one connection each (hello and
+    daily.start, within any burst)."""
+    for variant in variants:
+        with websockets.sync.client.connect(ws_url) as ws:
+            requests: list[dict[str, Any]] = [
+                {"type": "hello", "versions": [6], "token": token},
+                {"type": "daily.start", "variant": variant},
+            ]
+            for n, msg in enumerate(requests, start=1):
+                ws.send(json.dumps({**msg, "id": n}))
+                while (reply := json.loads(ws.recv(timeout=10))).get("id") != n:
+                    pass
+                assert reply["type"] != "error", reply
+
+
 def test_a_rate_limited_request_is_explained(browser: Browser, tmp_path: Path, secret: str) -> None:
     flags = (*server_flags(secret), "--rate-limit", "0.2", "--rate-burst", "4")
     with ServerProcess(tmp_path / "data", flags) as srv:
         gina = open_player(browser, f"http://127.0.0.1:{srv.port}", "gina")
-        try:  # hello and six game.get for the day's deals: more than a burst of 4 allows
+        try:  # back with five games started: hello and five game.get, more than a burst of 4
+            token = gina.page.evaluate("localStorage.getItem('solitaire.token')")
+            start_dailies(srv.url, token, VARIANT_IDS[:5])
+            gina.page.reload()
             refused = gina.page.locator('.deal[data-state="error"]')
             expect(refused.first).to_contain_text(
                 "Too many requests: slow down for a moment, then try again."

@@ -5,7 +5,7 @@ import { BoardsScreen } from "./boards.js";
 import { GameScreen, outcome } from "./game.js";
 import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { RaceScreen } from "./race.js";
-import { clock, dialog, el, points, scoring, title, TITLES } from "./ui.js";
+import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
 
 class App {
   constructor() {
@@ -63,7 +63,7 @@ class App {
     if (w && w.race && !localStorage.getItem("solitaire.race")) localStorage.setItem("solitaire.race", w.race.race_id);
     this.race.resume(); // re-attaches this connection to the race's pushes
     if (first) {
-      this.pruneStorage();
+      this.dropOldMoveLists();
       return this.route();
     }
     // A reconnect: fetch what is on screen again (the game may have moved on meanwhile), or
@@ -73,14 +73,10 @@ class App {
     if (game && game.load) game.load().catch(() => {});
   }
 
-  /** Move lists of past days' games and of races other than the current one go. */
-  pruneStorage() {
-    const today = this.conn.today(), race = localStorage.getItem("solitaire.race");
+  /** Move lists kept by older pages go: the server sends each game's moves (`game.log`). */
+  dropOldMoveLists() {
     for (const key of Object.keys(localStorage)) {
-      const id = key.startsWith("solitaire.moves.") ? key.slice("solitaire.moves.".length) : null;
-      if (!id) continue;
-      const keep = id.startsWith("d.") ? id.includes(`.${today}.`) : !!race && id.startsWith(`r.${race}.`);
-      if (!keep) localStorage.removeItem(key);
+      if (key.startsWith("solitaire.moves.")) localStorage.removeItem(key);
     }
   }
 
@@ -133,6 +129,8 @@ class App {
 
   async startDaily(variant) {
     const g = await this.conn.request({ type: "daily.start", variant });
+    if (g.date !== this.conn.dailyDate) [this.conn.dailyDate, this.conn.daily] = [g.date, new Map()];
+    this.conn.daily.set(variant, g.game_id);
     location.replace(`#/game/${encodeURIComponent(g.game_id)}`);
   }
 
@@ -152,7 +150,6 @@ class App {
       const r = await fetch("/rules.json");
       if (!r.ok) throw new Error("The rules could not be loaded.");
       this.rules = await r.json();
-      for (const [v, doc] of Object.entries(this.rules)) TITLES[v] = doc.title.replace(/^.*\((.*)\)$/, "$1");
     }
     return this.rules;
   }
@@ -177,6 +174,9 @@ class App {
   async openDaily() {
     await this.rulesDoc().catch(() => null);
     const conn = this.conn, date = conn.today();
+    // Today's games are the ones the server named (`welcome.daily`, `daily.start`); ids are
+    // opaque here. After midnight (UTC) they are yesterday's: a reconnect brings today's.
+    const ids = date === conn.dailyDate ? conn.daily : new Map();
     const list = el("ul.deals");
     const node = el("section.daily", {},
       el("h1", {}, "Today's deals ", el("small", {}, date)),
@@ -184,7 +184,8 @@ class App {
       list);
     this.show(node, { load: () => this.openDaily() });
     const rows = await Promise.all(conn.variants.map(async (v) => {
-      const gameId = `d.${v}.${date}.${conn.player.id}`;
+      const gameId = ids.get(v);
+      if (!gameId) return [v, null];
       try {
         return [v, await conn.request({ type: "game.get", game_id: gameId })];
       } catch (e) {
@@ -211,7 +212,7 @@ class App {
       }
       const state = g === null ? "new" : g instanceof Error ? "error" : g.finished ? "done" : "playing";
       list.append(el("li.deal", { "data-variant": v, "data-state": state },
-        el("div", {}, el("h2", {}, title(v)), el("p.muted", {}, status)),
+        el("div", {}, el("h2", {}, title(v)), el("p.muted.goal", {}, variantInfo(v).goal), el("p.muted", {}, status)),
         el("div.actions", {},
           el("a.button" + (state === "done" ? "" : ".primary"), { href }, action),
           el("a.button", { href: `#/boards/${v}` }, "Leaderboard"),

@@ -2,7 +2,7 @@
 // the engine's notation (docs/engine.md). Whether a move is legal is the server's answer.
 
 import { backCard, emptySlot, faceCard } from "./cards.js";
-import { el } from "./ui.js";
+import { el, variantInfo } from "./ui.js";
 
 /** Positions of Tri Peaks' 28 cards: [x, row] in card widths / half card heights. */
 const PEAK_XY = (() => {
@@ -14,10 +14,9 @@ const PEAK_XY = (() => {
   return xy;
 })();
 
+/** How a variant's table is laid out: "pairing", "tripeaks" or "tableau" (the server says). */
 export function family(variant) {
-  if (variant === "fourteen-out" || variant === "triple-fourteens") return "pairing";
-  if (variant === "triple-triangle") return "tripeaks";
-  return "tableau";
+  return variantInfo(variant).family;
 }
 
 export class Board {
@@ -130,23 +129,24 @@ export class Board {
 
   renderTableau() {
     const v = this.view;
-    const east = v.variant === "triple-easthaven";
+    const waste = Array.isArray(v.waste); // the view has a waste where the variant has one
+    const does = variantInfo(v.variant).stock || "draw";
     const stock = v.stock
-      ? backCard(!this.locked, east ? `stock, ${v.stock} cards: deal` : `stock, ${v.stock} cards: draw three`)
-      : emptySlot(east ? "stock, empty" : "stock, empty: turn the waste over", !this.locked);
+      ? backCard(!this.locked, `stock, ${v.stock} cards: ${does}`)
+      : emptySlot(waste ? "stock, empty: turn the waste over" : "stock, empty", !this.locked);
     this.mark(stock, { stock: "", key: "stock" });
     const tray = el("div.tray", {}, el("div.stock", {}, stock, el("span.count", {}, `${v.stock}`)));
-    if (!east) {
-      const waste = el("div.waste", { "aria-label": "waste" });
+    if (waste) {
+      const pile = el("div.waste", { "aria-label": "waste" });
       const shown = v.waste.slice(-3);
-      if (!shown.length) waste.append(emptySlot("waste, empty"));
+      if (!shown.length) pile.append(emptySlot("waste, empty"));
       shown.forEach((c, k) => {
         const top = k === shown.length - 1;
         const card = faceCard(c, top && !this.locked);
         if (top) this.source(card, { waste: "", key: "waste", label: "waste" });
-        waste.append(card);
+        pile.append(card);
       });
-      tray.append(waste);
+      tray.append(pile);
     }
     const founds = el("div.foundations", { "aria-label": "foundations" });
     v.foundations.forEach((f, j) => {
@@ -155,7 +155,7 @@ export class Board {
         ? faceCard(top, !this.locked, "found")
         : emptySlot(`foundation ${j + 1}, empty`, !this.locked);
       this.target(node, { found: j + 1, key: `f${j + 1}` });
-      if (top && east) node.draggable = !this.locked;
+      if (top && variantInfo(v.variant).foundation_back) node.draggable = !this.locked;
       founds.append(node);
     });
     tray.append(founds);
@@ -322,7 +322,7 @@ export class Board {
       if (s && s.kind === "pile" && s.count === 1) return this.play(`${s.pile} f`);
       if (s && s.kind === "waste") return this.play("w f");
       if (s && s.kind === "found" && s.found === +d.found) return this.clear();
-      if (d.card && this.view.variant === "triple-easthaven") return this.pick(node);
+      if (d.card && variantInfo(this.view.variant).foundation_back) return this.pick(node);
       if (s) return this.clear();
       return;
     }

@@ -2,24 +2,14 @@
 // the result. Daily and race games alike; `race` adds nothing here but hides hints.
 
 import { Board } from "./board.js";
-import { describe, FINISH, HELD_FOR_REVIEW, LEAN_MOVES, MOVE_VIEWS, ServerError } from "./net.js";
-import { clock, dialog, el, mayFinish, points, scoring, title, toast } from "./ui.js";
-
-const TOTALS = {
-  "fourteen-out": 52, "triple-fourteens": 156, "triple-triangle": 28,
-  "triple-deck": 144, "triple-deck-kings": 156, "triple-easthaven": 156,
-};
-const MAX_SCORE = { "triple-deck": 936, "triple-deck-kings": 1092 };
+import { describe, HELD_FOR_REVIEW, ServerError } from "./net.js";
+import { clock, dialog, el, mayFinish, points, scoring, title, toast, variantInfo } from "./ui.js";
 
 /** "You won!", "Finished" (the games one may end at will), "Resigned" or "Game over". */
 export function outcome(variant, r) {
   if (r.won) return "You won!";
   if (mayFinish(variant) && (r.resigned || !r.over)) return "Finished";
   return r.resigned ? "Resigned" : "Game over";
-}
-
-function movesKey(gameId) {
-  return `solitaire.moves.${gameId}`;
 }
 
 export class GameScreen {
@@ -36,7 +26,7 @@ export class GameScreen {
     this.startedAt = null;
     this.hints = 0;
     this.penalty = null;
-    this.history = JSON.parse(localStorage.getItem(movesKey(gameId)) || "[]");
+    this.history = [];
     this.node = el("section.game", { "aria-label": "Game" });
     this.timer = setInterval(() => this.tick(), 250);
     this.keys = (e) => this.key(e);
@@ -45,7 +35,6 @@ export class GameScreen {
 
   destroy() {
     clearInterval(this.timer);
-    clearTimeout(this.verdictTimer);
     document.removeEventListener("keydown", this.keys);
   }
 
@@ -66,9 +55,7 @@ export class GameScreen {
     this.finished = g.finished;
     this.result = g.result || null;
     this.hints = g.hints || 0;
-    // Version 3 servers send the game's move list; older ones leave the page its own record.
-    if (Array.isArray(g.log)) this.history = g.log.slice();
-    if (this.history.length > g.seq) this.history = this.history.slice(0, g.seq);
+    this.history = (g.log || []).slice(0, g.seq); // the game's moves as the server stored them
     this.render();
     if (this.finished && wasPlaying) this.ended();
     else if (this.finished && !this.resultShown) this.showResult();
@@ -78,9 +65,10 @@ export class GameScreen {
     const v = this.view;
     const finishLabel = mayFinish(v.variant) ? "Finish" : "Resign";
     this.clockNode = el("span.clock", { "aria-label": "time" }, clock(this.elapsedNow()));
-    const progress = scoring(v.variant)
-      ? `Score ${v.score} / ${MAX_SCORE[v.variant]}`
-      : `Cleared ${v.cleared} / ${TOTALS[v.variant]}`;
+    const info = variantInfo(v.variant);
+    const progress = info.scored
+      ? `Score ${v.score} / ${info.max_score}`
+      : `Cleared ${v.cleared} / ${info.clear}`;
     const par = this.game.par != null ? `Par ${this.game.par}${scoring(v.variant) ? " pts" : " moves"}` : null;
     const stats = el("div.stats", {},
       el("span", { "data-stat": "moves" }, `Moves ${v.moves}`),
@@ -90,7 +78,8 @@ export class GameScreen {
         `Hints ${this.hints}${this.hints ? ` (+${clock(this.penaltyMs())})` : ""}`));
     const off = this.finished || this.busy;
     const actions = el("div.actions", {},
-      el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo, title: "Undo (U)" }, "Undo"),
+      el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo,
+        title: info.undo_counts ? "Undo (U): counts as a move" : "Undo (U)" }, "Undo"),
       !this.race && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
         `Hint (+${Math.round(this.penaltyStep() / 1000)} s)`),
       el("button.danger", { "data-action": "resign", onclick: () => this.resign(), disabled: this.finished }, finishLabel),
@@ -114,7 +103,7 @@ export class GameScreen {
       this.hintNode,
       el("div.layout", {}, el("div", {}, this.board.node,
         el("p.keys", {}, "Click or drag a card, then its place · Keys: arrows move, Enter picks and plays, Esc cancels, U undo",
-          this.race ? "" : ", H hint", ", D draw")), aside));
+          this.race ? "" : ", H hint", info.stock ? ", D draw" : "")), aside));
     list.scrollTop = list.scrollHeight;
   }
 
@@ -152,7 +141,7 @@ export class GameScreen {
     if (!this.view || this.finished || !document.body.contains(this.node)) return;
     if (e.key === "u") this.undo();
     else if (e.key === "h" && !this.race) this.hint();
-    else if (e.key === "d" && !this.board.node.contains(e.target)) this.play("d");
+    else if (e.key === "d" && variantInfo(this.view.variant).stock && !this.board.node.contains(e.target)) this.play("d");
   }
 
   async play(move) {
@@ -167,62 +156,35 @@ export class GameScreen {
 
   async send(req) {
     this.busy = true;
-    let reply, game = null;
+    let reply;
     try {
-      // The board is the server's view: protocol 4 sends it with the reply when asked;
-      // protocols 2 and 3 (an older server) only have events, so the page asks `game.get`.
-      if (this.conn.version >= MOVE_VIEWS) req = { ...req, with_view: true };
-      reply = await this.conn.request(req);
-      if (!reply.view) game = await this.conn.request({ type: "game.get", game_id: this.gameId });
+      // The board is the server's view, sent with the reply (`with_view`).
+      reply = await this.conn.request({ ...req, with_view: true });
     } catch (e) {
       this.busy = false;
-      if (reply) await this.load().catch(() => {});
-      else await this.failed(e);
+      await this.failed(e);
       return;
     }
     this.busy = false;
-    this.moved(reply, game);
+    this.moved(reply);
   }
 
-  moved(r, game = null) {
-    if (game) {
-      this.history.push(r.move);
-      localStorage.setItem(movesKey(this.gameId), JSON.stringify(this.history));
-      this.setGame(game);  // the end decided after the reply comes as `game.finished`
-      return;
-    }
+  moved(r) {
     this.view = r.view;
     this.seq = r.seq;
     this.history.push(r.move);
-    localStorage.setItem(movesKey(this.gameId), JSON.stringify(this.history));
     if (r.finished) {
       this.finished = true;
       this.result = r.result || null;
     }
     this.render();
     if (this.finished) this.ended();
-    else if (this.conn.version < LEAN_MOVES && this.view.variant === "triple-easthaven"
-             && this.view.stock === 0) this.awaitVerdict(r.seq);  // no `game.finished` push
   }
 
-  /** The `game.finished` push (protocol 2 on): the server decided the end after the move. */
+  /** The `game.finished` push: the server decided the end after the move's reply. */
   finishedPush(msg) {
     if (msg.game_id !== this.gameId || this.finished) return;
     this.load().catch(() => {});
-  }
-
-  /** Easthaven's end (no progress possible once the stock is out) may be decided after the
-   * move's reply; protocol 1 learns it from `game.get`, asked a few times while nothing moves. */
-  awaitVerdict(seq, delay = 1500) {
-    clearTimeout(this.verdictTimer);
-    this.verdictTimer = setTimeout(async () => {
-      if (this.finished || this.seq !== seq || this.busy) return;
-      try {
-        const g = await this.conn.request({ type: "game.get", game_id: this.gameId });
-        if (g.seq !== this.seq || g.finished) this.setGame(g);
-        else if (delay < 12000) this.awaitVerdict(seq, delay * 2);
-      } catch (e) { /* a later move or reload asks again */ }
-    }, delay);
   }
 
   async failed(e) {
@@ -280,8 +242,8 @@ export class GameScreen {
         : "The game ends now and your result is recorded."),
       [{ label: "Cancel", value: false }, { label: finish ? "Finish" : "Resign", value: true, primary: true }]);
     if (!ok) return;
-    // Triple Deck games are finished, not resigned, where the server speaks `finish`.
-    const type = scoring(this.view.variant) && this.conn.version >= FINISH ? "finish" : "resign";
+    // The games the server says end with `finish` (their score recorded) are not resigned.
+    const type = variantInfo(this.view.variant).finish ? "finish" : "resign";
     try {
       const r = await this.conn.request({ type, game_id: this.gameId });
       this.finished = true;
@@ -311,7 +273,7 @@ export class GameScreen {
       total = mine.total;
     } catch (e) { /* the rank is a bonus; the result stands */ }
     const headline = outcome(v.variant, r);
-    const amount = scoring(v.variant) ? points(r.score) : `${r.cleared}/${TOTALS[v.variant]} cleared`;
+    const amount = scoring(v.variant) ? points(r.score) : `${r.cleared}/${variantInfo(v.variant).clear} cleared`;
     const par = this.game.par != null ? ` (par ${this.game.par})` : "";
     const share = [
       `Solitaire daily ${this.game.date} · ${title(v.variant)}`,

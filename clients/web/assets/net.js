@@ -1,15 +1,11 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
-// reconnection with exponential backoff. The board is always a view from the server: with
-// protocol 1 `moved` carries it, from 4 on the page asks for it with each move (`with_view`),
-// and with 2 and 3 (an older server) it asks `game.get` after a move; no rules run here.
-// Version 3 adds `finish` (Triple Deck) and the active race in `welcome`.
+// reconnection with exponential backoff. The page speaks the newest protocol only (6): the
+// variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
+// (game ids are opaque here), and the board is always a view from the server (`with_view`).
 
-export const PROTOCOL_VERSIONS = [1, 2, 3, 4, 5];
-/** The first version whose `moved` has no view, and the first with `finish`. */
-export const LEAN_MOVES = 2;
-export const FINISH = 3;
-/** The first version whose `move` and `undo` may ask for the view in their reply. */
-export const MOVE_VIEWS = 4;
+import { setVariants } from "./ui.js";
+
+export const PROTOCOL_VERSIONS = [6];
 /** A result the fair-play screen holds (protocol 5, `result.status === "flagged"`), in words. */
 export const HELD_FOR_REVIEW = "held for review";
 const TOKEN_KEY = "solitaire.token";
@@ -132,6 +128,10 @@ export class Connection extends EventTarget {
     this.player = { id: w.player_id, name: w.name };
     this.variants = w.variants;
     this.version = w.version;
+    setVariants(w.variant_info);
+    // Today's daily games by variant (ids as the server sent them; a `daily.start` adds one).
+    this.dailyDate = new Date(w.server_time).toISOString().slice(0, 10);
+    this.daily = new Map((w.daily || []).map((d) => [d.variant, d.game_id]));
     this.offset = w.server_time - Date.now();
     this.online = true;
     this.everOnline = true;

@@ -59,26 +59,31 @@ export function dialog(title, content, buttons = [{ label: "Close", value: null 
   });
 }
 
-/** The titles of the variants, as the server's rules text names them. */
-export const TITLES = {
-  "fourteen-out": "Fourteen Out",
-  "triple-fourteens": "Triple Fourteens",
-  "triple-triangle": "Tri Peaks",
-  "triple-deck": "Triple Deck",
-  "triple-deck-kings": "Triple Deck with Kings",
-  "triple-easthaven": "Triple Easthaven",
-};
+/** The variant descriptors of `welcome.variant_info` (protocol 6) by id: the server's word on
+ * titles, goals, scoring and card counts; the page keeps no table of its own. */
+const VARIANTS = new Map();
 
+export function setVariants(list) {
+  VARIANTS.clear();
+  for (const v of list || []) VARIANTS.set(v.id, v);
+}
+
+/** The descriptor of a variant (a bare one, named by its id, for a variant the server did not describe). */
+export function variantInfo(id) {
+  return VARIANTS.get(id) || { id, name: id, title: id, family: "tableau", clear: 0, goal: "", scored: false, may_finish: false, finish: false, undo_counts: true };
+}
+
+/** The name to show for a variant ("Tri Peaks"). */
 export function title(variant) {
-  return TITLES[variant] || variant;
+  return variantInfo(variant).name;
 }
 
 /** Variants scored by points (Triple Deck) rather than cards cleared. */
 export function scoring(variant) {
-  return variant === "triple-deck" || variant === "triple-deck-kings";
+  return variantInfo(variant).scored;
 }
 
 /** Variants the player may end at any time: "Finish" rather than "Resign". */
 export function mayFinish(variant) {
-  return scoring(variant) || variant === "triple-easthaven";
+  return variantInfo(variant).may_finish;
 }
