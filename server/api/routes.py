@@ -41,7 +41,7 @@ from server.players.profiles import Profiles
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.races.ratings import Board
-from server.races.spectate import spectator_info, spectators_of
+from server.races.spectate import spectator_info
 from server.redis import keys
 from server.runtime.errors import NotFound, StoreUnavailable
 from server.services import Services
@@ -300,7 +300,7 @@ async def races_live(request: web.Request) -> web.Response:
     variant_text = request.query.get("variant")
     variant = variant_param(variant_text) if variant_text is not None else None
     limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
-    listing = await spectators_of(s).running(variant, limit)
+    listing = await s.spectators.running(variant, limit)
     return etags.respond_json(request, {"races": plain(listing)}, etags.LIVE)
 
 

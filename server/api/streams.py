@@ -43,7 +43,6 @@ from server.api.views import BoardEntryJson, board_entry
 from server.boards.leaderboard import MAX_LIMIT, BoardRef, entry_from_json
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.registry import Player
-from server.races.spectate import spectators_of
 from server.runtime.errors import raise_if_cancelled
 from server.services import Services
 
@@ -326,7 +325,7 @@ async def serve_race(
     request: web.Request, services: Services, feeds: BoardFeeds, race_id: str
 ) -> web.StreamResponse:
     """A running race's events, as a spectator of this process sees them."""
-    spectators = spectators_of(services)
+    spectators = services.spectators
     reader = RaceReader()
     watching = await spectators.watch(reader, 0, race_id)  # NotFound: no such race
     out = StreamWriter(request)

@@ -8,7 +8,6 @@ import protocol as p
 from engine import VARIANT_IDS
 from server.handlers.games import HandlerTable
 from server.players.profiles import Profiles
-from server.races.spectate import spectators_of
 from server.transport.connection import Connection
 
 
@@ -52,18 +51,18 @@ async def history_get(conn: Connection, req: p.HistoryGet) -> p.ServerMessage:
 async def race_list(conn: Connection, req: p.RaceList) -> p.ServerMessage:
     conn.require_player()
     variant = _variant(req.variant) if req.variant is not None else None
-    races = await spectators_of(conn.services).running(variant, req.limit)
+    races = await conn.services.spectators.running(variant, req.limit)
     return p.RaceListReply(id=req.id, races=tuple(races))
 
 
 async def race_watch(conn: Connection, req: p.RaceWatch) -> p.ServerMessage:
     conn.require_player()
-    return await spectators_of(conn.services).watch(conn, req.id, req.race_id)
+    return await conn.services.spectators.watch(conn, req.id, req.race_id)
 
 
 async def race_unwatch(conn: Connection, req: p.RaceUnwatch) -> p.ServerMessage:
     conn.require_player()
-    await spectators_of(conn.services).unwatch(conn, req.race_id)
+    await conn.services.spectators.unwatch(conn, req.race_id)
     return p.RaceUnwatched(id=req.id, race_id=req.race_id)
 
 

@@ -37,7 +37,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import redis.asyncio
 
@@ -54,10 +54,7 @@ from server.redis import keys, pubsub
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, NotFound, translate_redis_errors
 
-if TYPE_CHECKING:
-    from server.services import Services
-
-__all__ = ["DELAY_MS", "WATCH_FRESH_MS", "Spectators", "spectators_of"]
+__all__ = ["DELAY_MS", "WATCH_FRESH_MS", "Spectators"]
 
 log = logging.getLogger(__name__)
 
@@ -538,8 +535,3 @@ class Spectators:
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)  # a reference until done (asyncio keeps none)
         task.add_done_callback(self._tasks.discard)
-
-
-def spectators_of(services: Services) -> Spectators:
-    """This process's spectators (`Services.spectators`, one per app, as its fan-out is)."""
-    return services.spectators

@@ -202,7 +202,7 @@ async def test_each_app_builds_its_own_spectators(race_app: App) -> None:
     """#26: the spectators hub was a module-global registry keyed by fan-out, made on first
     use; it is a service of the app now, registered with its fan-out from the start."""
     services = race_app.services
-    assert spectate.spectators_of(services) is services.spectators
+    assert isinstance(services.spectators, spectate.Spectators)
     assert services.race_fanout.watchers == [services.spectators]
     assert not hasattr(spectate, "_HUBS")
 
