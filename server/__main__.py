@@ -34,12 +34,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     config.data_dir.mkdir(parents=True, exist_ok=True)
     loop = new_event_loop(config)
+    # The page to open, not only the socket: most players start from the browser (#27).
+    shown = "127.0.0.1" if config.host in ("0.0.0.0", "::", "") else config.host
     logging.getLogger(__name__).info(
-        "listening on ws://%s:%d/ws (%s, engine and codec %s)",
-        config.host,
+        "open http://%s:%d/ in a browser (protocol on ws://%s:%d/ws; %s, engine and codec %s);"
+        " data in %s; Ctrl-C stops the server",
+        shown,
+        config.port,
+        shown,
         config.port,
         type(loop).__module__.split(".")[0],
         "compiled" if engine.COMPILED and p.COMPILED else "pure Python: see setup.py",
+        config.data_dir,
     )
     # run_app turns SIGTERM/SIGINT into a graceful shutdown: on_shutdown tells clients and
     # closes their sockets, then cleanup_ctx closes Redis (and stops an embedded one).
