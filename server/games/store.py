@@ -1,4 +1,5 @@
-"""Engine-agnostic persistence of daily games: a record hash plus an append-only move log.
+"""Engine-agnostic persistence of daily AND race games: a record hash plus an append-only move
+log each; one store, one set of scripts for both kinds (a race game's id names its race).
 
 Every write is a Lua script over the keys of one hash slot. A daily game's record and log
 have their own tag (`server.redis.keys`), so one board's moves spread over a cluster's masters;
@@ -362,7 +363,8 @@ def new_game_fields(
 
 
 class GameStore:
-    """Daily game persistence. ``redis`` must use ``decode_responses=True``."""
+    """Persistence of daily and race games (start, moves, finish; a daily game's board entry
+    and history too). ``redis`` must use ``decode_responses=True``."""
 
     def __init__(
         self,

@@ -7,7 +7,6 @@ import datetime as dt
 import protocol as p
 from engine import VARIANT_IDS
 from server.handlers.games import HandlerTable
-from server.players.profiles import Profiles
 from server.races.spectate import spectators_of
 from server.transport.connection import Connection
 
@@ -21,21 +20,9 @@ def _variant(name: str) -> str:
     return name
 
 
-def _profiles(conn: Connection) -> Profiles:
-    s = conn.services
-    return Profiles(
-        s.store,
-        s.leaderboard,
-        s.races.boards,
-        s.players,
-        s.clock,
-        day_closed=s.day_closer.closed,
-    )
-
-
 async def profile_get(conn: Connection, req: p.ProfileGet) -> p.ServerMessage:
     me = conn.require_player()
-    profiles = _profiles(conn)
+    profiles = conn.services.profiles
     who = await profiles.player(me, req.player_id, req.name)
     return await profiles.profile(req.id, me, who)
 
@@ -43,7 +30,7 @@ async def profile_get(conn: Connection, req: p.ProfileGet) -> p.ServerMessage:
 async def history_get(conn: Connection, req: p.HistoryGet) -> p.ServerMessage:
     me = conn.require_player()
     variant = _variant(req.variant)
-    profiles = _profiles(conn)
+    profiles = conn.services.profiles
     who = await profiles.player(me, req.player_id, None)
     before = dt.date.fromisoformat(req.before) if req.before else None
     return await profiles.page(req.id, who, variant, before, req.limit)

@@ -84,7 +84,7 @@ class Connection:
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
-        self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, time.monotonic)
+        self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, services.clock.monotonic)
         self.refused = 0
         self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
         self.closing = False
