@@ -1,7 +1,8 @@
-"""Request handlers of the session, daily games and daily leaderboards (`GAME_HANDLERS`).
+"""Request handlers of the session, daily games and daily leaderboards (`GAME_ROUTES`).
 
-A handler gets the connection and a validated request and returns the reply; it raises
-ProtocolError, ServerError or IllegalMove for error replies (see `connection.error_reply`).
+A handler gets the session (`server.transport.session`) and a validated request and returns the
+reply; it raises ProtocolError, ServerError or IllegalMove for error replies
+(`server.transport.connection.error_reply`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import datetime as dt
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 
 import protocol as p
 from engine import VARIANT_IDS
@@ -34,9 +35,8 @@ from server.runtime.errors import (
 )
 from server.services import Services
 from server.transport.address import address_group
-from server.transport.connection import Connection, Handler
-
-HandlerTable = Mapping[type[p.ClientMessage], Handler]
+from server.transport.router import Router
+from server.transport.session import Session
 
 #: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
 SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
@@ -53,8 +53,8 @@ def _variant(name: str) -> str:
     return name
 
 
-def _date(conn: Connection, text: str | None) -> dt.date:
-    return dt.date.fromisoformat(text) if text else utc_date(conn.services.clock.now_ms())
+def _date(session: Session, text: str | None) -> dt.date:
+    return dt.date.fromisoformat(text) if text else utc_date(session.services.clock.now_ms())
 
 
 def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.GameResult | None:
@@ -97,16 +97,16 @@ def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
 # -- session -------------------------------------------------------------------------------
 
 
-async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
-    if conn.player is not None:
+async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
+    if session.player is not None:
         raise p.ProtocolError("already said hello on this connection", code=p.ErrorCode.CONFLICT)
     version = p.negotiate(req.versions)
-    players = conn.services.players
+    players = session.services.players
     token: str | None = None
     player: Player | None
     if req.name is not None:
         try:
-            player, token = await players.register(req.name, address_group(conn.address))
+            player, token = await players.register(req.name, address_group(session.address))
         except LimitReached as exc:  # `limit_reached` is a version 5 code
             code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
             raise p.ProtocolError(str(exc), code=code) from None
@@ -115,8 +115,8 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
         player = await players.authenticate(req.token)
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
-    conn.player, conn.version = player, version
-    s = conn.services
+    session.player, session.version = player, version
+    s = session.services
     now = s.clock.now_ms()
     resume = version >= RESUME
     race: RaceState | None = None
@@ -129,11 +129,13 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     # After the welcome (never before it): this connection hears of every race the player
     # enters from any connection, follows the race or queue the player is in, wherever it
     # was joined, and gets the race's state at once.
-    conn.after_reply.append(functools.partial(s.race_fanout.watch_player, conn, player.id))
+    session.after_reply.append(functools.partial(s.race_fanout.watch_player, session, player.id))
     if race is not None:
-        conn.after_reply.append(functools.partial(resume_race, conn, race.race_id))
+        session.after_reply.append(functools.partial(resume_race, session, race.race_id))
     elif queued is not None:
-        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id, queued))
+        session.after_reply.append(
+            functools.partial(s.matchmaking.resume, session, player.id, queued)
+        )
     return p.Welcome(
         id=req.id,
         version=version,
@@ -167,31 +169,31 @@ async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame,
     )
 
 
-async def resume_race(conn: Connection, race_id: str) -> None:
+async def resume_race(session: Session, race_id: str) -> None:
     """Re-attach a (re)connected racer to their race on this process and push its state:
     `race.update`, then `race.started` with their game when it has started. Their presence
     is marked at once, so no process forfeits them."""
-    s = conn.services
-    pid = conn.require_player().id
+    s = session.services
+    pid = session.require_player().id
     fanout = s.race_fanout
-    await fanout.attach(conn, race_id)
+    await fanout.attach(session, race_id)
     now = s.clock.now_ms()
     race = await s.races.load(race_id)  # after attaching: an end now is seen either way
     if race.status is RaceStatus.FINISHED or pid not in race.names():
-        await fanout.detach_from(conn, race_id)
+        await fanout.detach_from(session, race_id)
         if pid in race.names():  # it ended meanwhile: the final race, with the results
-            conn.send(p.RaceUpdate(race=race.info(now, pid)))
+            session.send(p.RaceUpdate(race=race.info(now, pid)))
         return
     if race.status is not RaceStatus.OPEN:
         await s.races.mark_seen(race_id, [pid], now, fanout.instance)
     fanout.remember(race)
-    conn.send(p.RaceUpdate(race=race.info(now, pid)))
+    session.send(p.RaceUpdate(race=race.info(now, pid)))
     if race.status is RaceStatus.RUNNING and race.start_at is not None and now >= race.start_at:
         await fanout.send_started(race, now, s.races.start_view)
 
 
-async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
-    return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
+async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
+    return p.Pong(id=req.id, server_time=session.services.clock.now_ms())
 
 
 # -- daily games -----------------------------------------------------------------------------
@@ -206,33 +208,30 @@ async def _with_entry(services: Services, live: LiveGame) -> tuple[LiveGame, Ent
     return live, await services.leaderboard.rank(board, live.record.player_id)
 
 
-def _windows(connections: Iterable[Connection], player_id: str) -> list[Connection]:
-    """The player's connections here that are pushed `game.finished` (version 2 on)."""
+def _windows(sessions: Iterable[Session], player_id: str) -> list[Session]:
+    """The player's sessions here that are pushed `game.finished` (version 2 on)."""
     return [
-        c
-        for c in connections
-        if c.player is not None
-        and c.player.id == player_id
-        and c.version is not None
-        and c.version >= p.LEAN_MOVES
+        s
+        for s in sessions
+        if s.player is not None and s.player.id == player_id and s.speaks(p.LEAN_MOVES)
     ]
 
 
-def _push_finished(conns: Iterable[Connection], live: LiveGame, entry: Entry | None) -> None:
-    for conn in conns:
-        result = result_of(live, entry, conn.version)
+def _push_finished(sessions: Iterable[Session], live: LiveGame, entry: Entry | None) -> None:
+    for session in sessions:
+        result = result_of(live, entry, session.version)
         if result is not None:
-            conn.send(p.GameFinished(game_id=live.record.game_id, seq=live.seq, result=result))
+            session.send(p.GameFinished(game_id=live.record.game_id, seq=live.seq, result=result))
 
 
-async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
-    live, entry = await _with_entry(conn.services, live)
+async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
+    live, entry = await _with_entry(session.services, live)
     deal = None
     if live.record.kind == "daily":
-        deal = await conn.services.deals.peek(live.record.variant, live.record.date)
+        deal = await session.services.deals.peek(live.record.variant, live.record.date)
     started = time.perf_counter()
     view = json_map(live.game.view())
-    conn.services.games.count_engine(live.record.variant, time.perf_counter() - started)
+    session.services.games.count_engine(live.record.variant, time.perf_counter() - started)
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -241,60 +240,62 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         view=view,
         seq=live.seq,
         started_at=live.record.started_at_ms,
-        server_time=conn.services.clock.now_ms(),
+        server_time=session.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
-        result=result_of(live, entry, conn.version),
+        result=result_of(live, entry, session.version),
         par=deal.par if deal else None,
         hints=live.record.hints,
-        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None,
+        log=tuple(live.log)
+        if session.version is not None and session.version >= p.RESUME
+        else None,
     )
 
 
-async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
-    player = conn.require_player()
+async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:
+    player = session.require_player()
     variant = _variant(req.variant)
-    s = conn.services
+    s = session.services
     date = utc_date(s.clock.now_ms())
     deal = await s.deals.get(variant, date)
     live = await s.games.start_daily(variant, date, player.id, deal.seed)
-    return await _game_reply(conn, req.id, live)
+    return await _game_reply(session, req.id, live)
 
 
-async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
-    player = conn.require_player()
-    games = conn.services.games
+async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
+    player = session.require_player()
+    games = session.services.games
     live = await games.current(req.game_id, player.id)
-    if live.race_id is not None and conn.services.clock.now_ms() < live.record.started_at_ms:
+    if live.race_id is not None and session.services.clock.now_ms() < live.record.started_at_ms:
         # A race game's cards reach nobody before the start (docs/fairplay.md).
         raise NotStarted("the race has not started yet: its deal comes with race.started")
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
-    return await _game_reply(conn, req.id, live)
+    return await _game_reply(session, req.id, live)
 
 
 async def _play(
-    conn: Connection,
+    session: Session,
     req_id: int,
     game_id: str,
     text: str,
     expected_seq: int | None,
     with_view: bool,
 ) -> p.ServerMessage:
-    player = conn.require_player()
-    version = conn.version or 0
+    player = session.require_player()
+    version = session.version or 0
     if with_view and version < p.MOVE_VIEWS:
         raise p.BadRequest(
             f"'with_view' needs protocol version {p.MOVE_VIEWS}; this connection speaks {version}"
         )
-    s = conn.services
+    s = session.services
     played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
     live = played.live
     variant = live.record.variant
     s.metrics.moves.inc(variant)
     if played.entry is not None:
         s.metrics.games_finished.inc(variant)
-    await _after_play(conn, live)
+    await _after_play(session, live)
     # Version 2 clients follow the events; version 1 gets the whole view every move, and
     # version 4 when it asks (a client without a rules engine).
     view = None
@@ -317,7 +318,7 @@ async def _play(
 
 def announce_finished(
     services: Services,
-    connections: Callable[[], Iterable[Connection]],
+    sessions: Callable[[], Iterable[Session]],
 ) -> Callable[[LiveGame, Entry], Awaitable[None]]:
     """The `GameService.on_finished` listener: a game found over after its last move was
     acknowledged is counted, told to its race, and pushed to the player's connections here
@@ -331,7 +332,7 @@ def announce_finished(
         race_id = services.races.race_of(live)
         if race_id is not None:
             await services.race_referee.on_played(race_id, live)
-        _push_finished(_windows(connections(), record.player_id), live, entry)
+        _push_finished(_windows(sessions(), record.player_id), live, entry)
         ended = pubsub.GameEnded(record.player_id, record.game_id, services.race_fanout.instance)
         try:
             channel = keys.player_channel(record.player_id)
@@ -345,13 +346,13 @@ def announce_finished(
 
 def finished_elsewhere(
     services: Services,
-    connections: Callable[[], Iterable[Connection]],
+    sessions: Callable[[], Iterable[Session]],
 ) -> Callable[[pubsub.GameEnded], Awaitable[None]]:
     """The `RaceFanout.on_game_ended` listener: another process found a game over after its
     reply; the player's version 2+ connections here get ``game.finished`` as there."""
 
     async def push(msg: pubsub.GameEnded) -> None:
-        mine = _windows(connections(), msg.player_id)
+        mine = _windows(sessions(), msg.player_id)
         if not mine:
             return
         live = await services.games.current(msg.game_id, msg.player_id)
@@ -361,42 +362,44 @@ def finished_elsewhere(
     return push
 
 
-async def _after_play(conn: Connection, live: LiveGame) -> None:
+async def _after_play(session: Session, live: LiveGame) -> None:
     """Race games tell the race about every move (progress, and maybe the end)."""
-    s = conn.services
+    s = session.services
     race_id = s.races.race_of(live)
     if race_id is not None:
-        await s.race_fanout.attach(conn, race_id)
+        await s.race_fanout.attach(session, race_id)
         await s.race_referee.on_played(race_id, live)
 
 
-async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view))
+async def move(session: Session, req: p.Move) -> p.ServerMessage:
+    return await _play(
+        session, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view)
+    )
 
 
-async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
+async def undo(session: Session, req: p.Undo) -> p.ServerMessage:
+    return await _play(session, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
 
 
-async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
+async def resign(session: Session, req: p.Resign) -> p.ServerMessage:
+    player = session.require_player()
+    s = session.services
     live, entry = await s.games.resign(req.game_id, player.id, player.name)
     s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(conn, live)
-    result = result_of(live, entry, conn.version)
+    await _after_play(session, live)
+    result = result_of(live, entry, session.version)
     assert result is not None
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
 
 
-async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
+async def finish(session: Session, req: Finish) -> p.ServerMessage:
     """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
-    player = conn.require_player()
-    if conn.version is None or conn.version < RESUME:
+    player = session.require_player()
+    if session.version is None or session.version < RESUME:
         raise p.ProtocolError(
             "'finish' needs protocol version 3; use 'resign'", code=p.ErrorCode.UNKNOWN_TYPE
         )
-    s = conn.services
+    s = session.services
     live = await s.games.get(req.game_id, player.id)
     if not variant_of(live.record.variant).scored:
         raise Conflict(
@@ -407,8 +410,8 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
         raise GameOver("the game is over")
     live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
     s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(conn, live)
-    result = result_of(live, entry, conn.version)
+    await _after_play(session, live)
+    result = result_of(live, entry, session.version)
     assert result is not None
     return p.Finished(id=req.id, game_id=req.game_id, result=result)
 
@@ -416,13 +419,13 @@ async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
 # -- leaderboards ----------------------------------------------------------------------------
 
 
-async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
-    deal = await conn.services.deals.peek(req.variant, date)
+    deal = await session.services.deals.peek(req.variant, date)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -435,13 +438,13 @@ async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMe
     )
 
 
-async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
-    deal = await conn.services.deals.peek(req.variant, date)
+    deal = await session.services.deals.peek(req.variant, date)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -454,11 +457,11 @@ async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.Se
     )
 
 
-async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_rank(session: Session, req: p.LeaderboardRank) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entry = await lb.rank(board, player.id)
     return p.PlayerRank(
         id=req.id,
@@ -470,16 +473,17 @@ async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.Server
 
 
 #: Session, daily play and daily leaderboards.
-GAME_HANDLERS: HandlerTable = {
-    p.Hello: hello,
-    p.Ping: ping,
-    p.DailyStart: daily_start,
-    p.GameGet: game_get,
-    p.Move: move,
-    p.Undo: undo,
-    p.Resign: resign,
-    Finish: finish,
-    p.LeaderboardTop: leaderboard_top,
-    p.LeaderboardAround: leaderboard_around,
-    p.LeaderboardRank: leaderboard_rank,
-}
+GAME_ROUTES = (
+    Router()
+    .on(p.Hello, hello)
+    .on(p.Ping, ping)
+    .on(p.DailyStart, daily_start)
+    .on(p.GameGet, game_get)
+    .on(p.Move, move)
+    .on(p.Undo, undo)
+    .on(p.Resign, resign)
+    .on(Finish, finish)
+    .on(p.LeaderboardTop, leaderboard_top)
+    .on(p.LeaderboardAround, leaderboard_around)
+    .on(p.LeaderboardRank, leaderboard_rank)
+)
