@@ -16,8 +16,9 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
 from server.config import Config
+from server.games.announce import Announcer
 from server.games.daily import ms_until_rollover
-from server.handlers.games import announce_finished, finished_elsewhere
+from server.games.service import LiveGame, PlayedListener
 from server.handlers.routes import app_router
 from server.redis import connect as redisconn
 from server.runtime.clock import Clock, system_clock
@@ -101,8 +102,7 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     async with redisconn.connected(config) as client:
         services = Services.build(config, app[CLOCK], client, app[METRICS])
         sockets = app[SOCKETS]
-        services.games.on_finished.append(announce_finished(services, lambda: _sessions(sockets)))
-        services.race_fanout.on_game_ended(finished_elsewhere(services, lambda: _sessions(sockets)))
+        _listen(services, lambda: _sessions(sockets))
         app[SERVICES] = services
         try:  # look-alike names of the players created before folding (once per database)
             await services.players.backfill_folds()
@@ -118,6 +118,33 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
             await services.games.aclose()
             await services.store.move_log.aclose()  # writes already sent complete first
             services.deals.pool.close()
+
+
+def _listen(services: Services, sessions: Callable[[], list[Session]]) -> None:
+    """Register, once, the listeners of what the game service publishes: a racer's writes
+    reach the race (progress, maybe its end), and a game found over after its reply reaches
+    the player's sessions here and, through Redis, on the other processes."""
+    services.games.on_played.append(_race_progress(services))
+    announcer = Announcer(
+        services.games,
+        services.leaderboard,
+        services.redis,
+        services.race_fanout.instance,
+        sessions,
+    )
+    services.games.on_finished.append(announcer.finished_here)
+    services.race_fanout.on_game_ended(announcer.finished_elsewhere)
+
+
+def _race_progress(services: Services) -> PlayedListener:
+    """Race games tell the race about every write (progress, and maybe the end)."""
+    referee = services.race_referee
+
+    async def progress(live: LiveGame) -> None:
+        if live.race_id is not None:
+            await referee.on_played(live.race_id, live)
+
+    return progress
 
 
 def _sessions(sockets: weakref.WeakSet[Connection]) -> list[Session]:

@@ -10,36 +10,29 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Iterable
 
 import protocol as p
-from engine import VARIANT_IDS
-from engine import variant as variant_of
-from engine.views import json_map, json_maps
-from protocol.events import FLAGGED, ActiveRace, DailyGame
+from engine import UNDO, VARIANT_IDS
+from engine.views import json_maps
+from protocol.events import ActiveRace, DailyGame
 from protocol.messages import Finish
 from protocol.version import RESUME
 from server.boards.leaderboard import BoardRef, Entry
+from server.games.announce import result_of, with_entry
 from server.games.daily import utc_date
 from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
-from server.redis import keys, pubsub
+from server.redis import keys
 from server.runtime.errors import (
     Conflict,
-    GameOver,
     LimitReached,
     NotStarted,
-    raise_if_cancelled,
 )
 from server.services import Services
 from server.transport.address import address_group
 from server.transport.router import Router
 from server.transport.session import Session
-
-#: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
-SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
 
 log = logging.getLogger(__name__)
 
@@ -55,27 +48,6 @@ def _variant(name: str) -> str:
 
 def _date(session: Session, text: str | None) -> dt.date:
     return dt.date.fromisoformat(text) if text else utc_date(session.services.clock.now_ms())
-
-
-def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.GameResult | None:
-    """The game's result for a connection speaking ``version``: a result the fair-play screen
-    holds has no rank (it is on no board) and, from version 5 on, ``status: "flagged"``."""
-    r = live.record.result
-    if r is None:
-        return None
-    flagged = live.record.flagged
-    return p.GameResult(
-        won=r.won,
-        over=r.over,
-        cleared=r.cleared,
-        score=r.score,
-        time_ms=r.time_ms,
-        moves=r.moves,
-        resigned=r.resigned,
-        rank=entry.rank if entry and entry.rank and not flagged else None,
-        hints=r.hints,
-        status=FLAGGED if flagged and (version or 0) >= p.FAIR_PLAY else None,
-    )
 
 
 def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
@@ -199,39 +171,13 @@ async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
 # -- daily games -----------------------------------------------------------------------------
 
 
-async def _with_entry(services: Services, live: LiveGame) -> tuple[LiveGame, Entry | None]:
-    """A finished game as reviewed now, and its board entry (None for a game in play)."""
-    if not live.record.finished:
-        return live, None
-    live = await services.games.reviewed(live)
-    board = BoardRef.daily(live.record.variant, live.record.date)
-    return live, await services.leaderboard.rank(board, live.record.player_id)
-
-
-def _windows(sessions: Iterable[Session], player_id: str) -> list[Session]:
-    """The player's sessions here that are pushed `game.finished` (version 2 on)."""
-    return [
-        s
-        for s in sessions
-        if s.player is not None and s.player.id == player_id and s.speaks(p.LEAN_MOVES)
-    ]
-
-
-def _push_finished(sessions: Iterable[Session], live: LiveGame, entry: Entry | None) -> None:
-    for session in sessions:
-        result = result_of(live, entry, session.version)
-        if result is not None:
-            session.send(p.GameFinished(game_id=live.record.game_id, seq=live.seq, result=result))
-
-
 async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
-    live, entry = await _with_entry(session.services, live)
+    s = session.services
+    live, entry = await with_entry(s.games, s.leaderboard, live)
     deal = None
     if live.record.kind == "daily":
         deal = await session.services.deals.peek(live.record.variant, live.record.date)
-    started = time.perf_counter()
-    view = json_map(live.game.view())
-    session.services.games.count_engine(live.record.variant, time.perf_counter() - started)
+    view = s.games.view(live)
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -274,6 +220,14 @@ async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
     return await _game_reply(session, req.id, live)
 
 
+async def _joined(session: Session, game_id: str, player_id: str) -> None:
+    """A racer's session hears its race from here on (before the move, so that the race's
+    events the move causes reach it too); nothing for a daily game."""
+    race_id = keys.race_of_game(game_id, player_id)
+    if race_id is not None:
+        await session.services.race_fanout.attach(session, race_id)
+
+
 async def _play(
     session: Session,
     req_id: int,
@@ -282,93 +236,36 @@ async def _play(
     expected_seq: int | None,
     with_view: bool,
 ) -> p.ServerMessage:
+    """decode -> `GameService.play` (engine, store, listeners) -> encode."""
     player = session.require_player()
     version = session.version or 0
     if with_view and version < p.MOVE_VIEWS:
         raise p.BadRequest(
             f"'with_view' needs protocol version {p.MOVE_VIEWS}; this connection speaks {version}"
         )
-    s = session.services
-    played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
-    live = played.live
-    variant = live.record.variant
-    s.metrics.moves.inc(variant)
-    if played.entry is not None:
-        s.metrics.games_finished.inc(variant)
-    await _after_play(session, live)
+    await _joined(session, game_id, player.id)
     # Version 2 clients follow the events; version 1 gets the whole view every move, and
     # version 4 when it asks (a client without a rules engine).
-    view = None
-    if with_view or version < p.LEAN_MOVES:
-        started = time.perf_counter()
-        view = json_map(live.game.view())
-        s.games.count_engine(variant, time.perf_counter() - started)
+    played = await session.services.games.play(
+        game_id,
+        player.id,
+        player.name,
+        text,
+        expected_seq,
+        with_view=with_view or version < p.LEAN_MOVES,
+    )
+    live = played.live
     return p.Moved(
         id=req_id,
         game_id=game_id,
         move=played.move,
         seq=live.seq,
         events=json_maps(played.events),
-        view=view,
+        view=played.view,
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
         result=result_of(live, played.entry, version),
     )
-
-
-def announce_finished(
-    services: Services,
-    sessions: Callable[[], Iterable[Session]],
-) -> Callable[[LiveGame, Entry], Awaitable[None]]:
-    """The `GameService.on_finished` listener: a game found over after its last move was
-    acknowledged is counted, told to its race, and pushed to the player's connections here
-    that speak version 2 (the others learn it on their next request); the other processes are
-    told too (`pubsub.GameEnded`), and push it to the player's connections they hold
-    (`finished_elsewhere`)."""
-
-    async def announce(live: LiveGame, entry: Entry) -> None:
-        record = live.record
-        services.metrics.games_finished.inc(record.variant)
-        race_id = services.races.race_of(live)
-        if race_id is not None:
-            await services.race_referee.on_played(race_id, live)
-        _push_finished(_windows(sessions(), record.player_id), live, entry)
-        ended = pubsub.GameEnded(record.player_id, record.game_id, services.race_fanout.instance)
-        try:
-            channel = keys.player_channel(record.player_id)
-            await services.redis.publish(channel, pubsub.encode(ended))
-        except Exception:  # Redis away: the player's other windows learn it on their next read
-            raise_if_cancelled()
-            log.warning("cannot tell the other processes that %s ended", record.game_id)
-
-    return announce
-
-
-def finished_elsewhere(
-    services: Services,
-    sessions: Callable[[], Iterable[Session]],
-) -> Callable[[pubsub.GameEnded], Awaitable[None]]:
-    """The `RaceFanout.on_game_ended` listener: another process found a game over after its
-    reply; the player's version 2+ connections here get ``game.finished`` as there."""
-
-    async def push(msg: pubsub.GameEnded) -> None:
-        mine = _windows(sessions(), msg.player_id)
-        if not mine:
-            return
-        live = await services.games.current(msg.game_id, msg.player_id)
-        if live.record.finished:
-            _push_finished(mine, *await _with_entry(services, live))
-
-    return push
-
-
-async def _after_play(session: Session, live: LiveGame) -> None:
-    """Race games tell the race about every move (progress, and maybe the end)."""
-    s = session.services
-    race_id = s.races.race_of(live)
-    if race_id is not None:
-        await s.race_fanout.attach(session, race_id)
-        await s.race_referee.on_played(race_id, live)
 
 
 async def move(session: Session, req: p.Move) -> p.ServerMessage:
@@ -378,42 +275,33 @@ async def move(session: Session, req: p.Move) -> p.ServerMessage:
 
 
 async def undo(session: Session, req: p.Undo) -> p.ServerMessage:
-    return await _play(session, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
+    return await _play(session, req.id, req.game_id, UNDO, req.expected_seq, bool(req.with_view))
+
+
+def _finished(session: Session, req_id: int, live: LiveGame, entry: Entry) -> p.Finished:
+    result = result_of(live, entry, session.version)
+    if result is None:  # a finished game always has its result
+        raise Conflict("the game has no result")
+    return p.Finished(id=req_id, game_id=live.record.game_id, result=result)
 
 
 async def resign(session: Session, req: p.Resign) -> p.ServerMessage:
     player = session.require_player()
-    s = session.services
-    live, entry = await s.games.resign(req.game_id, player.id, player.name)
-    s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(session, live)
-    result = result_of(live, entry, session.version)
-    assert result is not None
-    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+    await _joined(session, req.game_id, player.id)
+    live, entry = await session.services.games.resign(req.game_id, player.id, player.name)
+    return _finished(session, req.id, live, entry)
 
 
 async def finish(session: Session, req: Finish) -> p.ServerMessage:
     """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
     player = session.require_player()
-    if session.version is None or session.version < RESUME:
+    if not session.speaks(RESUME):
         raise p.ProtocolError(
             "'finish' needs protocol version 3; use 'resign'", code=p.ErrorCode.UNKNOWN_TYPE
         )
-    s = session.services
-    live = await s.games.get(req.game_id, player.id)
-    if not variant_of(live.record.variant).scored:
-        raise Conflict(
-            f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; resign this one"
-        )
-    await s.games.ensure_day_open(live, player.name)
-    if live.record.finished:
-        raise GameOver("the game is over")
-    live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
-    s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(session, live)
-    result = result_of(live, entry, session.version)
-    assert result is not None
-    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+    await _joined(session, req.game_id, player.id)
+    live, entry = await session.services.games.finish(req.game_id, player.id, player.name)
+    return _finished(session, req.id, live, entry)
 
 
 # -- leaderboards ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import redis.asyncio
 
 import protocol as p
 from server.config import Config
+from server.games.service import LiveGame
 from server.handlers.routes import app_router
 from server.redis import keys
 from server.runtime.clock import ManualClock
@@ -36,6 +37,12 @@ async def test_a_player_says_hello_and_plays_a_move_without_a_socket(
         assert session.version == 5 and session.speaks(p.LEAN_MOVES)
         assert session.after_reply, "the pushes that follow the welcome wait for it"
 
+        heard: list[tuple[str, int]] = []
+
+        async def listener(live: LiveGame) -> None:
+            heard.append((live.record.game_id, live.seq))
+
+        services.games.on_played.append(listener)
         game = await router.dispatch(session, p.DailyStart(id=3, variant="fourteen-out"))
         assert isinstance(game, p.GameState) and game.seq == 0
         live = await services.games.get(game.game_id, session.player.id)
@@ -46,6 +53,13 @@ async def test_a_player_says_hello_and_plays_a_move_without_a_socket(
         assert isinstance(moved, p.Moved) and (moved.seq, moved.move) == (1, move)
         k = keys.parse_game_id(game.game_id)
         assert await redis_client.lrange(k.log, 0, -1) == [move], "durable before the reply"
+        undone = await router.dispatch(session, p.Undo(id=6, game_id=game.game_id, with_view=True))
+        assert isinstance(undone, p.Moved) and (undone.seq, undone.move) == (2, "undo")
+        assert undone.view is not None and undone.view["variant"] == "fourteen-out"
+        assert await redis_client.lrange(k.log, 0, -1) == [move, "undo"]
+        # The service told its listener of each write, durable, before the reply.
+        assert heard == [(game.game_id, 1), (game.game_id, 2)]
+        assert services.metrics.moves.value("fourteen-out") == 2
 
         profile = await router.dispatch(session, p.ProfileGet(id=5))
         assert isinstance(profile, p.Profile) and profile.name == "nosock"
