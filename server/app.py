@@ -116,7 +116,7 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
             with contextlib.suppress(asyncio.CancelledError):
                 await deals_task
             await services.games.aclose()
-            await services.store.move_log.aclose()  # writes already sent complete first
+            await services.store.batch.aclose()  # writes already sent complete first
             services.deals.pool.close()
 
 

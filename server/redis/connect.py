@@ -11,7 +11,7 @@ that type (`connect`). They use only commands both clients implement: single-slo
 pipelines, plain pipelines of keyed commands (a cluster pipeline refuses PUBLISH and EVALSHA)
 and PUBLISH/SUBSCRIBE (cluster-wide in Redis Cluster). On a cluster, scripts new to a master
 are sent by EVAL (`ClusterScript`) and pub/sub moves to another master when its own fails
-(`FailoverPubSub`). The one place below redis-py's command layer, `MoveLog`, asks `cluster_of`
+(`FailoverPubSub`). The one place below redis-py's command layer, `Batcher`, asks `cluster_of`
 and routes by slot itself.
 """
 

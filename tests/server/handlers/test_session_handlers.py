@@ -65,6 +65,6 @@ async def test_a_player_says_hello_and_plays_a_move_without_a_socket(
         assert isinstance(profile, p.Profile) and profile.name == "nosock"
         assert sent == [], "nothing was pushed: every answer was a reply"
     finally:
-        await services.store.move_log.aclose()
+        await services.store.batch.aclose()
         services.deals.pool.close()
         await services.games.aclose()
