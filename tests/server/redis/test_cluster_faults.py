@@ -368,4 +368,4 @@ async def test_pubsub_moves_to_another_master_when_its_master_dies(
             assert msg["data"] == "during" and ps.address is not None
             assert ps.address[1] != victim.port
     finally:
-        await ps.aclose()  # type: ignore[no-untyped-call]
+        await ps.aclose()
