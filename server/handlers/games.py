@@ -220,12 +220,10 @@ async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
     return await _game_reply(session, req.id, live)
 
 
-async def _joined(session: Session, game_id: str, player_id: str) -> None:
+async def _join(session: Session, race_id: str) -> None:
     """A racer's session hears its race from here on (before the move, so that the race's
-    events the move causes reach it too); nothing for a daily game."""
-    race_id = keys.race_of_game(game_id, player_id)
-    if race_id is not None:
-        await session.services.race_fanout.attach(session, race_id)
+    events the move causes reach it too)."""
+    await session.services.race_fanout.attach(session, race_id)
 
 
 async def _play(
@@ -243,7 +241,8 @@ async def _play(
         raise p.BadRequest(
             f"'with_view' needs protocol version {p.MOVE_VIEWS}; this connection speaks {version}"
         )
-    await _joined(session, game_id, player.id)
+    if (race_id := keys.race_of_game(game_id, player.id)) is not None:
+        await _join(session, race_id)
     # Version 2 clients follow the events; version 1 gets the whole view every move, and
     # version 4 when it asks (a client without a rules engine).
     played = await session.services.games.play(
@@ -287,7 +286,8 @@ def _finished(session: Session, req_id: int, live: LiveGame, entry: Entry) -> p.
 
 async def resign(session: Session, req: p.Resign) -> p.ServerMessage:
     player = session.require_player()
-    await _joined(session, req.game_id, player.id)
+    if (race_id := keys.race_of_game(req.game_id, player.id)) is not None:
+        await _join(session, race_id)
     live, entry = await session.services.games.resign(req.game_id, player.id, player.name)
     return _finished(session, req.id, live, entry)
 
@@ -299,7 +299,8 @@ async def finish(session: Session, req: Finish) -> p.ServerMessage:
         raise p.ProtocolError(
             "'finish' needs protocol version 3; use 'resign'", code=p.ErrorCode.UNKNOWN_TYPE
         )
-    await _joined(session, req.game_id, player.id)
+    if (race_id := keys.race_of_game(req.game_id, player.id)) is not None:
+        await _join(session, race_id)
     live, entry = await session.services.games.finish(req.game_id, player.id, player.name)
     return _finished(session, req.id, live, entry)
 

@@ -35,6 +35,9 @@ class AnyRoute(Protocol):
     @property
     def request(self) -> type[p.ClientMessage]: ...
 
+    @property
+    def handler(self) -> Callable[..., Awaitable[p.ServerMessage]]: ...
+
     def __call__(
         self, session: Session, request: p.ClientMessage
     ) -> Awaitable[p.ServerMessage]: ...
@@ -55,18 +58,25 @@ class Route(Generic[Req]):
 class Router:
     """Client message types to their handlers."""
 
-    __slots__ = ("_routes",)
+    __slots__ = ("_handlers", "_routes")
 
     def __init__(self) -> None:
         self._routes: dict[type[p.ClientMessage], AnyRoute] = {}
+        #: The handlers by request type, called with no route in between (`dispatch`).
+        self._handlers: dict[type[p.ClientMessage], Handler[p.ClientMessage]] = {}
 
     def on(self, request: type[Req], handler: Handler[Req]) -> Router:
         """Route ``request`` messages to ``handler``; IncompleteTable if it has one already."""
         if request in self._routes:
             raise IncompleteTable(f"requests with two handlers: {request.type}")
         route: Route[Req] = Route(request, handler)
-        self._routes[request] = route
+        self._add(route)
         return self
+
+    def _add(self, route: AnyRoute) -> None:
+        self._routes[route.request] = route
+        # Sound: `dispatch` calls it only with a request of type `route.request`.
+        self._handlers[route.request] = cast(Handler[p.ClientMessage], route.handler)
 
     def handler(self, request: type[Req]) -> Handler[Req]:
         """The handler routed for ``request`` messages (KeyError when none is)."""
@@ -89,13 +99,15 @@ class Router:
             twice = joined._routes.keys() & router._routes.keys()
             if twice:
                 raise IncompleteTable(f"requests with two handlers: {_names(twice)}")
-            joined._routes.update(router._routes)
+            for route in router._routes.values():
+                joined._add(route)
         return joined
 
     def overridden(self, other: Router) -> Router:
         """A copy with ``other``'s routes in place of this one's (tests inject faults so)."""
         copy = Router()
-        copy._routes = {**self._routes, **other._routes}
+        for route in (*self._routes.values(), *other._routes.values()):
+            copy._add(route)
         return copy
 
     def complete(self, requests: Iterable[type[p.ClientMessage]] | None = None) -> Router:
@@ -108,7 +120,7 @@ class Router:
 
     def dispatch(self, session: Session, request: p.ClientMessage) -> Awaitable[p.ServerMessage]:
         """The reply to ``request`` from its handler (KeyError: no route; `complete` checks)."""
-        return self._routes[type(request)](session, request)
+        return self._handlers[type(request)](session, request)
 
 
 def _names(classes: Iterable[type[p.ClientMessage]]) -> str:
