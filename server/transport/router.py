@@ -29,7 +29,7 @@ class IncompleteTable(RuntimeError):
     """A client message type has no handler, or more than one."""
 
 
-class AnyRoute(Protocol):
+class TableRoute(Protocol):
     """A route as the table holds it: any request in (the table keys it by its type)."""
 
     @property
@@ -61,7 +61,7 @@ class Router:
     __slots__ = ("_handlers", "_routes")
 
     def __init__(self) -> None:
-        self._routes: dict[type[p.ClientMessage], AnyRoute] = {}
+        self._routes: dict[type[p.ClientMessage], TableRoute] = {}
         #: The handlers by request type, called with no route in between (`dispatch`).
         self._handlers: dict[type[p.ClientMessage], Handler[p.ClientMessage]] = {}
 
@@ -73,7 +73,7 @@ class Router:
         self._add(route)
         return self
 
-    def _add(self, route: AnyRoute) -> None:
+    def _add(self, route: TableRoute) -> None:
         self._routes[route.request] = route
         # Sound: `dispatch` calls it only with a request of type `route.request`.
         self._handlers[route.request] = cast(Handler[p.ClientMessage], route.handler)
@@ -82,7 +82,7 @@ class Router:
         """The handler routed for ``request`` messages (KeyError when none is)."""
         return self._routes[request]
 
-    def routes(self) -> Iterable[AnyRoute]:
+    def routes(self) -> Iterable[TableRoute]:
         return self._routes.values()
 
     def __contains__(self, request: type[p.ClientMessage]) -> bool:
