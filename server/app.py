@@ -11,15 +11,17 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import protocol as p
 from server.api import setup_api
 from server.config import Config
+from server.games.announce import Announcer
 from server.games.daily import ms_until_rollover
-from server.handlers.games import announce_finished, finished_elsewhere
+from server.games.service import LiveGame, PlayedListener
+from server.handlers.routes import app_router
 from server.redis import connect as redisconn
 from server.runtime.clock import Clock, system_clock
 from server.runtime.errors import StoreUnavailable, raise_if_cancelled
@@ -33,8 +35,9 @@ from server.transport.address import (
     client_address,
     origin_allowed,
 )
-from server.transport.connection import Connection, Handler
-from server.transport.dispatch import build_table
+from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 from server.transport.web import add_web_routes
 
 log = logging.getLogger(__name__)
@@ -44,7 +47,7 @@ CLOCK = web.AppKey("clock", Clock)
 METRICS = web.AppKey("metrics", Metrics)
 SERVICES = web.AppKey("services", Services)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
-HANDLERS = web.AppKey("handlers", Mapping[type[p.ClientMessage], Handler])
+ROUTER = web.AppKey("router", Router)
 PACER = web.AppKey("pacer", LoopPacer)
 PROXIES = web.AppKey("proxies", TrustedProxies)
 OPEN_PER_ADDRESS = web.AppKey("open_per_address", ConnectionCounter)
@@ -74,7 +77,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app[SOCKETS] = weakref.WeakSet()
     app[PROXIES] = TrustedProxies.parse(config.trusted_proxies)
     app[OPEN_PER_ADDRESS] = ConnectionCounter(config.connections_per_address)
-    app[HANDLERS] = build_table()  # raises IncompleteTable when a request has no handler
+    app[ROUTER] = app_router()  # raises IncompleteTable when a request has no handler
     app.cleanup_ctx.append(_redis_ctx)
     # Race background jobs, each its own context (stopped before Redis closes):
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].race_fanout.run()))
@@ -102,8 +105,7 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     async with redisconn.connected(config) as client:
         services = Services.build(config, app[CLOCK], client, app[METRICS])
         sockets = app[SOCKETS]
-        services.games.on_finished.append(announce_finished(services, lambda: list(sockets)))
-        services.race_fanout.on_game_ended(finished_elsewhere(services, lambda: list(sockets)))
+        _listen(services, lambda: _sessions(sockets))
         app[SERVICES] = services
         try:  # look-alike names of the players created before folding (once per database)
             await services.players.backfill_folds()
@@ -117,8 +119,39 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
             with contextlib.suppress(asyncio.CancelledError):
                 await deals_task
             await services.games.aclose()
-            await services.store.move_log.aclose()  # writes already sent complete first
+            await services.store.batch.aclose()  # writes already sent complete first
             services.deals.pool.close()
+
+
+def _listen(services: Services, sessions: Callable[[], list[Session]]) -> None:
+    """Register, once, the listeners of what the game service publishes: a racer's writes
+    reach the race (progress, maybe its end), and a game found over after its reply reaches
+    the player's sessions here and, through Redis, on the other processes."""
+    services.games.on_played.append(_race_progress(services))
+    announcer = Announcer(
+        services.games,
+        services.leaderboard,
+        services.redis,
+        services.race_fanout.instance,
+        sessions,
+    )
+    services.games.on_finished.append(announcer.finished_here)
+    services.race_fanout.on_game_ended(announcer.finished_elsewhere)
+
+
+def _race_progress(services: Services) -> PlayedListener:
+    """Race games tell the race about every write (progress, and maybe the end)."""
+    referee = services.race_referee
+
+    async def progress(live: LiveGame) -> None:
+        if live.race_id is not None:
+            await referee.on_played(live.race_id, live)
+
+    return progress
+
+
+def _sessions(sockets: weakref.WeakSet[Connection]) -> list[Session]:
+    return [conn.session for conn in list(sockets)]
 
 
 def _background(
@@ -168,7 +201,9 @@ async def _sweep_sessions(app: web.Application) -> None:
         revoked.clear()
         sockets = app[SOCKETS]
         conns = list(sockets)
-        sessions = [(c, c.player) for c in conns if c.player is not None and not c.closing]
+        sessions = [
+            (c, c.session.player) for c in conns if c.session.player is not None and not c.closing
+        ]
         if not sessions:
             continue
         try:
@@ -197,14 +232,8 @@ async def _prepare_deals(services: Services) -> None:
 async def _close_sockets(app: web.Application) -> None:
     """Tell every client the server is going away, then close with GOING_AWAY."""
     sockets = app[SOCKETS]
-    conns = list(sockets)
-    for conn in conns:
-        conn.send(p.Shutdown(reason="server shutting down", retry_after_ms=RETRY_AFTER_MS))
-    await asyncio.gather(*(c.flush(timeout=1.0) for c in conns), return_exceptions=True)
-    for conn in conns:
-        conn.closing = True
-        with contextlib.suppress(Exception):
-            await conn.ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+    notice = p.Shutdown(reason="server shutting down", retry_after_ms=RETRY_AFTER_MS)
+    await asyncio.gather(*(c.go_away(notice) for c in list(sockets)), return_exceptions=True)
 
 
 def hard_frame_limit(config: Config) -> int:
@@ -245,8 +274,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
         heartbeat=config.heartbeat, max_msg_size=hard_frame_limit(config) + 1, compress=False
     )
     await ws.prepare(request)
-    conn = Connection(ws, app[SERVICES], app[HANDLERS])
-    conn.address = address
+    conn = Connection(ws, app[SERVICES], app[ROUTER], address)
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()
@@ -259,7 +287,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
                 if pacer.behind():  # let the loop's overdue timers run first (`LoopPacer`)
                     await pacer.catch_up()
                 await conn.handle_frame(msg.data)
-                if conn.close_code is not None:
+                if conn.close_requested:
                     break  # `finish` closes, after the replies already sent or queued
             elif msg.type == WSMsgType.ERROR:
                 log.info("websocket error: %s", ws.exception())
@@ -271,14 +299,14 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
         await conn.finish(writer)
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
-        await app[SERVICES].race_fanout.detach(conn)
+        await app[SERVICES].race_fanout.detach(conn.session)
         _drop_traceback(ws.exception())
     return ws
 
 
 def _hello_overdue(conn: Connection) -> None:
     """No `welcome` within `--hello-timeout`: close (1008, "hello timeout")."""
-    if conn.player is None:
+    if conn.session.player is None:
         conn.close_soon(*HELLO_TIMEOUT_CLOSE)
 
 

@@ -15,6 +15,7 @@ from server.games.deals import DailyDeals, HintGate, SolverPool
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
+from server.players.profiles import Profiles
 from server.players.registry import PlayerRegistry
 from server.races.clock import RaceClock
 from server.races.fanout import RaceFanout
@@ -50,6 +51,7 @@ class Services:
     spectators: Spectators  # this process's spectators (registered with race_fanout)
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
+    profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -106,6 +108,10 @@ class Services:
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen
+        day_closer = DayCloser(client, store, games, players, clock)
+        profiles = Profiles(
+            store, leaderboard, boards, players, clock, day_closed=day_closer.closed
+        )
         return cls(
             config=config,
             clock=clock,
@@ -122,8 +128,9 @@ class Services:
             race_clock=RaceClock(fanout, races, referee, clock),
             matchmaking=Matchmaking(races, fanout),
             spectators=Spectators(client, fanout, races, store, clock),
-            day_closer=DayCloser(client, store, games, players, clock),
+            day_closer=day_closer,
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
+            profiles=profiles,
         )
 
 

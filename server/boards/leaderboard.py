@@ -41,8 +41,8 @@ import redis.asyncio
 
 from server.games.daily import day_start_ms
 from server.redis import keys
+from server.redis.batch import Batcher, LuaScript
 from server.redis.keys import DailyGameKeys
-from server.redis.movelog import LuaScript, MoveLog
 from server.runtime.errors import translate_redis_errors
 
 __all__ = [
@@ -343,12 +343,12 @@ class BoardEntries:
         redis: redis.asyncio.Redis,
         *,
         abandon_after_ms: int = 60_000,
-        commit: MoveLog | None = None,
+        commit: Batcher | None = None,
     ) -> None:
         self._r = redis
         self.abandon_after_ms = abandon_after_ms
         #: The finish path's commands go through the game store's group commit.
-        self._commit = commit or MoveLog(redis)
+        self._commit = commit or Batcher(redis)
         self._write = LuaScript.of(_WRITE_LUA)
         self._enqueue = LuaScript.of(_ENQUEUE_LUA)
 

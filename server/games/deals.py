@@ -18,12 +18,13 @@ import multiprocessing
 import os
 import resource
 import secrets
+import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import redis.asyncio
 
@@ -150,47 +151,76 @@ def settle_over(task: OverTask) -> tuple[bool, float]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+R = TypeVar("R")
+
+
+def _report_pid(pids: multiprocessing.SimpleQueue[int]) -> None:
+    """A worker's initializer: tell the pool its process id (`SolverPool.worker_pids`)."""
+    pids.put(os.getpid())
+
+
 class SolverPool:
     """A small process pool so that searches never block the event loop.
 
     Workers are started with ``forkserver`` (``spawn`` where that is missing), never
     ``fork``: a forked worker would inherit every open client socket, and a socket the server
     closes would then stay open in the worker, leaving the client waiting for the TCP close.
+    Each worker reports its process id when it starts (the executor's own table of processes
+    is private), so that `close` can stop the workers of a search still running.
     """
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or max(1, min(2, (os.cpu_count() or 1)))
         self._pool: ProcessPoolExecutor | None = None
+        self._pids: multiprocessing.SimpleQueue[int] | None = None
+        self._known: set[int] = set()
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             method = (
                 "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
             )
+            ctx = multiprocessing.get_context(method)
+            self._pids = ctx.SimpleQueue()
+            self._known = set()
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context(method)
+                self.workers, mp_context=ctx, initializer=_report_pid, initargs=(self._pids,)
             )
         return self._pool
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    def worker_pids(self) -> set[int]:
+        """The process ids of the workers started so far by the current executor."""
+        pids = self._pids
+        while pids is not None and not pids.empty():
+            self._known.add(pids.get())
+        return set(self._known)
+
+    async def run(self, fn: Callable[..., R], *args: object) -> R:
         pool = self._executor()
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except BrokenProcessPool:
             if self._pool is pool:  # a worker died (killed, out of memory): start afresh
-                self._pool = None
+                self._drop()
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+    def _drop(self) -> None:
+        self._pool = None
+        if self._pids is not None:
+            self._pids.close()
+        self._pids, self._known = None, set()
 
     def close(self) -> None:
         """Stop the workers now: a certification search may run for a minute, and shutting
         down must not wait for it (the interpreter would join the workers at exit)."""
         if self._pool is not None:
-            workers = list((getattr(self._pool, "_processes", None) or {}).values())
+            workers = self.worker_pids()
             self._pool.shutdown(wait=False, cancel_futures=True)
-            for proc in workers:
-                proc.terminate()
-            self._pool = None
+            for pid in workers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            self._drop()
 
 
 #: A hint's lock outlives its search by this much (a stuck worker frees it in the end).

@@ -4,6 +4,10 @@ A `LiveGame` is the engine state of one stored game, cached per process. Redis i
 every write carries the sequence number the cached state was built at, so a stale cache (the
 same player on another server process) is detected by the store, dropped and rebuilt.
 The one code path for daily games and races: races reuse `GameService` with their own records.
+
+The service publishes what happened to listeners the app registers once (`on_played`: every
+write a player made, durable, before its reply, e.g. a race's progress; `on_finished`: a game
+found over after its last move was acknowledged): handlers only decode and encode.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from engine import UNDO, Game, IllegalMove, OverStepper, new_game
-from engine.views import Event
+from engine import VARIANT_IDS, Game, IllegalMove, OverStepper, new_game
+from engine import variant as variant_of
+from engine.views import Event, json_map
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
 from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore
@@ -90,6 +95,17 @@ class Played:
     #: What the move did (`MoveResult.events`), made while the engine's time is counted.
     events: list[Event]
     entry: Entry | None  # the leaderboard entry when this move ended the game
+    #: The whole view after the move, when the caller asked for it (`play(with_view=True)`).
+    view: dict[str, object] | None = None
+
+
+#: Told of a player's write (move, undo, resign, finish) once it is durable, before its reply.
+PlayedListener = Callable[[LiveGame], Awaitable[None]]
+#: Told of a game found over after its last move was acknowledged, with its board entry.
+FinishedListener = Callable[[LiveGame, Entry], Awaitable[None]]
+
+#: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
+SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
 
 
 class GameService:
@@ -115,9 +131,12 @@ class GameService:
         #: by `aclose`.
         self._solvers = solvers
         self._searches: set[asyncio.Task[None]] = set()
+        #: Called after every write a player made (move, undo, resign, finish), durable,
+        #: before its reply: the app registers the race referee (progress, maybe the end).
+        self.on_played: list[PlayedListener] = []
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
-        self.on_finished: list[Callable[[LiveGame, Entry], Awaitable[None]]] = []
+        self.on_finished: list[FinishedListener] = []
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -213,12 +232,46 @@ class GameService:
     # -- playing ------------------------------------------------------------------------------
 
     async def play(
-        self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
+        self,
+        game_id: str,
+        player_id: str,
+        name: str,
+        text: str,
+        expected_seq: int | None,
+        *,
+        with_view: bool = False,
     ) -> Played:
-        """Validate and persist one move (`undo` included); finish the game when it ends.
+        """Validate and persist one move (`undo` included); finish the game when it ends;
+        tell the `on_played` listeners. ``with_view``: the reply carries the whole view.
 
         Raises IllegalMove (nothing changes), Conflict, GameOver, NotFound, StoreUnavailable.
         """
+        played = await self._play(game_id, player_id, name, text, expected_seq)
+        live = played.live
+        if self._metrics is not None:
+            self._metrics.moves.inc(live.record.variant)
+        await self._published(live, finished=played.entry is not None)
+        if with_view:
+            played = replace(played, view=self.view(live))
+        return played
+
+    async def _published(self, live: LiveGame, *, finished: bool) -> None:
+        """Count a game a player's write finished; tell the `on_played` listeners."""
+        if finished and self._metrics is not None:
+            self._metrics.games_finished.inc(live.record.variant)
+        for listener in self.on_played:
+            await listener(live)
+
+    def view(self, live: LiveGame) -> dict[str, object]:
+        """The game's whole view (what its player sees), its engine time counted."""
+        started = time.perf_counter()
+        view = json_map(live.game.view())
+        self.count_engine(live.record.variant, time.perf_counter() - started)
+        return view
+
+    async def _play(
+        self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
+    ) -> Played:
         live = await self.get(game_id, player_id)
         async with live.lock:
             if live.stale:
@@ -345,11 +398,8 @@ class GameService:
             raise NotStarted("the race has not started yet")
         started = time.perf_counter()
         try:
-            if text.strip().lower() == UNDO:
-                outcome, stored = game.undo(), UNDO
-            else:
-                move = game.parse_move(text)
-                outcome, stored = game.apply(move), str(move)
+            outcome = game.play(text)  # the engine's one reading of a log line (`undo` too)
+            stored = outcome.move
             search = game.over_search()
             over = search.step(OVER_INLINE_NODES)
             if over is None:  # a long search: the move does not wait for it (`_judge`)
@@ -374,7 +424,7 @@ class GameService:
             )
             live.log.append(stored)
             live.last_move_at_ms = now
-            if stored == UNDO:
+            if outcome.undo:
                 live.undone_at = live.seq
             if over is None and live.judging is None:
                 live.judging = asyncio.create_task(self._judge(live, search, live.seq, name))
@@ -484,6 +534,10 @@ class GameService:
             self.forget(live.record.game_id)
             raise
         self._sealed(live, record)
+        if self._metrics is not None:
+            self._metrics.games_finished.inc(live.record.variant)
+        for played in self.on_played:  # a race hears of its racer's game ending
+            await played(live)
         for listener in self.on_finished:
             await listener(live, entry)
 
@@ -493,10 +547,32 @@ class GameService:
             self._metrics.engine_cpu.inc(variant, seconds)
 
     async def resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
-        """End the game now, as it stands; the result goes on the leaderboard once.
+        """End the game now, as it stands; the result goes on the leaderboard once; tell the
+        `on_played` listeners.
 
         A copy cached here may be behind the game another process moved on: the resign is
         then made on the stored game (never refused for this process's staleness)."""
+        live, entry = await self._resign(game_id, player_id, name)
+        await self._published(live, finished=True)
+        return live, entry
+
+    async def finish(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
+        """A player ends a scoring game as it stands (finished, not resigned: RULINGS.md);
+        tell the `on_played` listeners. Conflict for a game of another variant."""
+        live = await self.get(game_id, player_id)
+        if not variant_of(live.record.variant).scored:
+            raise Conflict(
+                f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; "
+                "resign this one"
+            )
+        await self.ensure_day_open(live, name)
+        if live.record.finished:
+            raise GameOver("the game is over")
+        live, entry = await self.close(game_id, player_id, name, resigned=False)
+        await self._published(live, finished=True)
+        return live, entry
+
+    async def _resign(self, game_id: str, player_id: str, name: str) -> tuple[LiveGame, Entry]:
         live = await self.get(game_id, player_id)
         async with live.lock:
             for attempt in range(2):
@@ -606,4 +682,12 @@ class GameService:
         )
 
 
-__all__ = ["GameService", "IllegalMove", "LiveGame", "Played"]
+__all__ = [
+    "SCORED_VARIANTS",
+    "FinishedListener",
+    "GameService",
+    "IllegalMove",
+    "LiveGame",
+    "Played",
+    "PlayedListener",
+]

@@ -1,4 +1,5 @@
-"""Engine-agnostic persistence of daily games: a record hash plus an append-only move log.
+"""Engine-agnostic persistence of daily AND race games: a record hash plus an append-only move
+log each; one store, one set of scripts for both kinds (a race game's id names its race).
 
 Every write is a Lua script over the keys of one hash slot. A daily game's record and log
 have their own tag (`server.redis.keys`), so one board's moves spread over a cluster's masters;
@@ -41,7 +42,7 @@ from server.fairplay.screen import Play, Reason, Verdict, screen
 from server.games.daily import DAY_MS, day_start_ms
 from server.players.history import DailyResult, History
 from server.redis import keys
-from server.redis.movelog import Append, LuaScript, MoveLog
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import (
     Conflict,
     DayOver,
@@ -362,7 +363,8 @@ def new_game_fields(
 
 
 class GameStore:
-    """Daily game persistence. ``redis`` must use ``decode_responses=True``."""
+    """Persistence of daily and race games (start, moves, finish; a daily game's board entry
+    and history too). ``redis`` must use ``decode_responses=True``."""
 
     def __init__(
         self,
@@ -377,21 +379,29 @@ class GameStore:
         self.max_moves = max_moves
         self.max_move_len = max_move_len
         self._start = LuaScript.of(_START_LUA)
-        #: Group commit of every append (one pipeline per event-loop iteration).
-        self.move_log = MoveLog(redis, _APPEND_LUA)
+        #: Group commit of every write per request (one pipeline per event-loop iteration).
+        self.batch = Batcher(redis)
+        self._append = LuaScript.of(_APPEND_LUA)
+        #: Moves appended (for tests and the benchmark).
+        self.appends = 0
         self._finish = LuaScript.of(_FINISH_LUA)
         self._finish_game = LuaScript.of(_FINISH_GAME_LUA)
         #: The board's step of daily finishes, and its recovery.
-        self.entries = BoardEntries(redis, commit=self.move_log)
+        self.entries = BoardEntries(redis, commit=self.batch)
         self._hint = redis.register_script(_HINT_LUA)
         self._enlist = redis.register_script(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
-        self.history = History(redis, commit=self.move_log)
+        self.history = History(redis, commit=self.batch)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
         #: account's results are held either way.
         self.screen_results = True
         #: The day's par of a variant for the screen (the app sets it from its deal store).
         self.par_of: Callable[[str, dt.date], Awaitable[int | None]] | None = None
+
+    @property
+    def move_log(self) -> Batcher:
+        """The former name of `batch` (kept for one round so branches merge)."""
+        return self.batch
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -424,7 +434,7 @@ class GameStore:
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]
-        raw = await self.move_log.eval(self._start, (k.game,), tuple(args))
+        raw = await self.batch.eval(self._start, (k.game,), tuple(args))
         return _record(cast(list[str], raw))
 
     @translate_redis_errors
@@ -508,18 +518,13 @@ class GameStore:
         The move's server time goes into the same script (its ``times`` list).
         ``day_end_ms``: a daily game's day end, after which the script refuses (``DayOver``)."""
         self._check_move(move_text)
-        code, seq = await self.move_log.append(
-            Append(
-                game_key,
-                log_key,
-                times_key,
-                expected_seq,
-                move_text,
-                now_ms,
-                self.max_moves,
-                day_end_ms,
-            )
+        self.appends += 1
+        reply = await self.batch.eval(
+            self._append,
+            (game_key, log_key, times_key),
+            (expected_seq, move_text, now_ms, self.max_moves, day_end_ms),
         )
+        code, seq = (int(x) for x in cast(list[int], reply))
         if code == 0:
             return seq
         raise _error(code, seq)
@@ -598,7 +603,7 @@ class GameStore:
         )
         res = cast(
             list[Any],
-            await self.move_log.eval(
+            await self.batch.eval(
                 self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
             ),
         )
@@ -698,7 +703,7 @@ class GameStore:
         )
         res = cast(
             list[Any],
-            await self.move_log.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
+            await self.batch.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
         )
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
@@ -723,9 +728,7 @@ class GameStore:
     async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
         """List a game on the review desk before its finish marks it held (listed first: a
         listed game that is not held is skipped by the desk)."""
-        await self.move_log.run(
-            keys.fairplay_held(), "ZADD", keys.fairplay_held(), now_ms, k.game_id
-        )
+        await self.batch.run(keys.fairplay_held(), "ZADD", keys.fairplay_held(), now_ms, k.game_id)
 
     async def record_history(self, record: GameRecord) -> None:
         """Add a finished daily game to its player's history (idempotent), unless the screen
@@ -780,7 +783,7 @@ async def _no_par() -> int | None:
     return None  # race deals are not certified: no par line
 
 
-def _error(code: int, seq: Any) -> Exception:
+def _error(code: int, seq: int | str | None) -> Exception:
     cur = int(seq) if seq is not None else None
     if code == -1:
         return NotFound("no such game")

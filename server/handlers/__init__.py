@@ -1,1 +1,1 @@
-"""Request handlers, one module per area; each exports a table joined by `transport.dispatch`."""
+"""Request handlers, one module per area; each exports a `Router`, joined by `routes`."""

@@ -1,7 +1,8 @@
-"""Request handlers of the session, daily games and daily leaderboards (`GAME_HANDLERS`).
+"""Request handlers of the session, daily games and daily leaderboards (`GAME_ROUTES`).
 
-A handler gets the connection and a validated request and returns the reply; it raises
-ProtocolError, ServerError or IllegalMove for error replies (see `connection.error_reply`).
+A handler gets the session (`server.transport.session`) and a validated request and returns the
+reply; it raises ProtocolError, ServerError or IllegalMove for error replies
+(`server.transport.connection.error_reply`).
 """
 
 from __future__ import annotations
@@ -9,38 +10,30 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import protocol as p
-from engine import VARIANT_IDS
-from engine import variant as variant_of
-from engine.views import json_map, json_maps
-from protocol.events import FLAGGED, ActiveRace, DailyGame
+from engine import UNDO, VARIANT_IDS
+from engine.views import json_maps
+from protocol.events import ActiveRace, DailyGame
 from protocol.messages import Finish
 from protocol.version import DESCRIPTORS, RESUME
 from server.boards.leaderboard import BoardRef, Entry
+from server.games.announce import result_of, with_entry
 from server.games.daily import utc_date
 from server.games.descriptors import VARIANT_INFO
 from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
-from server.redis import keys, pubsub
+from server.redis import keys
 from server.runtime.errors import (
     Conflict,
-    GameOver,
     LimitReached,
     NotStarted,
-    raise_if_cancelled,
 )
 from server.services import Services
 from server.transport.address import address_group
-from server.transport.connection import Connection, Handler
-
-HandlerTable = Mapping[type[p.ClientMessage], Handler]
-
-#: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
-SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
+from server.transport.router import Router
+from server.transport.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -54,29 +47,8 @@ def _variant(name: str) -> str:
     return name
 
 
-def _date(conn: Connection, text: str | None) -> dt.date:
-    return dt.date.fromisoformat(text) if text else utc_date(conn.services.clock.now_ms())
-
-
-def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.GameResult | None:
-    """The game's result for a connection speaking ``version``: a result the fair-play screen
-    holds has no rank (it is on no board) and, from version 5 on, ``status: "flagged"``."""
-    r = live.record.result
-    if r is None:
-        return None
-    flagged = live.record.flagged
-    return p.GameResult(
-        won=r.won,
-        over=r.over,
-        cleared=r.cleared,
-        score=r.score,
-        time_ms=r.time_ms,
-        moves=r.moves,
-        resigned=r.resigned,
-        rank=entry.rank if entry and entry.rank and not flagged else None,
-        hints=r.hints,
-        status=FLAGGED if flagged and (version or 0) >= p.FAIR_PLAY else None,
-    )
+def _date(session: Session, text: str | None) -> dt.date:
+    return dt.date.fromisoformat(text) if text else utc_date(session.services.clock.now_ms())
 
 
 def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
@@ -98,16 +70,16 @@ def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:
 # -- session -------------------------------------------------------------------------------
 
 
-async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
-    if conn.player is not None:
+async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
+    if session.player is not None:
         raise p.ProtocolError("already said hello on this connection", code=p.ErrorCode.CONFLICT)
     version = p.negotiate(req.versions)
-    players = conn.services.players
+    players = session.services.players
     token: str | None = None
     player: Player | None
     if req.name is not None:
         try:
-            player, token = await players.register(req.name, address_group(conn.address))
+            player, token = await players.register(req.name, address_group(session.address))
         except LimitReached as exc:  # `limit_reached` is a version 5 code
             code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
             raise p.ProtocolError(str(exc), code=code) from None
@@ -116,8 +88,8 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
         player = await players.authenticate(req.token)
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
-    conn.player, conn.version = player, version
-    s = conn.services
+    session.player, session.version = player, version
+    s = session.services
     now = s.clock.now_ms()
     resume = version >= RESUME
     race: RaceState | None = None
@@ -130,11 +102,13 @@ async def hello(conn: Connection, req: p.Hello) -> p.ServerMessage:
     # After the welcome (never before it): this connection hears of every race the player
     # enters from any connection, follows the race or queue the player is in, wherever it
     # was joined, and gets the race's state at once.
-    conn.after_reply.append(functools.partial(s.race_fanout.watch_player, conn, player.id))
+    session.after_reply.append(functools.partial(s.race_fanout.watch_player, session, player.id))
     if race is not None:
-        conn.after_reply.append(functools.partial(resume_race, conn, race.race_id))
+        session.after_reply.append(functools.partial(resume_race, session, race.race_id))
     elif queued is not None:
-        conn.after_reply.append(functools.partial(s.matchmaking.resume, conn, player.id, queued))
+        session.after_reply.append(
+            functools.partial(s.matchmaking.resume, session, player.id, queued)
+        )
     return p.Welcome(
         id=req.id,
         version=version,
@@ -169,72 +143,43 @@ async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame,
     )
 
 
-async def resume_race(conn: Connection, race_id: str) -> None:
+async def resume_race(session: Session, race_id: str) -> None:
     """Re-attach a (re)connected racer to their race on this process and push its state:
     `race.update`, then `race.started` with their game when it has started. Their presence
     is marked at once, so no process forfeits them."""
-    s = conn.services
-    pid = conn.require_player().id
+    s = session.services
+    pid = session.require_player().id
     fanout = s.race_fanout
-    await fanout.attach(conn, race_id)
+    await fanout.attach(session, race_id)
     now = s.clock.now_ms()
     race = await s.races.load(race_id)  # after attaching: an end now is seen either way
     if race.status is RaceStatus.FINISHED or pid not in race.names():
-        await fanout.detach_from(conn, race_id)
+        await fanout.detach_from(session, race_id)
         if pid in race.names():  # it ended meanwhile: the final race, with the results
-            conn.send(p.RaceUpdate(race=race.info(now, pid)))
+            session.send(p.RaceUpdate(race=race.info(now, pid)))
         return
     if race.status is not RaceStatus.OPEN:
         await s.races.mark_seen(race_id, [pid], now, fanout.instance)
     fanout.remember(race)
-    conn.send(p.RaceUpdate(race=race.info(now, pid)))
+    session.send(p.RaceUpdate(race=race.info(now, pid)))
     if race.status is RaceStatus.RUNNING and race.start_at is not None and now >= race.start_at:
         await fanout.send_started(race, now, s.races.start_view)
 
 
-async def ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
-    return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
+async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
+    return p.Pong(id=req.id, server_time=session.services.clock.now_ms())
 
 
 # -- daily games -----------------------------------------------------------------------------
 
 
-async def _with_entry(services: Services, live: LiveGame) -> tuple[LiveGame, Entry | None]:
-    """A finished game as reviewed now, and its board entry (None for a game in play)."""
-    if not live.record.finished:
-        return live, None
-    live = await services.games.reviewed(live)
-    board = BoardRef.daily(live.record.variant, live.record.date)
-    return live, await services.leaderboard.rank(board, live.record.player_id)
-
-
-def _windows(connections: Iterable[Connection], player_id: str) -> list[Connection]:
-    """The player's connections here that are pushed `game.finished` (version 2 on)."""
-    return [
-        c
-        for c in connections
-        if c.player is not None
-        and c.player.id == player_id
-        and c.version is not None
-        and c.version >= p.LEAN_MOVES
-    ]
-
-
-def _push_finished(conns: Iterable[Connection], live: LiveGame, entry: Entry | None) -> None:
-    for conn in conns:
-        result = result_of(live, entry, conn.version)
-        if result is not None:
-            conn.send(p.GameFinished(game_id=live.record.game_id, seq=live.seq, result=result))
-
-
-async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameState:
-    live, entry = await _with_entry(conn.services, live)
+async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
+    s = session.services
+    live, entry = await with_entry(s.games, s.leaderboard, live)
     deal = None
     if live.record.kind == "daily":
-        deal = await conn.services.deals.peek(live.record.variant, live.record.date)
-    started = time.perf_counter()
-    view = json_map(live.game.view())
-    conn.services.games.count_engine(live.record.variant, time.perf_counter() - started)
+        deal = await session.services.deals.peek(live.record.variant, live.record.date)
+    view = s.games.view(live)
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -243,188 +188,135 @@ async def _game_reply(conn: Connection, req_id: int, live: LiveGame) -> p.GameSt
         view=view,
         seq=live.seq,
         started_at=live.record.started_at_ms,
-        server_time=conn.services.clock.now_ms(),
+        server_time=session.services.clock.now_ms(),
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
-        result=result_of(live, entry, conn.version),
+        result=result_of(live, entry, session.version),
         par=deal.par if deal else None,
         hints=live.record.hints,
-        log=tuple(live.log) if conn.version is not None and conn.version >= p.RESUME else None,
+        log=tuple(live.log)
+        if session.version is not None and session.version >= p.RESUME
+        else None,
     )
 
 
-async def daily_start(conn: Connection, req: p.DailyStart) -> p.ServerMessage:
-    player = conn.require_player()
+async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:
+    player = session.require_player()
     variant = _variant(req.variant)
-    s = conn.services
+    s = session.services
     date = utc_date(s.clock.now_ms())
     deal = await s.deals.get(variant, date)
     live = await s.games.start_daily(variant, date, player.id, deal.seed)
-    return await _game_reply(conn, req.id, live)
+    return await _game_reply(session, req.id, live)
 
 
-async def game_get(conn: Connection, req: p.GameGet) -> p.ServerMessage:
-    player = conn.require_player()
-    games = conn.services.games
+async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
+    player = session.require_player()
+    games = session.services.games
     live = await games.current(req.game_id, player.id)
-    if live.race_id is not None and conn.services.clock.now_ms() < live.record.started_at_ms:
+    if live.race_id is not None and session.services.clock.now_ms() < live.record.started_at_ms:
         # A race game's cards reach nobody before the start (docs/fairplay.md).
         raise NotStarted("the race has not started yet: its deal comes with race.started")
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
-    return await _game_reply(conn, req.id, live)
+    return await _game_reply(session, req.id, live)
+
+
+async def _join(session: Session, race_id: str) -> None:
+    """A racer's session hears its race from here on (before the move, so that the race's
+    events the move causes reach it too)."""
+    await session.services.race_fanout.attach(session, race_id)
 
 
 async def _play(
-    conn: Connection,
+    session: Session,
     req_id: int,
     game_id: str,
     text: str,
     expected_seq: int | None,
     with_view: bool,
 ) -> p.ServerMessage:
-    player = conn.require_player()
-    version = conn.version or 0
+    """decode -> `GameService.play` (engine, store, listeners) -> encode."""
+    player = session.require_player()
+    version = session.version or 0
     if with_view and version < p.MOVE_VIEWS:
         raise p.BadRequest(
             f"'with_view' needs protocol version {p.MOVE_VIEWS}; this connection speaks {version}"
         )
-    s = conn.services
-    played = await s.games.play(game_id, player.id, player.name, text, expected_seq)
-    live = played.live
-    variant = live.record.variant
-    s.metrics.moves.inc(variant)
-    if played.entry is not None:
-        s.metrics.games_finished.inc(variant)
-    await _after_play(conn, live)
+    if (race_id := keys.race_of_game(game_id, player.id)) is not None:
+        await _join(session, race_id)
     # Version 2 clients follow the events; version 1 gets the whole view every move, and
     # version 4 when it asks (a client without a rules engine).
-    view = None
-    if with_view or version < p.LEAN_MOVES:
-        started = time.perf_counter()
-        view = json_map(live.game.view())
-        s.games.count_engine(variant, time.perf_counter() - started)
+    played = await session.services.games.play(
+        game_id,
+        player.id,
+        player.name,
+        text,
+        expected_seq,
+        with_view=with_view or version < p.LEAN_MOVES,
+    )
+    live = played.live
     return p.Moved(
         id=req_id,
         game_id=game_id,
         move=played.move,
         seq=live.seq,
         events=json_maps(played.events),
-        view=view,
+        view=played.view,
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
         result=result_of(live, played.entry, version),
     )
 
 
-def announce_finished(
-    services: Services,
-    connections: Callable[[], Iterable[Connection]],
-) -> Callable[[LiveGame, Entry], Awaitable[None]]:
-    """The `GameService.on_finished` listener: a game found over after its last move was
-    acknowledged is counted, told to its race, and pushed to the player's connections here
-    that speak version 2 (the others learn it on their next request); the other processes are
-    told too (`pubsub.GameEnded`), and push it to the player's connections they hold
-    (`finished_elsewhere`)."""
-
-    async def announce(live: LiveGame, entry: Entry) -> None:
-        record = live.record
-        services.metrics.games_finished.inc(record.variant)
-        race_id = services.races.race_of(live)
-        if race_id is not None:
-            await services.race_referee.on_played(race_id, live)
-        _push_finished(_windows(connections(), record.player_id), live, entry)
-        ended = pubsub.GameEnded(record.player_id, record.game_id, services.race_fanout.instance)
-        try:
-            channel = keys.player_channel(record.player_id)
-            await services.redis.publish(channel, pubsub.encode(ended))
-        except Exception:  # Redis away: the player's other windows learn it on their next read
-            raise_if_cancelled()
-            log.warning("cannot tell the other processes that %s ended", record.game_id)
-
-    return announce
+async def move(session: Session, req: p.Move) -> p.ServerMessage:
+    return await _play(
+        session, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view)
+    )
 
 
-def finished_elsewhere(
-    services: Services,
-    connections: Callable[[], Iterable[Connection]],
-) -> Callable[[pubsub.GameEnded], Awaitable[None]]:
-    """The `RaceFanout.on_game_ended` listener: another process found a game over after its
-    reply; the player's version 2+ connections here get ``game.finished`` as there."""
-
-    async def push(msg: pubsub.GameEnded) -> None:
-        mine = _windows(connections(), msg.player_id)
-        if not mine:
-            return
-        live = await services.games.current(msg.game_id, msg.player_id)
-        if live.record.finished:
-            _push_finished(mine, *await _with_entry(services, live))
-
-    return push
+async def undo(session: Session, req: p.Undo) -> p.ServerMessage:
+    return await _play(session, req.id, req.game_id, UNDO, req.expected_seq, bool(req.with_view))
 
 
-async def _after_play(conn: Connection, live: LiveGame) -> None:
-    """Race games tell the race about every move (progress, and maybe the end)."""
-    s = conn.services
-    race_id = s.races.race_of(live)
-    if race_id is not None:
-        await s.race_fanout.attach(conn, race_id)
-        await s.race_referee.on_played(race_id, live)
+def _finished(session: Session, req_id: int, live: LiveGame, entry: Entry) -> p.Finished:
+    result = result_of(live, entry, session.version)
+    if result is None:  # a finished game always has its result
+        raise Conflict("the game has no result")
+    return p.Finished(id=req_id, game_id=live.record.game_id, result=result)
 
 
-async def move(conn: Connection, req: p.Move) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, req.move, req.expected_seq, bool(req.with_view))
+async def resign(session: Session, req: p.Resign) -> p.ServerMessage:
+    player = session.require_player()
+    if (race_id := keys.race_of_game(req.game_id, player.id)) is not None:
+        await _join(session, race_id)
+    live, entry = await session.services.games.resign(req.game_id, player.id, player.name)
+    return _finished(session, req.id, live, entry)
 
 
-async def undo(conn: Connection, req: p.Undo) -> p.ServerMessage:
-    return await _play(conn, req.id, req.game_id, "undo", req.expected_seq, bool(req.with_view))
-
-
-async def resign(conn: Connection, req: p.Resign) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
-    live, entry = await s.games.resign(req.game_id, player.id, player.name)
-    s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(conn, live)
-    result = result_of(live, entry, conn.version)
-    assert result is not None
-    return p.Finished(id=req.id, game_id=req.game_id, result=result)
-
-
-async def finish(conn: Connection, req: Finish) -> p.ServerMessage:
+async def finish(session: Session, req: Finish) -> p.ServerMessage:
     """End a Triple Deck game as it stands (finished, not resigned: RULINGS.md)."""
-    player = conn.require_player()
-    if conn.version is None or conn.version < RESUME:
+    player = session.require_player()
+    if not session.speaks(RESUME):
         raise p.ProtocolError(
             "'finish' needs protocol version 3; use 'resign'", code=p.ErrorCode.UNKNOWN_TYPE
         )
-    s = conn.services
-    live = await s.games.get(req.game_id, player.id)
-    if not variant_of(live.record.variant).scored:
-        raise Conflict(
-            f"only the scoring games ({', '.join(SCORED_VARIANTS)}) are finished; resign this one"
-        )
-    await s.games.ensure_day_open(live, player.name)
-    if live.record.finished:
-        raise GameOver("the game is over")
-    live, entry = await s.games.close(req.game_id, player.id, player.name, resigned=False)
-    s.metrics.games_finished.inc(live.record.variant)
-    await _after_play(conn, live)
-    result = result_of(live, entry, conn.version)
-    assert result is not None
-    return p.Finished(id=req.id, game_id=req.game_id, result=result)
+    if (race_id := keys.race_of_game(req.game_id, player.id)) is not None:
+        await _join(session, race_id)
+    live, entry = await session.services.games.finish(req.game_id, player.id, player.name)
+    return _finished(session, req.id, live, entry)
 
 
 # -- leaderboards ----------------------------------------------------------------------------
 
 
-async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
-    deal = await conn.services.deals.peek(req.variant, date)
+    deal = await session.services.deals.peek(req.variant, date)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -437,13 +329,13 @@ async def leaderboard_top(conn: Connection, req: p.LeaderboardTop) -> p.ServerMe
     )
 
 
-async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
-    deal = await conn.services.deals.peek(req.variant, date)
+    deal = await session.services.deals.peek(req.variant, date)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -456,11 +348,11 @@ async def leaderboard_around(conn: Connection, req: p.LeaderboardAround) -> p.Se
     )
 
 
-async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.ServerMessage:
-    player = conn.require_player()
-    date = _date(conn, req.date)
+async def leaderboard_rank(session: Session, req: p.LeaderboardRank) -> p.ServerMessage:
+    player = session.require_player()
+    date = _date(session, req.date)
     board = BoardRef.daily(_variant(req.variant), date)
-    lb = conn.services.leaderboard
+    lb = session.services.leaderboard
     entry = await lb.rank(board, player.id)
     return p.PlayerRank(
         id=req.id,
@@ -472,16 +364,17 @@ async def leaderboard_rank(conn: Connection, req: p.LeaderboardRank) -> p.Server
 
 
 #: Session, daily play and daily leaderboards.
-GAME_HANDLERS: HandlerTable = {
-    p.Hello: hello,
-    p.Ping: ping,
-    p.DailyStart: daily_start,
-    p.GameGet: game_get,
-    p.Move: move,
-    p.Undo: undo,
-    p.Resign: resign,
-    Finish: finish,
-    p.LeaderboardTop: leaderboard_top,
-    p.LeaderboardAround: leaderboard_around,
-    p.LeaderboardRank: leaderboard_rank,
-}
+GAME_ROUTES = (
+    Router()
+    .on(p.Hello, hello)
+    .on(p.Ping, ping)
+    .on(p.DailyStart, daily_start)
+    .on(p.GameGet, game_get)
+    .on(p.Move, move)
+    .on(p.Undo, undo)
+    .on(p.Resign, resign)
+    .on(Finish, finish)
+    .on(p.LeaderboardTop, leaderboard_top)
+    .on(p.LeaderboardAround, leaderboard_around)
+    .on(p.LeaderboardRank, leaderboard_rank)
+)

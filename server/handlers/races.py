@@ -1,4 +1,4 @@
-"""Handlers of the race requests (`RACE_HANDLERS`)."""
+"""Handlers of the race requests (`RACE_ROUTES`)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import datetime as dt
 import protocol as p
 from engine import VARIANT_IDS
 from server.games.daily import utc_date
-from server.handlers.games import HandlerTable
 from server.races.model import RaceStatus
 from server.races.ratings import RatingRow
 from server.runtime.errors import LimitReached
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 
 
 def _variant(name: str) -> str:
@@ -21,11 +21,11 @@ def _variant(name: str) -> str:
 
 
 async def _room(
-    conn: Connection, req_id: int, race_id: str, since: int | None = None
+    session: Session, req_id: int, race_id: str, since: int | None = None
 ) -> p.RaceRoom:
-    s = conn.services
+    s = session.services
     race = await s.races.load(race_id)
-    me = conn.require_player().id
+    me = session.require_player().id
     events = await s.races.events_since(race_id, since) if since is not None else []
     return p.RaceRoom(
         id=req_id,
@@ -34,72 +34,72 @@ async def _room(
     )
 
 
-async def race_queue(conn: Connection, req: p.RaceQueue) -> p.ServerMessage:
-    player = conn.require_player()
+async def race_queue(session: Session, req: p.RaceQueue) -> p.ServerMessage:
+    player = session.require_player()
     variant = _variant(req.variant)
-    waiting, _ = await conn.services.matchmaking.queue(
-        conn, player.id, player.name, variant, req.size, conn.address
+    waiting, _ = await session.services.matchmaking.queue(
+        session, player.id, player.name, variant, req.size, session.address
     )
     return p.RaceQueued(id=req.id, variant=variant, size=req.size, waiting=waiting)
 
 
-async def race_leave(conn: Connection, req: p.RaceLeave) -> p.ServerMessage:
-    player = conn.require_player()
-    if not await conn.services.matchmaking.leave(conn, player.id):
+async def race_leave(session: Session, req: p.RaceLeave) -> p.ServerMessage:
+    player = session.require_player()
+    if not await session.services.matchmaking.leave(session, player.id):
         raise p.ProtocolError("not waiting in a queue or a room", code=p.ErrorCode.NOT_FOUND)
     return p.RaceLeft(id=req.id)
 
 
-def _limit_error(conn: Connection, exc: LimitReached) -> p.ProtocolError:
+def _limit_error(session: Session, exc: LimitReached) -> p.ProtocolError:
     """`limit_reached` from version 5 on; older clients know `rate_limited`."""
     code = p.ErrorCode.LIMIT_REACHED
-    if conn.version is None or conn.version < p.FAIR_PLAY:
+    if session.version is None or session.version < p.FAIR_PLAY:
         code = p.ErrorCode.RATE_LIMITED
     return p.ProtocolError(str(exc), code=code)
 
 
-async def race_create(conn: Connection, req: p.RaceCreate) -> p.ServerMessage:
-    player = conn.require_player()
+async def race_create(session: Session, req: p.RaceCreate) -> p.ServerMessage:
+    player = session.require_player()
     try:
-        race_id = await conn.services.races.create_room(
+        race_id = await session.services.races.create_room(
             player.id, player.name, _variant(req.variant), req.size
         )
     except LimitReached as exc:
-        raise _limit_error(conn, exc) from None
-    await conn.services.race_fanout.attach(conn, race_id)
-    await conn.services.races.announce(player.id, race_id)
-    return await _room(conn, req.id, race_id)
+        raise _limit_error(session, exc) from None
+    await session.services.race_fanout.attach(session, race_id)
+    await session.services.races.announce(player.id, race_id)
+    return await _room(session, req.id, race_id)
 
 
-async def race_join(conn: Connection, req: p.RaceJoin) -> p.ServerMessage:
-    player = conn.require_player()
-    race_id = await conn.services.races.join_room(player.id, player.name, req.code)
-    await conn.services.race_fanout.attach(conn, race_id)
-    await conn.services.races.announce(player.id, race_id)
-    return await _room(conn, req.id, race_id)
+async def race_join(session: Session, req: p.RaceJoin) -> p.ServerMessage:
+    player = session.require_player()
+    race_id = await session.services.races.join_room(player.id, player.name, req.code)
+    await session.services.race_fanout.attach(session, race_id)
+    await session.services.races.announce(player.id, race_id)
+    return await _room(session, req.id, race_id)
 
 
-async def race_start(conn: Connection, req: p.RaceStart) -> p.ServerMessage:
-    player = conn.require_player()
-    await conn.services.races.start_room(player.id, req.race_id)
-    await conn.services.race_fanout.attach(conn, req.race_id)
-    return await _room(conn, req.id, req.race_id)
+async def race_start(session: Session, req: p.RaceStart) -> p.ServerMessage:
+    player = session.require_player()
+    await session.services.races.start_room(player.id, req.race_id)
+    await session.services.race_fanout.attach(session, req.race_id)
+    return await _room(session, req.id, req.race_id)
 
 
-async def race_get(conn: Connection, req: p.RaceGet) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
+async def race_get(session: Session, req: p.RaceGet) -> p.ServerMessage:
+    player = session.require_player()
+    s = session.services
     race = await s.races.load(req.race_id)
     if player.id in race.names() and race.status is not RaceStatus.FINISHED:
-        await s.race_fanout.attach(conn, req.race_id)
+        await s.race_fanout.attach(session, req.race_id)
         await s.races.mark_seen(req.race_id, [player.id], instance=s.race_fanout.instance)
-    return await _room(conn, req.id, req.race_id, since=req.since)
+    return await _room(session, req.id, req.race_id, since=req.since)
 
 
-def _day(conn: Connection, board: str, date: str | None) -> dt.date | None:
+def _day(session: Session, board: str, date: str | None) -> dt.date | None:
     if board == "rating":
         return None
-    return dt.date.fromisoformat(date) if date else utc_date(conn.services.clock.now_ms())
+    return dt.date.fromisoformat(date) if date else utc_date(session.services.clock.now_ms())
 
 
 def _entry(row: RatingRow, names: dict[str, str], me: str) -> p.RatingEntry:
@@ -116,7 +116,7 @@ def _entry(row: RatingRow, names: dict[str, str], me: str) -> p.RatingEntry:
 
 
 async def _board_reply(
-    conn: Connection,
+    session: Session,
     req_id: int,
     variant: str,
     board: str,
@@ -124,8 +124,8 @@ async def _board_reply(
     offset: int,
     rows: list[RatingRow],
 ) -> p.RaceBoard:
-    s = conn.services
-    me = conn.require_player().id
+    s = session.services
+    me = session.require_player().id
     names = await s.players.names([r.player_id for r in rows])
     return p.RaceBoard(
         id=req_id,
@@ -138,24 +138,24 @@ async def _board_reply(
     )
 
 
-async def race_top(conn: Connection, req: p.RaceTop) -> p.ServerMessage:
-    variant, day = _variant(req.variant), _day(conn, req.board, req.date)
-    rows = await conn.services.races.board_top(variant, req.board, day, req.offset, req.limit)
-    return await _board_reply(conn, req.id, variant, req.board, day, req.offset, rows)
+async def race_top(session: Session, req: p.RaceTop) -> p.ServerMessage:
+    variant, day = _variant(req.variant), _day(session, req.board, req.date)
+    rows = await session.services.races.board_top(variant, req.board, day, req.offset, req.limit)
+    return await _board_reply(session, req.id, variant, req.board, day, req.offset, rows)
 
 
-async def race_around(conn: Connection, req: p.RaceAround) -> p.ServerMessage:
-    player = conn.require_player()
-    variant, day = _variant(req.variant), _day(conn, req.board, req.date)
-    rows = await conn.services.races.board_around(variant, req.board, day, player.id, req.k)
+async def race_around(session: Session, req: p.RaceAround) -> p.ServerMessage:
+    player = session.require_player()
+    variant, day = _variant(req.variant), _day(session, req.board, req.date)
+    rows = await session.services.races.board_around(variant, req.board, day, player.id, req.k)
     offset = rows[0].rank - 1 if rows else 0
-    return await _board_reply(conn, req.id, variant, req.board, day, offset, rows)
+    return await _board_reply(session, req.id, variant, req.board, day, offset, rows)
 
 
-async def race_rank(conn: Connection, req: p.RaceRank) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
-    variant, day = _variant(req.variant), _day(conn, req.board, req.date)
+async def race_rank(session: Session, req: p.RaceRank) -> p.ServerMessage:
+    player = session.require_player()
+    s = session.services
+    variant, day = _variant(req.variant), _day(session, req.board, req.date)
     row = await s.races.board_rank(variant, req.board, day, player.id)
     names = await s.players.names([player.id])
     return p.RaceRankReply(
@@ -168,24 +168,25 @@ async def race_rank(conn: Connection, req: p.RaceRank) -> p.ServerMessage:
     )
 
 
-async def race_recent(conn: Connection, req: p.RaceRecent) -> p.ServerMessage:
-    player = conn.require_player()
+async def race_recent(session: Session, req: p.RaceRecent) -> p.ServerMessage:
+    player = session.require_player()
     variant = _variant(req.variant)
-    items = await conn.services.races.recent(variant, player.id, req.limit)
+    items = await session.services.races.recent(variant, player.id, req.limit)
     races = tuple(i.to_wire() for i in items)
     return p.RaceHistory(id=req.id, variant=variant, races=races)
 
 
 #: Race rooms, the queue and race boards.
-RACE_HANDLERS: HandlerTable = {
-    p.RaceQueue: race_queue,
-    p.RaceLeave: race_leave,
-    p.RaceCreate: race_create,
-    p.RaceJoin: race_join,
-    p.RaceStart: race_start,
-    p.RaceGet: race_get,
-    p.RaceTop: race_top,
-    p.RaceAround: race_around,
-    p.RaceRank: race_rank,
-    p.RaceRecent: race_recent,
-}
+RACE_ROUTES = (
+    Router()
+    .on(p.RaceQueue, race_queue)
+    .on(p.RaceLeave, race_leave)
+    .on(p.RaceCreate, race_create)
+    .on(p.RaceJoin, race_join)
+    .on(p.RaceStart, race_start)
+    .on(p.RaceGet, race_get)
+    .on(p.RaceTop, race_top)
+    .on(p.RaceAround, race_around)
+    .on(p.RaceRank, race_rank)
+    .on(p.RaceRecent, race_recent)
+)

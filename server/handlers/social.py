@@ -1,4 +1,4 @@
-"""Handlers of profiles, daily history and spectating (`SOCIAL_HANDLERS`)."""
+"""Handlers of profiles, daily history and spectating (`SOCIAL_ROUTES`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import datetime as dt
 
 import protocol as p
 from engine import VARIANT_IDS
-from server.handlers.games import HandlerTable
-from server.players.profiles import Profiles
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 
 
 def _variant(name: str) -> str:
@@ -20,57 +19,46 @@ def _variant(name: str) -> str:
     return name
 
 
-def _profiles(conn: Connection) -> Profiles:
-    s = conn.services
-    return Profiles(
-        s.store,
-        s.leaderboard,
-        s.races.boards,
-        s.players,
-        s.clock,
-        day_closed=s.day_closer.closed,
-    )
-
-
-async def profile_get(conn: Connection, req: p.ProfileGet) -> p.ServerMessage:
-    me = conn.require_player()
-    profiles = _profiles(conn)
+async def profile_get(session: Session, req: p.ProfileGet) -> p.ServerMessage:
+    me = session.require_player()
+    profiles = session.services.profiles
     who = await profiles.player(me, req.player_id, req.name)
     return await profiles.profile(req.id, me, who)
 
 
-async def history_get(conn: Connection, req: p.HistoryGet) -> p.ServerMessage:
-    me = conn.require_player()
+async def history_get(session: Session, req: p.HistoryGet) -> p.ServerMessage:
+    me = session.require_player()
     variant = _variant(req.variant)
-    profiles = _profiles(conn)
+    profiles = session.services.profiles
     who = await profiles.player(me, req.player_id, None)
     before = dt.date.fromisoformat(req.before) if req.before else None
     return await profiles.page(req.id, who, variant, before, req.limit)
 
 
-async def race_list(conn: Connection, req: p.RaceList) -> p.ServerMessage:
-    conn.require_player()
+async def race_list(session: Session, req: p.RaceList) -> p.ServerMessage:
+    session.require_player()
     variant = _variant(req.variant) if req.variant is not None else None
-    races = await conn.services.spectators.running(variant, req.limit)
+    races = await session.services.spectators.running(variant, req.limit)
     return p.RaceListReply(id=req.id, races=tuple(races))
 
 
-async def race_watch(conn: Connection, req: p.RaceWatch) -> p.ServerMessage:
-    conn.require_player()
-    return await conn.services.spectators.watch(conn, req.id, req.race_id)
+async def race_watch(session: Session, req: p.RaceWatch) -> p.ServerMessage:
+    session.require_player()
+    return await session.services.spectators.watch(session, req.id, req.race_id)
 
 
-async def race_unwatch(conn: Connection, req: p.RaceUnwatch) -> p.ServerMessage:
-    conn.require_player()
-    await conn.services.spectators.unwatch(conn, req.race_id)
+async def race_unwatch(session: Session, req: p.RaceUnwatch) -> p.ServerMessage:
+    session.require_player()
+    await session.services.spectators.unwatch(session, req.race_id)
     return p.RaceUnwatched(id=req.id, race_id=req.race_id)
 
 
 #: Profiles, history pages and spectating.
-SOCIAL_HANDLERS: HandlerTable = {
-    p.ProfileGet: profile_get,
-    p.HistoryGet: history_get,
-    p.RaceList: race_list,
-    p.RaceWatch: race_watch,
-    p.RaceUnwatch: race_unwatch,
-}
+SOCIAL_ROUTES = (
+    Router()
+    .on(p.ProfileGet, profile_get)
+    .on(p.HistoryGet, history_get)
+    .on(p.RaceList, race_list)
+    .on(p.RaceWatch, race_watch)
+    .on(p.RaceUnwatch, race_unwatch)
+)

@@ -1,4 +1,4 @@
-"""Handlers of hints, revealed seeds and move-log export (`SOLVER_HANDLERS`)."""
+"""Handlers of hints, revealed seeds and move-log export (`SOLVER_ROUTES`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import datetime as dt
 import protocol as p
 from server.games.daily import utc_date
 from server.games.deals import hint_for
-from server.handlers.games import HandlerTable
 from server.redis.keys import RaceGameKeys, parse_game_id
 from server.runtime.errors import GameOver
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 
 
-async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
+async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
+    player = session.require_player()
+    s = session.services
     live = await s.games.get(req.game_id, player.id)
     if live.record.kind != "daily":
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
@@ -40,9 +40,9 @@ async def hint(conn: Connection, req: p.Hint) -> p.ServerMessage:
 SEEDS_RETRY_MS = 5_000
 
 
-async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
-    conn.require_player()
-    s = conn.services
+async def daily_seeds(session: Session, req: p.DailySeeds) -> p.ServerMessage:
+    session.require_player()
+    s = session.services
     date = dt.date.fromisoformat(req.date)
     try:
         seeds = await s.deals.revealed(date)
@@ -59,9 +59,9 @@ async def daily_seeds(conn: Connection, req: p.DailySeeds) -> p.ServerMessage:
     return p.SeedsReply(id=req.id, date=req.date, seeds=dict(seeds))
 
 
-async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
-    player = conn.require_player()
-    s = conn.services
+async def game_export(session: Session, req: p.GameExport) -> p.ServerMessage:
+    player = session.require_player()
+    s = session.services
     ref = parse_game_id(req.game_id)
     record, moves = await s.store.load(req.game_id)
     today = utc_date(s.clock.now_ms())
@@ -91,8 +91,6 @@ async def game_export(conn: Connection, req: p.GameExport) -> p.ServerMessage:
 
 
 #: Hints, revealed seeds and move-log export.
-SOLVER_HANDLERS: HandlerTable = {
-    p.Hint: hint,
-    p.DailySeeds: daily_seeds,
-    p.GameExport: game_export,
-}
+SOLVER_ROUTES = (
+    Router().on(p.Hint, hint).on(p.DailySeeds, daily_seeds).on(p.GameExport, game_export)
+)

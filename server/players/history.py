@@ -34,7 +34,7 @@ from typing import Any, cast
 import redis.asyncio
 
 from server.redis import keys
-from server.redis.movelog import LuaScript, MoveLog
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import is_outage, translate_redis_errors
 
 __all__ = [
@@ -284,12 +284,12 @@ class History:
         self,
         redis: redis.asyncio.Redis,
         keep_days: int = keys.HISTORY_KEEP_DAYS,
-        commit: MoveLog | None = None,
+        commit: Batcher | None = None,
     ) -> None:
         self._r = redis
         self.keep_days = keep_days
         #: The finish path's two steps here go through the game store's group commit.
-        self._commit = commit or MoveLog(redis)
+        self._commit = commit or Batcher(redis)
         self._record = LuaScript.of(_RECORD_LUA)
         self._final_rank = redis.register_script(_FINAL_RANK_LUA)
 

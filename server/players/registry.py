@@ -15,7 +15,7 @@ import redis.asyncio
 
 from server.players.names import fold_name, is_reserved
 from server.redis import keys
-from server.redis.movelog import LuaScript, MoveLog
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
     InvalidInput,
@@ -132,13 +132,13 @@ class PlayerRegistry:
         self,
         redis: redis.asyncio.Redis,
         clock: Clock | None = None,
-        commit: MoveLog | None = None,
+        commit: Batcher | None = None,
         accounts_per_hour: int = 0,
     ) -> None:
         self._r = redis
         self._clock = clock or SystemClock()
         #: A new player's script goes through the group commit (a burst of sign-ups batches).
-        self._commit = commit or MoveLog(redis)
+        self._commit = commit or Batcher(redis)
         self._create = LuaScript.of(_CREATE_LUA)
         self._rotate = LuaScript.of(_ROTATE_LUA)
         self._quota = LuaScript.of(_ACCOUNT_QUOTA_LUA)

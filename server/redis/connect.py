@@ -11,7 +11,7 @@ that type (`connect`). They use only commands both clients implement: single-slo
 pipelines, plain pipelines of keyed commands (a cluster pipeline refuses PUBLISH and EVALSHA)
 and PUBLISH/SUBSCRIBE (cluster-wide in Redis Cluster). On a cluster, scripts new to a master
 are sent by EVAL (`ClusterScript`) and pub/sub moves to another master when its own fails
-(`FailoverPubSub`). The one place below redis-py's command layer, `MoveLog`, asks `cluster_of`
+(`FailoverPubSub`). The one place below redis-py's command layer, `Batcher`, asks `cluster_of`
 and routes by slot itself.
 """
 
@@ -27,7 +27,7 @@ import redis.asyncio
 import redis.exceptions
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.connection import AbstractConnection, Connection
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.commands.core import AsyncScript
@@ -84,93 +84,128 @@ class ClusterScript(AsyncScript):
             return await target.eval(self.script, len(keys), *argv)  # type: ignore[arg-type]
 
 
-class _AnyMaster:
-    """The connection source of a `FailoverPubSub`: a dedicated connection to a master,
-    the next one in turn after each failure (classic PUBLISH reaches every node, so any
-    master delivers every channel)."""
+class FailoverPubSub:
+    """Pub/sub on a cluster through one master at a time: when that master fails, the
+    next read or subscription connects to another one and subscribes there again, so race
+    fan-out goes on while a master is down (redis-py's own stays on the failed node).
 
-    def __init__(self, cluster: RedisCluster) -> None:
+    Built on redis-py's public API: a plain `redis.asyncio.Redis` on the current master
+    (its `ConnectionPool` made from the node's public `connection_kwargs`) and that client's
+    own `PubSub`; the channels and patterns are kept here to subscribe again after a switch.
+    Classic PUBLISH reaches every node, so any master delivers every channel."""
+
+    def __init__(self, cluster: RedisCluster, **kwargs: bool) -> None:
         self._cluster = cluster
+        self._kwargs = kwargs
         self._turn = 0
+        self._client: redis.asyncio.Redis | None = None
+        self._ps: PubSub | None = None
+        self._channels: set[str] = set()
+        self._patterns: set[str] = set()
 
-    def skip(self) -> None:
-        """The current master failed: use the next one."""
-        self._turn += 1
+    @property
+    def subscribed(self) -> bool:
+        return bool(self._channels or self._patterns)
 
-    async def get_connection(self, *args: object, **options: object) -> Connection:
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """(host, port) of the master it reads from, while connected."""
+        if self._client is None:
+            return None
+        kwargs = self._client.connection_pool.connection_kwargs
+        return str(kwargs["host"]), int(kwargs["port"])
+
+    async def _current(self) -> PubSub:
+        """The pub/sub of the current master, connected (and subscribed again) if need be."""
+        if self._ps is not None:
+            return self._ps
         await self._cluster.initialize()
         masters = sorted(self._cluster.get_primaries(), key=lambda n: n.name)
         error: Exception = redis.exceptions.ConnectionError("no master known")
         for _ in masters:
             node = masters[self._turn % len(masters)]
-            kwargs = {
-                **node.connection_kwargs,
-                "retry": Retry(NoBackoff(), 0),
-            }  # failures switch masters instead
-            conn = Connection(**kwargs)
+            pool = redis.asyncio.ConnectionPool(
+                connection_class=node.connection_class,
+                max_connections=2,
+                # Failures switch masters instead of retrying the failed one.
+                **{**node.connection_kwargs, "retry": Retry(NoBackoff(), 0)},
+            )
+            client = redis.asyncio.Redis(connection_pool=pool)
+            ps = client.pubsub(**self._kwargs)
             try:
-                await conn.connect()  # type: ignore[no-untyped-call]
-                return conn
+                if self._channels:
+                    await ps.subscribe(*sorted(self._channels))
+                if self._patterns:
+                    await ps.psubscribe(*sorted(self._patterns))
+                if not self.subscribed:
+                    await client.ping()
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                 error = exc
-                await conn.disconnect()
-                self.skip()
+                await _closed(client, ps)
+                self._turn += 1
+                continue
+            self._client, self._ps = client, ps
+            return ps
         raise error
 
-    async def release(self, connection: Connection) -> None:
-        await connection.disconnect()
-
-
-class FailoverPubSub(PubSub):
-    """Pub/sub on a cluster through one master at a time: when that master fails, the
-    next read or subscription connects to another one and subscribes there again, so race
-    fan-out goes on while a master is down (redis-py's own stays on the failed node)."""
-
-    def __init__(self, cluster: RedisCluster, **kwargs: Any) -> None:
-        self._masters = _AnyMaster(cluster)
-        super().__init__(
-            connection_pool=self._masters,  # type: ignore[arg-type]
-            encoder=cluster.encoder,
-            **kwargs,
-        )
-
-    @property
-    def address(self) -> tuple[str, int] | None:
-        """(host, port) of the master it reads from, while connected."""
-        conn = self.connection
-        return (conn.host, int(conn.port)) if isinstance(conn, Connection) else None
-
-    async def connect(self) -> None:
-        fresh = self.connection is None
-        await super().connect()  # type: ignore[no-untyped-call]
-        if fresh and self.subscribed:  # a new master: the channels kept are subscribed there
-            assert self.connection is not None
-            await self.on_connect(self.connection)
-
     async def _drop(self) -> None:
-        conn, self.connection = self.connection, None
-        if conn is not None:
-            conn.deregister_connect_callback(self.on_connect)
-            await conn.disconnect(nowait=True)
-        self._masters.skip()
+        """The current master failed: the next call uses the next one."""
+        client, ps, self._client, self._ps = self._client, self._ps, None, None
+        if client is not None and ps is not None:
+            await _closed(client, ps)
+        self._turn += 1
 
-    async def execute_command(self, *args: EncodableT) -> None:
+    async def _call(self, name: str, *args: str) -> None:
+        ps = await self._current()
         try:
-            await super().execute_command(*args)
+            await getattr(ps, name)(*args)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             await self._drop()
             raise
+
+    async def subscribe(self, *channels: str) -> None:
+        self._channels.update(channels)
+        await self._call("subscribe", *channels)
+
+    async def unsubscribe(self, *channels: str) -> None:
+        self._channels.difference_update(channels)
+        if self._ps is not None:
+            await self._call("unsubscribe", *channels)
+
+    async def psubscribe(self, *patterns: str) -> None:
+        self._patterns.update(patterns)
+        await self._call("psubscribe", *patterns)
+
+    async def punsubscribe(self, *patterns: str) -> None:
+        self._patterns.difference_update(patterns)
+        if self._ps is not None:
+            await self._call("punsubscribe", *patterns)
 
     async def get_message(
         self, ignore_subscribe_messages: bool = False, timeout: float | None = 0.0
     ) -> dict[str, Any] | None:
+        if not self.subscribed:
+            await asyncio.sleep(timeout or 0.0)
+            return None
+        ps = await self._current()
         try:
-            if self.connection is None and self.subscribed:
-                await self.connect()
-            return await super().get_message(ignore_subscribe_messages, timeout)  # type: ignore[no-any-return]
+            msg = await ps.get_message(ignore_subscribe_messages, timeout)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             await self._drop()
             raise
+        return cast("dict[str, Any] | None", msg)
+
+    async def aclose(self) -> None:
+        client, ps, self._client, self._ps = self._client, self._ps, None, None
+        if client is not None and ps is not None:
+            await _closed(client, ps)
+
+
+async def _closed(client: redis.asyncio.Redis, ps: PubSub) -> None:
+    with contextlib.suppress(Exception):
+        await ps.aclose()  # type: ignore[no-untyped-call]
+    with contextlib.suppress(Exception):
+        await client.aclose()
 
 
 class SolitaireCluster(RedisCluster):
@@ -184,8 +219,9 @@ class SolitaireCluster(RedisCluster):
         node: ClusterNode | None = None,
         host: str | None = None,
         port: int | None = None,
-        **kwargs: Any,
+        **kwargs: bool,
     ) -> FailoverPubSub:
+        """Duck-typed as redis-py's `PubSub` for the stores (subscribe, get_message, ...)."""
         if node is not None or host is not None or port is not None:
             raise ValueError("the pub/sub of a solitaire cluster picks its own master")
         return FailoverPubSub(self, **kwargs)

@@ -359,6 +359,18 @@ def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
     return DailyGameKeys(game_id, variant, date, pid)
 
 
+def race_of_game(game_id: str, player_id: str) -> str | None:
+    """The race of ``player_id``'s race game ``game_id``; None for any other id (a daily
+    game's at the cost of one prefix test)."""
+    if not game_id.startswith("r."):
+        return None
+    try:
+        k = parse_game_id(game_id)
+    except NotFound:
+        return None
+    return k.race_id if isinstance(k, RaceGameKeys) and k.player_id == player_id else None
+
+
 # -- races --------------------------------------------------------------------------------
 
 

@@ -1,5 +1,7 @@
 """One WebSocket connection: decode, rate-limit, dispatch, reply in the client's own form.
 
+The connection owns the socket, its send queue and its closing state (one `ConnState`);
+handlers get its `Session` (player, version, send), never the socket.
 Outgoing frames go through a bounded queue drained by one writer task, so pushes never
 interleave with replies and a client that stops reading is disconnected instead of growing
 the server's memory.
@@ -9,26 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import WSCloseCode, web
 
 import protocol as p
 from engine import IllegalMove, UnknownVariant
-from server.players.registry import Player
 from server.runtime.errors import DayOver, ServerError, is_outage
 from server.transport.ratelimit import TokenBucket
+from server.transport.router import Router
+from server.transport.session import NotAuthenticated, Session
 
 if TYPE_CHECKING:
     from server.services import Services
 
 log = logging.getLogger(__name__)
-
-#: A request handler; the app's table maps each client message type to one.
-Handler = Callable[["Connection", Any], Awaitable[p.ServerMessage]]
 
 #: Consecutive frames refused by the rate limiter before the connection is closed.
 FLOOD_CLOSE_AFTER = 50
@@ -36,9 +36,16 @@ FLOOD_CLOSE_AFTER = 50
 OPEN_REQUESTS = (p.Hello, p.Ping)
 
 
-class NotAuthenticated(p.ProtocolError):
-    def __init__(self) -> None:
-        super().__init__("say hello first", code=p.ErrorCode.NOT_AUTHENTICATED)
+class ConnState(enum.Enum):
+    """Where a connection is in its life; the one record of its closing."""
+
+    OPEN = "open"  # reading, between frames
+    HANDLING = "handling"  # the reader is inside `handle_frame`
+    #: A close was asked while a frame was being handled: the reader closes once the frame is
+    #: answered (`finish`), after every frame sent or queued so far.
+    CLOSE_REQUESTED = "close_requested"
+    CLOSING = "closing"  # being closed (a closer task, `finish` or `go_away`): nothing more sent
+    CLOSED = "closed"  # the reader is done and the socket closed
 
 
 def error_reply(exc: BaseException, req_id: int | None, version: int | None = None) -> p.ErrorReply:
@@ -65,45 +72,43 @@ def error_reply(exc: BaseException, req_id: int | None, version: int | None = No
 
 
 class Connection:
-    """The state of one client connection."""
+    """One client connection: its socket, send queue, closing state and session."""
 
     def __init__(
         self,
         ws: web.WebSocketResponse,
         services: Services,
-        handlers: Mapping[type[p.ClientMessage], Handler],
+        router: Router,
+        address: str = "",
     ) -> None:
-        self.ws = ws
+        self._ws = ws
         self.services = services
-        self.handlers = handlers
-        self.player: Player | None = None
-        self.version: int | None = None
-        #: The client's address (`server.transport.address.client_address`: the peer, or what a
-        #: trusted proxy forwarded); "" when unknown.
-        self.address: str = ""
+        self.router = router
+        #: What handlers get: the player, the protocol version, `send` (this connection's).
+        self.session = Session(services, self.send, address)
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
-        self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, time.monotonic)
+        self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, services.clock.monotonic)
         self.refused = 0
         self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
-        self.closing = False
-        #: The close code and reason the reader loop must close with once the current frame is
-        #: answered (set by `close_soon` while a frame is being handled).
-        self.close_code: tuple[int, str] | None = None
-        self._in_frame = False  # the reader is inside `handle_frame`
+        self.state = ConnState.OPEN
+        #: The close code and reason `close_soon` asked for (None: no close asked).
+        self._close_with: tuple[int, str] | None = None
         self._closer: asyncio.Task[None] | None = None
         self._sending = asyncio.Lock()  # one frame at a time onto the socket
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
-        #: Steps a handler asks to run once its reply is on its way (e.g. the pushes that must
-        #: follow `welcome`, never precede it); run and cleared after each reply.
-        self.after_reply: list[Callable[[], Awaitable[None]]] = []
 
-    def require_player(self) -> Player:
-        if self.player is None:
-            raise NotAuthenticated()
-        return self.player
+    @property
+    def closing(self) -> bool:
+        """A close was asked or is under way: nothing more is queued."""
+        return self.state in _CLOSING
+
+    @property
+    def close_requested(self) -> bool:
+        """The reader must stop reading and close (`finish`) after the frame it answered."""
+        return self.state is ConnState.CLOSE_REQUESTED
 
     # -- outgoing -----------------------------------------------------------------------------
 
@@ -148,9 +153,9 @@ class Connection:
     async def _write(self, frame: str | bytes) -> bool:
         try:
             if isinstance(frame, bytes):
-                await self.ws.send_bytes(frame)
+                await self._ws.send_bytes(frame)
             else:
-                await self.ws.send_str(frame)
+                await self._ws.send_str(frame)
         except (ConnectionError, RuntimeError):
             return False
         return True
@@ -159,7 +164,7 @@ class Connection:
         """Drain the send queue onto the socket until told to stop."""
         while True:
             frame = await self.queue.get()
-            if frame is None or self.ws.closed:
+            if frame is None or self._ws.closed:
                 return
             async with self._sending:
                 if not await self._write(frame):
@@ -185,49 +190,62 @@ class Connection:
         """
         if self.closing:
             return
-        self.closing = True
-        self.close_code = (code, reason)
-        if not self._in_frame:  # kept on the connection: asyncio holds no reference to it
-            self._closer = asyncio.get_running_loop().create_task(
-                self._close_after_queue(code, reason)
-            )
+        self._close_with = (code, reason)
+        if self.state is ConnState.HANDLING:
+            self.state = ConnState.CLOSE_REQUESTED
+            return
+        self.state = ConnState.CLOSING
+        # Kept on the connection: asyncio holds no reference to it.
+        self._closer = asyncio.get_running_loop().create_task(self._close_after_queue(code, reason))
 
     async def _close_after_queue(self, code: int, reason: str, timeout: float = 1.0) -> None:
         await self.flush(timeout)
+        await self._close(code, reason)
+
+    async def _close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
             async with self._sending:
-                await self.ws.close(code=code, message=reason.encode())
+                await self._ws.close(code=code, message=reason.encode())
+
+    async def go_away(self, notice: p.ServerMessage, timeout: float = 1.0) -> None:
+        """Shut down: send ``notice`` after everything queued, then close with GOING_AWAY."""
+        self.send(notice)
+        await self.flush(timeout)
+        self.state = ConnState.CLOSING
+        await self._close(WSCloseCode.GOING_AWAY, "server shutting down")
 
     async def finish(self, writer: asyncio.Task[None], timeout: float = 1.0) -> None:
         """The reader is done: send what is queued, stop the writer, and close with the code
         `close_soon` asked for (if any) after those frames."""
-        self.closing = True
+        self.state = ConnState.CLOSING
         with contextlib.suppress(Exception):  # a timeout, or the writer's own failure
             await asyncio.wait_for(self.queue.put(None), timeout)
             await asyncio.wait_for(asyncio.shield(writer), timeout)
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await writer
-        if self.close_code is not None and not self.ws.closed:
-            code, reason = self.close_code
-            with contextlib.suppress(Exception):
-                async with self._sending:
-                    await self.ws.close(code=code, message=reason.encode())
+        if self._close_with is not None and not self._ws.closed:
+            await self._close(*self._close_with)
+        self.state = ConnState.CLOSED
+        self.session.detach()
 
     # -- incoming -----------------------------------------------------------------------------
 
     async def handle_frame(self, frame: str | bytes) -> None:
         """Answer one frame: a reply, or an error reply carrying the request id when known."""
-        self._in_frame = True
+        if self.state is ConnState.OPEN:
+            self.state = ConnState.HANDLING
         try:
             await self._handle_frame(frame)
         finally:
-            self._in_frame = False
+            if self.state is ConnState.HANDLING:
+                self.state = ConnState.OPEN
 
     async def _handle_frame(self, frame: str | bytes) -> None:
         self.binary = isinstance(frame, bytes)
         self.last_seen = asyncio.get_running_loop().time()
         metrics = self.services.metrics
+        session = self.session
         if not self.bucket.take():
             self.refused += 1
             metrics.errors.inc("rate_limited")
@@ -253,14 +271,14 @@ class Connection:
             request = p.decode(frame, max_size=self.services.config.max_msg_size)
             req_id, kind = request.id, request.type
             metrics.messages.inc(kind)
-            if self.player is None and not isinstance(request, OPEN_REQUESTS):
+            if session.player is None and not isinstance(request, OPEN_REQUESTS):
                 raise NotAuthenticated()
-            reply = await self.handlers[type(request)](self, request)
+            reply = await self.router.dispatch(session, request)
         except Exception as exc:  # every failure becomes an error reply, never a crash
             if isinstance(exc, p.FrameTooLarge) and req_id is None:
                 req_id = _request_id(frame, max_size=len(frame) * 4)
             reply = error_reply(
-                exc, req_id if req_id is not None else getattr(exc, "id", None), self.version
+                exc, req_id if req_id is not None else getattr(exc, "id", None), session.version
             )
             metrics.errors.inc(str(reply.code))
             if isinstance(exc, p.UnsupportedVersion):
@@ -273,12 +291,15 @@ class Connection:
                 return
         metrics.latency.observe(kind, time.perf_counter() - started)
         await self.reply(reply)
-        steps, self.after_reply = self.after_reply, []
+        steps, session.after_reply = session.after_reply, []
         for step in steps:
             try:
                 await step()
             except Exception:  # the reply is sent; a failed follow-up must not end the reader
                 log.warning("a step after the %s reply failed", kind, exc_info=True)
+
+
+_CLOSING = frozenset((ConnState.CLOSE_REQUESTED, ConnState.CLOSING, ConnState.CLOSED))
 
 
 def _request_id(frame: str | bytes, max_size: int = p.MAX_FRAME_SIZE) -> int | None:

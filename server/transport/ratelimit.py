@@ -1,4 +1,6 @@
-"""A token bucket per connection: `rate` messages per second with bursts up to `burst`."""
+"""A token bucket per connection: `rate` messages per second with bursts up to `burst`.
+
+Its time is the app's injected clock (`Clock.monotonic`): a test's `ManualClock` refills it."""
 
 from __future__ import annotations
 

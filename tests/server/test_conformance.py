@@ -36,7 +36,8 @@ import protocol as p
 from engine import from_view
 from protocol.schema import Struct, fields_of
 from server.config import Config
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 from tests.support.app import App, serve
 from tests.support.procs import free_port
 from tests.support.protodoc import (
@@ -232,7 +233,7 @@ async def _limits(config: Config, out: Results) -> None:
             await c.close()
 
 
-async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+async def broken_ping(session: Session, req: p.Ping) -> p.ServerMessage:
     raise ZeroDivisionError("a bug injected into the ping handler")
 
 
@@ -242,7 +243,7 @@ async def _a_bug_and_a_slow_reader(
     """`internal` from a second app whose `ping` handler has a bug, and on it 1013: a client
     that stops reading while its send queue (4 frames here) overflows."""
     slow = replace(config, send_queue_max=4, rate_limit=1e6, rate_burst=1_000_000)
-    async with serve(slow, handlers={p.Ping: broken_ping}, send_buffer=4096) as buggy:
+    async with serve(slow, routes=Router().on(p.Ping, broken_ping), send_buffer=4096) as buggy:
         c = await buggy.client("conf_bug", versions=tuple(ALL_VERSIONS))
         out.errors["internal"] = await c.request("ping")
         assert (await c.request("race.list"))["type"] == "race.list", "and it goes on"

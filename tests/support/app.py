@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-import protocol as p
-from server.app import HANDLERS, SERVICES, create_app
+from server.app import ROUTER, SERVICES, create_app
 from server.config import Config
 from server.runtime.clock import Clock, ManualClock
 from server.services import Services
-from server.transport.connection import Handler
+from server.transport.router import Router
 from tests.support.wsclient import Client
 
 #: 2030-06-15 12:00 UTC, where every test's manual clock starts.
@@ -60,19 +59,18 @@ async def serve(
     config: Config,
     clock: Clock | None = None,
     *,
-    handlers: Mapping[type[p.ClientMessage], Handler] | None = None,
+    routes: Router | None = None,
     send_buffer: int | None = None,
 ) -> AsyncIterator[App]:
     """The app in-process on a free port, on ``clock``: by default a manual clock at `T0_MS`.
 
-    ``handlers`` replace entries of the app's request table (to inject a fault: the server,
+    ``routes`` replace entries of the app's request table (to inject a fault: the server,
     Redis and the sockets stay real); ``send_buffer`` fixes the kernel send buffer of its
     sockets (accepted sockets inherit the listener's)."""
     clock = clock or ManualClock(T0_MS)
     app = create_app(config, clock=clock)
-    if handlers:
-        current: Mapping[type[p.ClientMessage], Handler] = app[HANDLERS]
-        app[HANDLERS] = {**current, **handlers}
+    if routes is not None:
+        app[ROUTER] = app[ROUTER].overridden(routes)
     runner = web.AppRunner(app)
     await runner.setup()
     listener = socket.socket()

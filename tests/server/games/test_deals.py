@@ -5,8 +5,11 @@ stored deal rather than its own, and a lock is released only by its holder."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
+import os
+import time
 
 import redis.asyncio
 
@@ -123,3 +126,33 @@ async def test_a_deal_stored_between_the_read_and_the_lock_is_not_computed_again
     paused.go.set()
     assert await got_b == deal_a
     assert b.computed == 0, "the stored deal is served, not computed again"
+
+
+async def test_closing_the_pool_stops_a_worker_in_the_middle_of_a_search() -> None:
+    """`SolverPool.close` stops its workers at once (a certification may run for a minute),
+    knowing them by the process ids they report, not by the executor's private table."""
+    pool = SolverPool(1)
+    search = asyncio.ensure_future(pool.run(time.sleep, 60.0))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not pool.worker_pids() and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    (pid,) = pool.worker_pids()
+    pool.close()
+    deadline = loop.time() + 10
+    while _alive(pid) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _alive(pid)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(search, 5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie not reaped yet by the forkserver is gone.
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split(") ", 1)[1][0] != "Z"
+    return True

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import pytest
 import pytest_asyncio
@@ -21,6 +21,8 @@ from server.games.store import GameStore
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve
 from tests.support.races import start_race
+
+R = TypeVar("R")
 
 SECRET = b"solving"
 DAY = dt.date(2030, 6, 15)
@@ -127,7 +129,7 @@ class CountingPool(SolverPool):
         super().__init__(1)
         self.calls: list[tuple[object, ...]] = []
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Callable[..., R], *args: object) -> R:
         self.calls.append(args)
         return await asyncio.to_thread(fn, *args)
 

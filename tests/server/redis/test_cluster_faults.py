@@ -201,9 +201,9 @@ async def test_group_commit_on_a_cluster_splits_by_master_and_fails_per_master(
     ids = await _games(store, 24)
     homes = [node_of(redis_cluster, keys.parse_game_id(g).game) for g in ids]
     assert len({n.port for n in homes}) == len(redis_cluster.nodes)  # spread over all three
-    before = store.move_log.batches
+    before = store.batch.batches
     seqs = await asyncio.gather(*(store.append_move(g, 0, "1 2", 2_000) for g in ids))
-    assert seqs == [1] * len(ids) and store.move_log.batches - before == 1
+    assert seqs == [1] * len(ids) and store.batch.batches - before == 1
     for node in redis_cluster.nodes:  # each master ran its own games' scripts, and only those
         with node.client() as c:
             stats = c.info("commandstats").get("cmdstat_evalsha", {})
@@ -368,4 +368,4 @@ async def test_pubsub_moves_to_another_master_when_its_master_dies(
             assert msg["data"] == "during" and ps.address is not None
             assert ps.address[1] != victim.port
     finally:
-        await ps.aclose()  # type: ignore[no-untyped-call]
+        await ps.aclose()

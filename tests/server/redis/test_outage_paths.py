@@ -18,7 +18,8 @@ from server.games.deals import DailyDeals, SolverPool
 from server.redis.embedded import connect
 from server.runtime.clock import ManualClock
 from server.runtime.errors import StoreUnavailable
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 from tests.support.app import T0_MS, serve
 from tests.support.protodoc import EXAMPLES, example
 from tests.support.wsclient import Client
@@ -121,10 +122,10 @@ async def test_no_request_answers_internal_during_an_outage(
     )
 
 
-async def ping_redis(conn: Connection, req: p.Ping) -> p.ServerMessage:
+async def ping_redis(session: Session, req: p.Ping) -> p.ServerMessage:
     """A handler calling Redis with no store's translation around it."""
-    await conn.services.redis.ping()
-    return p.Pong(id=req.id, server_time=conn.services.clock.now_ms())
+    await session.services.redis.ping()
+    return p.Pong(id=req.id, server_time=session.services.clock.now_ms())
 
 
 async def test_a_redis_call_no_store_translates_is_unavailable_too(
@@ -136,7 +137,7 @@ async def test_a_redis_call_no_store_translates_is_unavailable_too(
         Config(), redis_url=redis_server.url, data_dir=tmp_path / "data", daily_secret=b"outage"
     )
     try:
-        async with serve(config, handlers={p.Ping: ping_redis}) as app:
+        async with serve(config, routes=Router().on(p.Ping, ping_redis)) as app:
             c = await app.client("outage_raw")
             assert (await c.request("ping"))["type"] == "pong"
             redis_server.kill()

@@ -250,3 +250,31 @@ async def test_readyz_does_not_echo_the_redis_error(tmp_path: Path) -> None:
             assert "redis.sock" not in body and "rror" not in body
     finally:
         await er.stop()
+
+
+# -- the message rate limit ----------------------------------------------------------------------
+
+
+async def test_the_rate_limit_refills_on_the_apps_clock(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The token bucket runs on the injected clock: a client over its burst is refused until
+    the app's clock (a manual one here) moves on, however much real time passes meanwhile."""
+    async with (
+        running(redis_url, tmp_path, redis_client, rate_limit=0.01, rate_burst=3) as app,
+        websockets.connect(app.url) as ws,
+    ):
+
+        async def ping(rid: int) -> dict[str, Any]:
+            await ws.send(msgpack.packb({"type": "ping", "id": rid}))
+            reply: dict[str, Any] = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+            return reply
+
+        assert [(await ping(i))["type"] for i in range(3)] == ["pong"] * 3
+        refused = await ping(3)
+        assert (refused["type"], refused["code"]) == ("error", "rate_limited")
+        await asyncio.sleep(0.2)  # real time alone refills nothing at 0.01 a second
+        assert (await ping(4))["code"] == "rate_limited"
+        app.clock.advance(200_000)  # 2 tokens on the app's clock
+        assert [(await ping(i))["type"] for i in (5, 6)] == ["pong", "pong"]
+        assert (await ping(7))["code"] == "rate_limited"

@@ -20,7 +20,8 @@ import websockets
 
 import protocol as p
 from server.config import Config
-from server.transport.connection import Connection
+from server.transport.router import Router
+from server.transport.session import Session
 from tests.support.app import serve
 from tests.support.slowreader import close_a_slow_reader
 
@@ -36,18 +37,18 @@ def config(redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path) ->
     )
 
 
-async def broken_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+async def broken_ping(session: Session, req: p.Ping) -> p.ServerMessage:
     raise ZeroDivisionError("a bug in a handler")
 
 
-async def unencodable_ping(conn: Connection, req: p.Ping) -> p.ServerMessage:
+async def unencodable_ping(session: Session, req: p.Ping) -> p.ServerMessage:
     return p.Pong(id=req.id, server_time=-5)  # a negative time breaks the reply schema
 
 
 async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
     config: Config, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with serve(config, handlers={p.Ping: broken_ping}) as app:
+    async with serve(config, routes=Router().on(p.Ping, broken_ping)) as app:
         c = await app.client("buggy")
         for binary in (True, False):  # each form gets the reply in its own form
             c.binary = binary
@@ -68,7 +69,7 @@ async def test_a_handler_bug_is_an_internal_reply_and_the_connection_survives(
 async def test_a_reply_that_cannot_be_encoded_falls_back_to_internal(
     config: Config, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with serve(config, handlers={p.Ping: unencodable_ping}) as app:
+    async with serve(config, routes=Router().on(p.Ping, unencodable_ping)) as app:
         c = await app.client("encoder")
         reply = await c.request("ping")
         assert (reply["type"], reply["code"], reply["id"]) == ("error", "internal", 2)

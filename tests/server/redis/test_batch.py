@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import tomllib
+from pathlib import Path
 
 import pytest
 import redis.asyncio
 import redis.exceptions
+from packaging.requirements import Requirement
 
 from server.games.store import FinalResult, GameStore
 from server.redis import keys
-from server.redis.movelog import Append, LuaScript, MoveLog
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import Conflict, GameOver, StoreUnavailable
 
 DAY = dt.date(2030, 6, 15)
+ROOT = Path(__file__).resolve().parents[3]
 
 
 async def _games(store: GameStore, n: int) -> list[str]:
@@ -29,10 +33,10 @@ async def test_appends_of_one_iteration_go_in_one_pipeline(
 ) -> None:
     store = GameStore(redis_client)
     ids = await _games(store, 40)
-    before = store.move_log.batches
+    before = store.batch.batches
     seqs = await asyncio.gather(*(store.append_move(gid, 0, "1 2", 2_000) for gid in ids))
     assert seqs == [1] * 40
-    assert store.move_log.batches - before == 1
+    assert store.batch.batches - before == 1
     for gid in ids:  # every acknowledged append is in Redis
         assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2"]
 
@@ -97,7 +101,7 @@ async def test_move_text_is_checked_before_it_is_queued(
     (gid,) = await _games(store, 1)
     with pytest.raises(Exception, match="move text"):
         await store.append_move(gid, 0, text, 1)
-    assert store.move_log.appends == 0
+    assert store.appends == 0
 
 
 async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
@@ -105,7 +109,7 @@ async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
 ) -> None:
     """Every append of a 50-move batch gets its own result, and other work runs between the
     chunks of callers woken (so one batch does not hold the loop for all its replies)."""
-    from server.redis.movelog import RESOLVE_CHUNK
+    from server.redis.batch import RESOLVE_CHUNK
 
     store = GameStore(redis_client)
     ids = await _games(store, 50)
@@ -118,9 +122,9 @@ async def test_a_large_batch_wakes_its_callers_a_chunk_per_iteration(
             asyncio.get_running_loop().call_soon(order.append, "other")
         return seq
 
-    before = store.move_log.batches
+    before = store.batch.batches
     assert await asyncio.gather(*(play(g) for g in ids)) == [1] * 50
-    assert store.move_log.batches - before == 1
+    assert store.batch.batches - before == 1
     assert order.index("other") <= RESOLVE_CHUNK + 1 < 50, "it ran before the later chunks"
 
 
@@ -132,15 +136,15 @@ async def test_a_kept_connection_closed_by_redis_is_replaced(
     store = GameStore(redis_client)
     (gid,) = await _games(store, 1)
     assert await store.append_move(gid, 0, "1 2", 2_000) == 1
-    assert store.move_log._idle, "the connection is kept for the next batch"
+    assert store.batch._idle, "the connection is kept for the next batch"
     me = await redis_client.client_id()
     for client in await redis_client.client_list():
         if int(client["id"]) != me:
             await redis_client.client_kill_filter(_id=client["id"])
     assert await store.append_move(gid, 1, "3 4", 3_000) == 2
     assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2", "3 4"]
-    await store.move_log.aclose()
-    assert not store.move_log._idle
+    await store.batch.aclose()
+    assert not store.batch._idle
 
 
 async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
@@ -148,7 +152,7 @@ async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
 ) -> None:
     """`eval` and `run` go in the same pipeline as the appends of their iteration; a script
     Redis does not know (flushed) is loaded and run; an error reply fails only its command."""
-    log = MoveLog(redis_client)
+    log = Batcher(redis_client)
     incr = LuaScript.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
     await redis_client.set("{t}:str", "x")
     await redis_client.script_flush()
@@ -163,6 +167,33 @@ async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(
     assert log.batches - before == 1
     assert results[0] == 5 and results[1] == 2 and results[3] == 7
     assert isinstance(results[2], redis.exceptions.ResponseError)
-    with pytest.raises(TypeError):
-        await log.append(Append("{t}:g", "{t}:l", "{t}:t", 0, "1 2", 1, 10))
     await log.aclose()
+
+
+def test_redis_py_is_pinned_to_the_range_tested() -> None:
+    """pyproject.toml admits one redis-py major; the image's pin and the installed version
+    are inside it (the server relies on public redis-py API that moves between majors)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    spec = next(
+        Requirement(d) for d in project["dependencies"] if Requirement(d).name == "redis"
+    ).specifier
+    assert spec.contains("8.1.0") and not spec.contains("9.0.0") and not spec.contains("5.0.0")
+    pinned = next(
+        line.split("==")[1]
+        for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines()
+        if line.startswith("redis==")
+    )
+    assert spec.contains(pinned) and spec.contains(redis.__version__)
+
+
+def test_the_server_reads_no_private_attributes_of_redis_py_or_the_standard_library() -> None:
+    """No slot map or node internals of redis-py (`nodes_manager`, `acquire_connection`), no
+    subclass of its `PubSub`, no `ProcessPoolExecutor._processes`: the public API only."""
+    private = ("nodes_manager", "acquire_connection", "(PubSub)", "._processes", '"_processes"')
+    found = [
+        f"{path.relative_to(ROOT)}: {word}"
+        for path in sorted((ROOT / "server").rglob("*.py"))
+        for word in private
+        if word in path.read_text()
+    ]
+    assert found == []

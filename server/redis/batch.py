@@ -1,0 +1,366 @@
+"""Group commit: the commands of one event-loop iteration go to Redis in one pipeline.
+
+`Batcher` is the one way the stores write per request: the game store's moves (its append
+script), starts and finishes, the board's and history's steps, the registry's writes. Each
+command keeps its own atomicity (a script is atomic and checked against its own keys, e.g. a
+game's `seq`); batching only shares the round trip and the client's per-command cost. A caller
+awaits its own command's result: it is acknowledged only once Redis has run it, and an error
+reply fails only that command. A connection failure fails every command of the batch (none of
+them can be known to be stored), exactly as separate calls would.
+
+On a Redis Cluster the batch is split by the master of each command's slot (its routing key,
+`RedisCluster.get_node_from_key`) and the pipelines go out at once; a master that is down fails
+only the commands sent to it. Only redis-py's public API is used: a single Redis's connection
+pool (`get_connection`, `release`), per-master pools built from each node's public
+`connection_kwargs`, and `RedisCluster.execute_command` for a command redirected by MOVED (which
+also makes redis-py reload its slot map).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis.asyncio
+import redis.exceptions
+from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection, ConnectionPool
+from redis.exceptions import AskError, MovedError, SlotNotCoveredError
+
+from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
+from server.runtime.errors import StoreUnavailable, is_outage
+
+__all__ = ["Batcher", "Command", "LuaScript"]
+
+#: Least time between two reloads of a cluster's slot map after a master failed.
+REFRESH_INTERVAL_S = 1.0
+#: Appends whose callers are woken per event-loop iteration once their batch is written.
+RESOLVE_CHUNK = 16
+#: Connections the batcher keeps between batches instead of returning them to the pool.
+IDLE_CONNECTIONS = 4
+#: Connections per cluster master for the batches (they are few: one batch per iteration).
+NODE_POOL_SIZE = 16
+
+
+def _pack(args: tuple[str | int, ...]) -> bytes:
+    return bytes(pack_command(cast(Any, args)))
+
+
+_ASKING = _pack(("ASKING",))
+
+
+@dataclass(frozen=True, slots=True)
+class LuaScript:
+    """A Lua script run by its SHA-1 (`EVALSHA`); its source is loaded when Redis lacks it."""
+
+    source: str
+    sha: str
+
+    @classmethod
+    def of(cls, source: str) -> LuaScript:
+        return cls(source, hashlib.sha1(source.encode()).hexdigest())
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command of a batch: its arguments, the key whose slot routes it on a cluster, and
+    the script to load first when it is an `EVALSHA` Redis does not know yet."""
+
+    args: tuple[str | int, ...]
+    key: str
+    script: LuaScript | None = None
+
+
+class Batcher:
+    """Runs the commands of each event-loop iteration in one pipeline per Redis master."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self._r = client
+        self._pending: list[tuple[Command, asyncio.Future[object]]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: Pipelines sent (for tests and the benchmark).
+        self.batches = 0
+        self._next_refresh = 0.0
+        self._idle: list[Connection] = []
+        #: A connection pool per cluster master, by node name (built on first use).
+        self._node_pools: dict[str, ConnectionPool] = {}
+
+    def send(self, command: Command) -> asyncio.Future[object]:
+        """Queue one command; the future holds its reply (an error reply raises)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[object] = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._flush)
+        self._pending.append((command, fut))
+        return fut
+
+    async def run(self, key: str, *args: str | int) -> object:
+        """One plain command (routed by `key`, which it must name), in this iteration's batch."""
+        return await self.send(Command(args, key))
+
+    async def eval(
+        self, script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
+    ) -> object:
+        """One script call (all keys in one slot), in this iteration's batch."""
+        return await self.send(
+            Command(("EVALSHA", script.sha, len(keys), *keys, *args), keys[0], script)
+        )
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        task = asyncio.get_running_loop().create_task(self._write(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _write(self, batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
+        self.batches += 1
+        try:
+            replies = await self._run([a for a, _ in batch])
+        except BaseException as exc:
+            failure = StoreUnavailable(f"redis unavailable: {exc}") if is_outage(exc) else exc
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(failure)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        for n, ((_, fut), reply) in enumerate(zip(batch, replies, strict=True)):
+            if n and not n % RESOLVE_CHUNK:
+                # Each resolved append wakes a request that then builds and sends its reply:
+                # a chunk per loop iteration keeps timers and other connections waiting at
+                # most a chunk's worth of replies, not a whole batch's (event-loop lag).
+                await asyncio.sleep(0)
+            if fut.done():  # the caller went away; the write stands regardless
+                continue
+            if isinstance(reply, BaseException):
+                fut.set_exception(
+                    StoreUnavailable(f"redis unavailable: {reply}") if is_outage(reply) else reply
+                )
+            else:
+                fut.set_result(reply)
+
+    async def _run(self, items: list[Command]) -> list[object]:
+        """Each command's reply, or the exception that stands for it."""
+        cluster = cluster_of(self._r)
+        if cluster is None:
+            conn = await self._connection()
+            try:
+                replies = await self._send(conn, items)
+            except BaseException:
+                await self._r.connection_pool.release(conn)
+                raise
+            if len(self._idle) < IDLE_CONNECTIONS:
+                self._idle.append(conn)
+            else:
+                await self._r.connection_pool.release(conn)
+            return replies
+        return await self._run_on_cluster(cluster, items)
+
+    async def _connection(self) -> Connection:
+        """A connection ready to send: one this log keeps between batches (checked as the
+        pool checks one it hands out: connected, nothing unread), else one from the pool.
+        The pool's checkout and release cost ~16 µs a batch; batches follow each other."""
+        while self._idle:
+            conn = self._idle.pop()
+            try:
+                if conn.is_connected and not await conn.can_read():
+                    return conn
+            except (redis.exceptions.ConnectionError, OSError):
+                pass
+            await self._r.connection_pool.release(conn)  # the pool reconnects it when used
+        pool = self._r.connection_pool
+        return cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
+
+    async def _run_on_cluster(self, cluster: RedisCluster, items: list[Command]) -> list[object]:
+        """One pipeline per master, all at once: each command goes to the master of its key's
+        slot. A master that fails fails only the commands it was sent; a MOVED or ASK reply
+        (a slot that moved) sends that command once more, where the reply points."""
+        try:
+            await cluster.initialize()  # the slot map (a no-op once loaded)
+        except Exception as exc:  # no node reachable at all
+            raise StoreUnavailable(f"redis cluster unavailable: {exc}") from exc
+        replies: list[object] = [None] * len(items)
+        await self._send_by_slot(cluster, items, range(len(items)), replies)
+        for i, r in enumerate(replies):
+            if isinstance(r, MovedError):  # rare: through redis-py, which reloads its map
+                replies[i] = await self._redirected(cluster, items[i])
+        asked = [
+            i
+            for i, r in enumerate(replies)
+            if isinstance(r, AskError) and not isinstance(r, MovedError)
+        ]
+        for i in asked:  # a slot being migrated: rare, one at a time
+            err = cast(AskError, replies[i])
+            node = cluster.get_node(host=err.host, port=err.port)
+            replies[i] = (await self._on_node(node, [items[i]], asking=True))[0] if node else err
+        # Still redirected after one retry: the slot is moving again; the caller may retry.
+        return [
+            StoreUnavailable(f"redis cluster slot moving: {r}") if isinstance(r, AskError) else r
+            for r in replies
+        ]
+
+    async def _redirected(self, cluster: RedisCluster, item: Command) -> object:
+        """One command sent again through redis-py's cluster client (MOVED: its slot map is
+        reloaded on the way); a script it does not know yet is loaded there first."""
+        try:
+            try:
+                return await cluster.execute_command(*item.args)
+            except redis.exceptions.NoScriptError:
+                if item.script is None:
+                    raise
+                node = cluster.get_node_from_key(item.key)
+                await cluster.execute_command(
+                    "SCRIPT", "LOAD", item.script.source, target_nodes=node
+                )
+                return await cluster.execute_command(*item.args)
+        except redis.exceptions.ResponseError as exc:
+            return exc
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            return exc
+
+    async def _send_by_slot(
+        self,
+        cluster: RedisCluster,
+        items: list[Command],
+        which: Sequence[int],
+        replies: list[object],
+    ) -> None:
+        groups: dict[str, tuple[ClusterNode, list[int]]] = {}
+        for i in which:
+            try:
+                node = cluster.get_node_from_key(items[i].key)
+            except SlotNotCoveredError as exc:
+                replies[i] = exc
+                continue
+            if node is None:
+                replies[i] = SlotNotCoveredError(f"no master for {items[i].key!r}")
+                continue
+            groups.setdefault(node.name, (node, []))[1].append(i)
+        done = await asyncio.gather(
+            *(self._on_node(node, [items[i] for i in idx]) for node, idx in groups.values()),
+            return_exceptions=True,
+        )
+        for (_, idx), result in zip(groups.values(), done, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, redis.exceptions.ConnectionError):
+                    self._refresh_soon(cluster, items[idx[0]].key)
+                for i in idx:
+                    replies[i] = result
+            else:
+                for i, reply in zip(idx, result, strict=True):
+                    replies[i] = reply
+
+    def _refresh_soon(self, cluster: RedisCluster, key: str) -> None:
+        """After a master failed (at most once a second): a command on one of its keys sent
+        through redis-py's own client, whose failure handling reloads the slot map (a replica
+        may have taken over the slots), in the background."""
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._next_refresh:
+            return
+        self._next_refresh = loop.time() + REFRESH_INTERVAL_S
+
+        async def refresh() -> None:
+            with contextlib.suppress(Exception):  # every node down: the next failure retries
+                await cluster.execute_command("EXISTS", key)
+
+        task = loop.create_task(refresh())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _pool_of(self, node: ClusterNode) -> ConnectionPool:
+        """This batcher's connection pool to a cluster master (the node's own settings)."""
+        pool = self._node_pools.get(node.name)
+        if pool is None:
+            pool = ConnectionPool(
+                connection_class=node.connection_class,
+                max_connections=NODE_POOL_SIZE,
+                **node.connection_kwargs,
+            )
+            self._node_pools[node.name] = pool
+        return pool
+
+    async def _on_node(
+        self, node: ClusterNode, items: list[Command], *, asking: bool = False
+    ) -> list[object]:
+        pool = self._pool_of(node)
+        conn = cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
+        try:
+            return await self._send(conn, items, asking=asking)
+        finally:
+            await pool.release(conn)
+
+    async def _send(
+        self, conn: Connection, items: list[Command], *, asking: bool = False
+    ) -> list[object]:
+        """Every command in one write on one connection, then the replies; a script missing
+        from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
+
+        Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
+        retries and per-command callbacks, and costs more than the commands themselves on
+        this path; the connection, its parser (hiredis) and its timeouts are redis-py's.
+        An error reply is that command's result; a connection failure fails the batch.
+        """
+        try:
+            replies = await self._exchange(conn, items, asking)
+            missing = [
+                i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)
+            ]
+            if missing:
+                sources = {s.sha: s.source for i in missing if (s := items[i].script)}
+                for source in sources.values():
+                    await conn.send_packed_command(
+                        _pack(("SCRIPT", "LOAD", source)), check_health=False
+                    )
+                    await conn.read_response()
+                again = await self._exchange(conn, [items[i] for i in missing], asking)
+                for i, reply in zip(missing, again, strict=True):
+                    replies[i] = reply
+        except BaseException:
+            await conn.disconnect()  # replies may be left unread: never reuse it
+            raise
+        return replies
+
+    async def _exchange(self, conn: Connection, items: list[Command], asking: bool) -> list[object]:
+        packed: list[bytes] = []
+        for c in items:
+            if asking:
+                packed.append(_ASKING)
+            packed.append(_pack(c.args))
+        # One deadline for the batch instead of redis-py's timer per reply (`timeout=inf`
+        # turns its own off): a timer armed and cancelled per move cost ~5 % of a move.
+        replies: list[object] = []
+        try:
+            async with asyncio.timeout(SOCKET_TIMEOUT_S):
+                await conn.send_packed_command(packed, check_health=False)
+                for n in range(len(items)):
+                    if n and not n % RESOLVE_CHUNK:
+                        # Replies already buffered are read without a pause: a large batch
+                        # would hold the loop for all of them (event-loop lag).
+                        await asyncio.sleep(0)
+                    if asking:
+                        await conn.read_response(timeout=math.inf)
+                    try:
+                        replies.append(await conn.read_response(timeout=math.inf))
+                    except redis.exceptions.ResponseError as exc:
+                        replies.append(exc)
+        except TimeoutError:
+            raise redis.exceptions.TimeoutError("timeout reading from redis") from None
+        return replies
+
+    async def aclose(self) -> None:
+        """Wait for the writes already sent (shutdown), then give the kept connections back."""
+        if self._pending:
+            self._flush()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        while self._idle:
+            await self._r.connection_pool.release(self._idle.pop())
+        pools, self._node_pools = list(self._node_pools.values()), {}
+        for pool in pools:
+            await pool.aclose()
