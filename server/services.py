@@ -71,7 +71,7 @@ class Services:
         players = PlayerRegistry(
             client,
             clock,
-            commit=store.move_log,
+            commit=store.batch,
             accounts_per_hour=config.accounts_per_address_hour,
         )
         leaderboard = Leaderboard(client, store.entries)

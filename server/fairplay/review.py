@@ -167,7 +167,7 @@ class ReviewDesk:
         self._restore_win = client.register_script(_RESTORE_WIN_LUA)
 
     async def aclose(self) -> None:
-        await self.store.move_log.aclose()
+        await self.store.batch.aclose()
 
     # -- held results -------------------------------------------------------------------------
 

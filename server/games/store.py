@@ -398,11 +398,6 @@ class GameStore:
         #: The day's par of a variant for the screen (the app sets it from its deal store).
         self.par_of: Callable[[str, dt.date], Awaitable[int | None]] | None = None
 
-    @property
-    def move_log(self) -> Batcher:
-        """The former name of `batch` (kept for one round so branches merge)."""
-        return self.batch
-
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
     ) -> GameRecord:

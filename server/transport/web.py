@@ -21,6 +21,8 @@ from aiohttp import web
 
 from engine import VARIANT_IDS, variant
 from engine.rules import rules_text
+from protocol.schema import dump_struct
+from server.games.descriptors import describe
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
@@ -130,9 +132,17 @@ class WebFiles:
         return f
 
 
-def rules_document() -> dict[str, dict[str, str]]:
-    """Each variant's title and rules, the text `solitaire rules VARIANT` prints."""
-    return {v: {"title": variant(v).title, "text": rules_text(v)} for v in VARIANT_IDS}
+def rules_document() -> dict[str, dict[str, object]]:
+    """Each variant's title and rules, the text `solitaire rules VARIANT` prints, and its
+    descriptor (`welcome.variant_info`'s, for a page that has not said hello yet)."""
+    return {
+        v: {
+            "title": variant(v).title,
+            "text": rules_text(v),
+            "descriptor": dump_struct(describe(variant(v))),
+        }
+        for v in VARIANT_IDS
+    }
 
 
 def respond(request: web.Request, f: StaticFile, cache_control: str) -> web.Response:

@@ -176,6 +176,10 @@ async def test_rules_are_the_text_the_terminal_client_prints(
     for v in VARIANT_IDS:
         assert doc[v]["text"] == rules_text(v)
     assert doc["triple-triangle"]["title"] == "Triple Triangle (Tri Peaks)"
+    # the same descriptor as a version 6 welcome's, for a page before its hello (#26)
+    assert doc["triple-deck"]["descriptor"]["id"] == "triple-deck"
+    assert doc["triple-deck"]["descriptor"]["may_finish"] is True
+    assert doc["fourteen-out"]["descriptor"]["may_finish"] is False
 
 
 async def test_no_index_without_the_client_files(tmp_path: Path) -> None:
