@@ -83,7 +83,7 @@ class Services:
             rooms_per_hour=config.race_rooms_per_hour,
             same_address_wait_ms=config.race_same_address_wait_ms,
         )
-        race_store = RaceStore(client, RACE_TTL_MS)
+        race_store = RaceStore(client, RACE_TTL_MS, store.batch)  # one group commit
         boards = RaceBoards(client, config.leaderboard_retention_days)
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(
