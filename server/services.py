@@ -96,6 +96,9 @@ class Services:
             countdown_ms=settings.countdown_ms,
             time_limit_ms=settings.time_limit_ms,
         )
+        # A racer's move carries its progress in the append's batch (one round trip); the
+        # rest of the race's reaction to a write is the app's `on_played` listener.
+        games.on_append.append(referee.ride)
         fanout = RaceFanout(client, races, clock)
         deals = DailyDeals(
             client,

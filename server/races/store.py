@@ -5,7 +5,8 @@ Every change is a Lua script over keys of one hash tag (`{r:<id>}` for a race, `
 queue), so concurrent server processes cannot interleave half-done changes. Events are
 appended to the race's stream (the versioned log a client resyncs from) and published on the
 race's channel in the same script, so the log and the fan-out never disagree. The scripts
-run through the group commit (`server.redis.batch.Batcher`) the game store uses too.
+run through the group commit (`server.redis.batch.Batcher`) the game store uses too: a
+racer's move and its progress (`record_move_progress`) go to Redis in one batch.
 
 A player's race requests that move them between the queue and races (queue, create, join,
 leave) take turns (`RaceStore.turn`): a room's membership and the player's race pointer live
@@ -93,6 +94,29 @@ _PROGRESS_LUA = (
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+"""
+)
+
+# KEYS: race, progress, events, the racer's game record, its log. ARGV: pid, progress json,
+# ttl_ms, seq, move, then the progress event. A move's progress, sent in the same batch right
+# behind the move's append (`GameStore.append`, same slot): recorded and announced only when
+# the game is in play at exactly `seq` with `move` as the log's entry `seq` (the append just
+# stored it: an append Redis refused records nothing; the same move stored by another process
+# at that seq leaves the same game, so the same progress), and once per seq (`progress_seq`
+# in the game's record: a resent batch announces nothing twice, an older seq never overwrites
+# a newer one). Returns the event's version, or 0 when nothing was recorded.
+_MOVE_PROGRESS_LUA = (
+    _EMIT_FN
+    + """
+local st = redis.call('HMGET', KEYS[4], 'status', 'seq', 'progress_seq')
+local seq = tonumber(ARGV[4])
+if st[1] ~= 'playing' or tonumber(st[2]) ~= seq then return 0 end
+if st[3] and tonumber(st[3]) >= seq then return 0 end
+if redis.call('LINDEX', KEYS[5], seq - 1) ~= ARGV[5] then return 0 end
+redis.call('HSET', KEYS[4], 'progress_seq', seq)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return emit(KEYS[1], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 """
 )
 
@@ -432,10 +456,11 @@ class RaceStore:
         self.r = client
         self.ttl_ms = ttl_ms
         #: Every script runs through the group commit the other stores share (`Services` hands
-        #: it the game store's).
+        #: it the game store's, so a racer's move and its progress go in one batch).
         self.batch = batch if batch is not None else Batcher(client)
         self._emit = LuaScript.of(_EMIT_LUA)
         self._progress = LuaScript.of(_PROGRESS_LUA)
+        self._move_progress = LuaScript.of(_MOVE_PROGRESS_LUA)
         self._forfeit_if_gone = LuaScript.of(_FORFEIT_IF_GONE_LUA)
         self._finish = LuaScript.of(_FINISH_LUA)
         self._begin = LuaScript.of(_BEGIN_LUA)
@@ -838,6 +863,40 @@ class RaceStore:
                     *self._event_args(race_id, progress.event(pid)),
                 ],
             )
+        )
+
+    @translate_redis_errors
+    async def record_move_progress(
+        self,
+        race_id: str,
+        pid: str,
+        progress: Progress,
+        game_keys: tuple[str, str],
+        seq: int,
+        move: str,
+    ) -> int:
+        """A racer's progress after the move the game's append stores at `seq`, announced in
+        the same step; queued right behind that append, it joins its batch (one round trip).
+        Recorded only if Redis holds `move` at `seq` in the game (`game_keys`: its record and
+        log) still in play, once per seq (`_MOVE_PROGRESS_LUA`). The event's version, or 0."""
+        game, log_ = game_keys
+        return await self._run(
+            self._move_progress,
+            keys=[
+                keys.race(race_id),
+                keys.race_progress(race_id),
+                keys.race_events(race_id),
+                game,
+                log_,
+            ],
+            args=[
+                pid,
+                progress.dumps(),
+                self.ttl_ms,
+                seq,
+                move,
+                *self._event_args(race_id, progress.event(pid)),
+            ],
         )
 
     @translate_redis_errors
