@@ -94,7 +94,8 @@ class RaceReferee:
 
     async def on_played(self, race_id: str, live: LiveGame) -> None:
         """After a racer's move (or resign): publish progress, end the race when decided.
-        A move whose progress rode in its append's batch (`ride`) is not recorded twice."""
+        A move whose progress rode in its append's batch (`ride`) is not recorded twice; one
+        whose rider recorded nothing (its script ran before a reloaded append) is, here."""
         pid = live.record.player_id
         progress = progress_of(live)
         if self._told.pop(live.record.game_id, None) != live.seq:

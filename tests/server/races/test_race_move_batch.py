@@ -132,3 +132,25 @@ async def test_a_finished_game_keeps_its_final_progress(redis_client: redis.asyn
     assert await games.append(k.game, k.log, k.times, 0, "d", 10) == 1
     await redis_client.hset(k.game, "status", "finished")  # closed by the race's end
     assert await races.record_move_progress(RACE, PID, Progress(), (k.game, k.log), 1, "d") == 0
+
+
+async def test_progress_the_batch_could_not_record_is_recorded_after_the_move(
+    race_app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """Redis lacks the append script but has the progress script (flushed, then only the
+    progress loaded): the batcher's first try runs the progress before the reloaded append,
+    which records nothing; the move's `on_played` then records it the old way."""
+    a, b = await race_app.client("fb-ann"), await race_app.client("fb-ben")
+    await a.request("race.queue", variant="triple-deck", size=2)
+    await b.request("race.queue", variant="triple-deck", size=2)
+    sa, _ = await start_race(race_app, a, b)
+    await redis_client.script_flush()
+    await redis_client.script_load(race_app.services.races.store._move_progress.source)
+    moved = await a.request("move", game_id=sa["game_id"], move="d", expected_seq=0)
+    assert moved["type"] == "moved", moved
+    event = await b.push("race.event")
+    while event["event"]["kind"] != "progress":
+        event = await b.push("race.event")
+    assert event["event"]["player_id"] == a.player_id and event["event"]["moves"] == 1
+    race = await race_app.services.races.load(sa["race_id"])
+    assert race.progress[a.player_id].moves == 1
