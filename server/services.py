@@ -83,7 +83,7 @@ class Services:
             rooms_per_hour=config.race_rooms_per_hour,
             same_address_wait_ms=config.race_same_address_wait_ms,
         )
-        race_store = RaceStore(client, RACE_TTL_MS)
+        race_store = RaceStore(client, RACE_TTL_MS, store.batch)  # one group commit
         boards = RaceBoards(client, config.leaderboard_retention_days)
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(
@@ -96,6 +96,9 @@ class Services:
             countdown_ms=settings.countdown_ms,
             time_limit_ms=settings.time_limit_ms,
         )
+        # A racer's move carries its progress in the append's batch (one round trip); the
+        # rest of the race's reaction to a write is the app's `on_played` listener.
+        games.on_append.append(referee.ride)
         fanout = RaceFanout(client, races, clock)
         deals = DailyDeals(
             client,

@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from engine import VARIANT_IDS, Game, IllegalMove, OverStepper, new_game
 from engine import variant as variant_of
@@ -103,6 +104,10 @@ class Played:
 PlayedListener = Callable[[LiveGame], Awaitable[None]]
 #: Told of a game found over after its last move was acknowledged, with its board entry.
 FinishedListener = Callable[[LiveGame, Entry], Awaitable[None]]
+#: Told of a move about to be appended (the game as the move leaves it, the seq the append
+#: writes, the move's log text): it may return an awaitable whose Redis command joins the
+#: append's batch right behind it (`GameService.on_append`), or None.
+AppendRider = Callable[[LiveGame, int, str], Awaitable[object] | None]
 
 #: The variants ranked by score, whose games the player finishes (`finish`) rather than loses.
 SCORED_VARIANTS = tuple(v for v in VARIANT_IDS if variant_of(v).scored)
@@ -137,6 +142,13 @@ class GameService:
         #: Called with a game and its entry when a game ends after its last move was
         #: acknowledged (the game-over search finished later); the app tells the player.
         self.on_finished: list[FinishedListener] = []
+        #: Called just before a move's append (not a finishing move's): an awaitable it
+        #: returns is started in the same event-loop iteration, right after the append, so its
+        #: command goes in the append's batch (one round trip; a racer's progress). Its first
+        #: step must queue its command (`Batcher.send`) without suspending before, and the
+        #: command must check in Redis that the append stored the move (it runs even when
+        #: Redis refused the append). The move waits for it; its error fails the move's reply.
+        self.on_append: list[AppendRider] = []
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -419,9 +431,7 @@ class GameService:
                 live.log.append(stored)
                 live.last_move_at_ms = now
                 return Played(live, stored, events, entry)
-            live.seq = await self.store.append(
-                live.game_key, live.log_key, live.times_key, live.seq, stored, now, live.day_end_ms
-            )
+            live.seq = await self._append(live, stored, now)
             live.log.append(stored)
             live.last_move_at_ms = now
             if outcome.undo:
@@ -435,6 +445,25 @@ class GameService:
             live.stale = True  # the engine moved on but Redis did not: rebuild before next use
             self.forget(live.record.game_id)
             raise
+
+    async def _append(self, live: LiveGame, stored: str, now: int) -> int:
+        """Append the move; the `on_append` riders' commands in the same batch, right behind
+        it. The append's outcome decides the move (its error first)."""
+        append = self.store.append(
+            live.game_key, live.log_key, live.times_key, live.seq, stored, now, live.day_end_ms
+        )
+        riders = [
+            r for ride in self.on_append if (r := ride(live, live.seq + 1, stored)) is not None
+        ]
+        if not riders:
+            return await append
+        # Tasks started in this order run their first steps in this order in the next
+        # iteration: the append's command is queued, then each rider's, before the batch goes.
+        seq, *rode = await asyncio.gather(append, *riders, return_exceptions=True)
+        for outcome in (seq, *rode):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return cast(int, seq)
 
     async def _judge(self, live: LiveGame, search: OverStepper, seq: int, name: str) -> None:
         """Finish a game-over search after its move was acknowledged, in slices between which
@@ -684,6 +713,7 @@ class GameService:
 
 __all__ = [
     "SCORED_VARIANTS",
+    "AppendRider",
     "FinishedListener",
     "GameService",
     "IllegalMove",

@@ -8,6 +8,7 @@ a guarded Redis transition, so any server process may take it and only one does.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 import protocol.races as pr
 from engine import UNDO
@@ -30,6 +31,8 @@ FINISHING_STALE_MS = 15_000
 #: real attempt: they lose, and nobody gains rating points from them (docs/fairplay.md).
 REAL_ATTEMPT_MOVES = 5
 _DEFAULTS = RaceSettings()
+#: Marks of `ride` kept at most (one per game, taken by the move's `on_played`).
+TOLD_MAX = 10_000
 
 
 def progress_of(live: LiveGame) -> Progress:
@@ -67,14 +70,36 @@ class RaceReferee:
         #: The race timings a matched race gets when a tick deals it (`_deal`).
         self.countdown_ms = countdown_ms
         self.time_limit_ms = time_limit_ms
+        #: game id -> the seq whose progress `ride` recorded, until `on_played` of that move.
+        self._told: dict[str, int] = {}
 
     # -- during the race ----------------------------------------------------------------------
 
+    def ride(self, live: LiveGame, seq: int, move: str) -> Awaitable[None] | None:
+        """A racer's move about to be appended (`GameService.on_append`): its progress, sent
+        in the append's batch (one round trip), recorded only if the append stores it
+        (`RaceStore.record_move_progress`). None for a daily game."""
+        if live.race_id is None:
+            return None
+        return self._ride(live.race_id, live, seq, move)
+
+    async def _ride(self, race_id: str, live: LiveGame, seq: int, move: str) -> None:
+        pid = live.record.player_id
+        progress = progress_of(live)  # as after the append: it changes no engine state
+        game = (live.game_key, live.log_key)
+        if await self.store.record_move_progress(race_id, pid, progress, game, seq, move):
+            if len(self._told) >= TOLD_MAX:  # only a refused append leaves one behind
+                self._told.clear()
+            self._told[live.record.game_id] = seq
+
     async def on_played(self, race_id: str, live: LiveGame) -> None:
-        """After a racer's move (or resign): publish progress, end the race when decided."""
+        """After a racer's move (or resign): publish progress, end the race when decided.
+        A move whose progress rode in its append's batch (`ride`) is not recorded twice; one
+        whose rider recorded nothing (its script ran before a reloaded append) is, here."""
         pid = live.record.player_id
         progress = progress_of(live)
-        await self.store.record_progress(race_id, pid, progress)
+        if self._told.pop(live.record.game_id, None) != live.seq:
+            await self.store.record_progress(race_id, pid, progress)
         if progress.won:
             await self.end(race_id, reason="won")
         elif progress.done:

@@ -4,7 +4,9 @@ Every value is typed (`racemodel`); status changes are guarded by the expected s
 Every change is a Lua script over keys of one hash tag (`{r:<id>}` for a race, `{q}` for the
 queue), so concurrent server processes cannot interleave half-done changes. Events are
 appended to the race's stream (the versioned log a client resyncs from) and published on the
-race's channel in the same script, so the log and the fan-out never disagree.
+race's channel in the same script, so the log and the fan-out never disagree. The scripts
+run through the group commit (`server.redis.batch.Batcher`) the game store uses too: a
+racer's move and its progress (`record_move_progress`) go to Redis in one batch.
 
 A player's race requests that move them between the queue and races (queue, create, join,
 leave) take turns (`RaceStore.turn`): a room's membership and the player's race pointer live
@@ -39,6 +41,7 @@ from server.races.model import (
     load_results,
 )
 from server.redis import keys, pubsub
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import Conflict, NotFound, StoreUnavailable, translate_redis_errors
 
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
@@ -91,6 +94,29 @@ _PROGRESS_LUA = (
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+"""
+)
+
+# KEYS: race, progress, events, the racer's game record, its log. ARGV: pid, progress json,
+# ttl_ms, seq, move, then the progress event. A move's progress, sent in the same batch right
+# behind the move's append (`GameStore.append`, same slot): recorded and announced only when
+# the game is in play at exactly `seq` with `move` as the log's entry `seq` (the append just
+# stored it: an append Redis refused records nothing; the same move stored by another process
+# at that seq leaves the same game, so the same progress), and once per seq (`progress_seq`
+# in the game's record: a resent batch announces nothing twice, an older seq never overwrites
+# a newer one). Returns the event's version, or 0 when nothing was recorded.
+_MOVE_PROGRESS_LUA = (
+    _EMIT_FN
+    + """
+local st = redis.call('HMGET', KEYS[4], 'status', 'seq', 'progress_seq')
+local seq = tonumber(ARGV[4])
+if st[1] ~= 'playing' or tonumber(st[2]) ~= seq then return 0 end
+if st[3] and tonumber(st[3]) >= seq then return 0 end
+if redis.call('LINDEX', KEYS[5], seq - 1) ~= ARGV[5] then return 0 end
+redis.call('HSET', KEYS[4], 'progress_seq', seq)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return emit(KEYS[1], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 """
 )
 
@@ -424,28 +450,47 @@ def _matched_args(race_id: str, pids: Sequence[str]) -> list[str]:
 class RaceStore:
     """Redis operations on races and the queue. `redis` must use ``decode_responses=True``."""
 
-    def __init__(self, client: redis.asyncio.Redis, ttl_ms: int) -> None:
+    def __init__(
+        self, client: redis.asyncio.Redis, ttl_ms: int, batch: Batcher | None = None
+    ) -> None:
         self.r = client
         self.ttl_ms = ttl_ms
-        self._emit = client.register_script(_EMIT_LUA)
-        self._progress = client.register_script(_PROGRESS_LUA)
-        self._forfeit_if_gone = client.register_script(_FORFEIT_IF_GONE_LUA)
-        self._finish = client.register_script(_FINISH_LUA)
-        self._begin = client.register_script(_BEGIN_LUA)
-        self._create = client.register_script(_CREATE_LUA)
-        self._take_over = client.register_script(_TAKE_OVER_LUA)
-        self._release = client.register_script(_RELEASE_LUA)
-        self._present = client.register_script(_PRESENT_LUA)
-        self._absent = client.register_script(_ABSENT_LUA)
-        self._forfeit = client.register_script(_FORFEIT_LUA)
-        self._join = client.register_script(_JOIN_LUA)
-        self._leave = client.register_script(_LEAVE_LUA)
-        self._transition = client.register_script(_TRANSITION_LUA)
-        self._queue = client.register_script(_QUEUE_LUA)
-        self._unqueue = client.register_script(_UNQUEUE_LUA)
-        self._room_quota = client.register_script(_ROOM_QUOTA_LUA)
-        self._free_code = client.register_script(_FREE_CODE_LUA)
-        self._end_turn = client.register_script(_END_TURN_LUA)
+        #: Every script runs through the group commit the other stores share (`Services` hands
+        #: it the game store's, so a racer's move and its progress go in one batch).
+        self.batch = batch if batch is not None else Batcher(client)
+        self._emit = LuaScript.of(_EMIT_LUA)
+        self._progress = LuaScript.of(_PROGRESS_LUA)
+        self._move_progress = LuaScript.of(_MOVE_PROGRESS_LUA)
+        self._forfeit_if_gone = LuaScript.of(_FORFEIT_IF_GONE_LUA)
+        self._finish = LuaScript.of(_FINISH_LUA)
+        self._begin = LuaScript.of(_BEGIN_LUA)
+        self._create = LuaScript.of(_CREATE_LUA)
+        self._take_over = LuaScript.of(_TAKE_OVER_LUA)
+        self._release = LuaScript.of(_RELEASE_LUA)
+        self._present = LuaScript.of(_PRESENT_LUA)
+        self._absent = LuaScript.of(_ABSENT_LUA)
+        self._forfeit = LuaScript.of(_FORFEIT_LUA)
+        self._join = LuaScript.of(_JOIN_LUA)
+        self._leave = LuaScript.of(_LEAVE_LUA)
+        self._transition = LuaScript.of(_TRANSITION_LUA)
+        self._queue = LuaScript.of(_QUEUE_LUA)
+        self._unqueue = LuaScript.of(_UNQUEUE_LUA)
+        self._room_quota = LuaScript.of(_ROOM_QUOTA_LUA)
+        self._free_code = LuaScript.of(_FREE_CODE_LUA)
+        self._end_turn = LuaScript.of(_END_TURN_LUA)
+
+    async def _reply(
+        self, script: LuaScript, *, keys: Sequence[str], args: Sequence[str | int]
+    ) -> object:
+        """One script call in this event-loop iteration's batch (`Batcher`: EVALSHA, loaded
+        when Redis lacks it, routed by its first key on a cluster)."""
+        return await self.batch.eval(script, tuple(keys), tuple(args))
+
+    async def _run(
+        self, script: LuaScript, *, keys: Sequence[str], args: Sequence[str | int]
+    ) -> int:
+        """`_reply` of a script whose reply is an integer."""
+        return int(cast(int, await self._reply(script, keys=keys, args=args)))
 
     # -- a player's turn ------------------------------------------------------------------------
 
@@ -476,7 +521,7 @@ class RaceStore:
 
     @translate_redis_errors
     async def _end_turn_of(self, pid: str, token: str) -> None:
-        await self._end_turn(keys=[keys.race_turn(pid)], args=[token])
+        await self._run(self._end_turn, keys=[keys.race_turn(pid)], args=[token])
 
     # -- creation and membership --------------------------------------------------------------
 
@@ -509,7 +554,8 @@ class RaceStore:
         if code:
             fields["code"] = code
         return bool(
-            await self._create(
+            await self._run(
+                self._create,
                 keys=[keys.race(race_id), keys.race_racers(race_id), keys.race_order(race_id)],
                 args=[
                     self.ttl_ms,
@@ -556,7 +602,8 @@ class RaceStore:
         """Join an open room and announce it (`joined`); returns the number of racers."""
         joined = self._event_args(race_id, pr.RacerJoined(player_id=pid, name=name))
         n = int(
-            await self._join(
+            await self._run(
+                self._join,
                 keys=[
                     keys.race(race_id),
                     keys.race_racers(race_id),
@@ -581,7 +628,8 @@ class RaceStore:
         left = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=False))
         closed = self._event_args(race_id, pr.RacerLeft(player_id=pid, closed=True))
         return int(
-            await self._leave(
+            await self._run(
+                self._leave,
                 keys=[
                     keys.race(race_id),
                     keys.race_racers(race_id),
@@ -595,14 +643,15 @@ class RaceStore:
     @translate_redis_errors
     async def free_code(self, code: str, race_id: str) -> bool:
         """Free a closed room's code at once (unless it points at another room by now)."""
-        return bool(await self._free_code(keys=[keys.room_code(code)], args=[race_id]))
+        return bool(await self._run(self._free_code, keys=[keys.room_code(code)], args=[race_id]))
 
     @translate_redis_errors
     async def count_room(self, pid: str, race_id: str, now_ms: int, per_hour: int) -> bool:
         """Count a room the player creates; False when `per_hour` rooms were created in the
         hour before now (nothing is counted then)."""
         return bool(
-            await self._room_quota(
+            await self._run(
+                self._room_quota,
                 keys=[keys.rooms_made(pid)],
                 args=[race_id, now_ms, ROOM_QUOTA_WINDOW_MS, per_hour],
             )
@@ -614,7 +663,7 @@ class RaceStore:
         self, race_id: str, from_status: RaceStatus, to_status: RaceStatus, *fields: str | int
     ) -> bool:
         args = [from_status.value, "status", to_status.value, *fields]
-        return bool(await self._transition(keys=[keys.race(race_id)], args=args))
+        return bool(await self._run(self._transition, keys=[keys.race(race_id)], args=args))
 
     @translate_redis_errors
     async def begin(
@@ -654,7 +703,8 @@ class RaceStore:
                 for g in game_ids
             ]
             started = int(
-                await self._begin(
+                await self._run(
+                    self._begin,
                     keys=[
                         keys.race(race_id),
                         keys.race_order(race_id),
@@ -697,7 +747,9 @@ class RaceStore:
         process stopped): exactly one caller that saw that mark wins, and the race's end is
         then its to complete (`finished_at` becomes `now_ms`)."""
         return bool(
-            await self._take_over(keys=[keys.race(race_id)], args=[seen_finished_at, now_ms])
+            await self._run(
+                self._take_over, keys=[keys.race(race_id)], args=[seen_finished_at, now_ms]
+            )
         )
 
     @translate_redis_errors
@@ -710,7 +762,8 @@ class RaceStore:
                 race_id, RaceStatus.FINISHING, RaceStatus.FINISHED, "results", dump_results(results)
             )
         return bool(
-            await self._finish(
+            await self._run(
+                self._finish,
                 keys=[keys.race(race_id), keys.race_events(race_id)],
                 args=[dump_results(results), *self._event_args(race_id, ended)],
             )
@@ -789,7 +842,8 @@ class RaceStore:
     async def emit(self, race_id: str, event: pr.RaceEventBody) -> int:
         """Append a public event to the race's log and publish it; returns its version."""
         return int(
-            await self._emit(
+            await self._run(
+                self._emit,
                 keys=[keys.race(race_id), keys.race_events(race_id)],
                 args=self._event_args(race_id, event),
             )
@@ -799,7 +853,8 @@ class RaceStore:
     async def record_progress(self, race_id: str, pid: str, progress: Progress) -> int:
         """Store a racer's progress and announce it (`progress` event) in one step."""
         return int(
-            await self._progress(
+            await self._run(
+                self._progress,
                 keys=[keys.race(race_id), keys.race_progress(race_id), keys.race_events(race_id)],
                 args=[
                     pid,
@@ -811,6 +866,40 @@ class RaceStore:
         )
 
     @translate_redis_errors
+    async def record_move_progress(
+        self,
+        race_id: str,
+        pid: str,
+        progress: Progress,
+        game_keys: tuple[str, str],
+        seq: int,
+        move: str,
+    ) -> int:
+        """A racer's progress after the move the game's append stores at `seq`, announced in
+        the same step; queued right behind that append, it joins its batch (one round trip).
+        Recorded only if Redis holds `move` at `seq` in the game (`game_keys`: its record and
+        log) still in play, once per seq (`_MOVE_PROGRESS_LUA`). The event's version, or 0."""
+        game, log_ = game_keys
+        return await self._run(
+            self._move_progress,
+            keys=[
+                keys.race(race_id),
+                keys.race_progress(race_id),
+                keys.race_events(race_id),
+                game,
+                log_,
+            ],
+            args=[
+                pid,
+                progress.dumps(),
+                self.ttl_ms,
+                seq,
+                move,
+                *self._event_args(race_id, progress.event(pid)),
+            ],
+        )
+
+    @translate_redis_errors
     async def forfeit_if_gone(self, race_id: str, pid: str, now_ms: int, grace_ms: int) -> bool:
         """Forfeit a racer gone for longer than the grace, and announce it, in one step.
 
@@ -818,7 +907,8 @@ class RaceStore:
         finished, already forfeited, or the race is not running (`_FORFEIT_IF_GONE_LUA`).
         """
         return bool(
-            await self._forfeit_if_gone(
+            await self._run(
+                self._forfeit_if_gone,
                 keys=[
                     keys.race(race_id),
                     keys.race_seen(race_id),
@@ -849,7 +939,8 @@ class RaceStore:
         if not pids:
             return
         live_until = now_ms + live_ms if instance is not None else 0
-        await self._present(
+        await self._run(
+            self._present,
             keys=[keys.race_seen(race_id), keys.race_present(race_id)],
             args=[now_ms, self.ttl_ms, live_until, instance or "", *pids],
         )
@@ -857,7 +948,8 @@ class RaceStore:
     @translate_redis_errors
     async def mark_absent(self, race_id: str, pid: str, now_ms: int, instance: str) -> None:
         """The last connection of `pid` to the race on process `instance` closed now."""
-        await self._absent(
+        await self._run(
+            self._absent,
             keys=[keys.race_seen(race_id), keys.race_present(race_id)],
             args=[now_ms, instance, pid, self.ttl_ms],
         )
@@ -889,8 +981,8 @@ class RaceStore:
         if not pids:
             return 0
         return int(
-            await self._release(
-                keys=[keys.race_inrace(), keys.race_matched()], args=[race_id, *pids]
+            await self._run(
+                self._release, keys=[keys.race_inrace(), keys.race_matched()], args=[race_id, *pids]
             )
         )
 
@@ -918,7 +1010,7 @@ class RaceStore:
     @translate_redis_errors
     async def add_forfeit(self, race_id: str, pid: str) -> bool:
         """Record a forfeit atomically; False when already forfeited or not running."""
-        return bool(await self._forfeit(keys=[keys.race(race_id)], args=[pid]))
+        return bool(await self._run(self._forfeit, keys=[keys.race(race_id)], args=[pid]))
 
     @translate_redis_errors
     async def set_active(
@@ -983,7 +1075,8 @@ class RaceStore:
         name = f"{variant}:{size}"
         res = cast(
             list[str | int],
-            await self._queue(
+            await self._reply(
+                self._queue,
                 keys=[
                     keys.race_queue(variant, size),
                     keys.race_queue_who(),
@@ -1017,8 +1110,10 @@ class RaceStore:
     async def unqueue(self, pid: str, variants: Sequence[str]) -> bool:
         queues = [keys.race_queue(v, n) for v in variants for n in range(2, 9)]
         return bool(
-            await self._unqueue(
-                keys=[keys.race_queue_who(), keys.race_queue_addr(), *queues], args=[pid]
+            await self._run(
+                self._unqueue,
+                keys=[keys.race_queue_who(), keys.race_queue_addr(), *queues],
+                args=[pid],
             )
         )
 

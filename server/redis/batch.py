@@ -1,7 +1,8 @@
 """Group commit: the commands of one event-loop iteration go to Redis in one pipeline.
 
 `Batcher` is the one way the stores write per request: the game store's moves (its append
-script), starts and finishes, the board's and history's steps, the registry's writes. Each
+script), starts and finishes, the board's and history's steps, the registry's writes, and every
+script of the race store (a racer's progress rides in its move's batch). Each
 command keeps its own atomicity (a script is atomic and checked against its own keys, e.g. a
 game's `seq`); batching only shares the round trip and the client's per-command cost. A caller
 awaits its own command's result: it is acknowledged only once Redis has run it, and an error
@@ -84,8 +85,9 @@ class Batcher:
         self._r = client
         self._pending: list[tuple[Command, asyncio.Future[object]]] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        #: Pipelines sent (for tests and the benchmark).
+        #: Pipelines sent, and the commands they carried (for tests and the benchmark).
         self.batches = 0
+        self.commands = 0
         self._next_refresh = 0.0
         self._idle: list[Connection] = []
         #: A connection pool per cluster master, by node name (built on first use).
@@ -120,6 +122,7 @@ class Batcher:
 
     async def _write(self, batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
         self.batches += 1
+        self.commands += len(batch)
         try:
             replies = await self._run([a for a, _ in batch])
         except BaseException as exc:

@@ -25,6 +25,7 @@ from engine import from_view
 from server.config import Config
 from server.races.referee import REAL_ATTEMPT_MOVES
 from server.redis import keys
+from server.redis.batch import LuaScript
 from server.runtime.clock import ManualClock
 from server.runtime.metrics import Metrics
 from server.services import Services
@@ -113,16 +114,17 @@ def test_days_races_and_games_spread_over_slots() -> None:
     assert len(games) >= 15
 
 
-def registered_scripts(services: Services) -> dict[str, AsyncScript]:
-    """Every script object reachable from the services, by the path to it."""
-    found: dict[str, AsyncScript] = {}
+def registered_scripts(services: Services) -> dict[str, AsyncScript | LuaScript]:
+    """Every script object reachable from the services (redis-py's, and the `Batcher`'s
+    `LuaScript`s), by the path to it."""
+    found: dict[str, AsyncScript | LuaScript] = {}
     seen: set[int] = set()
 
     def walk(obj: object, path: str, depth: int) -> None:
         if id(obj) in seen or depth > 5:
             return
         seen.add(id(obj))
-        if isinstance(obj, AsyncScript):
+        if isinstance(obj, (AsyncScript, LuaScript)):
             found[path] = obj
             return
         if not type(obj).__module__.startswith("server."):
@@ -212,8 +214,16 @@ async def play_everything(config: Config) -> None:
         assert (await guest.request("race.join", code=room["race"]["code"]))["type"] == "race.room"
         assert (await guest.request("race.leave"))["type"] == "race.left"
         assert (await c.request("race.leave"))["type"] == "race.left"
+        # The registry's scripts beyond the account's creation: a token rotated, and the
+        # accounts-per-address quota (on in this scenario's config).
         assert (await c.request("race.queue", variant="triple-deck"))["type"] == "race.queued"
         assert (await c.request("race.leave"))["type"] == "race.left"
+        # The registry's scripts beyond an account's creation: the accounts-per-address quota
+        # (on in this scenario's config) and a token rotated (protocol 5).
+        five = await Client.connect(app.url)
+        await five.hello(name="sl-eve", versions=(5,))
+        rotated = await five.request("token.rotate")
+        assert rotated["type"] != "error", rotated
 
 
 @pytest_asyncio.fixture
@@ -231,8 +241,12 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
     scripts = registered_scripts(services)
     assert len(scripts) >= 10, scripts
     for script in scripts.values():  # on every master: every call below is an EVALSHA
-        await cluster_client.script_load(script.script)
-    config = replace(race_config(cluster_url, tmp_path), daily_secret=b"slots")
+        await cluster_client.script_load(
+            script.source if isinstance(script, LuaScript) else script.script
+        )
+    config = replace(
+        race_config(cluster_url, tmp_path), daily_secret=b"slots", accounts_per_address_hour=100
+    )
     async with Monitors(redis_cluster) as seen:
         await play_everything(config)
     shas_run: set[str] = set()
