@@ -58,6 +58,8 @@ class Services:
 
     @classmethod
     def build(cls, config: Config, clock: Clock, client: Redis, metrics: Metrics) -> Services:
+        # The store's group commit (`Batcher`) is the app's one: every store and every script
+        # below runs through it (the spectators and the day closer reach it by the store).
         store = GameStore(client, retention_days=config.leaderboard_retention_days)
         # Long game-over searches get a worker of their own: behind a deal certification
         # (up to a minute per candidate) or a hint they would hold a dead game open.
@@ -74,7 +76,7 @@ class Services:
             commit=store.batch,
             accounts_per_hour=config.accounts_per_address_hour,
         )
-        leaderboard = Leaderboard(client, store.entries)
+        leaderboard = Leaderboard(client, store.entries, store.batch)
         settings = RaceSettings(
             countdown_ms=config.race_countdown_ms,
             time_limit_ms=config.race_time_limit_ms,
@@ -84,7 +86,7 @@ class Services:
             same_address_wait_ms=config.race_same_address_wait_ms,
         )
         race_store = RaceStore(client, RACE_TTL_MS, store.batch)  # one group commit
-        boards = RaceBoards(client, config.leaderboard_retention_days)
+        boards = RaceBoards(client, config.leaderboard_retention_days, store.batch)
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(
             race_store,
@@ -108,6 +110,7 @@ class Services:
             certify=config.certify_deals,
             budget_s=config.solver_budget_s,
             retention_days=config.leaderboard_retention_days,
+            batch=store.batch,
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen

@@ -415,11 +415,18 @@ def _wall_ms() -> int:
 class Leaderboard:
     """Read side of the leaderboards (one round trip per query while no finish is owed)."""
 
-    def __init__(self, redis: redis.asyncio.Redis, entries: BoardEntries | None = None) -> None:
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        entries: BoardEntries | None = None,
+        batch: Batcher | None = None,
+    ) -> None:
         self._r = redis
-        self._top = redis.register_script(_TOP_LUA)
-        self._around = redis.register_script(_AROUND_LUA)
-        self.entries = entries or BoardEntries(redis)
+        #: Reads run through the shared group commit too (`Services` hands it the store's).
+        self.batch = batch if batch is not None else Batcher(redis)
+        self._top = LuaScript.of(_TOP_LUA)
+        self._around = LuaScript.of(_AROUND_LUA)
+        self.entries = entries or BoardEntries(redis, commit=self.batch)
 
     @translate_redis_errors
     async def top(self, board: BoardRef, offset: int = 0, limit: int = 10) -> list[Entry]:
@@ -427,14 +434,11 @@ class Leaderboard:
         offset, limit = max(0, offset), min(max(0, limit), MAX_LIMIT)
         if limit == 0:
             return []
-        args = [offset, offset + limit - 1]
-        raw = await self._top(
-            keys=[board.board_key, board.entries_key, board.outbox_key], args=args
-        )
+        args = (offset, offset + limit - 1)
+        names = (board.board_key, board.entries_key, board.outbox_key)
+        raw = cast(list[Any], await self.batch.eval(self._top, names, args))
         if raw and int(raw[0]) and await self.entries.settle(board):
-            raw = await self._top(
-                keys=[board.board_key, board.entries_key, board.outbox_key], args=args
-            )
+            raw = cast(list[Any], await self.batch.eval(self._top, names, args))
         return _parse_rows(raw)
 
     @translate_redis_errors
@@ -442,10 +446,10 @@ class Leaderboard:
         """The player's row with up to ``k`` rows above and ``k`` below it; empty if the
         player has no entry."""
         k = min(max(0, k), MAX_LIMIT // 2)
-        names = [board.board_key, board.members_key, board.entries_key, board.outbox_key]
-        raw = await self._around(keys=names, args=[player_id, k])
+        names = (board.board_key, board.members_key, board.entries_key, board.outbox_key)
+        raw = cast(list[Any], await self.batch.eval(self._around, names, (player_id, k)))
         if raw and int(raw[0]) and await self.entries.settle(board):
-            raw = await self._around(keys=names, args=[player_id, k])
+            raw = cast(list[Any], await self.batch.eval(self._around, names, (player_id, k)))
         return _parse_rows(raw)
 
     async def rank(self, board: BoardRef, player_id: str) -> Entry | None:

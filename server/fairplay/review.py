@@ -32,6 +32,7 @@ from server.fairplay.screen import Verdict
 from server.games.store import GameRecord, GameStore
 from server.races.ratings import Rating
 from server.redis import keys
+from server.redis.batch import LuaScript
 from server.runtime.errors import Conflict, NotFound
 
 __all__ = ["Action", "AuditRecord", "HeldResult", "ReviewDesk"]
@@ -161,10 +162,12 @@ class ReviewDesk:
         self.variants = tuple(variants)
         self.store = GameStore(client)
         self.entries: BoardEntries = self.store.entries
-        self._remove = client.register_script(_REMOVE_LUA)
-        self._review = client.register_script(_REVIEW_LUA)
-        self._remove_win = client.register_script(_REMOVE_WIN_LUA)
-        self._restore_win = client.register_script(_RESTORE_WIN_LUA)
+        #: Its scripts run through its store's group commit.
+        self.batch = self.store.batch
+        self._remove = LuaScript.of(_REMOVE_LUA)
+        self._review = LuaScript.of(_REVIEW_LUA)
+        self._remove_win = LuaScript.of(_REMOVE_WIN_LUA)
+        self._restore_win = LuaScript.of(_RESTORE_WIN_LUA)
 
     async def aclose(self) -> None:
         await self.store.batch.aclose()
@@ -206,7 +209,9 @@ class ReviewDesk:
         k = keys.parse_game_id(game_id)
         if not isinstance(k, keys.DailyGameKeys):
             raise NotFound("only daily results are held")
-        done = int(await self._review(keys=[k.game], args=[review, reviewer, _now_ms()]))
+        done = int(
+            cast(int, await self.batch.eval(self._review, (k.game,), (review, reviewer, _now_ms())))
+        )
         if done == -1:
             raise NotFound(f"no such game: {game_id}")
         if done == 0:
@@ -256,7 +261,12 @@ class ReviewDesk:
         for variant, date in await self._days(pid):
             b = BoardRef.daily(variant, date)
             removed += int(
-                await self._remove(keys=[b.board_key, b.members_key, b.entries_key], args=[pid])
+                cast(
+                    int,
+                    await self.batch.eval(
+                        self._remove, (b.board_key, b.members_key, b.entries_key), (pid,)
+                    ),
+                )
             )
         ratings = 0
         for variant in self.variants:
@@ -265,7 +275,7 @@ class ReviewDesk:
         wins: dict[str, list[int]] = {}
         for variant, day in await self._race_days(pid):
             board = keys.race_wins_board(variant, day)
-            n, at = cast(list[int], await self._remove_win(keys=[board], args=[pid]))
+            n, at = cast(list[int], await self.batch.eval(self._remove_win, (board,), (pid,)))
             if int(n):
                 wins[f"{variant}|{day.isoformat()}"] = [int(n), int(at)]
         mark["wins"] = wins
@@ -305,7 +315,7 @@ class ReviewDesk:
         for where, (n, at) in dict(json.loads(raw_mark).get("wins", {})).items():
             variant, day = str(where).split("|", 1)
             board = keys.race_wins_board(variant, dt.date.fromisoformat(day))
-            if await self._restore_win(keys=[board], args=[pid, int(n), int(at)]):
+            if await self.batch.eval(self._restore_win, (board,), (pid, int(n), int(at))):
                 wins += int(n)
         detail = (
             f"{restored} daily entries, {ratings} ratings and {wins} race wins back on the boards"

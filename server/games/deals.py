@@ -31,6 +31,7 @@ import redis.asyncio
 from engine import Game, OverTask, new_game, variant
 from server.games.daily import daily_seed, utc_date
 from server.redis import keys
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock
 from server.runtime.errors import (
     RateLimited,
@@ -276,8 +277,11 @@ class DailyDeals:
         certify: bool = True,
         budget_s: float = 10.0,
         retention_days: int = 90,
+        batch: Batcher | None = None,
     ) -> None:
         self.r = client
+        #: Scripts run through the shared group commit (`Services` hands it the store's).
+        self.batch = batch if batch is not None else Batcher(client)
         self.clock = clock
         self.secret = secret
         self.pool = pool
@@ -286,7 +290,7 @@ class DailyDeals:
         self.retention_s = retention_days * 86_400 + 2 * 86_400
         self._cache: dict[tuple[str, dt.date], Deal] = {}
         self._local: dict[tuple[str, dt.date], asyncio.Task[Deal]] = {}
-        self._release = client.register_script(_RELEASE_LUA)
+        self._release = LuaScript.of(_RELEASE_LUA)
 
     def lock_ttl_s(self) -> int:
         """How long a deal's lock lasts: longer than its computation can take (every
@@ -343,7 +347,7 @@ class DailyDeals:
                     log.warning("%s %s: another process dealt first", variant_id, date)
                     continue
                 finally:
-                    await self._release(keys=[lock], args=[token])
+                    await self.batch.eval(self._release, (lock,), (token,))
             await asyncio.sleep(0.2)  # another process is computing it
 
     async def _compute(self, variant_id: str, date: dt.date) -> Deal:

@@ -36,6 +36,7 @@ from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.registry import PlayerRegistry
 from server.redis import keys
+from server.redis.batch import LuaScript
 from server.runtime.clock import Clock
 from server.runtime.errors import (
     Conflict,
@@ -87,7 +88,8 @@ class DayCloser:
         self.clock = clock
         #: Pause between two sweeps of a day not closed yet.
         self.interval_s = interval_s
-        self._close_day = redis_client.register_script(_CLOSE_DAY_LUA)
+        #: Its script runs through the store's group commit.
+        self._close_day = LuaScript.of(_CLOSE_DAY_LUA)
         #: Days seen closed (they never reopen).
         self._closed: set[tuple[str, dt.date]] = set()
 
@@ -195,8 +197,8 @@ class DayCloser:
             return False
         expire_at = board_expire_at(date, self.store.retention_days)
         done = bool(
-            await self._close_day(
-                keys=[index, keys.daily_closed(variant, date)], args=[now, expire_at]
+            await self.store.batch.eval(
+                self._close_day, (index, keys.daily_closed(variant, date)), (now, expire_at)
             )
         )
         if done:

@@ -388,8 +388,8 @@ class GameStore:
         self._finish_game = LuaScript.of(_FINISH_GAME_LUA)
         #: The board's step of daily finishes, and its recovery.
         self.entries = BoardEntries(redis, commit=self.batch)
-        self._hint = redis.register_script(_HINT_LUA)
-        self._enlist = redis.register_script(_ENLIST_LUA)
+        self._hint = LuaScript.of(_HINT_LUA)
+        self._enlist = LuaScript.of(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.batch)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
@@ -411,11 +411,12 @@ class GameStore:
     async def enlist(self, variant: str, date: dt.date, game_id: str, now_ms: int) -> None:
         """Put a daily game in its day's index of started games (before its record exists),
         where the rollover sweep finds it. Raises ``DayOver`` once the day is closed."""
-        enlisted = await self._enlist(
-            keys=[keys.daily_started(variant, date), keys.daily_closed(variant, date)],
-            args=[game_id, now_ms, board_expire_at(date, self.retention_days)],
+        enlisted = await self.batch.eval(
+            self._enlist,
+            (keys.daily_started(variant, date), keys.daily_closed(variant, date)),
+            (game_id, now_ms, board_expire_at(date, self.retention_days)),
         )
-        if not int(enlisted):
+        if not int(cast(int, enlisted)):
             raise DayOver(f"the {date.isoformat()} daily games are closed: that day is over")
 
     @translate_redis_errors
@@ -760,7 +761,7 @@ class GameStore:
         """Count one hint on a game in play (durably, before the hint is sent)."""
         k = keys.parse_game_id(game_id)
         day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
-        n = int(await self._hint(keys=[k.game], args=[now_ms, day_end]))
+        n = int(cast(int, await self.batch.eval(self._hint, (k.game,), (now_ms, day_end))))
         if n == -1:
             raise NotFound("no such game")
         if n == -2:

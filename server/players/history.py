@@ -291,7 +291,7 @@ class History:
         #: The finish path's two steps here go through the game store's group commit.
         self._commit = commit or Batcher(redis)
         self._record = LuaScript.of(_RECORD_LUA)
-        self._final_rank = redis.register_script(_FINAL_RANK_LUA)
+        self._final_rank = LuaScript.of(_FINAL_RANK_LUA)
 
     @translate_redis_errors
     async def mark_pending(self, pid: str, game_id: str) -> None:
@@ -338,13 +338,14 @@ class History:
     async def freeze_rank(self, pid: str, variant: str, date: dt.date, rank: DayRank) -> None:
         """Keep a day's final rank (the first call wins; later calls change nothing)."""
         bp = percentile_bp(rank.rank, rank.total) if rank.known else -1
-        await self._final_rank(
-            keys=[
+        await self._commit.eval(
+            self._final_rank,
+            (
                 keys.history_results(pid, variant),
                 keys.history_ranks(pid, variant),
                 keys.history_stats(pid, variant),
-            ],
-            args=[day_number(date), rank.rank, rank.total, bp],
+            ),
+            (day_number(date), rank.rank, rank.total, bp),
         )
 
     async def add_forfeit(self, pid: str, variant: str) -> None:

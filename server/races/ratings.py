@@ -29,6 +29,7 @@ from redis.exceptions import WatchError
 
 from server.races.model import RaceSummary, RecentRace
 from server.redis import keys
+from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import translate_redis_errors
 
 MODEL = PlackettLuce()
@@ -156,10 +157,14 @@ class RatingRow:
 class RaceBoards:
     """Ratings, the rating board, daily race-win boards and recent races."""
 
-    def __init__(self, client: redis.asyncio.Redis, retention_days: int) -> None:
+    def __init__(
+        self, client: redis.asyncio.Redis, retention_days: int, batch: Batcher | None = None
+    ) -> None:
         self.r = client
         self.retention_s = retention_days * 86_400
-        self._add_win = client.register_script(_ADD_WIN_LUA)
+        #: Scripts run through the shared group commit (`Services` hands it the store's).
+        self.batch = batch if batch is not None else Batcher(client)
+        self._add_win = LuaScript.of(_ADD_WIN_LUA)
 
     @translate_redis_errors
     async def apply(
@@ -249,9 +254,10 @@ class RaceBoards:
         if await self._marked([pid]):
             return False
         return bool(
-            await self._add_win(
-                keys=[keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)],
-                args=[race_id, pid, self.retention_s],
+            await self.batch.eval(
+                self._add_win,
+                (keys.race_wins_board(variant, day), keys.race_wins_applied(variant, day)),
+                (race_id, pid, self.retention_s),
             )
         )
 

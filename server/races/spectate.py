@@ -51,6 +51,7 @@ from server.races.model import RaceState, RaceStatus
 from server.races.seen import Sightings, mask
 from server.races.service import RaceService
 from server.redis import keys, pubsub
+from server.redis.batch import LuaScript
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, NotFound, translate_redis_errors
 
@@ -159,7 +160,8 @@ class Spectators:
         self._copies: dict[tuple[str, str], _Copy] = {}
         self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._count = client.register_script(_COUNT_LUA)
+        #: Its script runs through the game store's group commit (one per app).
+        self._count = LuaScript.of(_COUNT_LUA)
         fanout.watchers.append(self)
         fanout.on_gone(self._gone)
 
@@ -472,15 +474,16 @@ class Spectators:
         drop lapsed ones: (the race's total, whether it may have changed)."""
         total, changed = cast(
             list[int],
-            await self._count(
-                keys=[keys.race_watchers(race_id), keys.race_watchers_alive(race_id)],
-                args=[
+            await self._store.batch.eval(
+                self._count,
+                (keys.race_watchers(race_id), keys.race_watchers_alive(race_id)),
+                (
                     self._fanout.instance,
                     len(self._watching.get(race_id, ())),
                     WATCHERS_TTL_MS,
                     now,
                     now + WATCH_FRESH_MS,
-                ],
+                ),
             ),
         )
         return int(total), bool(changed)

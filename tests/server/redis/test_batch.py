@@ -12,10 +12,16 @@ import redis.asyncio
 import redis.exceptions
 from packaging.requirements import Requirement
 
+from server.boards.leaderboard import BoardRef
+from server.config import Config
 from server.games.store import FinalResult, GameStore
+from server.players.history import DayRank
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
+from server.runtime.clock import ManualClock
 from server.runtime.errors import Conflict, GameOver, StoreUnavailable
+from server.runtime.metrics import Metrics
+from server.services import Services
 
 DAY = dt.date(2030, 6, 15)
 ROOT = Path(__file__).resolve().parents[3]
@@ -197,3 +203,41 @@ def test_the_server_reads_no_private_attributes_of_redis_py_or_the_standard_libr
         if word in path.read_text()
     ]
     assert found == []
+
+
+def test_every_script_runs_through_the_batcher() -> None:
+    """No redis-py `Script` outside `server/redis`: every store's scripts are `LuaScript`s run
+    by the app's one `Batcher` (group commit, loaded on demand, routed by slot on a cluster)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "server").rglob("*.py"))
+        if path.parent.name != "redis" or path.parent.parent.name != "server"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "register_script" in line
+    ]
+    assert found == []
+
+
+async def test_the_services_share_one_batcher_for_every_script(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The scripts that ran as redis-py `Script`s (enlist, a frozen rank, the board's reads,
+    a race win) go in the app's one group commit: one pipeline for one iteration's calls."""
+    services = Services.build(Config(), ManualClock(0), redis_client, Metrics())
+    batch = services.store.batch
+    for holder in (services.leaderboard, services.races.boards, services.deals):
+        assert holder.batch is batch
+    board = BoardRef.daily("fourteen-out", DAY)
+    gid = keys.daily_game_id("fourteen-out", DAY, "p_1")
+    await services.races.boards.add_win("triple-deck", DAY, "p_2", "race-1")  # warm: HMGET
+    batches, commands = batch.batches, batch.commands
+    await asyncio.gather(
+        services.store.enlist("fourteen-out", DAY, gid, 1_000),
+        services.store.history.freeze_rank("p_1", "fourteen-out", DAY, DayRank(1, 1)),
+        services.leaderboard.top(board),
+        services.leaderboard.around(board, "p_1"),
+    )
+    assert (batch.batches - batches, batch.commands - commands) == (1, 4)
+    assert await redis_client.zscore(keys.daily_started("fourteen-out", DAY), gid) is not None
+    wins = keys.race_wins_board("triple-deck", DAY)
+    assert await redis_client.zscore(wins, "p_2") == 1
