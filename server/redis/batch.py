@@ -2,7 +2,8 @@
 
 `Batcher` is the one way the stores write per request: the game store's moves (its append
 script), starts and finishes, the board's and history's steps, the registry's writes, and every
-script of the race store (a racer's progress rides in its move's batch). Each
+script of the race store (a racer's progress rides in its move's batch) and of every other
+store (hints, enlisting, boards' reads, ratings, spectators, day close, deals, review). Each
 command keeps its own atomicity (a script is atomic and checked against its own keys, e.g. a
 game's `seq`); batching only shares the round trip and the client's per-command cost. A caller
 awaits its own command's result: it is acknowledged only once Redis has run it, and an error
