@@ -10,7 +10,7 @@ that type (`connect`). They use only commands both clients implement: single-slo
 (`tests/server/test_cluster_slots.py` proves every script call is), single-slot MULTI
 pipelines, plain pipelines of keyed commands (a cluster pipeline refuses PUBLISH and EVALSHA)
 and PUBLISH/SUBSCRIBE (cluster-wide in Redis Cluster). On a cluster, scripts new to a master
-are sent by EVAL (`ClusterScript`) and pub/sub moves to another master when its own fails
+are sent by EVAL (`Batcher`) and pub/sub moves to another master when its own fails
 (`FailoverPubSub`). The one place below redis-py's command layer, `Batcher`, asks `cluster_of`
 and routes by slot itself.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
 import redis.asyncio
@@ -30,10 +30,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.commands.core import AsyncScript
 from redis.driver_info import DriverInfo
-from redis.exceptions import NoScriptError
-from redis.typing import EncodableT, KeyT, ScriptTextT
 from redis.utils import get_lib_version
 
 from server.config import Config, parse_cluster_url
@@ -41,7 +38,6 @@ from server.redis.embedded import EmbeddedRedis
 
 __all__ = [
     "REDIS_POOL_SIZE",
-    "ClusterScript",
     "FailoverPubSub",
     "SolitaireCluster",
     "cluster_of",
@@ -62,26 +58,6 @@ CONNECT_TIMEOUT_S = 2.0
 #: that is really down must give `unavailable` within a few seconds.
 CLUSTER_RETRIES = 3
 CLUSTER_BACKOFF_CAP_S = 0.5
-
-
-class ClusterScript(AsyncScript):
-    """A script on a cluster: a master that lacks it (first use there, a restart) gets it by
-    one EVAL, routed like the EVALSHA. redis-py's SCRIPT LOAD goes to every master instead,
-    so while any one master is down, every script new to some other master would fail."""
-
-    async def __call__(
-        self,
-        keys: Sequence[KeyT] | None = None,
-        args: Iterable[EncodableT] | None = None,
-        client: redis.asyncio.Redis | RedisCluster | None = None,
-    ) -> Any:
-        target = client if client is not None else self.registered_client
-        keys = list(keys or ())
-        argv = (*keys, *(args or ()))
-        try:
-            return await target.evalsha(self.sha, len(keys), *argv)
-        except NoScriptError:
-            return await target.eval(self.script, len(keys), *argv)  # type: ignore[arg-type]
 
 
 class FailoverPubSub:
@@ -209,10 +185,8 @@ async def _closed(client: redis.asyncio.Redis, ps: PubSub) -> None:
 
 
 class SolitaireCluster(RedisCluster):
-    """`RedisCluster` whose scripts are `ClusterScript`s and whose pub/sub fails over."""
-
-    def register_script(self, script: ScriptTextT) -> AsyncScript:  # type: ignore[override]
-        return ClusterScript(self, script)
+    """`RedisCluster` whose pub/sub fails over (scripts run through `Batcher`, which sends
+    a script new to a master by EVAL on that master alone)."""
 
     def pubsub(  # type: ignore[override]
         self,

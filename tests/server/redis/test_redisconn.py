@@ -15,7 +15,7 @@ from redis.asyncio.connection import Connection
 from redis.crc import key_slot
 
 from server.config import ClusterUrl, Config, parse_cluster_url
-from server.redis.connect import ClusterScript, _OneTimerSend, cluster_of, connect, connected
+from server.redis.connect import _OneTimerSend, cluster_of, connect, connected
 from tests.support.localcluster import LocalCluster
 
 pytest_plugins = ["tests.support.cluster"]
@@ -84,22 +84,6 @@ async def test_a_cluster_url_gives_a_cluster_client(
         assert len(holders) == 3
     finally:
         await client.aclose()
-
-
-async def test_a_script_new_to_a_master_is_sent_once_by_eval(
-    cluster_client: redis.asyncio.Redis, redis_cluster: LocalCluster
-) -> None:
-    script = cluster_client.register_script("return redis.call('INCR', KEYS[1])")
-    assert isinstance(script, ClusterScript)
-    for node in redis_cluster.nodes:
-        with node.client() as c:
-            c.script_flush()
-    assert await script(keys=["{a}x"]) == 1  # NOSCRIPT, then EVAL on that master alone
-    assert await script(keys=["{a}x"]) == 2
-    home = redis_cluster.node_for_slot(key_slot(b"{a}x"))
-    for node in redis_cluster.nodes:
-        with node.client() as c:
-            assert c.script_exists(script.sha) == [node is home]
 
 
 async def test_connected_starts_and_stops_an_embedded_redis(tmp_path: Path) -> None:
