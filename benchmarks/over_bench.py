@@ -1,4 +1,5 @@
-"""Triple Easthaven's game-over check (`engine.deadlock.ProgressSearch`) on positions from play.
+"""Triple Easthaven's game-over check (`engine.easthaven.over.ProgressSearch`) on positions
+from play.
 
 Seeded deals are played at random by two policies until the stock is empty, then for up to
 `--after` more moves; every position with an empty stock is checked afresh (key built from the
@@ -22,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import new_game
-from engine.deadlock import ProgressSearch
 from engine.easthaven import TripleEasthaven
+from engine.easthaven.over import ProgressSearch
 
 #: (name, probability of a foundation play when one exists, probability of dealing)
 POLICIES = (("greedy", 0.9, 0.15), ("uniform", 0.5, 0.05))

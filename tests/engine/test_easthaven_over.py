@@ -1,4 +1,5 @@
-"""Triple Easthaven's exact game-over check (`engine.deadlock`) against a plain exhaustive search.
+"""Triple Easthaven's exact game-over check (`engine.easthaven.over`) against a plain
+exhaustive search.
 
 The reference below knows nothing of the engine's search: it tries every move the engine
 generates, from every position reached (full snapshots as keys, piles in place, no pruning, no
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 
 from engine import new_game
 from engine.cards import RANK_TEXT, SUITS, Card, card
-from engine.deadlock import FOUND_LEN, ProgressSearch, _freeze, _relax, may_progress
 from engine.easthaven import TripleEasthaven
+from engine.easthaven.over import FOUND_LEN, ProgressSearch, _freeze, _relax, may_progress
 from engine.game import Game, OverDecided
 
 from .helpers import fresh

@@ -18,17 +18,17 @@ from engine.easthaven import TripleEasthaven
 from engine.moves import Move
 from engine.solvers import IMPOSSIBLE, WINNABLE, solve
 from engine.solvers.base import Budget, OutOfBudget
-from engine.solvers.easthaven import (
-    _BACK,
-    _UP,
-    _EasthavenSearch,
-    _Move,
-    _move,
+from engine.solvers.easthaven.bestfirst import BestFirst
+from engine.solvers.easthaven.lines import legal, parse_line, shorten, wins
+from engine.solvers.easthaven.search import (
+    BACK,
+    UP,
+    EasthavenSearch,
+    SearchMove,
     luby,
     safe_to_play,
+    search_move,
 )
-from engine.solvers.easthaven_bestfirst import BestFirst
-from engine.solvers.easthaven_lines import legal, parse_line, shorten, wins
 from engine.state import full_state
 from engine.tableau import FOUNDATION, TableauGame
 from tests.engine.helpers import C, as_kind, fresh
@@ -174,7 +174,7 @@ def test_the_sound_cuts_keep_every_win() -> None:
         decided += pruned is True
         assert solve(game, max_nodes=5_000).verdict != IMPOSSIBLE
         assert isinstance(game, TripleEasthaven)
-        dfs = _EasthavenSearch(full_state(game), game.total_cards, Budget(5_000, None))
+        dfs = EasthavenSearch(full_state(game), game.total_cards, Budget(5_000, None))
         with contextlib.suppress(OutOfBudget):
             assert dfs.run() or dfs.heuristic, game.to_json()
         compared += 1
@@ -208,10 +208,10 @@ def _state_of(game: Game) -> dict[str, object]:
     }
 
 
-def with_detours(search: _EasthavenSearch, line: list[_Move]) -> list[_Move]:
+def with_detours(search: EasthavenSearch, line: list[SearchMove]) -> list[SearchMove]:
     """`line` with a detour after every tenth move where one fits: a foundation card brought
     down onto a pile and played straight back up."""
-    out: list[_Move] = []
+    out: list[SearchMove] = []
     search.load()
     for k, move in enumerate(line):
         out.append(move)
@@ -220,9 +220,9 @@ def with_detours(search: _EasthavenSearch, line: list[_Move]) -> list[_Move]:
             continue
         for c in range(52):
             for dst in range(12):
-                back = _move(_BACK, c, dst, 1)
+                back = search_move(BACK, c, dst, 1)
                 if legal(search, back):
-                    out += [back, _move(_UP, dst, 0, 1)]
+                    out += [back, search_move(UP, dst, 0, 1)]
                     search.play(back)
                     search.play(out[-1])
                     break
@@ -237,7 +237,7 @@ def test_shortening_a_line_keeps_it_winning() -> None:
     assert isinstance(game, TripleEasthaven)
     raw = BestFirst(full_state(game), game.total_cards, Budget(400_000, None)).run()
     assert raw is not None
-    search = _EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
+    search = EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
     assert wins(search, raw)
     line = with_detours(search, raw)
     assert len(line) > len(raw) and wins(search, line)

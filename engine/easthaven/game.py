@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .cards import SUITS, Card, parse_card
-from .deadlock import ProgressSearch, encode
-from .game import OverDecided, OverStepper, pile_number
-from .moves import Move, MoveResult, Reveal, Transfer
-from .tableau import FOUNDATION, STOCK, TableauGame
-from .views import TableauStateBody, TableauViewBody, View
+from ..cards import SUITS, Card, parse_card
+from ..game import OverDecided, OverStepper, pile_number
+from ..moves import Move, MoveResult, Reveal, Transfer
+from ..tableau import FOUNDATION, STOCK, TableauGame
+from ..views import TableauStateBody, TableauViewBody, View
+from .over import ProgressSearch, encode
 
 PILES: Final = 12
 PER_SUIT: Final = 3
@@ -139,7 +139,7 @@ class TripleEasthaven(TableauGame):
     # -- the end of the game ------------------------------------------------------------------
 
     def _over_key(self) -> bytes:
-        """The position as `deadlock.encode` writes it (face-up cards are never hidden)."""
+        """The position as `over.encode` writes it (face-up cards are never hidden)."""
         piles = []
         for pile, down in zip(self._piles, self._down, strict=True):
             up = [c.code for c in pile[down:] if c is not None]
@@ -150,8 +150,8 @@ class TripleEasthaven(TableauGame):
         """Over when the stock is empty and no sequence of moves puts another card on the
         foundations (net) or turns a face-down card: whatever is left only shuttles cards.
 
-        Exact; see `engine.deadlock` for the search and its bounds. `over_search` runs the same
-        search in slices.
+        Exact; see `engine.easthaven.over` for the search and its bounds; `over_search` runs
+        the same search in slices.
         """
         if self._stock:
             return False
@@ -270,7 +270,7 @@ class TripleEasthaven(TableauGame):
 @dataclass(frozen=True, slots=True)
 class EasthavenOverTask:
     """The game-over check of one position with the stock empty, as data (its search key):
-    `run` searches to the end (`engine.deadlock`), True when the game is over."""
+    `run` searches to the end (`engine.easthaven.over`), True when the game is over."""
 
     key: bytes
 

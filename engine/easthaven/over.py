@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Final
 
-from .cards import SUITS
+from ..cards import SUITS
 
 _SEP_BYTES: Final = b"\xff"
 FOUND_LEN: Final = 12
