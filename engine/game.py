@@ -14,6 +14,7 @@ from .cards import Card, parse_card
 from .deals import shuffled_cards
 from .errors import IllegalMove, OutOfSync
 from .moves import UNDO, Move, MoveResult, Reveal, parse_text
+from .state import GameState
 from .views import ResultJson, StateBody, StateJson, View, ViewBody
 
 HIDDEN = "??"  # how a face-down card is written in a view
@@ -272,6 +273,12 @@ class Game:
     def _load_view(self, view: View) -> None:
         """Fill a copy from the family's part of a view (`from_view` checked the variant)."""
         raise NotImplementedError
+
+    def full_state(self) -> GameState:
+        """The full state as a typed, immutable value, hidden cards included (server, audit and
+        solvers only; `engine.state`). Each family returns its own type; ValueError for a
+        player's copy built from a view (it does not know the hidden cards)."""
+        raise TypeError(f"no full state for {type(self).__name__}")
 
     def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
         """Put the cards `move` is about to reveal into this copy's hidden places (`follow`).

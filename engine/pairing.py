@@ -8,6 +8,7 @@ from typing import ClassVar
 from .cards import Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Transfer
+from .state import PairingState
 from .views import PairingStateBody, PairingVariant, PairingViewBody, View, pairing_view
 
 DISCARD = "f"
@@ -50,6 +51,9 @@ class PairingGame(Game):
 
     def _restore(self, snapshot: tuple[int, ...]) -> None:
         self._heights = list(snapshot)
+
+    def full_state(self) -> PairingState:
+        return PairingState(tuple(p[:h] for p, h in zip(self._piles, self._heights, strict=True)))
 
     def _generate(self) -> Iterator[Move]:
         tops = [(i, c.rank) for i, c in enumerate(map(self._top, range(len(self._piles)))) if c]

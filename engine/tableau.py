@@ -19,6 +19,7 @@ from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer, token_count
+from .state import PileState, TableauState, known_cards
 from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
@@ -275,6 +276,16 @@ class TableauGame(Game):
                 del f[n:]
         assert len(back) == src_len, "undo of a move that was not the last one"
         self._down[src] = down
+
+    def full_state(self) -> TableauState:
+        return self._tableau_state(())
+
+    def _tableau_state(self, waste: tuple[Card, ...]) -> TableauState:
+        piles = tuple(
+            PileState(known_cards(p), d) for p, d in zip(self._piles, self._down, strict=True)
+        )
+        stock = known_cards(reversed(self._stock))
+        return TableauState(piles, stock, waste, tuple(tuple(f) for f in self._foundations))
 
     def _piles_state(self) -> list[list[OrientedCard]]:
         return [

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final
 from .cards import KING, QUEEN, Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .state import TableauState
 from .tableau import FOUNDATION, STOCK, TableauGame
 from .views import (
     TripleDeckStateBody,
@@ -289,6 +290,9 @@ class TripleDeck(TableauGame):
             base, waste = snapshot
             super()._restore(base)
             self._waste = list(waste)
+
+    def full_state(self) -> TableauState:
+        return self._tableau_state(tuple(self._waste))
 
     def _state_json(self) -> TripleDeckStateBody:
         return {
