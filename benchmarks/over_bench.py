@@ -63,8 +63,8 @@ def play(
             rows.append(row)
             keys.append(key)
             over = row[2]
-            game._over = over is True or game.won
-            if game._over or played >= after:
+            game.settle_over(over is True or game.won)
+            if game.over or played >= after:
                 return
             played += 1
         moves = list(game.legal_moves())

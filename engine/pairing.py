@@ -14,7 +14,7 @@ from .views import PairingStateBody, PairingVariant, PairingViewBody, View, pair
 DISCARD = "f"
 
 
-class PairingGame(Game):
+class PairingGame(Game[tuple[int, ...]]):
     """All cards dealt face up into piles; a move removes two top cards summing to 14.
 
     Move text: two pile numbers, ``3 7`` (written smaller first).
@@ -47,6 +47,7 @@ class PairingGame(Game):
         return self.total_cards - sum(self._heights)
 
     def _snapshot(self) -> tuple[int, ...]:
+        """The piles' heights (the cards never change place)."""
         return tuple(self._heights)
 
     def _restore(self, snapshot: tuple[int, ...]) -> None:

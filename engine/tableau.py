@@ -13,7 +13,7 @@ so the canonical text of a pile-to-pile move always carries the count (``3 5 1``
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final, Literal
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
@@ -24,11 +24,47 @@ from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
 STOCK: Final = "d"
-#: Tags an undo snapshot of a pile's move (`TableauGame._undo_snapshot`).
-_PILE_MOVE: Final = "pile move"
+# -- undo snapshots of the family: tuples of numbers, tagged by their first item ---------------
+# (numbers only, so a game's history holds no object the garbage collector walks; mypy
+# narrows the union by the tag). Each class restores its own kinds and hands the others to
+# its base class.
+
+#: The whole tableau position (a stock deal): piles, face-down counts, stock, foundations.
+FullSnapshot = tuple[
+    Literal["full"],
+    tuple[tuple[Card | None, ...], ...],
+    tuple[int, ...],
+    tuple[Card | None, ...],
+    tuple[tuple[Card, ...], ...],
+]
+#: A pile's move (`TableauGame._undo_snapshot`): source, its length and face-down count
+#: before; destination pile and its length, or None and the foundations' lengths.
+PileMoveSnapshot = tuple[
+    Literal["pile move"], int, int, int, int | None, int, tuple[int, ...] | None
+]
+#: Triple Deck: a draw (stock and waste lengths before), a recycle (waste length before), a
+#: waste move (waste length; destination pile and its length, or the foundations' lengths),
+#: and the whole position with the waste.
+DrawSnapshot = tuple[Literal["draw"], int, int]
+RecycleSnapshot = tuple[Literal["recycle"], int]
+WasteMoveSnapshot = tuple[Literal["waste move"], int, int | None, int, tuple[int, ...] | None]
+DeckSnapshot = tuple[Literal["deck"], FullSnapshot, tuple[Card, ...]]
+#: Triple Easthaven: a card back from a foundation (the pile, its length before, the
+#: foundations' lengths before).
+FromFoundationSnapshot = tuple[Literal["from foundation"], int, int, tuple[int, ...]]
+
+TableauSnapshot = (
+    FullSnapshot
+    | PileMoveSnapshot
+    | DrawSnapshot
+    | RecycleSnapshot
+    | WasteMoveSnapshot
+    | DeckSnapshot
+    | FromFoundationSnapshot
+)
 
 
-class TableauGame(Game):
+class TableauGame(Game[TableauSnapshot]):
     """Piles with face-down cards, a stock and twelve foundations."""
 
     id: ClassVar[TableauVariant]
@@ -220,15 +256,19 @@ class TableauGame(Game):
 
     # -- snapshots and serialisation ----------------------------------------------------------
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> TableauSnapshot:
+        return self._full_snapshot()
+
+    def _full_snapshot(self) -> FullSnapshot:
         return (
+            "full",
             tuple(tuple(p) for p in self._piles),
             tuple(self._down),
             tuple(self._stock),
             tuple(tuple(f) for f in self._foundations),
         )
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> TableauSnapshot:
         """A pile's move takes cards off its source's top and puts them on its destination's
         top, or one on a foundation: record where, and the lengths before. No card is copied:
         on undo the cards are taken back from where they went (the last move is the only one
@@ -241,7 +281,7 @@ class TableauGame(Game):
         piles = self._piles
         if move.dst == FOUNDATION:
             return (
-                _PILE_MOVE,
+                "pile move",
                 src,
                 len(piles[src]),
                 self._down[src],
@@ -251,19 +291,24 @@ class TableauGame(Game):
             )
         dst = pile_number(move.dst, self.pile_count)
         assert dst is not None
-        return (_PILE_MOVE, src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
+        return ("pile move", src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
 
-    def _restore(self, snapshot: Any) -> None:
-        if snapshot[0] is _PILE_MOVE:
+    def _restore(self, snapshot: TableauSnapshot) -> None:
+        if snapshot[0] == "pile move":
             self._restore_pile_move(snapshot)
-            return
-        piles, down, stock, foundations = snapshot
+        elif snapshot[0] == "full":
+            self._restore_full(snapshot)
+        else:
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+
+    def _restore_full(self, snapshot: FullSnapshot) -> None:
+        _, piles, down, stock, foundations = snapshot
         self._piles = [list(p) for p in piles]
         self._down = list(down)
         self._stock = list(stock)
         self._foundations = [list(f) for f in foundations]
 
-    def _restore_pile_move(self, snapshot: Any) -> None:
+    def _restore_pile_move(self, snapshot: PileMoveSnapshot) -> None:
         _, src, src_len, down, dst, dst_len, heights = snapshot
         back = self._piles[src]
         if dst is not None:

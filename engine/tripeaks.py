@@ -44,7 +44,11 @@ def adjacent(a: int, b: int) -> bool:
     return (a - b) % 13 in (1, 12)
 
 
-class TriPeaks(Game):
+#: An undo snapshot: which tableau places hold a card, the stock's and the foundation's lengths.
+TriPeaksSnapshot = tuple[tuple[bool, ...], int, int]
+
+
+class TriPeaks(Game[TriPeaksSnapshot]):
     id: ClassVar[TriPeaksVariant] = "triple-triangle"
     title = "Triple Triangle (Tri Peaks)"
 
@@ -71,7 +75,7 @@ class TriPeaks(Game):
     def cleared(self) -> int:
         return TABLEAU - sum(self._present)
 
-    def _snapshot(self) -> tuple[tuple[bool, ...], int, int]:
+    def _snapshot(self) -> TriPeaksSnapshot:
         return tuple(self._present), len(self._stock), len(self._foundation)
 
     def full_state(self) -> TriPeaksState:
@@ -80,7 +84,7 @@ class TriPeaks(Game):
         tableau = tuple(c if up else None for c, up in placed)
         return TriPeaksState(tableau, known_cards(reversed(self._stock)), tuple(self._foundation))
 
-    def _restore(self, snapshot: tuple[tuple[bool, ...], int, int]) -> None:
+    def _restore(self, snapshot: TriPeaksSnapshot) -> None:
         present, _stock_len, foundation_len = snapshot
         self._present = list(present)
         del self._foundation[foundation_len:]

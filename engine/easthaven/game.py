@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from ..cards import SUITS, Card, parse_card
 from ..game import OverDecided, OverStepper, pile_number
 from ..moves import Move, MoveResult, Reveal, Transfer
-from ..tableau import FOUNDATION, STOCK, TableauGame
+from ..tableau import FOUNDATION, STOCK, TableauGame, TableauSnapshot
 from ..views import TableauStateBody, TableauViewBody, View
 from .over import ProgressSearch, encode
 
 PILES: Final = 12
 PER_SUIT: Final = 3
-#: Tags the undo snapshot of a card moved back from a foundation.
-_FROM_FOUNDATION: Final = "from foundation"
 
 
 class TripleEasthaven(TableauGame):
@@ -221,25 +219,26 @@ class TripleEasthaven(TableauGame):
 
     # -- undo -----------------------------------------------------------------------------------
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> TableauSnapshot:
         """A card back from a foundation lands on a pile's top: record that pile's length and
         the foundations' lengths; undo puts the card back on the foundation it left. Other
         moves as the tableau games record them (numbers only)."""
         if move.src.startswith(FOUNDATION):
             dst = int(move.dst) - 1
             return (
-                _FROM_FOUNDATION,
+                "from foundation",
                 dst,
                 len(self._piles[dst]),
                 tuple(map(len, self._foundations)),
             )
         return super()._undo_snapshot(move)
 
-    def _restore(self, snapshot: Any) -> None:
-        if snapshot[0] is _FROM_FOUNDATION:
+    def _restore(self, snapshot: TableauSnapshot) -> None:
+        if snapshot[0] == "from foundation":
             _, dst, dst_len, heights = snapshot
             card = self._piles[dst].pop()
             assert len(self._piles[dst]) == dst_len, "undo of a move that was not the last one"
+            assert card is not None, "a card back from a foundation is face up"
             short = next(
                 f for f, n in zip(self._foundations, heights, strict=True) if len(f) == n - 1
             )

@@ -18,7 +18,7 @@ from engine import new_game
 from engine.cards import RANK_TEXT, SUITS, Card, card
 from engine.easthaven import TripleEasthaven
 from engine.easthaven.over import FOUND_LEN, ProgressSearch, _freeze, _relax, may_progress
-from engine.game import Game, OverDecided
+from engine.game import Game, OverDecided, OverState
 
 from .helpers import fresh
 
@@ -146,7 +146,7 @@ def _real_positions(seeds: range, after: int) -> list[TripleEasthaven]:
 def test_real_deal_positions_agree_with_the_reference() -> None:
     checked = dead = 0
     for game in _real_positions(range(3), after=40):
-        game._over = None
+        game._verdict = OverState.UNJUDGED
         expected = reference_over(game, limit=2_000)
         if expected is None:
             continue
@@ -194,14 +194,14 @@ def test_live_when_progress_is_deep() -> None:
 
 def test_over_search_in_slices_caches_the_verdict() -> None:
     for game in _real_positions(range(1), after=30):
-        game._over = None
+        game._verdict = OverState.UNJUDGED
         expected = reference_over(game, limit=1_000)
-        game._over = None
+        game._verdict = OverState.UNJUDGED
         search = game.over_search()
         verdict = None
         while verdict is None:
             verdict = search.step(1)
-        assert game._over is verdict
+        assert game.over_state is (OverState.OVER if verdict else OverState.LIVE)
         if expected is not None:
             assert verdict is expected
 
@@ -211,9 +211,9 @@ def test_over_search_does_not_store_a_stale_verdict() -> None:
     game = position(piles, [0] * 12)
     search = game.over_search()
     game.apply("1 3 1")
-    game._over = None
+    game._verdict = OverState.UNJUDGED
     assert search.step(10_000) is False  # about the position it started from
-    assert game._over is None
+    assert game.over_state is OverState.UNJUDGED
 
 
 def test_decided_steppers() -> None:
@@ -239,7 +239,7 @@ def test_over_tasks_travel_by_pickle_and_decide_alike() -> None:
 
 def test_a_players_copy_judges_alike() -> None:
     for game in _real_positions(range(2), after=30):
-        game._over = None
+        game._verdict = OverState.UNJUDGED
         view = game.view()
         view["over"] = False
         copy = TripleEasthaven.from_view(view)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Hashable
-from typing import cast
 
 import pytest
 
@@ -29,8 +28,8 @@ from engine.solvers.easthaven.search import (
     safe_to_play,
     search_move,
 )
-from engine.state import full_state
-from engine.tableau import FOUNDATION, TableauGame
+from engine.state import full_state, known_cards
+from engine.tableau import FOUNDATION, TableauGame, TableauSnapshot
 from tests.engine.helpers import C, as_kind, fresh
 
 #: Positions the plain search may expand before a sample is dropped as too big.
@@ -67,17 +66,20 @@ def plain_winnable(game: Game, *, pruned: bool = False) -> bool | None:
 
 
 def _plain_search(game: Game, pruned: bool) -> bool | None:
+    assert isinstance(game, TripleEasthaven)
     seen: set[Hashable] = set()
-    stack: list[Hashable] = [game._snapshot()]
+    stack: list[TableauSnapshot] = [game._snapshot()]
 
     def key() -> Hashable:
-        snap = game._snapshot()
-        if pruned and not snap[2]:
-            piles = sorted(([c.code for c in p], d) for p, d in zip(snap[0], snap[1], strict=True))
-            found = snap[3]
+        snap = game._full_snapshot()
+        _, tableau, down, stock, found = snap
+        if pruned and not stock:
+            piles = sorted(
+                ([c.code for c in known_cards(p)], d) for p, d in zip(tableau, down, strict=True)
+            )
             heights = [sorted(len(f) for f in found[3 * s : 3 * s + 3]) for s in range(4)]
             return str(piles), str(heights)
-        return cast(Hashable, snap)
+        return snap
 
     seen.add(key())
     while stack:
@@ -199,12 +201,13 @@ def test_a_safe_play_keeps_every_win() -> None:
 
 
 def _state_of(game: Game) -> dict[str, object]:
-    snap = game._snapshot()
+    assert isinstance(game, TripleEasthaven)
+    _, piles, down, stock, foundations = game._full_snapshot()
     return {
-        "_piles": [list(p) for p in snap[0]],
-        "_down": list(snap[1]),
-        "_stock": list(snap[2]),
-        "_foundations": [list(f) for f in snap[3]],
+        "_piles": [list(p) for p in piles],
+        "_down": list(down),
+        "_stock": list(stock),
+        "_foundations": [list(f) for f in foundations],
     }
 
 
