@@ -29,7 +29,6 @@ COMPILED_MODULES = [
     "engine/tripeaks.py",
     "engine/tableau.py",
     "engine/tripledeck.py",
-    "engine/easthaven/__init__.py",
     "engine/easthaven/game.py",
     "engine/easthaven/over.py",
     "engine/state.py",

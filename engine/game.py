@@ -5,9 +5,8 @@ A variant is a subclass that sets the class attributes and fills in the hooks (`
 `_load_view`, `full_state`; optionally `_undo_snapshot`). Nothing here branches on a variant's
 name.
 
-`Game` is generic over its undo snapshot type: a family declares it once (`PairingGame` is a
-`Game[tuple[int, ...]]`) and mypy checks every snapshot its hooks take and restore. A bare
-`Game` (any variant) is `Game[object]`.
+Undo snapshots are typed (`engine.snapshots`: one closed union of tagged tuples, narrowed by
+tag), so mypy checks every snapshot a family's hooks record and restore.
 
 The end of a game: `over` and `won` answer the questions, `outcome()` is the typed answer
 (None while the game goes on, else an `Outcome` with its `Termination`, python-chess style),
@@ -20,23 +19,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import ClassVar, Generic, Protocol, cast
-
-from typing_extensions import TypeVar
+from typing import ClassVar, Protocol, cast
 
 from .cards import Card, parse_card
 from .deals import shuffled_cards
 from .errors import IllegalMove, OutOfSync
 from .moves import UNDO, Move, MoveResult, Reveal, parse_text
+from .snapshots import Snapshot
 from .state import GameState
 from .views import ResultJson, StateBody, StateJson, View, ViewBody
 
 HIDDEN = "??"  # how a face-down card is written in a view
-
-#: A variant's undo snapshot: what `_undo_snapshot` records and `_restore` takes back.
-#: Covariant, so that every variant is a `Game` (= `Game[object]`): a game only ever restores
-#: snapshots it recorded itself, which is what makes the covariant parameters below sound.
-SnapshotT_co = TypeVar("SnapshotT_co", covariant=True, default=object)
 
 
 class Termination(Enum):
@@ -88,7 +81,7 @@ class OverState(Enum):
     DEFERRED = "deferred"
 
 
-class Game(Generic[SnapshotT_co]):
+class Game:
     """One game of a variant: the full state when dealt from a seed, a player's copy when built
     from a view (hidden cards are then `None`)."""
 
@@ -109,7 +102,7 @@ class Game(Generic[SnapshotT_co]):
         self.seed = seed
         self.moves = 0
         # One entry per applied move: the snapshot before it, or None when it cannot be undone.
-        self._history: list[SnapshotT_co | None] = []
+        self._history: list[Snapshot | None] = []
         self._verdict = OverState.UNJUDGED
         if seed is not None:
             self._deal(shuffled_cards(self.id, seed, self.decks, self.ranks))
@@ -117,7 +110,7 @@ class Game(Generic[SnapshotT_co]):
     # -- construction from a view -------------------------------------------------------------
 
     @classmethod
-    def from_view(cls, view: View) -> Game[SnapshotT_co]:
+    def from_view(cls, view: View) -> Game:
         """A player's copy built from `view()` output: moves can be listed and pre-checked."""
         if view.get("variant") != cls.id:
             raise ValueError(f"view is for {view.get('variant')!r}, not {cls.id!r}")
@@ -307,13 +300,14 @@ class Game(Generic[SnapshotT_co]):
     def _deal(self, cards: list[Card]) -> None:
         raise NotImplementedError
 
-    def _snapshot(self) -> SnapshotT_co:
+    def _snapshot(self) -> Snapshot:
         raise NotImplementedError
 
-    def _restore(self, snapshot: SnapshotT_co) -> None:  # type: ignore[misc]  # see SnapshotT_co
+    def _restore(self, snapshot: Snapshot) -> None:
+        """Take back `snapshot`, one of this game's own (ValueError for another family's)."""
         raise NotImplementedError
 
-    def _undo_snapshot(self, move: Move) -> SnapshotT_co:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """What `_restore` needs to take back the legal `move`, taken just before it is played.
 
         The default is the full `_snapshot()`; a variant may record only what `move` changes,

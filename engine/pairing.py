@@ -8,13 +8,14 @@ from typing import ClassVar
 from .cards import Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Transfer
+from .snapshots import Snapshot
 from .state import PairingState
 from .views import PairingStateBody, PairingVariant, PairingViewBody, View, pairing_view
 
 DISCARD = "f"
 
 
-class PairingGame(Game[tuple[int, ...]]):
+class PairingGame(Game):
     """All cards dealt face up into piles; a move removes two top cards summing to 14.
 
     Move text: two pile numbers, ``3 7`` (written smaller first).
@@ -46,12 +47,14 @@ class PairingGame(Game[tuple[int, ...]]):
     def cleared(self) -> int:
         return self.total_cards - sum(self._heights)
 
-    def _snapshot(self) -> tuple[int, ...]:
+    def _snapshot(self) -> Snapshot:
         """The piles' heights (the cards never change place)."""
-        return tuple(self._heights)
+        return ("heights", tuple(self._heights))
 
-    def _restore(self, snapshot: tuple[int, ...]) -> None:
-        self._heights = list(snapshot)
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] != "heights":
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+        self._heights = list(snapshot[1])
 
     def full_state(self) -> PairingState:
         return PairingState(tuple(p[:h] for p, h in zip(self._piles, self._heights, strict=True)))

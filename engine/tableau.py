@@ -13,58 +13,21 @@ so the canonical text of a pile-to-pile move always carries the count (``3 5 1``
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
-from typing import ClassVar, Final, Literal
+from typing import ClassVar, Final
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer, token_count
+from .snapshots import FullSnapshot, PileMoveSnapshot, Snapshot
 from .state import PileState, TableauState, known_cards
 from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
 STOCK: Final = "d"
-# -- undo snapshots of the family: tuples of numbers, tagged by their first item ---------------
-# (numbers only, so a game's history holds no object the garbage collector walks; mypy
-# narrows the union by the tag). Each class restores its own kinds and hands the others to
-# its base class.
-
-#: The whole tableau position (a stock deal): piles, face-down counts, stock, foundations.
-FullSnapshot = tuple[
-    Literal["full"],
-    tuple[tuple[Card | None, ...], ...],
-    tuple[int, ...],
-    tuple[Card | None, ...],
-    tuple[tuple[Card, ...], ...],
-]
-#: A pile's move (`TableauGame._undo_snapshot`): source, its length and face-down count
-#: before; destination pile and its length, or None and the foundations' lengths.
-PileMoveSnapshot = tuple[
-    Literal["pile move"], int, int, int, int | None, int, tuple[int, ...] | None
-]
-#: Triple Deck: a draw (stock and waste lengths before), a recycle (waste length before), a
-#: waste move (waste length; destination pile and its length, or the foundations' lengths),
-#: and the whole position with the waste.
-DrawSnapshot = tuple[Literal["draw"], int, int]
-RecycleSnapshot = tuple[Literal["recycle"], int]
-WasteMoveSnapshot = tuple[Literal["waste move"], int, int | None, int, tuple[int, ...] | None]
-DeckSnapshot = tuple[Literal["deck"], FullSnapshot, tuple[Card, ...]]
-#: Triple Easthaven: a card back from a foundation (the pile, its length before, the
-#: foundations' lengths before).
-FromFoundationSnapshot = tuple[Literal["from foundation"], int, int, tuple[int, ...]]
-
-TableauSnapshot = (
-    FullSnapshot
-    | PileMoveSnapshot
-    | DrawSnapshot
-    | RecycleSnapshot
-    | WasteMoveSnapshot
-    | DeckSnapshot
-    | FromFoundationSnapshot
-)
 
 
-class TableauGame(Game[TableauSnapshot]):
+class TableauGame(Game):
     """Piles with face-down cards, a stock and twelve foundations."""
 
     id: ClassVar[TableauVariant]
@@ -256,7 +219,7 @@ class TableauGame(Game[TableauSnapshot]):
 
     # -- snapshots and serialisation ----------------------------------------------------------
 
-    def _snapshot(self) -> TableauSnapshot:
+    def _snapshot(self) -> Snapshot:
         return self._full_snapshot()
 
     def _full_snapshot(self) -> FullSnapshot:
@@ -268,7 +231,7 @@ class TableauGame(Game[TableauSnapshot]):
             tuple(tuple(f) for f in self._foundations),
         )
 
-    def _undo_snapshot(self, move: Move) -> TableauSnapshot:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A pile's move takes cards off its source's top and puts them on its destination's
         top, or one on a foundation: record where, and the lengths before. No card is copied:
         on undo the cards are taken back from where they went (the last move is the only one
@@ -293,7 +256,7 @@ class TableauGame(Game[TableauSnapshot]):
         assert dst is not None
         return ("pile move", src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
 
-    def _restore(self, snapshot: TableauSnapshot) -> None:
+    def _restore(self, snapshot: Snapshot) -> None:
         if snapshot[0] == "pile move":
             self._restore_pile_move(snapshot)
         elif snapshot[0] == "full":

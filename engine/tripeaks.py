@@ -13,6 +13,7 @@ from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .snapshots import Snapshot
 from .state import TriPeaksState, known_cards
 from .views import TriPeaksStateBody, TriPeaksVariant, TriPeaksViewBody, View, tripeaks_view
 
@@ -44,11 +45,7 @@ def adjacent(a: int, b: int) -> bool:
     return (a - b) % 13 in (1, 12)
 
 
-#: An undo snapshot: which tableau places hold a card, the stock's and the foundation's lengths.
-TriPeaksSnapshot = tuple[tuple[bool, ...], int, int]
-
-
-class TriPeaks(Game[TriPeaksSnapshot]):
+class TriPeaks(Game):
     id: ClassVar[TriPeaksVariant] = "triple-triangle"
     title = "Triple Triangle (Tri Peaks)"
 
@@ -75,8 +72,8 @@ class TriPeaks(Game[TriPeaksSnapshot]):
     def cleared(self) -> int:
         return TABLEAU - sum(self._present)
 
-    def _snapshot(self) -> TriPeaksSnapshot:
-        return tuple(self._present), len(self._stock), len(self._foundation)
+    def _snapshot(self) -> Snapshot:
+        return ("peaks", tuple(self._present), len(self._stock), len(self._foundation))
 
     def full_state(self) -> TriPeaksState:
         placed = tuple(zip(self._cards, self._present, strict=True))
@@ -84,8 +81,10 @@ class TriPeaks(Game[TriPeaksSnapshot]):
         tableau = tuple(c if up else None for c, up in placed)
         return TriPeaksState(tableau, known_cards(reversed(self._stock)), tuple(self._foundation))
 
-    def _restore(self, snapshot: TriPeaksSnapshot) -> None:
-        present, _stock_len, foundation_len = snapshot
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] != "peaks":
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+        _, present, _stock_len, foundation_len = snapshot
         self._present = list(present)
         del self._foundation[foundation_len:]
 

@@ -14,8 +14,9 @@ from typing import ClassVar, Final
 from .cards import KING, QUEEN, Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .snapshots import Snapshot
 from .state import TableauState
-from .tableau import FOUNDATION, STOCK, TableauGame, TableauSnapshot
+from .tableau import FOUNDATION, STOCK, TableauGame
 from .views import (
     TripleDeckStateBody,
     TripleDeckVariant,
@@ -231,10 +232,10 @@ class TripleDeck(TableauGame):
 
     # -- serialisation ------------------------------------------------------------------------
 
-    def _snapshot(self) -> TableauSnapshot:
+    def _snapshot(self) -> Snapshot:
         return ("deck", self._full_snapshot(), tuple(self._waste))
 
-    def _undo_snapshot(self, move: Move) -> TableauSnapshot:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A draw moves the stock's top cards onto the waste, a recycle turns the waste over
         into the stock (it was empty), a waste move takes the waste's top to a pile or a
         foundation: record the lengths before, and undo takes the cards back from where they
@@ -256,7 +257,7 @@ class TripleDeck(TableauGame):
             )
         return super()._undo_snapshot(move)
 
-    def _restore(self, snapshot: TableauSnapshot) -> None:
+    def _restore(self, snapshot: Snapshot) -> None:
         if snapshot[0] == "draw":
             _, stock_len, waste_len = snapshot
             drawn = self._waste[waste_len:]

@@ -13,7 +13,8 @@ from typing import Final
 from ..cards import SUITS, Card, parse_card
 from ..game import OverDecided, OverStepper, pile_number
 from ..moves import Move, MoveResult, Reveal, Transfer
-from ..tableau import FOUNDATION, STOCK, TableauGame, TableauSnapshot
+from ..snapshots import Snapshot
+from ..tableau import FOUNDATION, STOCK, TableauGame
 from ..views import TableauStateBody, TableauViewBody, View
 from .over import ProgressSearch, encode
 
@@ -219,7 +220,7 @@ class TripleEasthaven(TableauGame):
 
     # -- undo -----------------------------------------------------------------------------------
 
-    def _undo_snapshot(self, move: Move) -> TableauSnapshot:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A card back from a foundation lands on a pile's top: record that pile's length and
         the foundations' lengths; undo puts the card back on the foundation it left. Other
         moves as the tableau games record them (numbers only)."""
@@ -233,7 +234,7 @@ class TripleEasthaven(TableauGame):
             )
         return super()._undo_snapshot(move)
 
-    def _restore(self, snapshot: TableauSnapshot) -> None:
+    def _restore(self, snapshot: Snapshot) -> None:
         if snapshot[0] == "from foundation":
             _, dst, dst_len, heights = snapshot
             card = self._piles[dst].pop()

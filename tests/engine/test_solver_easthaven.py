@@ -15,6 +15,7 @@ from engine import Game, new_game
 from engine.cards import Card, card
 from engine.easthaven import TripleEasthaven
 from engine.moves import Move
+from engine.snapshots import Snapshot
 from engine.solvers import IMPOSSIBLE, WINNABLE, solve
 from engine.solvers.base import Budget, OutOfBudget
 from engine.solvers.easthaven.bestfirst import BestFirst
@@ -29,7 +30,7 @@ from engine.solvers.easthaven.search import (
     search_move,
 )
 from engine.state import full_state, known_cards
-from engine.tableau import FOUNDATION, TableauGame, TableauSnapshot
+from engine.tableau import FOUNDATION, TableauGame
 from tests.engine.helpers import C, as_kind, fresh
 
 #: Positions the plain search may expand before a sample is dropped as too big.
@@ -68,7 +69,7 @@ def plain_winnable(game: Game, *, pruned: bool = False) -> bool | None:
 def _plain_search(game: Game, pruned: bool) -> bool | None:
     assert isinstance(game, TripleEasthaven)
     seen: set[Hashable] = set()
-    stack: list[TableauSnapshot] = [game._snapshot()]
+    stack: list[Snapshot] = [game._snapshot()]
 
     def key() -> Hashable:
         snap = game._full_snapshot()
