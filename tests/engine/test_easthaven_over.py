@@ -446,3 +446,32 @@ def test_progress_at_hand_on_real_positions() -> None:
         hits += 1
         assert ProgressSearch(game._over_key()).run() is True, "progress is reachable"
     assert hits, "some real positions have progress one move away"
+
+
+def test_the_over_check_is_named_rules_of_bounded_complexity() -> None:
+    """engine/easthaven/over.py as small named rules (issue #26: functions of complexity
+    37-60, `_relax_core` 136 lines): every function has at most 15 branch points, and the
+    relaxation's facts are one typed value the rules share."""
+    import ast
+    from pathlib import Path
+
+    import engine
+    from engine.easthaven import over
+
+    # the source (the module itself may be the compiled library, outside the tree)
+    source = (Path(engine.__file__).parent / "easthaven" / "over.py").read_text()
+    too_complex = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef):
+            branches = sum(
+                isinstance(
+                    n, ast.If | ast.For | ast.While | ast.BoolOp | ast.IfExp | ast.comprehension
+                )
+                for n in ast.walk(node)
+            )
+            lines = (node.end_lineno or node.lineno) - node.lineno
+            if branches > 15 or lines > 60:
+                too_complex.append((node.name, branches, lines))
+    assert too_complex == []
+    facts = over._initial_facts(bytes(12), [b"\x00", b"\x01\x0c"])
+    assert isinstance(facts, over.Facts) and facts.empty and facts.low == [-1, 0]
