@@ -13,26 +13,33 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The install compiles the engine's rule modules and the protocol's codec with mypyc
-# (setup.py) next to their sources; $(COMPILED) rebuilds them whenever a source changed since,
-# so no stale compiled code runs.
-COMPILED := $(VENV)/.compiled
-COMPILED_SRC := $(wildcard engine/*.py protocol/*.py)
+# The engine's rule modules and the protocol's codec are compiled with mypyc (setup.py) into
+# $(COMPILED_DIR), outside the source tree, and loaded from there (compiled_build.py: a finder
+# installed by a .pth file of the venv). The editable install compiles nothing; $(COMPILED)
+# rebuilds whenever a source changed, and a build older than a source is never loaded (the
+# source runs instead, with a warning), so no stale library can shadow a source.
+COMPILED_DIR := $(abspath $(VENV))/compiled
+COMPILED := $(COMPILED_DIR)/compiled.json
+COMPILED_SRC := $(wildcard engine/*.py engine/easthaven/*.py protocol/*.py) setup.py \
+	compiled_build.py
+# Where an older make put the libraries, next to their sources: removed wherever found.
+IN_TREE_LIBS := engine/*.so engine/*/*.so protocol/*.so *__mypyc*.so
 
 $(STAMP): pyproject.toml setup.py | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
-	touch -c *__mypyc*.so
-	touch $(STAMP) $(COMPILED)
+	SOLITAIRE_PURE_PYTHON=1 $(BIN)/pip install -q -e '.[dev]'
+	rm -f $(IN_TREE_LIBS)
+	touch $(STAMP)
 
-# Old libraries go first (one left behind would shadow its source), and the new one is touched:
-# the build skips C that did not change and copies it with its old date, which the staleness
-# test (tests/engine/test_compiled.py) would take for a library older than its sources. With
-# SOLITAIRE_PURE_PYTHON=1 nothing is built and the stamp stays old: the next make compiles.
+# A fresh directory each time (no library of a module dropped from the list stays), and the
+# library is touched: the build skips C that did not change and copies it with its old date,
+# which the staleness check would take for a library older than its sources. With
+# SOLITAIRE_PURE_PYTHON=1 nothing is built nor activated: the next make compiles.
 $(COMPILED): $(COMPILED_SRC) | $(STAMP)
-	rm -f engine/*.so protocol/*.so *__mypyc*.so
-	$(BIN)/python setup.py -q build_ext --inplace
-	touch -c *__mypyc*.so
-	if ls *__mypyc*.so >/dev/null 2>&1; then touch $(COMPILED); fi
+	rm -f $(IN_TREE_LIBS)
+	$(BIN)/python compiled_build.py deactivate $(COMPILED_DIR)
+	$(BIN)/python setup.py -q build_ext --build-lib $(COMPILED_DIR)
+	touch -c $(COMPILED_DIR)/*__mypyc*.so
+	$(BIN)/python compiled_build.py activate $(COMPILED_DIR)
 
 venv install: $(STAMP) $(COMPILED)
 
@@ -64,19 +71,19 @@ test: $(STAMP) $(COMPILED) browser haproxy
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
-# The suite on the pure-Python build (no compiled module anywhere): CI runs both builds, so a
-# difference between the compiled and the pure code fails one of them. The next `make test` or
-# `make run` compiles again.
+# The suite on the pure-Python build (SOLITAIRE_PURE_PYTHON=1: the compiled build's finder
+# stays out, every module runs from its source): CI runs both builds, so a difference between
+# the compiled and the pure code fails one of them. The compiled build is kept for `make test`.
 test-pure: $(STAMP) browser haproxy
-	rm -f $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
+	rm -f $(IN_TREE_LIBS)
 	SOLITAIRE_PURE_PYTHON=1 $(BIN)/pytest -q -p no:cacheprovider
 
 # The suite under coverage.py, subprocesses included (`[tool.coverage.run] patch` in
 # pyproject.toml); writes coverage.json and fails when a package is below its floor.
-# coverage.py cannot see into compiled modules: everything runs as Python here (the next
-# `make test` or `make run` compiles again).
+# coverage.py cannot see into compiled modules: everything runs as Python here
+# (SOLITAIRE_PURE_PYTHON=1, as for test-pure).
 coverage: $(STAMP) browser haproxy
-	rm -f .coverage .coverage.* coverage.json $(COMPILED) engine/*.so protocol/*.so *__mypyc*.so
+	rm -f .coverage .coverage.* coverage.json $(IN_TREE_LIBS)
 	SOLITAIRE_PURE_PYTHON=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider; status=$$?; \
 	$(BIN)/coverage combine -q && $(BIN)/coverage json -q && \
 	$(BIN)/coverage report --skip-covered --sort=cover | tail -n 40 && \
@@ -142,5 +149,5 @@ constraints:
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
-	rm -f engine/*.so protocol/*.so *__mypyc*.so
+	rm -f $(IN_TREE_LIBS)
 	rm -f .coverage .coverage.* coverage.json

@@ -6,7 +6,9 @@ rule modules and the protocol's codec to C, which runs them two to four times as
 
     SOLITAIRE_PURE_PYTHON=1 pip install -e .    # no compilation: everything runs as Python
 
-`make` builds in place (`setup.py build_ext --inplace`) whenever a source changed;
+`make` installs without compiling and builds the libraries outside the source tree whenever a
+source changed (`setup.py build_ext --build-lib .venv/compiled`, then `compiled_build.py`,
+which loads them from there); a wheel (`pip wheel .`) carries them in place of the sources.
 `engine.COMPILED` and `protocol.COMPILED` tell which code is running.
 """
 
@@ -29,8 +31,8 @@ COMPILED_MODULES = [
     "engine/tripeaks.py",
     "engine/tableau.py",
     "engine/tripledeck.py",
-    "engine/easthaven.py",
-    "engine/deadlock.py",
+    "engine/easthaven/game.py",
+    "engine/easthaven/over.py",
     "engine/state.py",
     "engine/variants.py",
     "protocol/codec.py",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import VARIANT_IDS, new_game
+from engine import VARIANT_IDS, OverState, new_game
 
 MAX_MOVES = 300  # a game is cut off after this many moves
 
@@ -47,7 +47,7 @@ def bench_variant(variant: str, seconds: float) -> dict[str, float]:
         seed += 1
         games += 1
         for _ in range(MAX_MOVES):
-            game._over = None  # time a fresh over-check
+            game._verdict = OverState.UNJUDGED  # time a fresh over-check
             t0 = clock()
             over = game.over
             t1 = clock()

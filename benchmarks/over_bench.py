@@ -1,4 +1,5 @@
-"""Triple Easthaven's game-over check (`engine.deadlock.ProgressSearch`) on positions from play.
+"""Triple Easthaven's game-over check (`engine.easthaven.over.ProgressSearch`) on positions
+from play.
 
 Seeded deals are played at random by two policies until the stock is empty, then for up to
 `--after` more moves; every position with an empty stock is checked afresh (key built from the
@@ -22,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import new_game
-from engine.deadlock import ProgressSearch
 from engine.easthaven import TripleEasthaven
+from engine.easthaven.over import ProgressSearch
 
 #: (name, probability of a foundation play when one exists, probability of dealing)
 POLICIES = (("greedy", 0.9, 0.15), ("uniform", 0.5, 0.05))
@@ -62,8 +63,8 @@ def play(
             rows.append(row)
             keys.append(key)
             over = row[2]
-            game._over = over is True or game.won
-            if game._over or played >= after:
+            game.settle_over(over is True or game.won)
+            if game.over or played >= after:
                 return
             played += 1
         moves = list(game.legal_moves())

@@ -88,8 +88,8 @@ def solve_one(args: tuple[str, int, float, bool, bool]) -> Solved:
 
 def par_one(args: tuple[int, float, bool]) -> tuple[int, int, int]:
     """(old line, new line, shortest known) for one Triple Easthaven deal; 0: none found."""
-    from engine.solvers.easthaven import _EasthavenSearch
-    from engine.solvers.easthaven_lines import parse_line, shorten
+    from engine.solvers.easthaven.lines import parse_line, shorten
+    from engine.solvers.easthaven.search import EasthavenSearch
 
     seed, budget, cpu = args
     game = new_game("triple-easthaven", seed)
@@ -98,7 +98,7 @@ def par_one(args: tuple[int, float, bool]) -> tuple[int, int, int]:
     new = solve(game, max_seconds=budget, cpu_time=cpu)
     lines = [r.solution for r in (old, new) if r.verdict == WINNABLE]
     best = min((len(x) for x in lines), default=0)
-    search = _EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
+    search = EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
     for line in lines:
         shorter = shorten(search, parse_line(line), Budget(BEST_KNOWN_NODES, None))
         best = min(best, len(shorter))

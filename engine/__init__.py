@@ -24,7 +24,7 @@ from . import game as _game_module
 from .cards import Card, card, parse_card
 from .deals import DealRng, shuffled_cards
 from .errors import EngineError, IllegalMove, OutOfSync, SolverLineError, UnknownVariant
-from .game import HIDDEN, Game, OverStepper, OverTask
+from .game import HIDDEN, Game, Outcome, OverState, OverStepper, OverTask, Termination
 from .moves import UNDO, Move, MoveResult, Reveal, Transfer
 from .state import GameState, PairingState, PileState, TableauState, TriPeaksState, full_state
 from .variants import VARIANT_IDS, VARIANTS, from_view, new_game, variant
@@ -47,6 +47,8 @@ __all__ = [
     "Move",
     "MoveResult",
     "OutOfSync",
+    "Outcome",
+    "OverState",
     "OverStepper",
     "OverTask",
     "PairingState",
@@ -54,6 +56,7 @@ __all__ = [
     "Reveal",
     "SolverLineError",
     "TableauState",
+    "Termination",
     "Transfer",
     "TriPeaksState",
     "UnknownVariant",

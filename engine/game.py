@@ -2,21 +2,83 @@
 
 A variant is a subclass that sets the class attributes and fills in the hooks (`_deal`,
 `_snapshot`, `_restore`, `_generate`, `_reason`, `_do`, `_is_over`, `_state_json`, `_view_json`,
-`_load_view`; optionally `_undo_snapshot`). Nothing here branches on a variant's name.
+`_load_view`, `full_state`; optionally `_undo_snapshot`). Nothing here branches on a variant's
+name.
+
+Undo snapshots are typed (`engine.snapshots`: one closed union of tagged tuples, narrowed by
+tag), so mypy checks every snapshot a family's hooks record and restore.
+
+The end of a game: `over` and `won` answer the questions, `outcome()` is the typed answer
+(None while the game goes on, else an `Outcome` with its `Termination`, python-chess style),
+and `result()` is the same as the JSON map the wire carries. Whether a game is over is kept as
+one `OverState` (unjudged, judged live, judged over, or deferred: see `defer_over`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, ClassVar, Protocol, cast
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar, Protocol, cast
 
 from .cards import Card, parse_card
 from .deals import shuffled_cards
 from .errors import IllegalMove, OutOfSync
 from .moves import UNDO, Move, MoveResult, Reveal, parse_text
+from .snapshots import Snapshot
+from .state import GameState
 from .views import ResultJson, StateBody, StateJson, View, ViewBody
 
 HIDDEN = "??"  # how a face-down card is written in a view
+
+
+class Termination(Enum):
+    """How a game ended (python-chess's `Termination`)."""
+
+    #: Every card cleared: the variant's goal reached.
+    WON = "won"
+    #: Not won, and no move can change the outcome any more (no legal move, or only moves
+    #: that shuttle cards back and forth).
+    DEAD_END = "dead end"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The end of a game (`Game.outcome()`): how it ended and what it scored."""
+
+    termination: Termination
+    score: int
+    cleared: int
+    moves: int
+
+    @property
+    def won(self) -> bool:
+        return self.termination is Termination.WON
+
+    def to_json(self) -> ResultJson:
+        """The outcome as the wire carries it (`Game.result()` of a finished game)."""
+        return {
+            "won": self.won,
+            "over": True,
+            "score": self.score,
+            "cleared": self.cleared,
+            "moves": self.moves,
+        }
+
+
+class OverState(Enum):
+    """What a game knows about whether it is over (one value instead of a three-state flag
+    plus a deferral mark). Every move leaves `UNJUDGED` or `LIVE`; `DEFERRED` lasts until
+    the next move or verdict."""
+
+    #: Not judged since the last move: `over` judges it (`_is_over`) when asked.
+    UNJUDGED = "unjudged"
+    #: Judged (or known) not over.
+    LIVE = "live"
+    #: Judged over, or told so (`settle_over`, a view that says so).
+    OVER = "over"
+    #: Not judged, but `over` answers "not over" without judging (`defer_over`).
+    DEFERRED = "deferred"
 
 
 class Game:
@@ -40,8 +102,8 @@ class Game:
         self.seed = seed
         self.moves = 0
         # One entry per applied move: the snapshot before it, or None when it cannot be undone.
-        self._history: list[Any] = []
-        self._over: bool | None = None
+        self._history: list[Snapshot | None] = []
+        self._verdict = OverState.UNJUDGED
         if seed is not None:
             self._deal(shuffled_cards(self.id, seed, self.decks, self.ranks))
 
@@ -55,7 +117,7 @@ class Game:
         game = cls(None)
         game.moves = int(view.get("moves", 0))
         # The server's verdict stands: a copy cannot always judge it (Triple Deck's hidden stock).
-        game._over = True if view.get("over") else None
+        game._verdict = OverState.OVER if view.get("over") else OverState.UNJUDGED
         game._load_view(view)
         return game
 
@@ -68,9 +130,11 @@ class Game:
     @property
     def over(self) -> bool:
         """True once the game has ended: won, or no move can change it any more."""
-        if self._over is None:
-            self._over = self.won or self._is_over()
-        return self._over
+        verdict = self._verdict
+        if verdict is OverState.UNJUDGED:
+            self.settle_over(self.won or self._is_over())
+            return self._verdict is OverState.OVER
+        return verdict is OverState.OVER
 
     @property
     def won(self) -> bool:
@@ -109,7 +173,16 @@ class Game:
         game's objects, so a server that keeps finished games at hand keeps little."""
         self._history.clear()
 
+    def outcome(self) -> Outcome | None:
+        """How the game ended, or None while it goes on (python-chess's `Board.outcome`)."""
+        if not self.over:
+            return None
+        termination = Termination.WON if self.won else Termination.DEAD_END
+        return Outcome(termination, self.score, self.cleared, self.moves)
+
     def result(self) -> ResultJson:
+        """The standing as the wire carries it: `outcome().to_json()` once the game is over,
+        and the same map with `won` and `over` false while it goes on."""
         return {
             "won": self.won,
             "over": self.over,
@@ -135,12 +208,13 @@ class Game:
         reason = self._why_illegal(move)
         if reason is not None:
             raise IllegalMove(move, reason)
-        was_live = self._over is False and self._deferred_at != self.moves
+        was_live = self._verdict is OverState.LIVE
         before = self._undo_snapshot(move)
         result = self._do(move)
         self._history.append(None if result.revealed_hidden else before)
         self.moves += 1
-        self._over = False if self._stays_live(move, result, was_live) else None
+        live = self._stays_live(move, result, was_live)
+        self._verdict = OverState.LIVE if live else OverState.UNJUDGED
         return result
 
     def undo(self) -> MoveResult:
@@ -155,7 +229,7 @@ class Game:
         self._history.pop()
         self._restore(snapshot)
         self.moves += 1
-        self._over = None
+        self._verdict = OverState.UNJUDGED
         return MoveResult(UNDO, undo=True)
 
     def play(self, text: str) -> MoveResult:
@@ -226,13 +300,14 @@ class Game:
     def _deal(self, cards: list[Card]) -> None:
         raise NotImplementedError
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> Snapshot:
         raise NotImplementedError
 
-    def _restore(self, snapshot: Any) -> None:
+    def _restore(self, snapshot: Snapshot) -> None:
+        """Take back `snapshot`, one of this game's own (ValueError for another family's)."""
         raise NotImplementedError
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """What `_restore` needs to take back the legal `move`, taken just before it is played.
 
         The default is the full `_snapshot()`; a variant may record only what `move` changes,
@@ -273,6 +348,12 @@ class Game:
         """Fill a copy from the family's part of a view (`from_view` checked the variant)."""
         raise NotImplementedError
 
+    def full_state(self) -> GameState:
+        """The full state as a typed, immutable value, hidden cards included (server, audit and
+        solvers only; `engine.state`). Each family returns its own type; ValueError for a
+        player's copy built from a view (it does not know the hidden cards)."""
+        raise TypeError(f"no full state for {type(self).__name__}")
+
     def _learn(self, move: Move, reveals: Sequence[Reveal]) -> None:
         """Put the cards `move` is about to reveal into this copy's hidden places (`follow`).
 
@@ -282,25 +363,26 @@ class Game:
 
     # -- the game-over check in slices --------------------------------------------------------
 
-    #: The move count at which `defer_over` was called (-1: not deferred).
-    _deferred_at: int = -1
-
     def settle_over(self, over: bool) -> None:
         """Record a game-over verdict found by an `over_search` run to its end elsewhere:
         `over` returns it until the next move."""
-        self._over = over
-        self._deferred_at = -1
+        self._verdict = OverState.OVER if over else OverState.LIVE
 
     def defer_over(self) -> None:
         """Until the next move, `over` answers "not over" without judging, while a caller that
         must not wait (the server) runs `over_search()`, which still searches this position."""
-        self._over = False
-        self._deferred_at = self.moves
+        self._verdict = OverState.DEFERRED
+
+    @property
+    def over_state(self) -> OverState:
+        """What the game knows about whether it is over, without judging it."""
+        return self._verdict
 
     @property
     def _over_known(self) -> bool:
         """A verdict on this position is cached (not merely deferred)."""
-        return self._over is not None and self._deferred_at != self.moves
+        verdict = self._verdict
+        return verdict is OverState.LIVE or verdict is OverState.OVER
 
     def over_search(self) -> OverStepper:
         """`over`, computed in slices for a caller that must not block (the server's event

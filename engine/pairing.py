@@ -8,6 +8,8 @@ from typing import ClassVar
 from .cards import Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Transfer
+from .snapshots import Snapshot
+from .state import PairingState
 from .views import PairingStateBody, PairingVariant, PairingViewBody, View, pairing_view
 
 DISCARD = "f"
@@ -45,11 +47,17 @@ class PairingGame(Game):
     def cleared(self) -> int:
         return self.total_cards - sum(self._heights)
 
-    def _snapshot(self) -> tuple[int, ...]:
-        return tuple(self._heights)
+    def _snapshot(self) -> Snapshot:
+        """The piles' heights (the cards never change place)."""
+        return ("heights", tuple(self._heights))
 
-    def _restore(self, snapshot: tuple[int, ...]) -> None:
-        self._heights = list(snapshot)
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] != "heights":
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+        self._heights = list(snapshot[1])
+
+    def full_state(self) -> PairingState:
+        return PairingState(tuple(p[:h] for p, h in zip(self._piles, self._heights, strict=True)))
 
     def _generate(self) -> Iterator[Move]:
         tops = [(i, c.rank) for i, c in enumerate(map(self._top, range(len(self._piles)))) if c]

@@ -7,7 +7,8 @@
 One frozen, slotted dataclass per game family: `PairingState` (Fourteen Out, Triple
 Fourteens), `TriPeaksState` (Triple Triangle) and `TableauState` (the Triple Deck games and
 Triple Easthaven). Everything is a tuple of `Card` values, bottom (or first) card first, and
-the stock is always in drawing order.
+the stock is always in drawing order. Each family builds its own (`Game.full_state`, a hook
+of the family's class): nothing here reads a game's fields.
 
 **Server and audit use only.** A full state holds the hidden cards (face-down cards and the
 stock order), exactly like `Game.to_json`; never send it to a player (`Game.view` is theirs).
@@ -16,16 +17,11 @@ A player's copy built from a view does not know those cards: `full_state` refuse
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Protocol, TypeVar
 
 from .cards import Card
-from .game import Game
-from .pairing import PairingGame
-from .tableau import TableauGame
-from .tripeaks import TriPeaks
-from .tripledeck import TripleDeck
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +88,9 @@ class TableauState:
 GameState = PairingState | TriPeaksState | TableauState
 
 
-def _known(cards: Iterable[Card | None]) -> tuple[Card, ...]:
-    """The cards as a tuple; a hidden card (None: a player's copy) has no full state."""
+def known_cards(cards: Iterable[Card | None]) -> tuple[Card, ...]:
+    """The cards as a tuple; a hidden card (None: a player's copy) has no full state, so this
+    raises ValueError. For the families' `Game.full_state` hooks."""
     given = tuple(cards)
     out = tuple(c for c in given if c is not None)
     if len(out) != len(given):
@@ -101,57 +98,33 @@ def _known(cards: Iterable[Card | None]) -> tuple[Card, ...]:
     return out
 
 
-def _pairing_state(game: PairingGame) -> PairingState:
-    return PairingState(tuple(p[:h] for p, h in zip(game._piles, game._heights, strict=True)))
+StateT_co = TypeVar("StateT_co", bound=GameState, covariant=True)
+StateT = TypeVar("StateT", bound=GameState)
 
 
-def _tripeaks_state(game: TriPeaks) -> TriPeaksState:
-    placed = tuple(zip(game._cards, game._present, strict=True))
-    _known(c for c, up in placed if up)  # refuse a player's copy
-    tableau = tuple(c if up else None for c, up in placed)
-    return TriPeaksState(tableau, _known(reversed(game._stock)), tuple(game._foundation))
+class HasFullState(Protocol[StateT_co]):
+    """A game: each family's `Game.full_state` hook returns its own state type."""
+
+    def full_state(self) -> StateT_co: ...
 
 
-def _tableau_state(game: TableauGame, waste: tuple[Card, ...] = ()) -> TableauState:
-    piles = tuple(PileState(_known(p), d) for p, d in zip(game._piles, game._down, strict=True))
-    return TableauState(
-        piles, _known(reversed(game._stock)), waste, tuple(tuple(f) for f in game._foundations)
-    )
-
-
-def _triple_deck_state(game: TripleDeck) -> TableauState:
-    return _tableau_state(game, tuple(game._waste))
-
-
-#: The exporter of each game family; `full_state` walks a game's class hierarchy, so a variant
-#: that subclasses a family (Triple Fourteens, Triple Deck with Kings) finds its exporter.
-_EXPORTERS: dict[type[Game], Callable[[Any], GameState]] = {
-    PairingGame: _pairing_state,
-    TriPeaks: _tripeaks_state,
-    TableauGame: _tableau_state,
-    TripleDeck: _triple_deck_state,
-}
-
-
-@overload
-def full_state(game: PairingGame) -> PairingState: ...
-@overload
-def full_state(game: TriPeaks) -> TriPeaksState: ...
-@overload
-def full_state(game: TableauGame) -> TableauState: ...
-@overload
-def full_state(game: Game) -> GameState: ...
-def full_state(game: Game) -> GameState:
-    """The full state of `game`, hidden cards included (server and audit use only).
+def full_state(game: HasFullState[StateT]) -> StateT:
+    """The full state of `game`, hidden cards included (server and audit use only): its
+    family's `Game.full_state` hook, typed by family (a `PairingGame` gives a `PairingState`).
 
     Raises ValueError for a player's copy built from a view (it does not know the hidden
     cards) and TypeError for a game class of no known family.
     """
-    for klass in type(game).__mro__:
-        export = _EXPORTERS.get(klass)
-        if export is not None:
-            return export(game)
-    raise TypeError(f"no full state for {type(game).__name__}")
+    return game.full_state()
 
 
-__all__ = ["GameState", "PairingState", "PileState", "TableauState", "TriPeaksState", "full_state"]
+__all__ = [
+    "GameState",
+    "HasFullState",
+    "PairingState",
+    "PileState",
+    "TableauState",
+    "TriPeaksState",
+    "full_state",
+    "known_cards",
+]

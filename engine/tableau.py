@@ -13,18 +13,18 @@ so the canonical text of a pile-to-pile move always carries the count (``3 5 1``
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer, token_count
+from .snapshots import FullSnapshot, PileMoveSnapshot, Snapshot
+from .state import PileState, TableauState, known_cards
 from .views import OrientedCard, PileView, TableauVariant, View, tableau_view
 
 FOUNDATION: Final = "f"
 STOCK: Final = "d"
-#: Tags an undo snapshot of a pile's move (`TableauGame._undo_snapshot`).
-_PILE_MOVE: Final = "pile move"
 
 
 class TableauGame(Game):
@@ -219,15 +219,19 @@ class TableauGame(Game):
 
     # -- snapshots and serialisation ----------------------------------------------------------
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> Snapshot:
+        return self._full_snapshot()
+
+    def _full_snapshot(self) -> FullSnapshot:
         return (
+            "full",
             tuple(tuple(p) for p in self._piles),
             tuple(self._down),
             tuple(self._stock),
             tuple(tuple(f) for f in self._foundations),
         )
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A pile's move takes cards off its source's top and puts them on its destination's
         top, or one on a foundation: record where, and the lengths before. No card is copied:
         on undo the cards are taken back from where they went (the last move is the only one
@@ -240,7 +244,7 @@ class TableauGame(Game):
         piles = self._piles
         if move.dst == FOUNDATION:
             return (
-                _PILE_MOVE,
+                "pile move",
                 src,
                 len(piles[src]),
                 self._down[src],
@@ -250,19 +254,24 @@ class TableauGame(Game):
             )
         dst = pile_number(move.dst, self.pile_count)
         assert dst is not None
-        return (_PILE_MOVE, src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
+        return ("pile move", src, len(piles[src]), self._down[src], dst, len(piles[dst]), None)
 
-    def _restore(self, snapshot: Any) -> None:
-        if snapshot[0] is _PILE_MOVE:
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] == "pile move":
             self._restore_pile_move(snapshot)
-            return
-        piles, down, stock, foundations = snapshot
+        elif snapshot[0] == "full":
+            self._restore_full(snapshot)
+        else:
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+
+    def _restore_full(self, snapshot: FullSnapshot) -> None:
+        _, piles, down, stock, foundations = snapshot
         self._piles = [list(p) for p in piles]
         self._down = list(down)
         self._stock = list(stock)
         self._foundations = [list(f) for f in foundations]
 
-    def _restore_pile_move(self, snapshot: Any) -> None:
+    def _restore_pile_move(self, snapshot: PileMoveSnapshot) -> None:
         _, src, src_len, down, dst, dst_len, heights = snapshot
         back = self._piles[src]
         if dst is not None:
@@ -275,6 +284,16 @@ class TableauGame(Game):
                 del f[n:]
         assert len(back) == src_len, "undo of a move that was not the last one"
         self._down[src] = down
+
+    def full_state(self) -> TableauState:
+        return self._tableau_state(())
+
+    def _tableau_state(self, waste: tuple[Card, ...]) -> TableauState:
+        piles = tuple(
+            PileState(known_cards(p), d) for p, d in zip(self._piles, self._down, strict=True)
+        )
+        stock = known_cards(reversed(self._stock))
+        return TableauState(piles, stock, waste, tuple(tuple(f) for f in self._foundations))
 
     def _piles_state(self) -> list[list[OrientedCard]]:
         return [

@@ -13,6 +13,8 @@ from .cards import Card, parse_card
 from .errors import OutOfSync
 from .game import HIDDEN, Game, card_or_hidden, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .snapshots import Snapshot
+from .state import TriPeaksState, known_cards
 from .views import TriPeaksStateBody, TriPeaksVariant, TriPeaksViewBody, View, tripeaks_view
 
 TABLEAU: Final = 28
@@ -70,11 +72,19 @@ class TriPeaks(Game):
     def cleared(self) -> int:
         return TABLEAU - sum(self._present)
 
-    def _snapshot(self) -> tuple[tuple[bool, ...], int, int]:
-        return tuple(self._present), len(self._stock), len(self._foundation)
+    def _snapshot(self) -> Snapshot:
+        return ("peaks", tuple(self._present), len(self._stock), len(self._foundation))
 
-    def _restore(self, snapshot: tuple[tuple[bool, ...], int, int]) -> None:
-        present, _stock_len, foundation_len = snapshot
+    def full_state(self) -> TriPeaksState:
+        placed = tuple(zip(self._cards, self._present, strict=True))
+        known_cards(c for c, up in placed if up)  # refuse a player's copy
+        tableau = tuple(c if up else None for c, up in placed)
+        return TriPeaksState(tableau, known_cards(reversed(self._stock)), tuple(self._foundation))
+
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] != "peaks":
+            raise ValueError(f"{self.id} takes no {snapshot[0]!r} snapshot")
+        _, present, _stock_len, foundation_len = snapshot
         self._present = list(present)
         del self._foundation[foundation_len:]
 

@@ -9,11 +9,13 @@ back into the stock when the stock is empty.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from .cards import KING, QUEEN, Card, parse_card
 from .game import Game, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
+from .snapshots import Snapshot
+from .state import TableauState
 from .tableau import FOUNDATION, STOCK, TableauGame
 from .views import (
     TripleDeckStateBody,
@@ -25,10 +27,6 @@ from .views import (
 
 WASTE: Final = "w"
 DRAW_COUNT: Final = 3
-# Tags of the undo snapshots of the stock and waste moves (`TripleDeck._undo_snapshot`).
-_DRAW: Final = "draw"
-_RECYCLE: Final = "recycle"
-_WASTE_MOVE: Final = "waste move"
 
 
 def foundation_score(rank: int) -> int:
@@ -234,10 +232,10 @@ class TripleDeck(TableauGame):
 
     # -- serialisation ------------------------------------------------------------------------
 
-    def _snapshot(self) -> Any:
-        return (super()._snapshot(), tuple(self._waste))
+    def _snapshot(self) -> Snapshot:
+        return ("deck", self._full_snapshot(), tuple(self._waste))
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A draw moves the stock's top cards onto the waste, a recycle turns the waste over
         into the stock (it was empty), a waste move takes the waste's top to a pile or a
         foundation: record the lengths before, and undo takes the cards back from where they
@@ -245,13 +243,13 @@ class TripleDeck(TableauGame):
         pile's move (`TableauGame._undo_snapshot`)."""
         if move.src == STOCK:
             if self._stock:
-                return (_DRAW, len(self._stock), len(self._waste))
-            return (_RECYCLE, len(self._waste))
+                return ("draw", len(self._stock), len(self._waste))
+            return ("recycle", len(self._waste))
         if move.src == WASTE:
             heights = tuple(map(len, self._foundations)) if move.dst == FOUNDATION else None
             dst = pile_number(move.dst, self.pile_count)
             return (
-                _WASTE_MOVE,
+                "waste move",
                 len(self._waste),
                 dst,
                 len(self._piles[dst]) if dst is not None else 0,
@@ -259,36 +257,39 @@ class TripleDeck(TableauGame):
             )
         return super()._undo_snapshot(move)
 
-    def _restore(self, snapshot: Any) -> None:
-        tag = snapshot[0]
-        if tag is _DRAW:
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] == "draw":
             _, stock_len, waste_len = snapshot
             drawn = self._waste[waste_len:]
             del self._waste[waste_len:]
             self._stock.extend(reversed(drawn))
             assert len(self._stock) == stock_len, "undo of a draw that was not the last move"
-        elif tag is _RECYCLE:
+        elif snapshot[0] == "recycle":
             # the stock is the waste turned over: every card of it was seen
             self._waste = [c for c in reversed(self._stock) if c is not None]
             self._stock = []
             assert len(self._waste) == snapshot[1], "undo of a recycle that was not the last move"
-        elif tag is _WASTE_MOVE:
+        elif snapshot[0] == "waste move":
             _, waste_len, dst, dst_len, heights = snapshot
             if dst is not None:
                 moved = self._piles[dst]
-                self._waste.extend(moved[dst_len:])
+                # face up (it came from the waste): the length check below catches a None
+                self._waste.extend(c for c in moved[dst_len:] if c is not None)
                 del moved[dst_len:]
             if heights is not None:
                 for f, n in zip(self._foundations, heights, strict=True):
                     self._waste.extend(f[n:])
                     del f[n:]
             assert len(self._waste) == waste_len, "undo of a move that was not the last one"
-        elif isinstance(tag, str):  # a pile's move
-            super()._restore(snapshot)
-        else:
-            base, waste = snapshot
-            super()._restore(base)
+        elif snapshot[0] == "deck":
+            _, base, waste = snapshot
+            self._restore_full(base)
             self._waste = list(waste)
+        else:  # a pile's move
+            super()._restore(snapshot)
+
+    def full_state(self) -> TableauState:
+        return self._tableau_state(tuple(self._waste))
 
     def _state_json(self) -> TripleDeckStateBody:
         return {

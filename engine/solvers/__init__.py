@@ -16,7 +16,7 @@ import time
 
 from ..errors import SolverLineError
 from ..game import Game
-from . import easthaven_solver, pairing, tripeaks, tripledeck  # noqa: F401  (register them)
+from . import easthaven, pairing, tripeaks, tripledeck  # noqa: F401  (register them)
 from .base import (
     IMPOSSIBLE,
     UNKNOWN,

@@ -44,7 +44,7 @@ from server.runtime.metrics import Metrics
 OVER_SLICE_NODES = 20
 #: Positions the search visits inside the move itself: progress is nearly always this close
 #: (the median search ends at its first position), and it stays below the probe after which
-#: the search computes its relaxation (`engine.deadlock.PROBE_NODES`, 0.3-5 ms), so a move
+#: the search computes its relaxation (`engine.easthaven.over.PROBE_NODES`, 0.3-5 ms), so a move
 #: never carries that cost; the search goes on after the reply otherwise (`_judge`).
 OVER_INLINE_NODES = 4
 #: Positions a game-over search visits on the event loop, in slices after its move's reply,

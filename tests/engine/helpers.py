@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TypeVar
 
-from engine import Game, new_game
+from engine import Game, OverState, new_game
 from engine.cards import Card, full_deck, parse_card
 from engine.game import HIDDEN
 from engine.views import (
@@ -144,7 +144,7 @@ def fresh(variant: str, **state: object) -> Game:
     for name, value in state.items():
         setattr(game, name, value)
     game._history = []
-    game._over = None
+    game._verdict = OverState.UNJUDGED
     return game
 
 

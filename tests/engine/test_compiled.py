@@ -1,5 +1,6 @@
 """The code that runs is the compiled code `setup.py` builds (the engine's rule modules and the
-protocol's codec), current with its source, and it behaves exactly as the pure-Python source."""
+protocol's codec), current with its source and outside the source tree (`compiled_build`), and
+it behaves exactly as the pure-Python source."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import compiled_build
 import engine
 import protocol
 from engine.cards import parse_card
@@ -56,18 +58,73 @@ def test_the_code_runs_compiled_unless_built_pure() -> None:
         )
 
 
-def test_no_library_but_the_listed_ones_is_left_in_the_tree() -> None:
-    """A compiled module dropped from the list, or an older build's library, would shadow
-    its source for good: only the listed modules and their one library may be compiled."""
-    listed = {str(Path(s).with_suffix("")) for s in compiled_sources()}
-    found = {
-        str(p.relative_to(ROOT)).split(".")[0]
-        for d in ("engine", "engine/solvers", "protocol")
-        for p in (ROOT / d).glob("*.so")
+def test_no_library_is_in_the_source_tree() -> None:
+    """The compiled build lives outside the tree (`compiled_build`): a library next to its
+    source, an older build's or one of a module dropped from the list, would shadow the source
+    for good. In the compiled build every listed module comes from outside the tree."""
+    found = [
+        str(p.relative_to(ROOT))
+        for pattern in ("engine/**/*.so", "protocol/**/*.so", "*.so", "engine/**/*.pyd")
+        for p in ROOT.glob(pattern)
+    ]
+    assert found == []
+    for source in compiled_sources():
+        module = sys.modules.get(source.removesuffix(".py").replace("/", "."))
+        assert module is not None and module.__file__ is not None
+        path = Path(module.__file__)
+        assert (path == ROOT / source) if PURE else not path.is_relative_to(ROOT), path
+
+
+def fake_build(tmp_path: Path, source_age: float) -> Path:
+    """A build directory with one listed module: its library (a stand-in) `source_age`
+    seconds older than its source (negative: newer)."""
+    build = tmp_path / "compiled"
+    (build / "pkg").mkdir(parents=True)
+    source = tmp_path / "pkg" / "mod.py"
+    source.parent.mkdir()
+    source.write_text("X = 1\n")
+    library = build / "pkg" / "mod.cpython-311-x86_64-linux-gnu.so"
+    group = build / f"{compiled_build.GROUP}.cpython-311-x86_64-linux-gnu.so"
+    for path in (library, group):
+        path.write_bytes(b"")
+    manifest = {
+        "libraries": {"pkg.mod": str(library.relative_to(build))},
+        "sources": {"pkg.mod": str(source)},
     }
-    assert found == (set() if PURE else listed)
-    libraries = {p.name.split(".")[0] for p in ROOT.glob("*__mypyc*.so")}
-    assert libraries == (set() if PURE else {"solitaire_compiled__mypyc"})
+    (build / compiled_build.MANIFEST).write_text(json.dumps(manifest))
+    built = source.stat().st_mtime - source_age
+    os.utime(group, (built, built))
+    return build
+
+
+def test_a_build_older_than_a_source_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SOLITAIRE_PURE_PYTHON", raising=False)
+    # a copy of the import system's finders, without the compiled build's (if it runs)
+    finders = [f for f in sys.meta_path if not isinstance(f, compiled_build.CompiledFinder)]
+    monkeypatch.setattr(sys, "meta_path", finders)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    stale = fake_build(tmp_path / "stale", 5.0)
+    with pytest.warns(RuntimeWarning, match="older than"):
+        assert compiled_build.install(stale) is False
+    assert compiled_build.stale_sources(stale) == [str(tmp_path / "stale" / "pkg" / "mod.py")]
+    assert not any(isinstance(f, compiled_build.CompiledFinder) for f in sys.meta_path)
+    monkeypatch.setenv("SOLITAIRE_PURE_PYTHON", "1")  # pure asked for: even a fresh build
+    fresh = fake_build(tmp_path / "fresh", -5.0)
+    assert compiled_build.install(fresh) is False
+    monkeypatch.delenv("SOLITAIRE_PURE_PYTHON")
+    sys.meta_path[:] = [
+        f for f in sys.meta_path if not isinstance(f, compiled_build.CompiledFinder)
+    ]
+    assert compiled_build.install(fresh) is True
+    finder = sys.meta_path[0]
+    assert isinstance(finder, compiled_build.CompiledFinder)
+    spec = finder.find_spec("pkg.mod", None)
+    assert spec is not None and spec.origin == str(
+        fresh / "pkg" / "mod.cpython-311-x86_64-linux-gnu.so"
+    )
+    assert finder.find_spec("pkg.other", None) is None  # not listed: found as usual
 
 
 def test_move_values_copy_and_pickle_alike_in_both_builds() -> None:
@@ -97,7 +154,12 @@ def pure_run(tmp_path: Path, module: str, *args: str) -> dict[str, object]:
         shutil.copytree(
             ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("*.so", "__pycache__")
         )
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    # SOLITAIRE_PURE_PYTHON: the compiled build's finder (`compiled_build`) stays out
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",
+        "SOLITAIRE_PURE_PYTHON": "1",
+    }
     out = subprocess.run(
         [sys.executable, "-m", module, *args],
         cwd=tmp_path,

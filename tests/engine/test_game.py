@@ -1,15 +1,29 @@
-"""Rules every variant shares: undo, illegal moves, move parsing, variants and events."""
+"""Rules every variant shares: undo, illegal moves, move parsing, variants, events, and the
+end of a game (outcome, over state)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 
 import pytest
 
-from engine import VARIANT_IDS, IllegalMove, Move, UnknownVariant, new_game
+from engine import (
+    VARIANT_IDS,
+    IllegalMove,
+    Move,
+    Outcome,
+    OverState,
+    Termination,
+    UnknownVariant,
+    from_view,
+    new_game,
+)
+from engine.easthaven import TripleEasthaven
 from engine.game import Game
+from engine.tripledeck import TripleDeck
 
-from .helpers import cards, fresh
+from .helpers import cards, fresh, random_play
 
 
 def without_moves(state: Mapping[str, object]) -> dict[str, object]:
@@ -186,3 +200,77 @@ def test_seal_forgets_the_undo_snapshots_and_keeps_the_position() -> None:
     assert game.moves == moves and game.view()["can_undo"] is False
     with pytest.raises(IllegalMove, match="no move to undo"):
         game.undo()
+
+
+def test_outcome_is_none_while_the_game_goes_on_and_typed_at_its_end() -> None:
+    game = fresh(
+        "fourteen-out",
+        _piles=[tuple(cards("KC")), tuple(cards("AH")), tuple(cards("QS"))] + [()] * 9,
+        _heights=[1, 1, 1] + [0] * 9,
+    )
+    assert game.outcome() is None and game.result()["over"] is False
+    game.apply("1 2")  # the Queen is left alone: a dead end
+    outcome = game.outcome()
+    assert outcome == Outcome(Termination.DEAD_END, game.score, game.cleared, 1)
+    assert not outcome.won and outcome.to_json() == game.result()
+    won = fresh(
+        "fourteen-out",
+        _piles=[tuple(cards("KC")), tuple(cards("AH"))] + [()] * 10,
+        _heights=[1, 1] + [0] * 10,
+    )
+    won.apply("1 2")
+    outcome = won.outcome()
+    assert outcome is not None and outcome.termination is Termination.WON and outcome.won
+    assert outcome.to_json() == won.result() == {**won.result(), "won": True, "over": True}
+
+
+@pytest.mark.parametrize("variant", VARIANT_IDS)
+def test_outcome_agrees_with_the_result_map_through_play(variant: str) -> None:
+    rng = random.Random(variant)
+    for seed in range(3):
+        game = new_game(variant, seed)
+        random_play(game, rng, 400, undo_chance=0.05)
+        outcome = game.outcome()
+        if outcome is None:
+            assert not game.result()["over"]
+        else:
+            assert outcome.to_json() == game.result()
+
+
+def state(game: Game) -> OverState:
+    """`game.over_state` (a call: mypy keeps no narrowing of it from one line to the next)."""
+    return game.over_state
+
+
+def test_one_over_state_replaces_the_flag_and_the_deferral_mark() -> None:
+    game = new_game("triple-deck", 1)
+    assert state(game) is OverState.UNJUDGED
+    assert not game.over and state(game) is OverState.LIVE  # judged
+    game.defer_over()
+    assert state(game) is OverState.DEFERRED and not game.over  # answered, not judged
+    assert state(game) is OverState.DEFERRED
+    game.apply(next(iter(game.legal_moves())))  # a move ends the deferral
+    assert state(game) in (OverState.UNJUDGED, OverState.LIVE)
+    game.settle_over(True)
+    assert state(game) is OverState.OVER and game.over and not game.can_undo()
+    game.settle_over(False)
+    assert state(game) is OverState.LIVE and game.can_undo() is bool(game._history[-1])
+    view = game.view()
+    view["over"] = True
+    assert state(from_view(view)) is OverState.OVER  # the server's verdict stands
+
+
+def test_a_family_restores_only_its_own_snapshots() -> None:
+    """The snapshot union is closed: a tag of another variant is refused, not misread."""
+    easthaven = new_game("triple-easthaven", 1)
+    assert isinstance(easthaven, TripleEasthaven)
+    with pytest.raises(ValueError, match="'draw' snapshot"):
+        easthaven._restore(("draw", 3, 4))
+    deck = new_game("triple-deck", 1)
+    assert isinstance(deck, TripleDeck)
+    snapshot = deck._snapshot()
+    assert snapshot[0] == "deck"
+    before = deck.to_json()
+    deck.apply("d")
+    deck._restore(snapshot)
+    assert without_moves(deck.to_json()) == without_moves(before)

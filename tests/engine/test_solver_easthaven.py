@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Hashable
-from typing import cast
 
 import pytest
 
@@ -16,20 +15,21 @@ from engine import Game, new_game
 from engine.cards import Card, card
 from engine.easthaven import TripleEasthaven
 from engine.moves import Move
+from engine.snapshots import Snapshot
 from engine.solvers import IMPOSSIBLE, WINNABLE, solve
 from engine.solvers.base import Budget, OutOfBudget
-from engine.solvers.easthaven import (
-    _BACK,
-    _UP,
-    _EasthavenSearch,
-    _Move,
-    _move,
+from engine.solvers.easthaven.bestfirst import BestFirst
+from engine.solvers.easthaven.lines import legal, parse_line, shorten, wins
+from engine.solvers.easthaven.search import (
+    BACK,
+    UP,
+    EasthavenSearch,
+    SearchMove,
     luby,
     safe_to_play,
+    search_move,
 )
-from engine.solvers.easthaven_bestfirst import BestFirst
-from engine.solvers.easthaven_lines import legal, parse_line, shorten, wins
-from engine.state import full_state
+from engine.state import full_state, known_cards
 from engine.tableau import FOUNDATION, TableauGame
 from tests.engine.helpers import C, as_kind, fresh
 
@@ -67,17 +67,20 @@ def plain_winnable(game: Game, *, pruned: bool = False) -> bool | None:
 
 
 def _plain_search(game: Game, pruned: bool) -> bool | None:
+    assert isinstance(game, TripleEasthaven)
     seen: set[Hashable] = set()
-    stack: list[Hashable] = [game._snapshot()]
+    stack: list[Snapshot] = [game._snapshot()]
 
     def key() -> Hashable:
-        snap = game._snapshot()
-        if pruned and not snap[2]:
-            piles = sorted(([c.code for c in p], d) for p, d in zip(snap[0], snap[1], strict=True))
-            found = snap[3]
+        snap = game._full_snapshot()
+        _, tableau, down, stock, found = snap
+        if pruned and not stock:
+            piles = sorted(
+                ([c.code for c in known_cards(p)], d) for p, d in zip(tableau, down, strict=True)
+            )
             heights = [sorted(len(f) for f in found[3 * s : 3 * s + 3]) for s in range(4)]
             return str(piles), str(heights)
-        return cast(Hashable, snap)
+        return snap
 
     seen.add(key())
     while stack:
@@ -174,7 +177,7 @@ def test_the_sound_cuts_keep_every_win() -> None:
         decided += pruned is True
         assert solve(game, max_nodes=5_000).verdict != IMPOSSIBLE
         assert isinstance(game, TripleEasthaven)
-        dfs = _EasthavenSearch(full_state(game), game.total_cards, Budget(5_000, None))
+        dfs = EasthavenSearch(full_state(game), game.total_cards, Budget(5_000, None))
         with contextlib.suppress(OutOfBudget):
             assert dfs.run() or dfs.heuristic, game.to_json()
         compared += 1
@@ -199,19 +202,20 @@ def test_a_safe_play_keeps_every_win() -> None:
 
 
 def _state_of(game: Game) -> dict[str, object]:
-    snap = game._snapshot()
+    assert isinstance(game, TripleEasthaven)
+    _, piles, down, stock, foundations = game._full_snapshot()
     return {
-        "_piles": [list(p) for p in snap[0]],
-        "_down": list(snap[1]),
-        "_stock": list(snap[2]),
-        "_foundations": [list(f) for f in snap[3]],
+        "_piles": [list(p) for p in piles],
+        "_down": list(down),
+        "_stock": list(stock),
+        "_foundations": [list(f) for f in foundations],
     }
 
 
-def with_detours(search: _EasthavenSearch, line: list[_Move]) -> list[_Move]:
+def with_detours(search: EasthavenSearch, line: list[SearchMove]) -> list[SearchMove]:
     """`line` with a detour after every tenth move where one fits: a foundation card brought
     down onto a pile and played straight back up."""
-    out: list[_Move] = []
+    out: list[SearchMove] = []
     search.load()
     for k, move in enumerate(line):
         out.append(move)
@@ -220,9 +224,9 @@ def with_detours(search: _EasthavenSearch, line: list[_Move]) -> list[_Move]:
             continue
         for c in range(52):
             for dst in range(12):
-                back = _move(_BACK, c, dst, 1)
+                back = search_move(BACK, c, dst, 1)
                 if legal(search, back):
-                    out += [back, _move(_UP, dst, 0, 1)]
+                    out += [back, search_move(UP, dst, 0, 1)]
                     search.play(back)
                     search.play(out[-1])
                     break
@@ -237,7 +241,7 @@ def test_shortening_a_line_keeps_it_winning() -> None:
     assert isinstance(game, TripleEasthaven)
     raw = BestFirst(full_state(game), game.total_cards, Budget(400_000, None)).run()
     assert raw is not None
-    search = _EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
+    search = EasthavenSearch(full_state(game), game.total_cards, Budget(None, None))
     assert wins(search, raw)
     line = with_detours(search, raw)
     assert len(line) > len(raw) and wins(search, line)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from engine import VARIANT_IDS, Game, SolverLineError, from_view, new_game
+from engine import VARIANT_IDS, Game, OverState, SolverLineError, from_view, new_game
 from engine.cards import RANK_TEXT, Card
 from engine.easthaven import TripleEasthaven
 from engine.pairing import PairingGame
@@ -178,7 +178,7 @@ def test_easthaven_impossible_position() -> None:
     # Turn one pile upside down and it unwinds: JC, QC, KC go up, the empty pile takes a King
     # off its Jack, and so on through every pile.
     game._piles[0] = [C("KC"), C("QC"), C("JC")]
-    game._over = None
+    game._verdict = OverState.UNJUDGED
     result = solve(game, max_nodes=NODE_BUDGET)
     assert result.verdict == WINNABLE
     for move in result.solution:

@@ -139,7 +139,9 @@ def test_solvers_touch_no_private_attributes() -> None:
     """In engine/solvers, an attribute starting with `_` is only ever read off self or cls."""
     root = Path(engine.__file__).parent / "solvers"
     offending = []
-    for path in sorted(root.glob("*.py")):
+    paths = sorted(root.rglob("*.py"))
+    assert root / "easthaven" / "search.py" in paths  # the subpackages are read too
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Attribute)
@@ -149,3 +151,51 @@ def test_solvers_touch_no_private_attributes() -> None:
             ):
                 offending.append(f"{path.name}:{node.lineno} .{node.attr}")
     assert offending == []
+
+
+def private_reads(path: Path) -> list[str]:
+    """Attributes starting with `_` read off anything but self or cls in `path`."""
+    return [
+        f"{path.name}:{node.lineno} .{node.attr}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_the_state_module_reads_no_game_field() -> None:
+    """Each family exports its own state (`Game.full_state`); engine/state.py neither reads a
+    game's private fields nor imports a family."""
+    path = Path(engine.__file__).parent / "state.py"
+    assert private_reads(path) == []
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert imported <= {"__future__", "collections.abc", "dataclasses", "typing", "cards"}
+
+
+@pytest.mark.parametrize("variant", VARIANT_IDS)
+def test_full_state_is_the_familys_hook(variant: str) -> None:
+    game = new_game(variant, 4)
+    family = [k for k in type(game).__mro__ if "full_state" in vars(k)]
+    assert family and family[0] is not Game
+    assert game.full_state() == full_state(game)
+
+
+def test_easthaven_solvers_import_only_public_names() -> None:
+    """The Easthaven solver package imports no underscored name, from the rules or from its
+    own modules (issue #26: it imported 11)."""
+    root = Path(engine.__file__).parent / "solvers" / "easthaven"
+    names = [
+        f"{path.name}: {alias.name}"
+        for path in sorted(root.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_") and alias.name != "annotations"
+    ]
+    assert names == []

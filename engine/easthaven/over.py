@@ -45,9 +45,10 @@ crafted positions, hence `step(max_nodes)`, which bounds the work of one call.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Final
 
-from .cards import SUITS
+from ..cards import SUITS
 
 _SEP_BYTES: Final = b"\xff"
 FOUND_LEN: Final = 12
@@ -271,10 +272,33 @@ def _freeze(found: bytes, piles: list[bytes], lows: list[int]) -> bytes:
 
 
 def _children(key: bytes, goal_total: int) -> list[bytes] | None:
-    """The keys one move away from `key`, or None when `key` is a goal (one move from progress)."""
+    """The keys one move away from `key`, or None when `key` is a goal (one move from progress).
+
+    The rules, in the order their children are listed: a goal when a top plays while the
+    foundations hold as many cards as at the start (`_tops_by_slot`) or a whole face-up part
+    can leave its face-down cards (`_runs_or_goal`); else runs move between piles and tops
+    play (`_pile_children`), and foundation tops come back (`_return_children`)."""
     found = key[:FOUND_LEN]
     piles = key[FOUND_LEN:].split(_SEP_BYTES)
-    at_goal_total = sum(found) >= goal_total
+    scan = _tops_by_slot(found, piles, sum(found) >= goal_total)
+    if scan is None:
+        return None
+    slots, empty = scan
+    runs = _runs_or_goal(found, piles, slots, empty)
+    if runs is None:
+        return None
+    out: list[bytes] = []
+    for i in range(len(piles)):
+        _pile_children(out, found, piles, i, runs[i], slots, empty)
+    _return_children(out, found, piles, slots, empty)
+    return out
+
+
+def _tops_by_slot(
+    found: bytes, piles: list[bytes], at_goal_total: bool
+) -> tuple[dict[int, list[int]], int] | None:
+    """The piles by the slot of their top card, and the first empty pile (-1: none); None
+    when a top plays and the foundations hold as many cards as at the start (a goal)."""
     slots: dict[int, list[int]] = {}
     empty = -1
     playable = _playable(found)
@@ -290,59 +314,103 @@ def _children(key: bytes, goal_total: int) -> list[bytes] | None:
                 slots[s] = [i]
         elif p[0] == 0 and empty < 0:
             empty = i
+    return slots, empty
+
+
+def _run_length(p: bytes) -> int:
+    """The cards of the run on top of pile `p` (at least 1, also for an empty pile)."""
+    m = len(p) - 1
+    k = 1
+    while k < m and FIT[p[-k]] == SLOT[p[-k - 1]]:
+        k += 1
+    return k
+
+
+def _runs_or_goal(
+    found: bytes, piles: list[bytes], slots: dict[int, list[int]], empty: int
+) -> list[int] | None:
+    """Each pile's top run length, or None when a pile's whole face-up part, one run over
+    face-down cards, can move away (a goal: a card turns)."""
     runs = []
     for i, p in enumerate(piles):
         m = len(p) - 1
-        k = 1
-        while k < m and FIT[p[-k]] == SLOT[p[-k - 1]]:
-            k += 1
+        k = _run_length(p)
         runs.append(k)
-        if p[0] == 1 and m > 0 and k == m:  # the whole face-up part moves as one run
-            base = p[1]
-            if empty >= 0 or (m == 1 and _plays(found, base) >= 0):
-                return None
-            for j in slots.get(FIT[base], ()):
-                if j != i:
-                    return None
-    out: list[bytes] = []
-    for i, p in enumerate(piles):
-        m = len(p) - 1
-        if m <= 0:
-            continue
-        flag = p[0]
-        for k in range(1, runs[i] + 1):
-            if flag and k == m:
-                break  # a goal, handled above
-            head = p[-k]
-            moving = p[-k:]
-            rest = p[:-k]
-            for j in slots.get(FIT[head], ()):
-                if j != i:
-                    new = list(piles)
-                    new[i] = rest
-                    new[j] = piles[j] + moving
-                    new.sort()
-                    out.append(found + _SEP_BYTES.join(new))
-            if empty >= 0 and (flag or k < m):
-                new = list(piles)
-                new[i] = rest
-                new[empty] = b"\x00" + moving
-                new.sort()
-                out.append(found + _SEP_BYTES.join(new))
-        top = p[-1]
-        f = _plays(found, top)
-        if f >= 0:  # fewer foundation cards than at the start (else a goal, above)
-            new = list(piles)
-            new[i] = p[:-1]
-            new.sort()
-            out.append(_set_height(found, f, found[f] + 1) + _SEP_BYTES.join(new))
+        if p[0] == 1 and m > 0 and k == m and _whole_run_leaves(found, p, i, slots, empty):
+            return None
+    return runs
+
+
+def _whole_run_leaves(
+    found: bytes, p: bytes, i: int, slots: dict[int, list[int]], empty: int
+) -> bool:
+    """Pile `i`'s whole face-up part (one run) has somewhere to go: an empty pile, another
+    pile's top of its slot, or a foundation (a single card)."""
+    base = p[1]
+    if empty >= 0 or (len(p) == 2 and _plays(found, base) >= 0):
+        return True
+    return any(j != i for j in slots.get(FIT[base], ()))
+
+
+def _pile_children(
+    out: list[bytes],
+    found: bytes,
+    piles: list[bytes],
+    i: int,
+    run: int,
+    slots: dict[int, list[int]],
+    empty: int,
+) -> None:
+    """Append the moves from pile `i`: each part of its top run onto a top it builds on or
+    to the first empty pile, and its top card to a foundation (below the start's total)."""
+    p = piles[i]
+    m = len(p) - 1
+    if m <= 0:
+        return
+    flag = p[0]
+    for k in range(1, run + 1):
+        if flag and k == m:
+            break  # a goal, handled by `_runs_or_goal`
+        moving = p[-k:]
+        rest = p[:-k]
+        for j in slots.get(FIT[p[-k]], ()):
+            if j != i:
+                out.append(_moved(found, piles, i, rest, j, piles[j] + moving))
+        if empty >= 0 and (flag or k < m):
+            out.append(_moved(found, piles, i, rest, empty, b"\x00" + moving))
+    f = _plays(found, p[-1])
+    if f >= 0:  # fewer foundation cards than at the start (else a goal)
+        new = list(piles)
+        new[i] = p[:-1]
+        new.sort()
+        out.append(_set_height(found, f, found[f] + 1) + _SEP_BYTES.join(new))
+
+
+def _moved(found: bytes, piles: list[bytes], i: int, rest: bytes, j: int, dest: bytes) -> bytes:
+    """The key after cards left pile `i` (leaving `rest`) for pile `j` (now `dest`)."""
+    new = list(piles)
+    new[i] = rest
+    new[j] = dest
+    new.sort()
+    return found + _SEP_BYTES.join(new)
+
+
+def _return_children(
+    out: list[bytes],
+    found: bytes,
+    piles: list[bytes],
+    slots: dict[int, list[int]],
+    empty: int,
+) -> None:
+    """Append the moves of a foundation's top card back onto a pile top it builds on or to
+    the first empty pile (one foundation per distinct card)."""
     for f in range(FOUND_LEN):
         h = found[f]
         if h == 0 or (f % 3 and found[f - 1] == h):
             continue  # empty, or the same card as on the previous foundation of the suit
         c = (f // 3) * 13 + h - 1
         nf = _set_height(found, f, h - 1)
-        dests = [j for j in slots.get(FIT[c], ())]
+        dests = list(slots.get(FIT[c], ()))
         if empty >= 0:
             dests.append(empty)
         for j in dests:
@@ -350,7 +418,6 @@ def _children(key: bytes, goal_total: int) -> list[bytes] | None:
             new[j] = piles[j] + bytes((c,))
             new.sort()
             out.append(nf + _SEP_BYTES.join(new))
-    return out
 
 
 def may_progress(key: bytes, goal_total: int) -> bool:
@@ -441,18 +508,32 @@ def _resources(
     may be in place in P, hosting without a host: they count as hosts that need none (and
     also as free cards; more hosts and a looser bound, never a wrong one).
     """
+    count, fixed, brk, empty = _free_cards(piles, low)
+    lo = _lower_bounds(found, count, tops)
+    for c in range(52):
+        if not lo[c]:
+            fixed[SLOT[c]] += brk[c]  # breaks not named below, which may be in place
+    need, bad_chains = _empty_piles_needed(lo, count, fixed)
+    if need <= empty:
+        return []
+    return _named_breaks(piles, low, lo, bad_chains)
+
+
+def _free_cards(piles: list[bytes], low: list[int]) -> tuple[list[int], list[int], list[int], int]:
+    """Per card type the free copies in the tableau and the breaks among them; per slot the
+    hosts that need no host (cards at `low`, anchors, bottom cards over face-down cards);
+    and the piles that can be empty."""
     count = [0] * 52  # per card type: free copies
-    fixed = [0] * 32  # per slot: hosts that need no host: cards at `low`, anchors, ...
+    fixed = [0] * 32  # per slot: hosts that need no host
     brk = [0] * 52  # per card type: breaks above `low`
     empty = 0
     for n, p in enumerate(piles):
         e = low[n]
-        m = len(p) - 1
         if e < 0 and p[0] == 0:
             empty += 1
         if e >= 0:
             fixed[SLOT[p[e + 1]]] += 1
-        for i in range(e + 1, m):
+        for i in range(e + 1, len(p) - 1):
             c = p[i + 1]
             if i == 0 and p[0]:
                 fixed[SLOT[c]] += 1  # in place in P, over the face-down cards: it hosts
@@ -461,44 +542,68 @@ def _resources(
                 count[c] += 1
                 if i > 0 and FIT[c] != SLOT[p[i]]:
                     brk[c] += 1
+    return count, fixed, brk, empty
+
+
+def _lower_bounds(found: bytes, count: list[int], tops: int) -> list[int]:
+    """Per card type, the least number of its free copies in the tableau in P: K - R (see
+    `_resources`). Adds the foundation cards to `count` (free copies too)."""
     lo = [0] * 52
     for s in range(4):
         trio = found[3 * s : 3 * s + 3]
         for r in range(13):  # r = rank - 1
             c = s * 13 + r
             count[c] += sum(1 for h in trio if h > r)
-            if not count[c]:
-                continue
-            room = 0
-            for h in trio:
-                if h > r or all(tops >> (s * 13 + j) & 1 for j in range(h, r + 1)):
-                    room += 1
-            lo[c] = max(0, count[c] - room)
-    for c in range(52):
-        if not lo[c]:
-            fixed[SLOT[c]] += brk[c]  # ... and breaks not named below, which may be in place
-    # chains: a slot v = 2 * (rank - 1) + black; rank r of colour red hosts rank r - 1 black
+            if count[c]:
+                lo[c] = max(0, count[c] - _room(trio, tops, s, r))
+    return lo
+
+
+def _room(trio: bytes, tops: int, s: int, r: int) -> int:
+    """The foundations of suit `s` that can be at or above rank r + 1 in P."""
+    room = 0
+    for h in trio:
+        if h > r or all(tops >> (s * 13 + j) & 1 for j in range(h, r + 1)):
+            room += 1
+    return room
+
+
+def _empty_piles_needed(lo: list[int], count: list[int], fixed: list[int]) -> tuple[int, int]:
+    """The least number of empty piles the two chains need, and the bits of the chains that
+    need any. A slot v = 2 * (rank - 1) + black; rank r of colour red hosts rank r - 1 black."""
     need = 0
     bad_chains = 0
     for chain in range(2):
-        best: dict[int, int] = {0: 0}  # y of the previous rank -> least empty piles so far
-        for r in range(13):
-            # cards of rank r + 1 on this chain: colour red when (r + red) % 2 == chain
-            red = (r + chain) % 2
-            suits = (1, 2) if red else (0, 3)
-            ylo = sum(lo[s * 13 + r] for s in suits)
-            yhi = sum(count[s * 13 + r] for s in suits)
-            fx = fixed[2 * r + (not red)]
-            nxt: dict[int, int] = {}
-            for y in range(ylo, yhi + 1):
-                nxt[y] = min(v + max(0, yp - y - fx) for yp, v in best.items())
-            best = nxt
-        least = min(v + y for y, v in best.items())  # Kings: empty piles only
+        least = _chain_need(lo, count, fixed, chain)
         if least:
             need += least
             bad_chains |= 1 << chain
-    if need <= empty:
-        return []
+    return need, bad_chains
+
+
+def _chain_need(lo: list[int], count: list[int], fixed: list[int], chain: int) -> int:
+    """The dynamic program of `_resources` along one chain: the least empty piles over all
+    admissible numbers y_r of free cards of each rank in the tableau."""
+    best: dict[int, int] = {0: 0}  # y of the previous rank -> least empty piles so far
+    for r in range(13):
+        # cards of rank r + 1 on this chain: colour red when (r + red) % 2 == chain
+        red = (r + chain) % 2
+        suits = (1, 2) if red else (0, 3)
+        ylo = sum(lo[s * 13 + r] for s in suits)
+        yhi = sum(count[s * 13 + r] for s in suits)
+        fx = fixed[2 * r + (not red)]
+        nxt: dict[int, int] = {}
+        for y in range(ylo, yhi + 1):
+            nxt[y] = min(v + max(0, yp - y - fx) for yp, v in best.items())
+        best = nxt
+    return min(v + y for y, v in best.items())  # Kings: empty piles only
+
+
+def _named_breaks(
+    piles: list[bytes], low: list[int], lo: list[int], bad_chains: int
+) -> list[tuple[int, int]]:
+    """The breaks (pile, index) above `low` of the types with K > R on a chain that needs
+    empty piles: one of them never left."""
     named = []
     for n, p in enumerate(piles):
         for i in range(max(low[n], 0) + 1, len(p) - 1):
@@ -530,11 +635,58 @@ def _relax_core(
 
     Returns (progress allowed, `low` per pile, the bits of the card types that can be tops).
     """
+    facts = _initial_facts(found, piles)
+    while facts.changed:
+        facts.changed = False
+        _foundation_rule(facts)
+        _uncover_rule(facts, piles, forbid)
+        _unit_top_rule(facts, piles, forbid)
+    if facts.exposed:
+        return True, facts.low, facts.tops
+    return _counting_bound(found, piles, facts) > goal_total, facts.low, facts.tops
+
+
+@dataclass
+class Facts:
+    """The facts of `_relax_core`, monotone: once a fact holds it is assumed to keep holding."""
+
+    #: Some pile can be empty.
+    empty: bool
+    #: A pile's face-down cards can be exposed (progress).
+    exposed: bool
+    #: Per pile, the index (in its cards) of the lowest card that can become its top.
+    low: list[int]
+    #: A bit per card code that can be a pile top.
+    tops: int
+    #: A bit per slot value of those tops.
+    slots: int
+    #: Per suit, a bit per foundation height it can reach.
+    heights: list[int]
+    #: A fact was added in this round (the rules run until a round adds none).
+    changed: bool = True
+
+    def add_top(self, c: int) -> None:
+        """Card `c` can be a pile top."""
+        if not self.tops >> c & 1:
+            self.tops |= 1 << c
+            self.slots |= 1 << SLOT[c]
+            self.changed = True
+
+    def hosts(self, c: int) -> bool:
+        """Card `c` (a unit's head) can move somewhere: an empty pile or a top of its slot."""
+        return self.empty or bool(self.slots >> FIT[c] & 1)
+
+    def plays(self, c: int) -> bool:
+        """A foundation of `c`'s suit can reach the height `c` plays at."""
+        return bool(self.heights[_SUIT[c]] >> _RANK0[c] & 1)
+
+
+def _initial_facts(found: bytes, piles: list[bytes]) -> Facts:
+    """The facts of the position itself: its tops, empty piles and foundation heights."""
     empty = False
-    exposed = False
     low = []
-    tops = 0  # bit per card code that can be a pile top
-    slots = 0  # bit per slot value of those tops
+    tops = 0
+    slots = 0
     for p in piles:
         m = len(p) - 1
         if m == 0:
@@ -543,113 +695,128 @@ def _relax_core(
             tops |= 1 << p[-1]
             slots |= 1 << SLOT[p[-1]]
         low.append(m - 1)
-    fh = [0, 0, 0, 0]  # bit per reachable foundation height, per suit
+    heights = [0, 0, 0, 0]
     for f in range(FOUND_LEN):
-        fh[f // 3] |= 1 << found[f]
-    changed = True
-    while changed:
-        changed = False
-        for s in range(4):
-            bits = fh[s]
-            for h in range(13, -1, -1):
-                if not bits >> h & 1:
-                    continue
-                if h > 0:  # the top card comes back to the tableau
-                    c = s * 13 + h - 1
-                    if (empty or slots >> FIT[c] & 1) and not (
-                        bits >> (h - 1) & 1 and tops >> c & 1
-                    ):
-                        bits |= 1 << (h - 1)
-                        tops |= 1 << c
-                        slots |= 1 << SLOT[c]
-                        changed = True
-                if h < 13 and tops >> (s * 13 + h) & 1 and not bits >> (h + 1) & 1:
-                    bits |= 1 << (h + 1)  # a pile top plays up
-                    changed = True
-            fh[s] = bits
-        for n, p in enumerate(piles):
-            e = low[n]
-            if e < 0:
+        heights[f // 3] |= 1 << found[f]
+    return Facts(empty, False, low, tops, slots, heights)
+
+
+def _foundation_rule(facts: Facts) -> None:
+    """Foundations: a reachable top card comes back to the tableau where it can be hosted,
+    and a card that can be a top plays up."""
+    for s in range(4):
+        bits = facts.heights[s]
+        for h in range(13, -1, -1):
+            if not bits >> h & 1:
                 continue
-            k = e  # index (in p[1:]) of the head of the unit whose top is card e
-            new_low = e
-            while k >= 0:
-                c = p[k + 1]
-                if c >= ANCHOR:
-                    break
-                if k > 0 and FIT[c] != SLOT[p[k]] and (n, k) in forbid:
-                    break
-                if empty or slots >> FIT[c] & 1 or (k == e and fh[_SUIT[c]] >> _RANK0[c] & 1):
-                    new_low = k - 1
-                    if k > 0:
-                        below = p[k]
-                        if not tops >> below & 1:
-                            tops |= 1 << below
-                            slots |= 1 << SLOT[below]
-                            changed = True
-                if k == 0 or FIT[c] != SLOT[p[k]]:
-                    break
-                k -= 1
-            if new_low < e:
-                low[n] = new_low
-                changed = True
-                if new_low < 0:
-                    if p[0]:
-                        exposed = True  # progress; the pile never empties without it
-                    else:
-                        empty = True
-        # A card above `low` also becomes a top when the card on it leaves after the two moved
-        # away together. `up[i]`: card i can become a top: the card on it leaves as the head of
-        # a unit of the original cards up to a card j that can be a top (with any cards put on
-        # j when it was a top); cards put on a card later came when it was a top already.
-        for n, p in enumerate(piles):
-            m = len(p) - 1
-            e = max(low[n], 0)
-            if m - e < 2:
-                continue
-            up = [False] * m
-            up[m - 1] = True
-            for i in range(m - 2, e - 1, -1):
-                y = p[i + 2]
-                if FIT[y] != SLOT[p[i + 1]] and (n, i + 1) in forbid:
-                    continue
-                j = i + 1
-                ok = False
-                while True:
-                    if up[j] and (
-                        empty
-                        or slots >> FIT[y] & 1
-                        or (j == i + 1 and tops >> y & 1 and fh[_SUIT[y]] >> _RANK0[y] & 1)
-                    ):
-                        ok = True
-                        break
-                    if j + 1 >= m or FIT[p[j + 2]] != SLOT[p[j + 1]]:
-                        break
-                    j += 1
-                if ok:
-                    up[i] = True
-                    x = p[i + 1]
-                    if x < ANCHOR and not tops >> x & 1:
-                        tops |= 1 << x
-                        slots |= 1 << SLOT[x]
-                        changed = True
-    if exposed:
-        return True, low, tops
-    # Counting bound: the most cards foundations can hold, per suit, from the cards on them
-    # now plus every tableau card that can be uncovered and whose type can be a top.
+            if h > 0:  # the top card comes back to the tableau
+                c = s * 13 + h - 1
+                if facts.hosts(c) and not (bits >> (h - 1) & 1 and facts.tops >> c & 1):
+                    bits |= 1 << (h - 1)
+                    facts.tops |= 1 << c
+                    facts.slots |= 1 << SLOT[c]
+                    facts.changed = True
+            if h < 13 and facts.tops >> (s * 13 + h) & 1 and not bits >> (h + 1) & 1:
+                bits |= 1 << (h + 1)  # a pile top plays up
+                facts.changed = True
+        facts.heights[s] = bits
+
+
+def _uncover_rule(facts: Facts, piles: list[bytes], forbid: frozenset[tuple[int, int]]) -> None:
+    """Uncovering: the units on top of each pile's `low` leave, top first, when they can be
+    hosted (or the top one plays); the card beneath each becomes a top."""
+    for n, p in enumerate(piles):
+        e = facts.low[n]
+        if e < 0:
+            continue
+        new_low = _uncovered_low(facts, n, p, e, forbid)
+        if new_low < e:
+            facts.low[n] = new_low
+            facts.changed = True
+            if new_low < 0:
+                if p[0]:
+                    facts.exposed = True  # progress; the pile never empties without it
+                else:
+                    facts.empty = True
+
+
+def _uncovered_low(
+    facts: Facts, n: int, p: bytes, e: int, forbid: frozenset[tuple[int, int]]
+) -> int:
+    """Pile `n`'s new `low` from `e`: k is the index (in p[1:]) of the head of the unit
+    whose top is card e, walking down while the cards build on each other."""
+    k = e
+    new_low = e
+    while k >= 0:
+        c = p[k + 1]
+        if c >= ANCHOR:
+            break
+        if k > 0 and FIT[c] != SLOT[p[k]] and (n, k) in forbid:
+            break
+        if facts.hosts(c) or (k == e and facts.plays(c)):
+            new_low = k - 1
+            if k > 0:
+                facts.add_top(p[k])
+        if k == 0 or FIT[c] != SLOT[p[k]]:
+            break
+        k -= 1
+    return new_low
+
+
+def _unit_top_rule(facts: Facts, piles: list[bytes], forbid: frozenset[tuple[int, int]]) -> None:
+    """A card above `low` also becomes a top when the card on it leaves after the two moved
+    away together (`_unit_tops`)."""
+    for n, p in enumerate(piles):
+        e = max(facts.low[n], 0)
+        if len(p) - 1 - e >= 2:
+            _unit_tops(facts, n, p, e, forbid)
+
+
+def _unit_tops(facts: Facts, n: int, p: bytes, e: int, forbid: frozenset[tuple[int, int]]) -> None:
+    """`up[i]`: card i can become a top: the card on it leaves as the head of a unit of the
+    original cards up to a card j that can be a top (with any cards put on j when it was a
+    top); cards put on a card later came when it was a top already."""
+    m = len(p) - 1
+    up = [False] * m
+    up[m - 1] = True
+    for i in range(m - 2, e - 1, -1):
+        y = p[i + 2]
+        if FIT[y] != SLOT[p[i + 1]] and (n, i + 1) in forbid:
+            continue
+        if _leaves_as_head(facts, p, i, y, up):
+            up[i] = True
+            x = p[i + 1]
+            if x < ANCHOR:
+                facts.add_top(x)
+
+
+def _leaves_as_head(facts: Facts, p: bytes, i: int, y: int, up: list[bool]) -> bool:
+    """Card `y` (on card i) leaves as the head of a unit up to some card j that can be a top."""
+    m = len(p) - 1
+    j = i + 1
+    while True:
+        if up[j] and (facts.hosts(y) or (j == i + 1 and facts.tops >> y & 1 and facts.plays(y))):
+            return True
+        if j + 1 >= m or FIT[p[j + 2]] != SLOT[p[j + 1]]:
+            return False
+        j += 1
+
+
+def _counting_bound(found: bytes, piles: list[bytes], facts: Facts) -> int:
+    """The most cards foundations can hold, per suit, from the cards on them now plus every
+    tableau card that can be uncovered and whose type can be a top (only a top plays up)."""
     count = [0] * 256
     for n, p in enumerate(piles):
-        for c in p[max(low[n], 0) + 1 :]:
-            if tops >> c & 1:  # only a top plays up
+        for c in p[max(facts.low[n], 0) + 1 :]:
+            if facts.tops >> c & 1:
                 count[c] += 1
     best = 0
     for s in range(4):
         trio = found[3 * s : 3 * s + 3]
         least = 3
         for r in range(1, 14):
-            have = sum(1 for h in trio if h >= r) + count[s * 13 + r - 1]
-            least = min(least, have)
+            least = min(least, sum(1 for h in trio if h >= r) + count[s * 13 + r - 1])
             if least == 0:
                 break
             best += least
-    return best > goal_total, low, tops
+    return best

@@ -1,9 +1,9 @@
 """Triple Easthaven: the depth-first search (which alone can prove a deal impossible) and the
 move generation every Easthaven search shares.
 
-`easthaven_solver.EasthavenSolver` runs `easthaven_bestfirst.BestFirst` on most of the
+`solver.EasthavenSolver` runs `bestfirst.BestFirst` on most of the
 budget (it wins 97 of 100 deals within 60,000 positions) and this module's depth-first search
-on the rest, then shortens the line (`easthaven_lines`).
+on the rest, then shortens the line (`lines`).
 
 A card is its engine code (suit * 13 + rank - 1); the three foundations of a suit are
 interchangeable, so they are kept as counts per height. The transposition key is the piles
@@ -40,22 +40,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..cards import RANK_TEXT, SUITS
-from ..easthaven import PER_SUIT, PILES
-from ..state import TableauState
-from .base import (
+from ...cards import RANK_TEXT, SUITS
+from ...easthaven import PER_SUIT, PILES
+from ...state import TableauState
+from ..base import (
     Budget,
 )
-from .piles import PileSearch
+from ..piles import PileSearch
 
-_RANK = tuple(c % 13 + 1 for c in range(52))
-_SUIT = tuple(c // 13 for c in range(52))
+RANK = tuple(c % 13 + 1 for c in range(52))
+SUIT = tuple(c // 13 for c in range(52))
 _RED = tuple(SUITS[c // 13] in "DH" for c in range(52))
 _TEXT = tuple(RANK_TEXT[c % 13 + 1] + SUITS[c // 13] for c in range(52))
 
 # Move kinds: a run from pile to pile, a pile's top up to a foundation, a deal, a foundation
 # card back onto a pile.
-_PILE, _UP, _DEAL, _BACK = range(4)
+PILE, UP, DEAL, BACK = range(4)
 #: Moves in a row that neither send a card up, turn one nor deal (heuristic cut).
 IDLE_LIMIT = 6
 #: Nodes of an attempt, times Luby's sequence (a DFS stuck under one bad early choice gets
@@ -64,8 +64,8 @@ FIRST_ATTEMPT_NODES = 4000
 
 
 # A card builds on another when its fit key equals the other's slot key.
-_FIT = tuple(_RANK[c] * 2 + _RED[c] for c in range(52))
-_SLOT = tuple((_RANK[c] - 1) * 2 + (not _RED[c]) for c in range(52))
+FIT = tuple(RANK[c] * 2 + _RED[c] for c in range(52))
+SLOT = tuple((RANK[c] - 1) * 2 + (not _RED[c]) for c in range(52))
 
 
 def safe_to_play(c: int, low_black: int, low_red: int) -> bool:
@@ -86,12 +86,12 @@ def safe_to_play(c: int, low_black: int, low_red: int) -> bool:
     The rule without the second condition is not safe: a red 3 over the last Ace of its suit
     may need a black 4 brought back from a foundation onto this red 5.
     """
-    r = _RANK[c]
+    r = RANK[c]
     own, other = (low_red, low_black) if _RED[c] else (low_black, low_red)
     return other >= r - 1 and own >= r - 2
 
 
-class _Move(NamedTuple):
+class SearchMove(NamedTuple):
     """A search move. `a`: the source pile, or the card (its code) of a foundation return;
     `b`: the destination pile; `n`: the cards moved."""
 
@@ -101,22 +101,22 @@ class _Move(NamedTuple):
     n: int
 
     def text(self) -> str:
-        if self.kind == _PILE:
+        if self.kind == PILE:
             return f"{self.a + 1} {self.b + 1} {self.n}"
-        if self.kind == _UP:
+        if self.kind == UP:
             return f"{self.a + 1} f"
-        if self.kind == _DEAL:
+        if self.kind == DEAL:
             return "d"
         return f"f{_TEXT[self.a]} {self.b + 1}"
 
 
 #: Moves interned: a search builds the same few thousand moves over and over, and a cache hit
 #: costs a fraction of building a named tuple.
-_move = lru_cache(maxsize=1 << 16)(_Move)
+search_move = lru_cache(maxsize=1 << 16)(SearchMove)
 
 
 #: The one deal move (the search tells a deal by identity).
-_DEAL_MOVE = _move(_DEAL, 0, 0, 0)
+_DEAL_MOVE = search_move(DEAL, 0, 0, 0)
 
 
 def luby(i: int) -> int:
@@ -142,14 +142,14 @@ class _PileMoves:
     """The moves between piles of one position, by group, and the fit keys of the movable
     run heads (a foundation card comes back only to take one of them)."""
 
-    found: list[_Move]  # sub-run moves that free a card for a foundation
-    turns: list[tuple[int, _Move]]  # moves that turn a face-down card, by -face-down count
-    empties: list[_Move]  # moves that empty a pile
-    rest: list[_Move]
+    found: list[SearchMove]  # sub-run moves that free a card for a foundation
+    turns: list[tuple[int, SearchMove]]  # moves that turn a face-down card, by -face-down count
+    empties: list[SearchMove]  # moves that empty a pile
+    rest: list[SearchMove]
     heads: set[int]
 
 
-class _EasthavenSearch(PileSearch):
+class EasthavenSearch(PileSearch):
     """The position being searched (piles, stock, foundation heights per suit) and the search
     state: seen keys, the path, the attempt and whether a heuristic cut fired."""
 
@@ -176,7 +176,7 @@ class _EasthavenSearch(PileSearch):
         self.fc = [[0] * 14 for _ in range(4)]  # fc[suit][h]: foundations of the suit at h
         self.on_found = 0
         self.seen: set[tuple[object, ...]] = set()
-        self.path: list[_Move] = []
+        self.path: list[SearchMove] = []
         self.heuristic = False  # a cut not proven harmless fired: exhausted proves nothing
         self.attempt = 0  # restarts so far
         self.node_limit = 0  # the node count at which this attempt gives up
@@ -256,7 +256,7 @@ class _EasthavenSearch(PileSearch):
         low = [next(h for h in range(14) if row[h]) for row in self.fc]
         return low, min(low[0], low[3]), min(low[1], low[2])
 
-    def generate(self) -> list[_Move]:
+    def generate(self) -> list[SearchMove]:
         """The moves to try, in order: a forced foundation play alone, or foundation plays,
         moves that turn a face-down card (most first), moves that empty a pile, dealing, the
         rest, foundation returns. A restart shuffles each group (deterministically)."""
@@ -267,15 +267,15 @@ class _EasthavenSearch(PileSearch):
             pile = piles[i]
             if len(pile) > down[i]:
                 c = pile[-1]
-                r = _RANK[c]
-                if self.fc[_SUIT[c]][r - 1]:
+                r = RANK[c]
+                if self.fc[SUIT[c]][r - 1]:
                     # Every foundation play is forced. It is proven harmless when the card is
                     # `safe_to_play`; otherwise it is a heuristic cut, which the foundation
                     # return can often undo.
                     if not self.safe_up(c):
                         self.heuristic = True
-                    return [_move(_UP, i, 0, 1)]
-                tops.setdefault(_SLOT[c], []).append(i)
+                    return [search_move(UP, i, 0, 1)]
+                tops.setdefault(SLOT[c], []).append(i)
             elif not pile and empty < 0:
                 empty = i
         moves = self.pile_moves(tops, empty)
@@ -293,7 +293,7 @@ class _EasthavenSearch(PileSearch):
             self.reorder(groups)
         return [m for group in groups for m in group]
 
-    def reorder(self, groups: list[list[_Move]]) -> None:
+    def reorder(self, groups: list[list[SearchMove]]) -> None:
         """A restart tries each group in another (deterministic) order, and every other one
         deals before emptying piles."""
         a = self.attempt
@@ -317,10 +317,10 @@ class _EasthavenSearch(PileSearch):
             if face_up <= 0:
                 continue
             run = 1
-            while run < face_up and _SLOT[pile[-run - 1]] == _FIT[pile[-run]]:
+            while run < face_up and SLOT[pile[-run - 1]] == FIT[pile[-run]]:
                 run += 1
             for k in range(1, run + 1):
-                fit = _FIT[pile[-k]]
+                fit = FIT[pile[-k]]
                 moves.heads.add(fit)
                 dsts = [d for d in tops.get(fit, ()) if d != i]
                 if empty >= 0:
@@ -341,78 +341,78 @@ class _EasthavenSearch(PileSearch):
             # A sub-run leaves a card it built on: tried only to send that card up (a
             # heuristic cut otherwise: the card might take another copy of the sub-run's head).
             below = pile[-k - 1]
-            if self.fc[_SUIT[below]][_RANK[below] - 1]:
-                moves.found.extend(_move(_PILE, i, d, k) for d in dsts)
+            if self.fc[SUIT[below]][RANK[below] - 1]:
+                moves.found.extend(search_move(PILE, i, d, k) for d in dsts)
             else:
                 self.heuristic = True
         elif down and k == len(pile) - down:
-            moves.turns.extend((-down, _move(_PILE, i, d, k)) for d in dsts)
+            moves.turns.extend((-down, search_move(PILE, i, d, k)) for d in dsts)
         elif k == len(pile):
-            moves.empties.extend(_move(_PILE, i, d, k) for d in dsts)
+            moves.empties.extend(search_move(PILE, i, d, k) for d in dsts)
         else:
-            moves.rest.extend(_move(_PILE, i, d, k) for d in dsts)
+            moves.rest.extend(search_move(PILE, i, d, k) for d in dsts)
 
-    def returns(self, tops: dict[int, list[int]], empty: int, heads: set[int]) -> list[_Move]:
+    def returns(self, tops: dict[int, list[int]], empty: int, heads: set[int]) -> list[SearchMove]:
         """Foundation cards back onto a pile, only where a run head can then build on them."""
-        backs: list[_Move] = []
+        backs: list[SearchMove] = []
         low, low_black, low_red = self.lows()
         for s, row in enumerate(self.fc):
             for h in range(max(low[s], 1), 14):
                 c = s * 13 + h - 1
                 if not row[h] or safe_to_play(c, low_black, low_red):
                     continue  # a card safe to play up is never needed back (`safe_to_play`)
-                dsts = list(tops.get(_FIT[c], ()))
+                dsts = list(tops.get(FIT[c], ()))
                 if empty >= 0:
                     dsts.append(empty)
-                if dsts and _SLOT[c] in heads:
-                    backs.extend(_move(_BACK, c, d, 1) for d in dsts)
+                if dsts and SLOT[c] in heads:
+                    backs.extend(search_move(BACK, c, d, 1) for d in dsts)
                 elif dsts:
                     self.heuristic = True
         return backs
 
     # -- playing and taking back --------------------------------------------------------------
 
-    def play(self, move: _Move) -> tuple[int, int]:
+    def play(self, move: SearchMove) -> tuple[int, int]:
         """Play a move; (the card moved, a note) for `unplay`: whether a card turned, or for
         a deal the cards dealt."""
         kind, a, b, n = move
-        if kind == _PILE:
+        if kind == PILE:
             return 0, self.move_run(a, b, n)
-        if kind == _UP:
+        if kind == UP:
             c, turned = self.take_top(a)
-            row, h = self.fc[_SUIT[c]], _RANK[c]
+            row, h = self.fc[SUIT[c]], RANK[c]
             row[h - 1] -= 1
             row[h] += 1
             self.on_found += 1
             return c, turned
-        if kind == _DEAL:
+        if kind == DEAL:
             n = min(PILES, len(self.stock))
             for i in range(n):
                 self.piles[i].append(self.stock.pop())
             return 0, n
-        row, h = self.fc[_SUIT[a]], _RANK[a]  # a foundation card back onto pile b
+        row, h = self.fc[SUIT[a]], RANK[a]  # a foundation card back onto pile b
         row[h] -= 1
         row[h - 1] += 1
         self.on_found -= 1
         self.piles[b].append(a)
         return a, 0
 
-    def unplay(self, move: _Move, card: int, note: int) -> None:
+    def unplay(self, move: SearchMove, card: int, note: int) -> None:
         kind, a, b, n = move
-        if kind == _PILE:
+        if kind == PILE:
             self.unmove_run(a, b, n, bool(note))
-        elif kind == _UP:
-            row, h = self.fc[_SUIT[card]], _RANK[card]
+        elif kind == UP:
+            row, h = self.fc[SUIT[card]], RANK[card]
             row[h] -= 1
             row[h - 1] += 1
             self.on_found -= 1
             self.put_back(a, card, bool(note))
-        elif kind == _DEAL:
+        elif kind == DEAL:
             for i in reversed(range(note)):
                 self.stock.append(self.piles[i].pop())
         else:
             self.piles[b].pop()
-            row, h = self.fc[_SUIT[a]], _RANK[a]
+            row, h = self.fc[SUIT[a]], RANK[a]
             row[h - 1] -= 1
             row[h] += 1
             self.on_found += 1

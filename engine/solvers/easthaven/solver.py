@@ -1,20 +1,20 @@
 """Triple Easthaven's solver: best-first search for a win on most of the budget, then the
 depth-first search (which alone can prove a deal impossible), then the line shortened.
 
-The searches live in `easthaven` (move generation, sound and heuristic cuts, the depth-first
-search), `easthaven_bestfirst` and `easthaven_lines`.
+The searches live in `search` (move generation, sound and heuristic cuts, the depth-first
+search), `bestfirst` and `lines`.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from ..easthaven import TripleEasthaven
-from ..state import full_state
-from .base import IMPOSSIBLE, UNKNOWN, WINNABLE, OutOfBudget, Solver, SolveResult, register
-from .easthaven import _EasthavenSearch, _Move
-from .easthaven_bestfirst import BestFirst
-from .easthaven_lines import shorten
+from ...easthaven import TripleEasthaven
+from ...state import full_state
+from ..base import IMPOSSIBLE, UNKNOWN, WINNABLE, OutOfBudget, Solver, SolveResult, register
+from .bestfirst import BestFirst
+from .lines import shorten
+from .search import EasthavenSearch, SearchMove
 
 #: Share of the budget the best-first search gets before the depth-first search starts.
 BESTFIRST_SHARE = 0.75
@@ -36,12 +36,12 @@ class EasthavenSolver(Solver):
         game = self.game
         assert isinstance(game, TripleEasthaven)
         state, budget = full_state(game), self.budget
-        line: list[_Move] | None = None
+        line: list[SearchMove] | None = None
         first = budget.share(BESTFIRST_SHARE)
         with contextlib.suppress(OutOfBudget):
             line = BestFirst(state, game.total_cards, first).run()
         budget.absorb(first)
-        search = _EasthavenSearch(state, game.total_cards, budget)
+        search = EasthavenSearch(state, game.total_cards, budget)
         if line is None:
             try:
                 budget.check()

@@ -1,6 +1,6 @@
 """Triple Easthaven: a greedy best-first search that looks for a win (it never proves a loss).
 
-The depth-first search of `engine.solvers.easthaven` commits to its early moves: a deal it
+The depth-first search of `engine.solvers.easthaven.search` commits to its early moves: a deal it
 could win by a different arrangement before the second stock deal is lost in the millions of
 positions below the first. This search instead keeps every position it has seen in one queue
 ordered by an estimate of the work left and always expands the most promising one, so it can
@@ -17,10 +17,10 @@ from __future__ import annotations
 import heapq
 from typing import Final
 
-from ..easthaven import PILES
-from ..state import TableauState
-from .base import Budget
-from .easthaven import _BACK, _FIT, _PILE, _SLOT, _UP, _EasthavenSearch, _Move
+from ...easthaven import PILES
+from ...state import TableauState
+from ..base import Budget
+from .search import BACK, FIT, PILE, SLOT, UP, EasthavenSearch, SearchMove
 
 #: Weights of the estimate: a face-down card costs more than a card off the foundations
 #: (it hides what lies under it), and a break in a pile (a card that does not build on the
@@ -39,7 +39,7 @@ class BestFirst:
     __slots__ = ("base_stock", "budget", "search")
 
     def __init__(self, state: TableauState, total: int, budget: Budget) -> None:
-        self.search = _EasthavenSearch(state, total, budget)
+        self.search = EasthavenSearch(state, total, budget)
         self.search.load()
         self.base_stock = list(self.search.stock)  # the whole stock, next card last
         self.budget = budget
@@ -77,7 +77,7 @@ class BestFirst:
         pile = s.piles[i]
         breaks = 0
         for k in range(s.down[i] + 1, len(pile)):
-            if _FIT[pile[k]] != _SLOT[pile[k - 1]]:
+            if FIT[pile[k]] != SLOT[pile[k - 1]]:
                 breaks += 1
         return breaks
 
@@ -100,7 +100,7 @@ class BestFirst:
             head + b"".join(sorted(bytes([s.down[i], *s.piles[i], 255]) for i in range(PILES)))
         )
 
-    def run(self) -> list[_Move] | None:
+    def run(self) -> list[SearchMove] | None:
         """Search until a win (its line) or until every position reachable through the shared
         move generation was expanded (None); raises OutOfBudget."""
         s = self.search
@@ -111,8 +111,8 @@ class BestFirst:
         # Positions expanded: key -> (the parent's key, the move from there, packed). A
         # queued position is only (estimate, order, key, parent key, move): rebuilt from its
         # parent when it comes out, which keeps the queue small.
-        done: dict[int, tuple[int, _Move | None, bytes]] = {}
-        queue: list[tuple[int, int, int, int, _Move | None]] = [(0, 0, root, root, None)]
+        done: dict[int, tuple[int, SearchMove | None, bytes]] = {}
+        queue: list[tuple[int, int, int, int, SearchMove | None]] = [(0, 0, root, root, None)]
         count = 0
         every = range(PILES)
         while queue:
@@ -150,7 +150,7 @@ class BestFirst:
         return None
 
     @staticmethod
-    def line(done: dict[int, tuple[int, _Move | None, bytes]], key: int) -> list[_Move]:
+    def line(done: dict[int, tuple[int, SearchMove | None, bytes]], key: int) -> list[SearchMove]:
         """The moves from the start to the position of `key`."""
         out = []
         while True:
@@ -166,13 +166,13 @@ class BestFirst:
 _ALL_PILES: Final = tuple(range(PILES))
 
 
-def _touched(move: _Move) -> tuple[int, ...]:
+def _touched(move: SearchMove) -> tuple[int, ...]:
     """The piles whose cards a move changes."""
     kind, a, b, _ = move
-    if kind == _PILE:
+    if kind == PILE:
         return (a, b)
-    if kind == _UP:
+    if kind == UP:
         return (a,)
-    if kind == _BACK:
+    if kind == BACK:
         return (b,)
     return _ALL_PILES

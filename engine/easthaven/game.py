@@ -8,19 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from .cards import SUITS, Card, parse_card
-from .deadlock import ProgressSearch, encode
-from .game import OverDecided, OverStepper, pile_number
-from .moves import Move, MoveResult, Reveal, Transfer
-from .tableau import FOUNDATION, STOCK, TableauGame
-from .views import TableauStateBody, TableauViewBody, View
+from ..cards import SUITS, Card, parse_card
+from ..game import OverDecided, OverStepper, pile_number
+from ..moves import Move, MoveResult, Reveal, Transfer
+from ..snapshots import Snapshot
+from ..tableau import FOUNDATION, STOCK, TableauGame
+from ..views import TableauStateBody, TableauViewBody, View
+from .over import ProgressSearch, encode
 
 PILES: Final = 12
 PER_SUIT: Final = 3
-#: Tags the undo snapshot of a card moved back from a foundation.
-_FROM_FOUNDATION: Final = "from foundation"
 
 
 class TripleEasthaven(TableauGame):
@@ -139,7 +138,7 @@ class TripleEasthaven(TableauGame):
     # -- the end of the game ------------------------------------------------------------------
 
     def _over_key(self) -> bytes:
-        """The position as `deadlock.encode` writes it (face-up cards are never hidden)."""
+        """The position as `over.encode` writes it (face-up cards are never hidden)."""
         piles = []
         for pile, down in zip(self._piles, self._down, strict=True):
             up = [c.code for c in pile[down:] if c is not None]
@@ -150,8 +149,8 @@ class TripleEasthaven(TableauGame):
         """Over when the stock is empty and no sequence of moves puts another card on the
         foundations (net) or turns a face-down card: whatever is left only shuttles cards.
 
-        Exact; see `engine.deadlock` for the search and its bounds. `over_search` runs the same
-        search in slices.
+        Exact; see `engine.easthaven.over` for the search and its bounds; `over_search` runs
+        the same search in slices.
         """
         if self._stock:
             return False
@@ -221,25 +220,26 @@ class TripleEasthaven(TableauGame):
 
     # -- undo -----------------------------------------------------------------------------------
 
-    def _undo_snapshot(self, move: Move) -> Any:
+    def _undo_snapshot(self, move: Move) -> Snapshot:
         """A card back from a foundation lands on a pile's top: record that pile's length and
         the foundations' lengths; undo puts the card back on the foundation it left. Other
         moves as the tableau games record them (numbers only)."""
         if move.src.startswith(FOUNDATION):
             dst = int(move.dst) - 1
             return (
-                _FROM_FOUNDATION,
+                "from foundation",
                 dst,
                 len(self._piles[dst]),
                 tuple(map(len, self._foundations)),
             )
         return super()._undo_snapshot(move)
 
-    def _restore(self, snapshot: Any) -> None:
-        if snapshot[0] is _FROM_FOUNDATION:
+    def _restore(self, snapshot: Snapshot) -> None:
+        if snapshot[0] == "from foundation":
             _, dst, dst_len, heights = snapshot
             card = self._piles[dst].pop()
             assert len(self._piles[dst]) == dst_len, "undo of a move that was not the last one"
+            assert card is not None, "a card back from a foundation is face up"
             short = next(
                 f for f, n in zip(self._foundations, heights, strict=True) if len(f) == n - 1
             )
@@ -270,7 +270,7 @@ class TripleEasthaven(TableauGame):
 @dataclass(frozen=True, slots=True)
 class EasthavenOverTask:
     """The game-over check of one position with the stock empty, as data (its search key):
-    `run` searches to the end (`engine.deadlock`), True when the game is over."""
+    `run` searches to the end (`engine.easthaven.over`), True when the game is over."""
 
     key: bytes
 
