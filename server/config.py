@@ -112,219 +112,13 @@ class Config:
         env = os.environ if env is None else env
         d = cls()
         p = argparse.ArgumentParser(prog="solitaire-server", description=__doc__)
-        p.add_argument("--host", default=env.get("SOLITAIRE_HOST", d.host))
-        p.add_argument("--port", type=int, default=int(env.get("SOLITAIRE_PORT", d.port)))
-        p.add_argument(
-            "--redis-url",
-            default=env.get("REDIS_URL") or None,
-            help="external Redis (redis://, rediss://, unix://) or a Redis Cluster "
-            "(redis+cluster://host:port[,host:port...], rediss+cluster:// with TLS); "
-            "default: embedded redis-server",
-        )
-        p.add_argument(
-            "--data-dir", type=Path, default=Path(env.get("SOLITAIRE_DATA_DIR", d.data_dir))
-        )
-        p.add_argument(
-            "--daily-secret",
-            default=env.get("SOLITAIRE_DAILY_SECRET") or None,
-            help="secret for daily deal seeds (UTF-8 text); default: generated, kept in data dir",
-        )
-        p.add_argument(
-            "--daily-secret-file",
-            type=Path,
-            default=env.get("SOLITAIRE_DAILY_SECRET_FILE") or None,
-            help="read the daily secret from this file (a container secret) instead",
-        )
-        p.add_argument(
-            "--redis-password-file",
-            type=Path,
-            default=env.get("REDIS_PASSWORD_FILE") or None,
-            help="password of the external Redis, read from this file (the URL then has none)",
-        )
-        p.add_argument(
-            "--log-level",
-            type=str.upper,
-            choices=_LOG_LEVELS,
-            default=env.get("SOLITAIRE_LOG_LEVEL", d.log_level).upper(),
-        )
-        p.add_argument("--max-msg-size", type=int, default=d.max_msg_size)
-        p.add_argument("--heartbeat", type=float, default=d.heartbeat)
-        p.add_argument("--idle-timeout", type=float, default=d.idle_timeout)
-        p.add_argument("--rate-limit", type=float, default=d.rate_limit)
-        p.add_argument("--rate-burst", type=int, default=d.rate_burst)
-        p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
-        p.add_argument(
-            "--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days
-        )
-        p.add_argument(
-            "--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync
-        )
-        p.add_argument("--race-countdown-ms", type=int, default=d.race_countdown_ms)
-        p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
-        p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
-        p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
-        p.add_argument(
-            "--race-rooms-per-hour",
-            type=int,
-            default=int(env.get("SOLITAIRE_RACE_ROOMS_PER_HOUR") or d.race_rooms_per_hour),
-            help="private race rooms one account may create per hour (limit_reached after)",
-        )
-        p.add_argument(
-            "--race-same-address-wait-ms",
-            type=int,
-            default=int(env.get("SOLITAIRE_RACE_SAME_ADDRESS_WAIT_MS") or 15_000),
-            help="the race queue pairs accounts of one client address with each other only "
-            "after waiting this long for someone else (default 15000)",
-        )
-        p.add_argument(
-            "--uvloop",
-            action="store_true",
-            default=env.get("SOLITAIRE_UVLOOP") == "1",
-            help="run on uvloop instead of asyncio's own event loop",
-        )
-        p.add_argument(
-            "--no-certify",
-            action="store_true",
-            help="deal the plain daily seed instead of a solver-certified one",
-        )
-        p.add_argument(
-            "--no-fair-play-screen",
-            action="store_true",
-            default=env.get("SOLITAIRE_FAIR_PLAY_SCREEN") == "0",
-            help="rank every finished game without screening it for machine play "
-            "(docs/fairplay.md); env SOLITAIRE_FAIR_PLAY_SCREEN=0",
-        )
-        p.add_argument(
-            "--solver-budget",
-            type=float,
-            default=d.solver_budget_s,
-            help="seconds of search per candidate daily deal",
-        )
-        p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
-        p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
-        p.add_argument(
-            "--clock-offset-ms",
-            type=int,
-            default=int(env.get("SOLITAIRE_CLOCK_OFFSET_MS") or d.clock_offset_ms),
-            help="add this to the wall clock (benchmarks: a fixed date for the "
-            "daily deals); default 0",
-        )
-        p.add_argument(
-            "--loop-lag-interval-ms",
-            type=float,
-            default=d.loop_lag_interval_ms,
-            help="period of the event-loop lag probe (/metrics solitaire_loop_lag_seconds); 0: off",
-        )
-        p.add_argument(
-            "--validate-replies",
-            action="store_true",
-            default=env.get("SOLITAIRE_VALIDATE_REPLIES") == "1",
-            help="check every outgoing message against the protocol schema "
-            "(debugging; the tests run with it)",
-        )
-        p.add_argument(
-            "--trusted-proxies",
-            default=env.get("SOLITAIRE_TRUSTED_PROXIES", ""),
-            help="comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the "
-            "client address (default: none, the peer address is the client's)",
-        )
-        p.add_argument(
-            "--accounts-per-address-hour",
-            type=int,
-            default=int(env.get("SOLITAIRE_ACCOUNTS_PER_ADDRESS_HOUR") or 20),
-            help="new players one client address may create per hour; 0: no limit (default 20)",
-        )
-        p.add_argument(
-            "--connections-per-address",
-            type=int,
-            default=int(env.get("SOLITAIRE_CONNECTIONS_PER_ADDRESS") or 64),
-            help="open WebSockets per client address and process; 0: no limit (default 64)",
-        )
-        p.add_argument(
-            "--api-rate",
-            type=float,
-            default=float(env.get("SOLITAIRE_API_RATE") or 5.0),
-            help="HTTP API requests a second per client address; 0: no limit (default 5)",
-        )
-        p.add_argument(
-            "--api-burst",
-            type=int,
-            default=int(env.get("SOLITAIRE_API_BURST") or d.api_burst),
-            help=f"HTTP API requests one address may send at once (default {d.api_burst})",
-        )
-        p.add_argument(
-            "--api-streams-per-address",
-            type=int,
-            default=int(env.get("SOLITAIRE_API_STREAMS_PER_ADDRESS") or 16),
-            help="open HTTP API streams per client address and process; 0: any (default 16)",
-        )
-        p.add_argument(
-            "--hello-timeout",
-            type=float,
-            default=float(env.get("SOLITAIRE_HELLO_TIMEOUT") or d.hello_timeout),
-            help="seconds a new connection has to send hello before it is closed (1008)",
-        )
-        p.add_argument(
-            "--hint-queue-max",
-            type=int,
-            default=int(env.get("SOLITAIRE_HINT_QUEUE_MAX") or d.hint_queue_max),
-            help="hints waiting for or in the solver per process; more are refused (unavailable)",
-        )
-        p.add_argument(
-            "--allowed-origins",
-            default=env.get("SOLITAIRE_ALLOWED_ORIGINS", ""),
-            help="comma-separated origins (scheme://host[:port]) allowed to open /ws besides "
-            "the server's own; '*': any. Clients sending no Origin are always allowed",
-        )
+        _where_flags(p, d, env)
+        _play_flags(p, d, env)
+        _operation_flags(p, d, env)
         a = p.parse_args(argv)
-
-        if not 0 <= a.port <= 65535:
-            p.error(f"--port out of range: {a.port}")
-        for name in ("max_msg_size", "rate_burst", "send_queue_max", "leaderboard_retention_days"):
-            if getattr(a, name) < 1:
-                p.error(f"--{name.replace('_', '-')} must be >= 1")
-        for name in ("heartbeat", "idle_timeout", "rate_limit"):
-            if getattr(a, name) <= 0:
-                p.error(f"--{name.replace('_', '-')} must be > 0")
-        if a.race_rooms_per_hour < 1:
-            p.error("--race-rooms-per-hour must be >= 1")
-        if a.race_same_address_wait_ms < 0:
-            p.error("--race-same-address-wait-ms must be >= 0")
-        if a.loop_lag_interval_ms < 0:
-            p.error("--loop-lag-interval-ms must be >= 0")
-        for name in ("accounts_per_address_hour", "connections_per_address"):
-            if getattr(a, name) < 0:
-                p.error(f"--{name.replace('_', '-')} must be >= 0")
-        if a.api_rate < 0 or a.api_burst < 1 or a.api_streams_per_address < 0:
-            p.error("--api-rate and --api-streams-per-address must be >= 0, --api-burst >= 1")
-        if a.hello_timeout <= 0:
-            p.error("--hello-timeout must be > 0")
-        if a.hint_queue_max < 1:
-            p.error("--hint-queue-max must be >= 1")
-        proxies = _split(a.trusted_proxies)
-        for cidr in proxies:
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                p.error(f"--trusted-proxies: not a CIDR: {cidr!r}")
-        if a.redis_url:
-            try:
-                parse_cluster_url(a.redis_url)
-            except ValueError as exc:
-                p.error(f"--redis-url: {exc}")
-
+        _check(p, a)
         data_dir: Path = a.data_dir
-        if a.daily_secret and a.daily_secret_file:
-            p.error("give --daily-secret or --daily-secret-file, not both")
-        if a.daily_secret_file:
-            a.daily_secret = _read_secret(p, a.daily_secret_file, "--daily-secret-file")
-        redis_password = None
-        if a.redis_password_file:
-            if not a.redis_url:
-                p.error("--redis-password-file needs --redis-url (the embedded Redis has none)")
-            if urllib.parse.urlsplit(a.redis_url).password:
-                p.error("--redis-password-file: the --redis-url already has a password")
-            redis_password = _read_secret(p, a.redis_password_file, "--redis-password-file")
+        redis_password = _secrets(p, a)
         secret = a.daily_secret.encode() if a.daily_secret else load_or_create_secret(data_dir)
         return cls(
             host=a.host,
@@ -357,7 +151,7 @@ class Config:
             validate_replies=a.validate_replies,
             clock_offset_ms=a.clock_offset_ms,
             loop_lag_interval_ms=a.loop_lag_interval_ms,
-            trusted_proxies=proxies,
+            trusted_proxies=_split(a.trusted_proxies),
             accounts_per_address_hour=a.accounts_per_address_hour,
             connections_per_address=a.connections_per_address,
             hello_timeout=a.hello_timeout,
@@ -372,6 +166,244 @@ class Config:
     def log_level_no(self) -> int:
         """``log_level`` as a :mod:`logging` level number."""
         return logging.getLevelNamesMapping()[self.log_level]
+
+
+def _where_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -> None:
+    """Where the server listens and keeps its data; connections and their limits."""
+    p.add_argument("--host", default=env.get("SOLITAIRE_HOST", d.host))
+    p.add_argument("--port", type=int, default=int(env.get("SOLITAIRE_PORT", d.port)))
+    p.add_argument(
+        "--redis-url",
+        default=env.get("REDIS_URL") or None,
+        help="external Redis (redis://, rediss://, unix://) or a Redis Cluster "
+        "(redis+cluster://host:port[,host:port...], rediss+cluster:// with TLS); "
+        "default: embedded redis-server",
+    )
+    p.add_argument("--data-dir", type=Path, default=Path(env.get("SOLITAIRE_DATA_DIR", d.data_dir)))
+    p.add_argument(
+        "--daily-secret",
+        default=env.get("SOLITAIRE_DAILY_SECRET") or None,
+        help="secret for daily deal seeds (UTF-8 text); default: generated, kept in data dir",
+    )
+    p.add_argument(
+        "--daily-secret-file",
+        type=Path,
+        default=env.get("SOLITAIRE_DAILY_SECRET_FILE") or None,
+        help="read the daily secret from this file (a container secret) instead",
+    )
+    p.add_argument(
+        "--redis-password-file",
+        type=Path,
+        default=env.get("REDIS_PASSWORD_FILE") or None,
+        help="password of the external Redis, read from this file (the URL then has none)",
+    )
+    p.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=_LOG_LEVELS,
+        default=env.get("SOLITAIRE_LOG_LEVEL", d.log_level).upper(),
+    )
+    p.add_argument("--max-msg-size", type=int, default=d.max_msg_size)
+    p.add_argument("--heartbeat", type=float, default=d.heartbeat)
+    p.add_argument("--idle-timeout", type=float, default=d.idle_timeout)
+    p.add_argument("--rate-limit", type=float, default=d.rate_limit)
+    p.add_argument("--rate-burst", type=int, default=d.rate_burst)
+    p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
+    p.add_argument("--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days)
+    p.add_argument("--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync)
+
+
+def _play_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -> None:
+    """Races, deals, hints and the fair-play screen."""
+    p.add_argument("--race-countdown-ms", type=int, default=d.race_countdown_ms)
+    p.add_argument("--race-time-limit-ms", type=int, default=d.race_time_limit_ms)
+    p.add_argument("--race-grace-ms", type=int, default=d.race_grace_ms)
+    p.add_argument("--race-fill-wait-ms", type=int, default=d.race_fill_wait_ms)
+    p.add_argument(
+        "--race-rooms-per-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_RACE_ROOMS_PER_HOUR") or d.race_rooms_per_hour),
+        help="private race rooms one account may create per hour (limit_reached after)",
+    )
+    p.add_argument(
+        "--race-same-address-wait-ms",
+        type=int,
+        default=int(env.get("SOLITAIRE_RACE_SAME_ADDRESS_WAIT_MS") or 15_000),
+        help="the race queue pairs accounts of one client address with each other only "
+        "after waiting this long for someone else (default 15000)",
+    )
+    p.add_argument(
+        "--uvloop",
+        action="store_true",
+        default=env.get("SOLITAIRE_UVLOOP") == "1",
+        help="run on uvloop instead of asyncio's own event loop",
+    )
+    p.add_argument(
+        "--no-certify",
+        action="store_true",
+        help="deal the plain daily seed instead of a solver-certified one",
+    )
+    p.add_argument(
+        "--no-fair-play-screen",
+        action="store_true",
+        default=env.get("SOLITAIRE_FAIR_PLAY_SCREEN") == "0",
+        help="rank every finished game without screening it for machine play "
+        "(docs/fairplay.md); env SOLITAIRE_FAIR_PLAY_SCREEN=0",
+    )
+    p.add_argument(
+        "--solver-budget",
+        type=float,
+        default=d.solver_budget_s,
+        help="seconds of search per candidate daily deal",
+    )
+    p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
+    p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
+
+
+def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -> None:
+    """Clock, probes, proxies, per-address limits, the HTTP API and origins."""
+    p.add_argument(
+        "--clock-offset-ms",
+        type=int,
+        default=int(env.get("SOLITAIRE_CLOCK_OFFSET_MS") or d.clock_offset_ms),
+        help="add this to the wall clock (benchmarks: a fixed date for the daily deals); default 0",
+    )
+    p.add_argument(
+        "--loop-lag-interval-ms",
+        type=float,
+        default=d.loop_lag_interval_ms,
+        help="period of the event-loop lag probe (/metrics solitaire_loop_lag_seconds); 0: off",
+    )
+    p.add_argument(
+        "--validate-replies",
+        action="store_true",
+        default=env.get("SOLITAIRE_VALIDATE_REPLIES") == "1",
+        help="check every outgoing message against the protocol schema "
+        "(debugging; the tests run with it)",
+    )
+    p.add_argument(
+        "--trusted-proxies",
+        default=env.get("SOLITAIRE_TRUSTED_PROXIES", ""),
+        help="comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the "
+        "client address (default: none, the peer address is the client's)",
+    )
+    p.add_argument(
+        "--accounts-per-address-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_ACCOUNTS_PER_ADDRESS_HOUR") or 20),
+        help="new players one client address may create per hour; 0: no limit (default 20)",
+    )
+    p.add_argument(
+        "--connections-per-address",
+        type=int,
+        default=int(env.get("SOLITAIRE_CONNECTIONS_PER_ADDRESS") or 64),
+        help="open WebSockets per client address and process; 0: no limit (default 64)",
+    )
+    p.add_argument(
+        "--api-rate",
+        type=float,
+        default=float(env.get("SOLITAIRE_API_RATE") or 5.0),
+        help="HTTP API requests a second per client address; 0: no limit (default 5)",
+    )
+    p.add_argument(
+        "--api-burst",
+        type=int,
+        default=int(env.get("SOLITAIRE_API_BURST") or d.api_burst),
+        help=f"HTTP API requests one address may send at once (default {d.api_burst})",
+    )
+    p.add_argument(
+        "--api-streams-per-address",
+        type=int,
+        default=int(env.get("SOLITAIRE_API_STREAMS_PER_ADDRESS") or 16),
+        help="open HTTP API streams per client address and process; 0: any (default 16)",
+    )
+    p.add_argument(
+        "--hello-timeout",
+        type=float,
+        default=float(env.get("SOLITAIRE_HELLO_TIMEOUT") or d.hello_timeout),
+        help="seconds a new connection has to send hello before it is closed (1008)",
+    )
+    p.add_argument(
+        "--hint-queue-max",
+        type=int,
+        default=int(env.get("SOLITAIRE_HINT_QUEUE_MAX") or d.hint_queue_max),
+        help="hints waiting for or in the solver per process; more are refused (unavailable)",
+    )
+    p.add_argument(
+        "--allowed-origins",
+        default=env.get("SOLITAIRE_ALLOWED_ORIGINS", ""),
+        help="comma-separated origins (scheme://host[:port]) allowed to open /ws besides "
+        "the server's own; '*': any. Clients sending no Origin are always allowed",
+    )
+
+
+#: (flags, least value, whether that value itself is allowed), checked by `_check`
+_BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
+    (
+        (
+            "max_msg_size",
+            "rate_burst",
+            "send_queue_max",
+            "leaderboard_retention_days",
+            "race_rooms_per_hour",
+            "api_burst",
+            "hint_queue_max",
+        ),
+        1,
+        True,
+    ),
+    (("heartbeat", "idle_timeout", "rate_limit", "hello_timeout"), 0, False),
+    (
+        (
+            "race_same_address_wait_ms",
+            "loop_lag_interval_ms",
+            "accounts_per_address_hour",
+            "connections_per_address",
+            "api_rate",
+            "api_streams_per_address",
+        ),
+        0,
+        True,
+    ),
+)
+
+
+def _check(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """Refuse values out of range (exits with the usage and the reason)."""
+    if not 0 <= a.port <= 65535:
+        p.error(f"--port out of range: {a.port}")
+    for names, least, allowed in _BOUNDS:
+        for name in names:
+            value = getattr(a, name)
+            if value < least or (value == least and not allowed):
+                flag = "--" + name.replace("_", "-")
+                p.error(f"{flag} must be {'>=' if allowed else '>'} {least}")
+    for cidr in _split(a.trusted_proxies):
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            p.error(f"--trusted-proxies: not a CIDR: {cidr!r}")
+    if a.redis_url:
+        try:
+            parse_cluster_url(a.redis_url)
+        except ValueError as exc:
+            p.error(f"--redis-url: {exc}")
+
+
+def _secrets(p: argparse.ArgumentParser, a: argparse.Namespace) -> str | None:
+    """Read the secret files: the daily secret into ``a``; the Redis password returned."""
+    if a.daily_secret and a.daily_secret_file:
+        p.error("give --daily-secret or --daily-secret-file, not both")
+    if a.daily_secret_file:
+        a.daily_secret = _read_secret(p, a.daily_secret_file, "--daily-secret-file")
+    redis_password = None
+    if a.redis_password_file:
+        if not a.redis_url:
+            p.error("--redis-password-file needs --redis-url (the embedded Redis has none)")
+        if urllib.parse.urlsplit(a.redis_url).password:
+            p.error("--redis-password-file: the --redis-url already has a password")
+        redis_password = _read_secret(p, a.redis_password_file, "--redis-password-file")
+    return redis_password
 
 
 def _split(text: str) -> tuple[str, ...]:

@@ -52,6 +52,21 @@ def test_config_rejects_bad_values(tmp_path: Path) -> None:
             Config.from_args([*argv, "--daily-secret", "x"], env={})
 
 
+def test_every_bounded_flag_is_checked_at_its_edge(tmp_path: Path) -> None:
+    """A value at a flag's least allowed edge passes, one step past it stops the server."""
+    base = {"SOLITAIRE_DATA_DIR": str(tmp_path), "SOLITAIRE_DAILY_SECRET": "s"}
+    for good, bad in (
+        (["--api-burst", "1"], ["--api-burst", "0"]),
+        (["--api-rate", "0"], ["--api-rate", "-0.5"]),
+        (["--rate-limit", "0.1"], ["--rate-limit", "0"]),
+        (["--race-rooms-per-hour", "1"], ["--race-rooms-per-hour", "0"]),
+        (["--loop-lag-interval-ms", "0"], ["--loop-lag-interval-ms", "-1"]),
+    ):
+        Config.from_args(good, env=base)
+        with pytest.raises(SystemExit):
+            Config.from_args(bad, env=base)
+
+
 def test_fair_play_limits_from_flags_and_env(tmp_path: Path) -> None:
     base = {"SOLITAIRE_DATA_DIR": str(tmp_path), "SOLITAIRE_DAILY_SECRET": "s"}
     cfg = Config.from_args([], env=base)
