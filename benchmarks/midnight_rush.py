@@ -34,7 +34,6 @@ import json
 import random
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -57,9 +56,11 @@ from benchmarks.load.topology import (  # noqa: E402
     loop_lag_max_ms,
     machine,
     percentile_ms,
+    report,
     run_limited,
     source_address,
     start_stack,
+    work_dir,
 )
 from engine import VARIANT_IDS  # noqa: E402
 from server.games.daily import day_start_ms  # noqa: E402
@@ -401,17 +402,9 @@ def main(argv: Sequence[str] | None = None) -> Figures:
         solver_budget_s=a.solver_budget,
         old_games=not a.no_old_games,
     )
-    if a.keep is not None:
-        a.keep.mkdir(parents=True, exist_ok=True)
-        figures = asyncio.run(rush(cfg, a.keep))
-    else:
-        with tempfile.TemporaryDirectory(prefix="rush-") as tmp:
-            figures = asyncio.run(rush(cfg, Path(tmp)))
-    print(table(figures))
-    line = json.dumps({"bench": "midnight_rush", **asdict(figures)})
-    print(line)
-    if a.json is not None:
-        a.json.write_text(line + "\n")
+    with work_dir(a.keep, "rush-") as where:
+        figures = asyncio.run(rush(cfg, where))
+    report("midnight_rush", asdict(figures), table(figures), a.json)
     return figures
 
 

@@ -32,7 +32,6 @@ import datetime as dt
 import json
 import random
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -58,9 +57,11 @@ from benchmarks.load.topology import (  # noqa: E402
     loop_lag_max_ms,
     machine,
     percentile_ms,
+    report,
     run_limited,
     source_address,
     start_stack,
+    work_dir,
 )
 from engine import VARIANT_IDS  # noqa: E402
 from tests.support.balancer import Balancer  # noqa: E402
@@ -370,17 +371,9 @@ def main(argv: Sequence[str] | None = None) -> Figures:
         first_retry_ms=a.first_retry_ms,
         jitter=a.jitter,
     )
-    if a.keep is not None:
-        a.keep.mkdir(parents=True, exist_ok=True)
-        figures = asyncio.run(storm(cfg, a.keep))
-    else:
-        with tempfile.TemporaryDirectory(prefix="storm-") as tmp:
-            figures = asyncio.run(storm(cfg, Path(tmp)))
-    print(table(figures))
-    line = json.dumps({"bench": "reconnect_storm", **asdict(figures)})
-    print(line)
-    if a.json is not None:
-        a.json.write_text(line + "\n")
+    with work_dir(a.keep, "storm-") as where:
+        figures = asyncio.run(storm(cfg, where))
+    report("reconnect_storm", asdict(figures), table(figures), a.json)
     return figures
 
 

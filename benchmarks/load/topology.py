@@ -17,9 +17,10 @@ import itertools
 import json
 import os
 import platform
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -339,3 +340,23 @@ def lb_marked_down(lb: Balancer, since: int) -> list[str]:
         for line in lines
         if "Server servers/" in line and " is DOWN" in line and not line.startswith("[")
     ]
+
+
+@contextlib.contextmanager
+def work_dir(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """The run's directory: ``keep`` (made, and left for a look afterwards) or a temporary one."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
+def report(bench: str, figures: Mapping[str, object], text: str, json_out: Path | None) -> None:
+    """Print the table and one JSON line (also written to ``json_out`` when given)."""
+    print(text)
+    line = json.dumps({"bench": bench, **figures})
+    print(line)
+    if json_out is not None:
+        json_out.write_text(line + "\n")
