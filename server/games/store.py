@@ -129,6 +129,17 @@ return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq, st[3])}
 
 # KEYS: game. ARGV: now_ms, day_end_ms (0: none). Counts a hint on a game in play.
 # Returns the hint count, -1 no game, -2 finished, -5 the game's day is over.
+# A game's record and its whole log, read at one instant (a script, run through the batcher
+# like every other: redis-py's cluster MULTI pipeline failed with an AttributeError instead of
+# a connection error while a master died, tests/server/redis/test_cluster_faults.py).
+_LOAD_LUA = "return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}"
+
+# What the fair-play screen reads of a game about to finish, at one instant.
+_SCREEN_READ_LUA = """
+return {redis.call('HMGET', KEYS[1], 'last_move_at_ms', 'variant'),
+        redis.call('LRANGE', KEYS[2], 0, -1), redis.call('LRANGE', KEYS[3], 0, -1)}
+"""
+
 _HINT_LUA = (
     _LUA_DAY_OVER
     + """
@@ -389,6 +400,8 @@ class GameStore:
         #: The board's step of daily finishes, and its recovery.
         self.entries = BoardEntries(redis, commit=self.batch)
         self._hint = LuaScript.of(_HINT_LUA)
+        self._load = LuaScript.of(_LOAD_LUA)
+        self._screen_read = LuaScript.of(_SCREEN_READ_LUA)
         self._enlist = LuaScript.of(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.batch)
@@ -460,10 +473,9 @@ class GameStore:
     async def load(self, game_id: str) -> tuple[GameRecord, list[str]]:
         """Record plus full move log, read consistently (MULTI). Raises ``NotFound``."""
         k = keys.parse_game_id(game_id)
-        async with self._r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(k.game)
-            pipe.lrange(k.log, 0, -1)
-            raw, moves = await pipe.execute()
+        raw, moves = cast(
+            tuple[list[str], list[str]], await self.batch.eval(self._load, (k.game, k.log))
+        )
         if not raw:
             raise NotFound("no such game")
         return await self._settled(k, _record(raw)), list(moves)
@@ -626,15 +638,14 @@ class GameStore:
             if marked:
                 return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
             return verdict
-        async with self._r.pipeline(transaction=True) as pipe:
-            pipe.hmget(k.game, ["last_move_at_ms", "variant"])
-            pipe.lrange(k.times, 0, -1)
-            pipe.lrange(k.log, 0, -1)
-            ((last, variant), times, log_), marked, par = await asyncio.gather(
-                pipe.execute(),
-                self._r.hexists(keys.fairplay_marked(), k.player_id),
-                self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
-            )
+        read, marked, par = await asyncio.gather(
+            self.batch.eval(self._screen_read, (k.game, k.times, k.log)),
+            self._r.hexists(keys.fairplay_marked(), k.player_id),
+            self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
+        )
+        (last, variant), times, log_ = cast(
+            tuple[tuple[str | None, str | None], list[str], list[str]], read
+        )
         intervals = [int(t) for t in times]
         moves = [str(m) for m in log_]
         if final_move is not None:

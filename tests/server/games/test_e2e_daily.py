@@ -88,7 +88,11 @@ async def full_state(r: redis.asyncio.Redis, game_id: str) -> dict[str, Any]:
     """The server's full state, rebuilt from Redis (the seed never leaves the server)."""
     from server.games.store import GameStore
 
-    record, moves = await GameStore(r).load(game_id)
+    store = GameStore(r)
+    try:
+        record, moves = await store.load(game_id)
+    finally:
+        await store.batch.aclose()  # its kept connections back to the test's pool
     game = new_game(record.variant, record.seed)
     for m in moves:
         game.play(m)

@@ -62,7 +62,9 @@ async def test_every_variant_played_and_ranked_on_the_cluster(
                 view, seq, finished = r["view"], r["seq"], r["finished"]
                 if finished:
                     break
-            record, log = await GameStore(cluster_client).load(gid)  # a MULTI on one slot
+            store = GameStore(cluster_client)
+            record, log = await store.load(gid)  # one script on the game's slot
+            await store.batch.aclose()
             assert record.seq == seq == len(log)
             if not finished:
                 fin = await c.request("resign", game_id=gid)
