@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -106,15 +107,20 @@ def variant_param(text: str) -> str:
     return text
 
 
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DIGITS: Final = re.compile(r"[0-9]{1,16}")
+
+
 def _date(text: str, today: dt.date) -> dt.date:
     if text == "today":
         return today
+    # One spelling per day (fromisoformat also takes week dates: 2026-W48-3): one cache key.
+    if not _DATE.fullmatch(text):
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"not a date (YYYY-MM-DD): {text!r}")
     try:
         date = dt.date.fromisoformat(text)
     except ValueError:
         raise ApiError(ApiErrorCode.BAD_REQUEST, f"not a date (YYYY-MM-DD): {text!r}") from None
-    if len(text) != 10:
-        raise ApiError(ApiErrorCode.BAD_REQUEST, f"not a date (YYYY-MM-DD): {text!r}")
     if date > today:
         raise ApiError(ApiErrorCode.NOT_FOUND, f"{text} has not begun yet")
     return date
@@ -124,10 +130,9 @@ def int_param(request: web.Request, name: str, default: int, lo: int, hi: int) -
     raw = request.query.get(name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(ApiErrorCode.BAD_REQUEST, f"{name} must be an integer") from None
+    if not _DIGITS.fullmatch(raw):  # int() also takes "1_0" and other scripts' digits
+        raise ApiError(ApiErrorCode.BAD_REQUEST, f"{name} must be an integer")
+    value = int(raw)
     if not lo <= value <= hi:
         raise ApiError(ApiErrorCode.BAD_REQUEST, f"{name} must be between {lo} and {hi}")
     return value

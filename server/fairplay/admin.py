@@ -205,3 +205,7 @@ async def _command(desk: ReviewDesk, args: argparse.Namespace, who: str, out: Te
 
 def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(asyncio.run(run(sys.argv[1:] if argv is None else argv)))
+
+
+if __name__ == "__main__":
+    main()

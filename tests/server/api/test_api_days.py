@@ -210,6 +210,9 @@ async def test_an_unknown_endpoint_is_a_404_in_the_error_shape(
         "/api/v1/players/amy/history/fourteen-out?before=9999-99-99",
         "/api/v1/players/amy/history/fourteen-out?limit=99999999999999999999999",
         "/api/v1/days/0000-01-01",
+        "/api/v1/days/2026-W48-3",  # a week date: one spelling per day (one cache key)
+        "/api/v1/days/today/boards/fourteen-out?limit=1_0",
+        "/api/v1/days/today/boards/fourteen-out?limit=%D9%A1%D9%A2",  # Arabic-Indic 12
         "/api/v1/days/%2e%2e/boards/fourteen-out",
         "/api/v1/days/today/boards/fourteen-out?offset=%00",
         "/api/v1/races/r-%00",
