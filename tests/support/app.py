@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -84,3 +87,17 @@ async def serve(
         yield App(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", clock, runner.app)
     finally:
         await runner.cleanup()
+
+
+def unthrottled_config(redis_url: str, data_dir: Path, secret: bytes, **changes: Any) -> Config:
+    """A Config on ``redis_url`` whose per-connection message rate never bites: for tests of
+    the other limits (per address, per account), which must not trip over this one."""
+    base = replace(
+        Config(),
+        redis_url=redis_url,
+        data_dir=data_dir,
+        daily_secret=secret,
+        rate_limit=1000.0,
+        rate_burst=1000,
+    )
+    return replace(base, **changes)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,29 +17,19 @@ import redis.asyncio
 from server.config import Config
 from server.players.names import fold_name, is_reserved
 from server.players.registry import PlayerRegistry, hash_token
-from tests.support.app import App, serve
+from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
 
 def config(redis_url: str, tmp_path: Path, **changes: Any) -> Config:
-    base = replace(
-        Config(),
-        redis_url=redis_url,
-        data_dir=tmp_path,
-        daily_secret=b"accounts",
-        rate_limit=1000.0,
-        rate_burst=1000,
-    )
-    return replace(base, **changes)
+    return unthrottled_config(redis_url, tmp_path, b"accounts", **changes)
 
 
-@contextlib.asynccontextmanager
-async def running(
+def running(
     redis_url: str, tmp_path: Path, redis_client: redis.asyncio.Redis, **changes: Any
-) -> AsyncIterator[App]:
+) -> contextlib.AbstractAsyncContextManager[App]:
     del redis_client  # flushed by the fixture: each test starts from an empty database
-    async with serve(config(redis_url, tmp_path, **changes)) as app:
-        yield app
+    return serve(config(redis_url, tmp_path, **changes))
 
 
 async def try_hello(app: App, **fields: Any) -> dict[str, Any]:

@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,28 +27,18 @@ from server.transport.address import (
     client_address,
     origin_allowed,
 )
-from tests.support.app import App, serve
+from tests.support.app import App, serve, unthrottled_config
 
 
 def config(redis_url: str, tmp_path: Path, **changes: Any) -> Config:
-    base = replace(
-        Config(),
-        redis_url=redis_url,
-        data_dir=tmp_path,
-        daily_secret=b"limits",
-        rate_limit=1000.0,
-        rate_burst=1000,
-    )
-    return replace(base, **changes)
+    return unthrottled_config(redis_url, tmp_path, b"limits", **changes)
 
 
-@contextlib.asynccontextmanager
-async def running(
+def running(
     redis_url: str, tmp_path: Path, redis_client: redis.asyncio.Redis, **changes: Any
-) -> AsyncIterator[App]:
+) -> contextlib.AbstractAsyncContextManager[App]:
     del redis_client  # the fixture flushed the database: every test starts from nothing
-    async with serve(config(redis_url, tmp_path, **changes)) as app:
-        yield app
+    return serve(config(redis_url, tmp_path, **changes))
 
 
 async def hello(
