@@ -139,3 +139,77 @@ def test_every_page_passes_axe(
         assert failures == [], "\n".join(failures)
     finally:
         player.close()
+
+
+def colour(page: Page, selector: str, prop: str = "color") -> str:
+    return str(page.locator(selector).first.evaluate(f"n => getComputedStyle(n).{prop}", None))
+
+
+def test_four_colour_deck_and_high_contrast_are_chosen_and_kept(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """Settings: the four-colour deck gives each suit its own colour on the board, the
+    high-contrast theme darkens the table; both are kept across a reload."""
+    player = open_player(browser, web_server.http, "quad")
+    page = player.page
+    try:
+        page.goto(f"{web_server.http}/#/play/fourteen-out")
+        page.locator('[data-key="p1"]').wait_for()
+        two = {s: colour(page, f".card.suit-{s}") for s in "SHDC"}
+        assert two["S"] == two["C"] and two["H"] == two["D"], two  # the classic two colours
+
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_label("Four colours").check()
+        expect(page.locator("html")).to_have_attribute("data-deck", "four")
+        page.get_by_label("High contrast").check()
+        expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
+        stored = page.evaluate("() => JSON.parse(localStorage.getItem('solitaire.settings'))")
+        assert stored == {"theme": "contrast", "deck": "four"}
+
+        page.reload()
+        page.goto(f"{web_server.http}/#/play/fourteen-out")
+        page.locator('[data-key="p1"]').wait_for()
+        expect(page.locator("html")).to_have_attribute("data-deck", "four")
+        four = {s: colour(page, f".card.suit-{s}") for s in "SHDC"}
+        assert len(set(four.values())) == 4, four
+        assert four == {
+            "S": "rgb(0, 0, 0)",
+            "H": "rgb(164, 0, 12)",
+            "D": "rgb(0, 48, 168)",
+            "C": "rgb(0, 92, 28)",
+        }
+        assert colour(page, "body", "backgroundColor") == "rgb(0, 0, 0)"
+        shot(page, "settings-four-colour-contrast")
+
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_label("Standard").check()
+        page.get_by_label("Two colours").check()
+        expect(page.locator("html")).to_have_attribute("data-theme", "standard")
+        assert colour(page, "body", "backgroundColor") == "rgb(29, 107, 67)"  # the felt
+    finally:
+        player.close()
+
+
+def test_the_theme_follows_the_devices_contrast_preference(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """`prefers-contrast: more` brings the high-contrast theme unless the player chose one."""
+    context = browser.new_context(contrast="more")
+    page = context.new_page()
+    try:
+        page.goto(web_server.http + "/")
+        expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
+        assert colour(page, "body", "backgroundColor") == "rgb(0, 0, 0)"
+        page.evaluate(
+            "() => localStorage.setItem('solitaire.settings', '{\"theme\": \"standard\"}')"
+        )
+        page.reload()
+        expect(page.locator("html")).to_have_attribute("data-theme", "standard")
+        page.emulate_media(contrast="no-preference")
+        page.evaluate("() => localStorage.removeItem('solitaire.settings')")
+        page.reload()
+        expect(page.locator("html")).to_have_attribute("data-theme", "standard")
+        page.emulate_media(contrast="more")  # a change while the page is open applies at once
+        expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
+    finally:
+        context.close()
