@@ -114,9 +114,10 @@ def test_every_page_passes_axe(
     serious or critical axe-core violation, in either theme, at either width."""
     player = open_player(browser, web_server.http, None, viewport)
     page = player.page
+    deck = "two" if theme == "standard" else "four"
     page.evaluate(
-        "t => localStorage.setItem('solitaire.settings', JSON.stringify({theme: t, deck: 'four'}))",
-        theme,
+        "s => localStorage.setItem('solitaire.settings', JSON.stringify(s))",
+        {"theme": theme, "deck": deck},
     )
     page.reload()
     suffix = ("" if theme == "standard" else "-contrast") + ("-phone" if viewport == PHONE else "")
