@@ -68,7 +68,7 @@ class Screen:
     name: str
     hash: str
     ready: str
-    click: str | None = None  # then this (a tab, a dialog's button) is clicked
+    clicks: tuple[str, ...] = ()  # then these (a tab, a dialog's buttons) are clicked
 
 
 SCREENS = (
@@ -77,26 +77,34 @@ SCREENS = (
     Screen("game-tripeaks", "#/play/triple-triangle", "[data-stock]"),
     Screen("game-tableau", "#/play/triple-deck", "[data-stock]"),
     Screen("game-easthaven", "#/play/triple-easthaven", "[data-stock]"),
-    Screen("game-rules-dialog", "#/play/fourteen-out", "dialog.dialog", 'button:text-is("Rules")'),
+    Screen(
+        "game-rules-dialog", "#/play/fourteen-out", "dialog.dialog", ('button:text-is("Rules")',)
+    ),
     Screen("leaderboard", "#/boards/fourteen-out", "table.ranking, .boardbody .paging"),
     Screen(
         "leaderboard-races",
         "#/boards/fourteen-out",
         '[data-board="rating"][aria-selected="true"]',
-        '[data-board="rating"]',
+        ('[data-board="rating"]',),
     ),
     Screen("race-lobby", "#/race", '[data-action="queue"]'),
     *(Screen(f"rules-{v}", f"#/rules/{v}", f'[data-rules="{v}"]') for v in VARIANT_IDS),
     Screen("settings", "#/settings", "section.settings form"),
+    Screen(
+        "game-result",
+        "#/play/fourteen-out",
+        '[data-result="points"]',
+        ('[data-action="resign"]', 'dialog.dialog button:text-is("Resign")'),
+    ),
+    Screen("race-room", "#/race", "[data-code]", ('[data-action="create"]',)),
 )
 
 
 def visit(player: Player, http: str, screen: Screen) -> None:
     page = player.page
     page.goto(f"{http}/{screen.hash}")
-    if screen.click is not None:
-        page.locator(screen.click).first.wait_for()
-        page.locator(screen.click).first.click()
+    for selector in screen.clicks:
+        page.locator(selector).first.click()
     page.locator(screen.ready).first.wait_for()
     page.wait_for_load_state("networkidle")
 
@@ -214,3 +222,35 @@ def test_the_theme_follows_the_devices_contrast_preference(
         expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
     finally:
         context.close()
+
+
+def test_settings_are_chosen_with_the_keyboard_alone(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """The settings screen is reached and used by keyboard: Tab to the link, Enter, arrow keys
+    between the choices (each applies at once), as a person without a pointer would."""
+    player = open_player(browser, web_server.http, "keys")
+    page = player.page
+    try:
+        page.locator('.deal[data-state="new"] >> nth=5').wait_for()
+        page.locator(".topbar .brand").focus()  # the first stop of the page's tab order
+        tabs = 0
+        while page.evaluate("() => document.activeElement.dataset.nav") != "settings":
+            page.keyboard.press("Tab")  # through the top bar to the Settings link
+            tabs += 1
+            assert tabs <= 6, "the Settings link is not in the top bar's tab order"
+        page.keyboard.press("Enter")
+        theme = page.get_by_label("As the device asks")
+        expect(theme).to_be_visible()
+        page.keyboard.press("Tab")  # the first radio group takes the focus on its checked radio
+        expect(theme).to_be_focused()
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+        expect(page.get_by_label("High contrast")).to_be_checked()
+        expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
+        page.keyboard.press("Tab")  # the deck's group
+        expect(page.get_by_label("Two colours")).to_be_focused()
+        page.keyboard.press("ArrowDown")
+        expect(page.locator("html")).to_have_attribute("data-deck", "four")
+    finally:
+        player.close()
