@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from engine import VARIANT_IDS
-from tests.web.browser import Player, WebServer, open_player, register, shot
+from tests.web.browser import Player, WebServer, open_player, register, shot, winning_line
 
 try:
     from axe_playwright_python.sync_playwright import Axe
@@ -252,5 +252,43 @@ def test_settings_are_chosen_with_the_keyboard_alone(
         expect(page.get_by_label("Two colours")).to_be_focused()
         page.keyboard.press("ArrowDown")
         expect(page.locator("html")).to_have_attribute("data-deck", "four")
+    finally:
+        player.close()
+
+
+def test_keyboard_play_in_the_high_contrast_theme(browser: Browser, web_server: WebServer) -> None:
+    """Full keyboard play stays with the themes: Tab from the top of the page reaches the
+    board, arrows and Enter play a pair, U undoes it; the focused card shows a 4 px ring."""
+    player = open_player(browser, web_server.http, "keyb")
+    page = player.page
+    try:
+        page.evaluate(
+            "() => localStorage.setItem('solitaire.settings', "
+            "JSON.stringify({theme: 'contrast', deck: 'four'}))"
+        )
+        page.goto(f"{web_server.http}/#/play/fourteen-out")
+        page.reload()
+        page.locator('[data-key="p1"]').wait_for()
+        expect(page.locator("html")).to_have_attribute("data-theme", "contrast")
+        page.locator(".topbar .brand").focus()
+        for _ in range(40):  # Tab through the bar and the game's buttons into the board
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement.dataset.key || ''").startswith("p"):
+                break
+        focused = page.evaluate("() => document.activeElement.dataset.key")
+        assert focused == "p1", focused
+        ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineWidth")
+        assert ring == "4px"
+        a, b = map(int, winning_line("fourteen-out", web_server.seed("fourteen-out"))[0].split())
+        for _ in range(a - 1):
+            page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        for _ in range(b - a):
+            page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        player.wait_moves(1)
+        page.keyboard.press("u")  # undo, which counts as a move
+        player.wait_moves(2)
+        expect(page.locator(f'[data-key="p{a}"]')).to_be_visible()
     finally:
         player.close()
