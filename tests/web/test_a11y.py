@@ -8,57 +8,16 @@ contrast, a four-colour deck) are applied, kept and follow `prefers-contrast: mo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict, cast
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from engine import VARIANT_IDS
+from tests.web.axe import assert_accessible, report, violations
 from tests.web.browser import Player, WebServer, open_player, register, shot, winning_line
 
-try:
-    from axe_playwright_python.sync_playwright import Axe
-except ImportError:  # pragma: no cover - the dev extra is missing
-    pytest.fail(
-        "axe-playwright-python is missing: pip install -e '.[dev]' (or `make test`)",
-        pytrace=False,
-    )
-
-#: axe-core's impact levels that fail a test (issue #27: no serious or critical violation).
-FAILING = ("serious", "critical")
 PHONE = (390, 844)
 DESKTOP = (1280, 800)
-
-
-class AxeNode(TypedDict):
-    target: list[str]
-    html: str
-
-
-class AxeViolation(TypedDict):
-    id: str
-    impact: str | None
-    help: str
-    nodes: list[AxeNode]
-
-
-def violations(page: Page) -> list[AxeViolation]:
-    """axe-core's serious and critical violations on the page as it stands."""
-    results = Axe().run(page)
-    found = cast(list[AxeViolation], results.response["violations"])
-    return [v for v in found if v["impact"] in FAILING]
-
-
-def report(found: list[AxeViolation]) -> str:
-    return "\n".join(
-        f"{v['impact']} {v['id']}: {v['help']} at {[n['target'] for n in v['nodes'][:5]]}"
-        for v in found
-    )
-
-
-def assert_accessible(page: Page, name: str) -> None:
-    found = violations(page)
-    assert found == [], f"{name}:\n{report(found)}"
 
 
 @dataclass(frozen=True)
