@@ -3,7 +3,8 @@
 `setup_api(app, services, proxies, config)` adds its routes and middleware to the app; the
 server's composition root (`server.app`) calls it once. Modules: `routes` (the JSON
 endpoints and the middleware: rate limits, CORS, errors), `streams` (live board, race
-events), `opendata` (a closed day's results), `etags` (cache headers), `ratelimit`, `views`
+events), `opendata` (a closed day's results), `delayed` (a race as of the spectator delay ago),
+`etags` (cache headers), `ratelimit`, `views`
 (the JSON shapes), `errors`, `dump` (the command line dumping days to files) and
 ``openapi.json`` (the OpenAPI 3.1 document served at ``/api/v1/openapi.json``).
 """

@@ -6,6 +6,7 @@ Every answer goes through `api_middleware`: per-address rate limit (``429`` with
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -20,6 +21,7 @@ from aiohttp import web
 
 from engine import VARIANT_IDS
 from server.api import etags
+from server.api.delayed import delayed_race
 from server.api.errors import ApiError, ApiErrorCode, error_response
 from server.api.opendata import BuildsBusy, OpenDataFiles, Sources
 from server.api.ratelimit import RateLimiter
@@ -307,7 +309,15 @@ async def races_live(request: web.Request) -> web.Response:
     variant = variant_param(variant_text) if variant_text is not None else None
     limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
     listing = await s.spectators.running(variant, limit)
-    return etags.respond_json(request, {"races": plain(listing)}, etags.LIVE)
+    now = s.clock.now_ms()
+    shown = []
+    for item in listing:  # each race's racers as the spectators know them: the delay ago
+        try:
+            state = await delayed_race(s, await s.races.load(item.race_id))
+        except NotFound:
+            continue
+        shown.append(dataclasses.replace(item, racers=spectator_info(state, now).racers))
+    return etags.respond_json(request, {"races": plain(shown)}, etags.LIVE)
 
 
 def _race_info(state: RaceState, now: int, finished: bool) -> dict[str, object]:
@@ -338,11 +348,11 @@ async def races_finished(request: web.Request) -> web.Response:
     rows: list[dict[str, object]] = []
     for race_id in ids:
         try:
-            state = await s.races.load(race_id)
+            state = await delayed_race(s, await s.races.load(race_id))
         except NotFound:  # its keys expired before the list let it go
             continue
         if state.results is None or state.finished_at is None:
-            continue
+            continue  # its end is not shown yet (the spectator delay)
         rows.append({"race": _race_info(state, now, True), "finished_at": state.finished_at})
     last = rows[-1]["finished_at"] if len(ids) == limit and rows else None
     data: dict[str, object] = {"variant": variant, "races": rows, "next_before": last}
@@ -355,7 +365,8 @@ async def race(request: web.Request) -> web.Response:
     race_id = request.match_info["race_id"]
     if not keys.valid_race_id(race_id):
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
-    state = await s.races.load(race_id)
+    # As the race stream shows it: nothing newer than the spectator delay.
+    state = await delayed_race(s, await s.races.load(race_id))
     now = s.clock.now_ms()
     finished = state.shown_status(now) is RaceStatus.FINISHED and state.results is not None
     data: dict[str, object] = {"race": _race_info(state, now, finished), "finished": finished}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -44,10 +45,12 @@ from aiohttp import web
 import protocol as p
 import protocol.races as pr
 from protocol.codec import encode
+from server.api.delayed import delayed_race
 from server.api.views import BoardEntryJson, board_entry
 from server.boards.leaderboard import MAX_LIMIT, BoardRef, entry_from_json
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.registry import Player
+from server.races.spectate import spectator_info
 from server.runtime.errors import raise_if_cancelled
 from server.services import Services
 
@@ -381,6 +384,11 @@ async def serve_race(
     spectators = services.spectators
     reader = RaceReader()
     watching = await spectators.watch(reader, 0, race_id)  # NotFound: no such race
+    if watching.race.status != "finished":  # its counts as of the delay ago, as what follows
+        state = await delayed_race(services, await services.races.load(race_id))
+        watching = dataclasses.replace(
+            watching, race=spectator_info(state, services.clock.now_ms())
+        )
     out = StreamWriter(request)
     feeds.races.add(reader)
     feeds.hangups.add(request, reader.queue)
