@@ -1,0 +1,51 @@
+// Live races (`#/races`): every race in countdown or running, refreshed every few seconds,
+// each with its racers' progress and a link to watch it.
+
+import { describe } from "./net.js";
+import { playerLink, watchHref } from "./links.js";
+import { clock, el, scoring, title } from "./ui.js";
+
+const REFRESH_MS = 5000;
+
+export class RacesScreen {
+  constructor(app) {
+    this.app = app;
+    this.conn = app.conn;
+    this.variant = "";
+    this.list = el("div.panel", { "aria-live": "polite" }, el("p.muted", {}, "Loading…"));
+    const pick = el("select", { id: "races-variant", onchange: (e) => { this.variant = e.target.value; this.load(); } },
+      el("option", { value: "" }, "All games"),
+      this.conn.variants.map((v) => el("option", { value: v }, title(v))));
+    this.node = el("section.races", { "aria-label": "Live races" },
+      el("h1", {}, "Live races"),
+      el("p.muted", {}, "Races being played now. Spectators see each board 3 s late, and no card a racer has not seen yet."),
+      el("div.controls", {}, el("label", { for: "races-variant" }, "Game "), pick,
+        el("button", { type: "button", "data-action": "refresh", onclick: () => this.load() }, "Refresh")),
+      this.list);
+    this.timer = setInterval(() => this.load().catch(() => {}), REFRESH_MS);
+  }
+
+  destroy() {
+    clearInterval(this.timer);
+  }
+
+  async load() {
+    let reply;
+    try {
+      reply = await this.conn.request({ type: "race.list", limit: 50, ...(this.variant ? { variant: this.variant } : {}) });
+    } catch (e) {
+      this.list.replaceChildren(el("p.error", {}, describe(e)));
+      return;
+    }
+    const now = this.conn.serverNow();
+    if (!reply.races.length) {
+      this.list.replaceChildren(el("p.muted", { "data-empty": "" }, "No race is being played right now. Start one from the Race page."));
+      return;
+    }
+    this.list.replaceChildren(el("ul.livelist", {}, reply.races.map((r) => el("li.liverace", { "data-race-id": r.race_id },
+      el("h2", {}, title(r.variant), " ", el("small.muted", {}, r.status === "countdown" ? "starting" : `${clock(r.ends_at - now)} left`)),
+      el("p", {}, r.racers.map((x, i) => [i ? ", " : "", playerLink(x.name), ` (${scoring(r.variant) ? x.score : x.cleared})`])),
+      el("p.muted", {}, `${r.spectators} watching`),
+      el("a.button.primary", { href: watchHref(r.race_id) }, "Watch")))));
+  }
+}
