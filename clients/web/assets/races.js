@@ -44,7 +44,7 @@ export class RacesScreen {
     }
     this.list.replaceChildren(el("ul.livelist", {}, reply.races.map((r) => el("li.liverace", { "data-race-id": r.race_id },
       el("h2", {}, title(r.variant), " ", el("small.muted", {}, r.status === "countdown" ? "starting" : `${clock(r.ends_at - now)} left`)),
-      el("p", {}, r.racers.map((x, i) => [i ? ", " : "", playerLink(x.name), ` (${scoring(r.variant) ? x.score : x.cleared})`])),
+      el("p", {}, r.racers.flatMap((x, i) => [i ? ", " : "", playerLink(x.name), ` (${scoring(r.variant) ? x.score : x.cleared})`])),
       el("p.muted", {}, `${r.spectators} watching`),
       el("a.button.primary", { href: watchHref(r.race_id) }, "Watch")))));
   }

@@ -43,10 +43,10 @@ export class ReplayScreen {
       oninput: (e) => this.go(Number(e.target.value)) });
     this.label = el("p.steplabel", { "aria-live": "polite", "data-step": "" });
     this.buttons = {
-      first: el("button", { type: "button", "data-step-to": "first", onclick: () => this.go(0), "aria-label": "First position (Home)" }, "⏮"),
-      back: el("button", { type: "button", "data-step-to": "back", onclick: () => this.go(this.step - 1), "aria-label": "Back one move (←)" }, "‹ Back"),
-      forward: el("button.primary", { type: "button", "data-step-to": "forward", onclick: () => this.go(this.step + 1), "aria-label": "Forward one move (→)" }, "Forward ›"),
-      last: el("button", { type: "button", "data-step-to": "last", onclick: () => this.go(last), "aria-label": "Last position (End)" }, "⏭"),
+      first: el("button", { type: "button", "data-step-to": "first", onclick: () => this.go(0), title: "The deal (Home)" }, "« First"),
+      back: el("button", { type: "button", "data-step-to": "back", onclick: () => this.go(this.step - 1), title: "Back one move (←)" }, "‹ Back"),
+      forward: el("button.primary", { type: "button", "data-step-to": "forward", onclick: () => this.go(this.step + 1), title: "Forward one move (→)" }, "Forward ›"),
+      last: el("button", { type: "button", "data-step-to": "last", onclick: () => this.go(last), title: "The last move (End)" }, "Last »"),
     };
     this.list = el("ol.movelist.replaymoves", { "aria-label": "Moves" }, r.steps.slice(1).map((s, i) =>
       el("li", {}, el("button.linklike", { type: "button", "data-move-index": i + 1, onclick: () => this.go(i + 1) }, s.move))));

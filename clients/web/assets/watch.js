@@ -8,7 +8,7 @@
 import { Board } from "./board.js";
 import { describe } from "./net.js";
 import { playerLink, raceHref, shareBox, watchHref } from "./links.js";
-import { clock, el, scoring, signed, title } from "./ui.js";
+import { clock, el, scoring, setVariants, signed, title } from "./ui.js";
 
 const STREAM_TYPES = ["race.watching", "race.spectate", "race.event", "race.update", "race.spectators"];
 
@@ -56,8 +56,11 @@ export class WatchScreen {
     }
   }
 
-  /** Anonymous: the public API's server-sent events, the messages `race.watch` brings. */
-  stream() {
+  /** Anonymous: the public API's server-sent events, the messages `race.watch` brings. The
+   * variants' descriptors come from /rules.json (no `welcome` without a player). */
+  async stream() {
+    const rules = await this.app.rulesDoc();
+    setVariants(Object.values(rules).map((r) => r.descriptor));
     return new Promise((resolve, reject) => {
       const source = new EventSource(`/api/v1/races/${encodeURIComponent(this.raceId)}/events`);
       this.source = source;
