@@ -2,9 +2,10 @@
 
 `ann` races in the browser (a private room; her address becomes the race's link) against
 `ben`, a protocol client. A cold watch link opened in a browser without a player watches
-anonymously (the public API's stream); `cat` finds the race in the live list and watches it
-over the WebSocket; both see ben's move 3 s late and no card the racers have not seen; once
-the race is over the watch pages show the result, and `dan` opens the race's link cold."""
+anonymously (the public API's stream); `cat`, on the live list before the race starts, sees
+it come at the list's refresh and watches it over the WebSocket; both see ben's move 3 s late
+and no card the racers have not seen; once the race is over the watch pages show the result,
+and `dan` opens the race's link cold."""
 
 from __future__ import annotations
 
@@ -58,6 +59,10 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         ben = loop.run(Client.connect(http.replace("http", "ws") + "/ws", binary=False))
         loop.run(ben.hello(name="ben", versions=(6,)))
         assert loop.run(ben.request("race.join", code=code))["type"] == "race.room"
+        # cat opens the live races before the race starts: none yet, then it comes by itself.
+        cat = open_player(browser, http, "cat")
+        cat.page.click('[data-nav="races"]')
+        expect(cat.page.locator("[data-empty]")).to_be_visible()
         page.click('[data-action="start"]')
         started = loop.run(ben.push("race.started", timeout=20))
         expect(page.locator('[data-stat="moves"]')).to_be_visible()
@@ -76,11 +81,9 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         share = anon.locator("input[data-share]")
         assert str(share.input_value()).endswith(f"/#/watch/{race_id}")
 
-        # cat finds it in the live races and watches over the WebSocket.
-        cat = open_player(browser, http, "cat")
-        cat.page.click('[data-nav="races"]')
+        # cat's list shows it at its next refresh (every 5 s); cat watches over the WebSocket.
         item = cat.page.locator(f'li[data-race-id="{race_id}"]')
-        expect(item).to_contain_text("Fourteen Out")
+        expect(item).to_contain_text("Fourteen Out", timeout=15_000)
         expect(item.locator('a[data-player="ann"]')).to_be_visible()
         expect(item.locator('a[data-player="ben"]')).to_be_visible()
         item.get_by_role("link", name="Watch").click()
