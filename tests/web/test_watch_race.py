@@ -121,6 +121,9 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
             expect(watcher.locator("h1")).to_have_text("Race result · Fourteen Out", timeout=20_000)
             expect(watcher.locator("[data-race-status]")).to_have_text("The race is over.")
         assert str(anon.locator("input[data-share]").input_value()).endswith(f"/#/race/{race_id}")
+        # Watching never made the race cat's own: cat's Race page is the lobby.
+        cat.page.click('[data-nav="race"]')
+        expect(cat.page.locator('[data-action="queue"]')).to_be_visible()
         loop.run(ben.close())
 
     dan = open_player(browser, http, "dan")

@@ -127,6 +127,9 @@ class App {
       return;
     }
     if (!msg.type.startsWith("race.") || !this.race) return;
+    // A race this player does not race in (one just watched, whose late pushes may still come)
+    // is never taken for their own.
+    if (msg.type === "race.update" && !msg.race.racers.some((x) => x.player_id === this.conn.player.id)) return;
     this.race.push(msg);
     // A race that starts (matched from the queue, started by a room's creator) is shown at once.
     const starting = msg.type === "race.started" || (msg.type === "race.update" && msg.race.status === "countdown");
