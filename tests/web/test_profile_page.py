@@ -1,11 +1,16 @@
 """The profile page (`#/player/NAME`, issue #27) in headless Chromium: reached by a name on a
 leaderboard, it shows the player's streaks, bests, race stats and last 30 days from
-`profile.get`; your own name in the top bar opens yours; it reads at phone width."""
+`profile.get`; your own name in the top bar opens yours; it reads at phone width; a player's
+rated races are listed, each a link to the race's result."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Browser, expect
 
+from tests.support.loopthread import LoopThread
+from tests.support.wsclient import Client
 from tests.web.browser import DATE, WebServer, add_results, open_player
 
 
@@ -59,3 +64,47 @@ def test_the_profile_reads_at_phone_width(browser: Browser, web_server: WebServe
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     phone.shot("phone-profile")
     phone.close()
+
+
+async def race_and_resign(url: str) -> str:
+    """kim and lou, protocol clients, race from the queue (rated) and both resign: the race id."""
+    racers = []
+    for name in ("kim", "lou"):
+        c = await Client.connect(url, binary=False)
+        await c.hello(name=name, versions=(6,))
+        racers.append(c)
+    for c in racers:  # one address: matched once the same-address wait (15 s) is over
+        assert (await c.request("race.queue", variant="fourteen-out", size=2))["type"] in (
+            "race.queued",
+            "race.room",
+        )
+    started = [await c.push("race.started", timeout=40) for c in racers]
+    for c, s in zip(racers, started, strict=True):
+        assert (await c.request("resign", game_id=s["game_id"]))["type"] == "finished"
+    end = await racers[0].push("race.event", timeout=20, race_id=started[0]["race_id"])
+    while end["event"]["kind"] != "finished":
+        end = await racers[0].push("race.event", timeout=20, race_id=started[0]["race_id"])
+    for c in racers:
+        await c.close()
+    return str(started[0]["race_id"])
+
+
+def test_a_profile_lists_the_players_races_each_linked_to_its_result(
+    browser: Browser, web_server: WebServer
+) -> None:
+    with LoopThread() as loop:
+        race_id = loop.run(race_and_resign(web_server.http.replace("http", "ws") + "/ws"), 90)
+    viewer = open_player(browser, web_server.http, "max")
+    page = viewer.page
+    page.goto(f"{web_server.http}/#/player/kim")
+    expect(page.locator('.profile tr[data-variant="fourteen-out"] [data-rating]')).to_have_text(
+        re.compile(r"^\d+$")
+    )
+    latest = page.locator(f'li[data-race-id="{race_id}"]')
+    expect(latest).to_contain_text("Fourteen Out")
+    expect(latest).to_contain_text("of 2")
+    latest.get_by_role("link").click()
+    expect(page).to_have_url(f"{web_server.http}/#/race/{race_id}")
+    expect(page.locator("h1")).to_have_text("Race result · Fourteen Out")
+    expect(page.locator('table.standings a[data-player="lou"]')).to_be_visible()
+    viewer.close()
