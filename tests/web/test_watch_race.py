@@ -121,6 +121,10 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
             expect(watcher.locator("h1")).to_have_text("Race result · Fourteen Out", timeout=20_000)
             expect(watcher.locator("[data-race-status]")).to_have_text("The race is over.")
         assert str(anon.locator("input[data-share]").input_value()).endswith(f"/#/race/{race_id}")
+        # ann leaves her finished race for a new one: the address is the lobby's again.
+        page.get_by_role("button", name="New race").click()
+        expect(page).to_have_url(f"{http}/#/race")
+        expect(page.locator('[data-action="queue"]')).to_be_visible()
         # Watching never made the race cat's own: cat's Race page is the lobby.
         cat.page.click('[data-nav="race"]')
         expect(cat.page.locator('[data-action="queue"]')).to_be_visible()
@@ -139,6 +143,9 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
     expect(page.locator("h1")).to_have_text("Race result · Fourteen Out")
     expect(page.locator("table.standings tbody tr")).to_have_count(2)
 
+    # Without a player any other page asks for a name.
+    anon.goto(f"{http}/#/daily")
+    expect(anon.locator("form.welcome")).to_be_visible()
     assert errors == []
     anon_ctx.close()
     for p in (ann, cat, dan):

@@ -79,9 +79,12 @@ class App {
     if (this.watching && this.watching.anonymous && this.watching.raceId === raceId) return;
     openWatch(this, raceId, { anonymous: true });
     if (!this.anonymousRoute) {
+      // Without a player: another race link is watched too; any other page asks for a name.
       this.anonymousRoute = () => {
+        if (this.conn.online || this.conn.state !== "need-name" || this.wantsName) return;
         const [page, arg] = hashParts();
-        if (!this.conn.online && this.conn.state === "need-name" && !this.wantsName && (page === "watch" || page === "race") && arg) this.watchAnonymously(arg);
+        if ((page === "watch" || page === "race") && arg) this.watchAnonymously(arg);
+        else this.chooseName();
       };
       window.addEventListener("hashchange", this.anonymousRoute);
     }
@@ -192,10 +195,12 @@ class App {
     if (this.race.race) this.nameRace(this.race.race.race_id);
   }
 
-  /** The race screen's race changed: the address names it while that screen is shown. */
+  /** The race screen's race changed (`null`: it has none now): the address names it while
+   * that screen is shown. */
   nameRace(id) {
-    if (this.screen !== this.race || !id || location.hash === raceHref(id)) return;
-    history.replaceState(null, "", raceHref(id));
+    const hash = id ? raceHref(id) : "#/race";
+    if (this.screen !== this.race || location.hash === hash) return;
+    history.replaceState(null, "", hash);
     this.routed = location.hash;
   }
 

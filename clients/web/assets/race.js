@@ -93,6 +93,7 @@ export class RaceScreen {
 
   leaveRace() {
     localStorage.removeItem(RACE_KEY);
+    this.app.nameRace(null);
     if (this.game) this.game.destroy();
     this.race = null;
     this.game = null;
