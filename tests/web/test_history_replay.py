@@ -153,8 +153,10 @@ def test_a_closed_days_game_is_replayed_step_by_step(
     # The same game by date and variant (your own), and a link that can be shared.
     page.goto(f"{late_server.http}/#/replay/{DAY}/{VARIANT}")
     expect(page.locator("[data-step]")).to_have_text(f"The deal · {len(moves)} moves in all")
-    other = open_player(browser, late_server.http, "jon")
+    other = open_player(browser, late_server.http, "jon", viewport=(390, 800))  # a phone
     other.page.goto(f"{late_server.http}/#/replay/{game_id}")
     expect(other.page.locator("[data-step]")).to_have_text(f"The deal · {len(moves)} moves in all")
+    assert other.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    other.shot("phone-replay")
     other.close()
     ida.close()

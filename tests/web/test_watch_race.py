@@ -69,7 +69,7 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         assert page.url.endswith(f"#/race/{race_id}")
 
         # A cold link in a browser without a player: watched at once, anonymously.
-        anon_ctx = browser.new_context()
+        anon_ctx = browser.new_context(viewport={"width": 390, "height": 800})  # a phone
         anon = anon_ctx.new_page()
         errors: list[str] = []
         anon.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -80,6 +80,7 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         expect(anon.locator('[data-action="choose-name"]')).to_be_visible()
         share = anon.locator("input[data-share]")
         assert str(share.input_value()).endswith(f"/#/watch/{race_id}")
+        assert anon.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
         # cat's list shows it at its next refresh (every 5 s); cat watches over the WebSocket.
         item = cat.page.locator(f'li[data-race-id="{race_id}"]')
