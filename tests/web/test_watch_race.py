@@ -129,6 +129,11 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         # Watching never made the race cat's own: cat's Race page is the lobby.
         cat.page.click('[data-nav="race"]')
         expect(cat.page.locator('[data-action="queue"]')).to_be_visible()
+        # The live races page lists it among the finished races, linked to its result.
+        cat.page.click('[data-nav="races"]')
+        done = cat.page.locator(f'[data-finished] li[data-race-id="{race_id}"]')
+        expect(done.locator("a").first).to_have_attribute("href", f"#/race/{race_id}")
+        expect(done.locator('a[data-player="ben"]')).to_be_visible()
         loop.run(ben.close())
 
     dan = open_player(browser, http, "dan")
