@@ -6,6 +6,7 @@ Every answer goes through `api_middleware`: per-address rate limit (``429`` with
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import json
@@ -19,7 +20,8 @@ from typing import Final
 import redis.exceptions
 from aiohttp import web
 
-from engine import VARIANT_IDS
+from engine import VARIANT_IDS, new_game
+from engine.views import json_map
 from server.api import etags
 from server.api.delayed import delayed_race
 from server.api.errors import ApiError, ApiErrorCode, error_response
@@ -29,6 +31,8 @@ from server.api.views import (
     BoardJson,
     DayJson,
     RaceBoardJson,
+    ReplayJson,
+    ReplayStepJson,
     board_entry,
     deal_json,
     plain,
@@ -43,6 +47,7 @@ from server.races.model import RaceState, RaceStatus
 from server.races.ratings import Board
 from server.races.spectate import spectator_info
 from server.redis import keys
+from server.redis.keys import DailyGameKeys
 from server.runtime.errors import NotFound, StoreUnavailable
 from server.services import Services
 from server.transport.address import TrustedProxies, address_group, client_address
@@ -299,6 +304,54 @@ async def player_races(request: web.Request) -> web.Response:
     return etags.respond_json(request, data, etags.SHORT)
 
 
+# -- replays -----------------------------------------------------------------------------------
+
+
+def _steps(variant: str, seed: int, moves: list[str]) -> list[ReplayStepJson]:
+    """Every position of a game as its player saw it: the deal, then one after each move."""
+    game = new_game(variant, seed)
+    steps: list[ReplayStepJson] = [{"move": None, "view": json_map(game.view())}]
+    for move in moves:
+        game.play(move)
+        steps.append({"move": move, "view": json_map(game.view())})
+    return steps
+
+
+async def replay(request: web.Request) -> web.Response:
+    """A finished daily game, position by position, once its day is closed (its seed and
+    moves are public then: `game.export`); a race game or an open day's game is not here."""
+    s = _services(request)
+    game_id = request.match_info["game_id"]
+    ref = keys.parse_game_id(game_id)  # NotFound for anything malformed
+    if not isinstance(ref, DailyGameKeys):
+        raise ApiError(ApiErrorCode.NOT_FOUND, "only daily games are replayed here")
+    if not await _closed(s, ref.date):
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND,
+            f"a game of {ref.date.isoformat()} is replayed once the day is over and every game"
+            " of it settled",
+        )
+    record, moves = await s.store.load(game_id)
+    if not record.finished or record.result is None:
+        raise ApiError(ApiErrorCode.NOT_FOUND, "no such finished game")
+    player = await s.players.get(record.player_id)
+    steps = await asyncio.to_thread(_steps, record.variant, record.seed, moves)
+    result = record.result
+    body: ReplayJson = {
+        "game_id": game_id,
+        "variant": record.variant,
+        "date": record.date.isoformat(),
+        "name": player.name if player is not None else "",
+        "won": result.won,
+        "resigned": result.resigned,
+        "cleared": result.cleared,
+        "score": result.score,
+        "time_ms": result.time_ms,
+        "steps": steps,
+    }
+    return etags.respond_json(request, body, etags.CLOSED)
+
+
 # -- races -------------------------------------------------------------------------------------
 
 
@@ -486,6 +539,7 @@ def setup_routes(app: web.Application) -> None:
     r.add_get(PREFIX + "/players/{name}", profile)
     r.add_get(PREFIX + "/players/{name}/history/{variant}", history)
     r.add_get(PREFIX + "/players/{name}/races/{variant}", player_races)
+    r.add_get(PREFIX + "/games/{game_id}/replay", replay)
     r.add_get(PREFIX + "/races/live", races_live)
     r.add_get(PREFIX + "/races/finished", races_finished)
     r.add_get(PREFIX + "/races/{race_id}", race)

@@ -20,6 +20,8 @@ __all__ = [
     "RaceBoardJson",
     "RaceBoardRowJson",
     "RecentRaceJson",
+    "ReplayJson",
+    "ReplayStepJson",
     "board_entry",
     "plain",
     "race_board_row",
@@ -120,6 +122,26 @@ class RecentRaceJson(TypedDict):
     won: bool
     rating_before: int
     rating_after: int
+
+
+class ReplayStepJson(TypedDict):
+    #: The move that led to this position (None: the deal), as logged ("undo" for an undo).
+    move: str | None
+    #: The board after it, as its player saw it (`Game.view()`: no face-down card, no stock).
+    view: dict[str, object]
+
+
+class ReplayJson(TypedDict):
+    game_id: str
+    variant: str
+    date: str
+    name: str
+    won: bool
+    resigned: bool
+    cleared: int
+    score: int
+    time_ms: int
+    steps: list[ReplayStepJson]
 
 
 def board_entry(e: Entry) -> BoardEntryJson:

@@ -1,13 +1,25 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
-// #/boards/VARIANT, #/rules/VARIANT, #/settings) and the connection status line.
+// #/race/ID, #/boards/VARIANT, #/rules/VARIANT, #/settings, #/player/NAME, #/history/VARIANT,
+// #/replay/GAME_ID, #/races, #/watch/ID) and the connection status line.
 
 import { BoardsScreen } from "./boards.js";
 import { GameScreen, outcome } from "./game.js";
+import { HistoryScreen } from "./history.js";
+import { playerHref, raceHref } from "./links.js";
 import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
+import { openProfile } from "./profile.js";
 import { RaceScreen } from "./race.js";
+import { RacesScreen } from "./races.js";
+import { openReplay } from "./replay.js";
 import { rulesPage, rulesSummary } from "./rules.js";
 import { initSettings, settingsPanel } from "./settings.js";
 import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
+import { openWatch } from "./watch.js";
+
+/** The page and its argument from the address: "#/watch/ID" -> ["watch", "ID", …]. */
+function hashParts() {
+  return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+}
 
 class App {
   constructor() {
@@ -18,6 +30,7 @@ class App {
     this.screen = null;
     this.race = null;
     this.rules = null;
+    this.watching = null; // the race this page watches (watch.js)
     this.conn.addEventListener("status", (e) => this.status(e.detail));
     this.conn.addEventListener("welcome", (e) => this.welcome(e));
     this.conn.addEventListener("push", (e) => this.push(e.detail));
@@ -30,7 +43,12 @@ class App {
 
   status({ state, message }) {
     document.body.dataset.conn = state;
-    if (state === "need-name") return this.askName(message);
+    if (state === "need-name") {
+      // A shared watch or race link opened by someone without a player: watch anonymously.
+      const [page, arg] = hashParts();
+      if ((page === "watch" || page === "race") && arg && !this.wantsName) return this.watchAnonymously(arg);
+      return this.askName(message);
+    }
     this.statusNode.hidden = state === "online" || !message;
     this.statusNode.className = `status ${state}`;
     this.statusNode.textContent = message;
@@ -57,8 +75,33 @@ class App {
     input.focus();
   }
 
+  /** Watch a race over the public API's stream, with no player (a cold shared link). */
+  watchAnonymously(raceId) {
+    this.statusNode.hidden = true;
+    if (this.watching && this.watching.anonymous && this.watching.raceId === raceId) return;
+    openWatch(this, raceId, { anonymous: true });
+    if (!this.anonymousRoute) {
+      // Without a player: another race link is watched too; any other page asks for a name.
+      this.anonymousRoute = () => {
+        if (this.conn.online || this.conn.state !== "need-name" || this.wantsName) return;
+        const [page, arg] = hashParts();
+        if ((page === "watch" || page === "race") && arg) this.watchAnonymously(arg);
+        else this.chooseName();
+      };
+      window.addEventListener("hashchange", this.anonymousRoute);
+    }
+  }
+
+  /** The name form, from an anonymous watch page. */
+  chooseName() {
+    this.wantsName = true;
+    this.askName("");
+  }
+
   welcome(e) {
-    document.getElementById("who").textContent = this.conn.player.name;
+    const who = document.getElementById("who");
+    who.textContent = this.conn.player.name;
+    who.href = playerHref(this.conn.player.name); // your profile
     const first = !this.race;
     if (first) this.race = new RaceScreen(this);
     const w = e && e.detail;
@@ -83,15 +126,20 @@ class App {
   }
 
   push(msg) {
+    if (this.watching && this.watching.push(msg)) return; // the race this page watches
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
     }
     if (!msg.type.startsWith("race.") || !this.race) return;
+    // A race this player does not race in (one just watched, whose late pushes may still come)
+    // is never taken for their own.
+    if (msg.type === "race.update" && !msg.race.racers.some((x) => x.player_id === this.conn.player.id)) return;
     this.race.push(msg);
     // A race that starts (matched from the queue, started by a room's creator) is shown at once.
     const starting = msg.type === "race.started" || (msg.type === "race.update" && msg.race.status === "countdown");
-    if (starting && !location.hash.startsWith("#/race")) location.hash = "#/race";
+    const id = msg.race_id || (msg.race && msg.race.race_id);
+    if (starting && id && location.hash !== raceHref(id)) location.hash = raceHref(id);
   }
 
   show(node, screen = null) {
@@ -105,15 +153,21 @@ class App {
   async route() {
     if (!this.conn.online) return;
     this.routed = location.hash;
-    const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-    const [page, arg] = parts;
+    const [page, arg, arg2] = hashParts();
+    const section = { game: "daily", play: "daily", watch: "races", replay: "history" }[page] || page || "daily";
     for (const a of document.querySelectorAll("[data-nav]")) {
-      a.setAttribute("aria-current", a.dataset.nav === (page || "daily") || (page === "game" && a.dataset.nav === "daily") ? "page" : "false");
+      a.setAttribute("aria-current", a.dataset.nav === section ? "page" : "false");
     }
     try {
       if (page === "game" && arg) return await this.openGame(arg);
       if (page === "play" && arg) return await this.startDaily(arg);
+      if (page === "race" && arg) return await this.openRaceById(arg);
       if (page === "race") return this.openRace();
+      if (page === "player" && arg) return await openProfile(this, arg);
+      if (page === "history") return await this.openScreen(new HistoryScreen(this, arg));
+      if (page === "replay" && arg) return await openReplay(this, arg, arg2);
+      if (page === "races") return await this.openScreen(new RacesScreen(this));
+      if (page === "watch" && arg) return await openWatch(this, arg);
       if (page === "boards") return await this.openBoards(arg);
       if (page === "rules") return await this.openRules(arg);
       if (page === "settings") return this.show(settingsPanel(), { load: async () => {} });
@@ -140,6 +194,40 @@ class App {
   openRace() {
     this.show(this.race.node, this.race);
     this.race.render();
+    // The address names the race on screen, so it can be shared and reloaded.
+    if (this.race.race) this.nameRace(this.race.race.race_id);
+  }
+
+  /** The race screen's race changed (`null`: it has none now): the address names it while
+   * that screen is shown. */
+  nameRace(id) {
+    const hash = id ? raceHref(id) : "#/race";
+    if (this.screen !== this.race || location.hash === hash) return;
+    history.replaceState(null, "", hash);
+    this.routed = location.hash;
+  }
+
+  /** `#/race/ID`: one's own race (room, countdown, game) on the Race screen; anyone else's,
+   * or a finished one, on the watch screen (boards, standings, result). */
+  async openRaceById(raceId) {
+    let race;
+    try {
+      ({ race } = await this.conn.request({ type: "race.get", race_id: raceId }));
+    } catch (e) {
+      if (e.code !== "not_found") throw e;
+      return openWatch(this, raceId); // says there is no such race
+    }
+    const mine = race.racers.some((x) => x.player_id === this.conn.player.id);
+    if (mine && race.status !== "finished") {
+      await this.race.resume(raceId);
+      return this.openRace();
+    }
+    return openWatch(this, raceId);
+  }
+
+  async openScreen(screen) {
+    this.show(screen.node, screen);
+    await screen.load();
   }
 
   async openBoards(variant) {

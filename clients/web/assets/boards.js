@@ -1,6 +1,7 @@
 // Leaderboards: the daily board of each variant (top with paging, around me, my rank, par)
 // and the race boards (rating, wins today).
 
+import { playerLink } from "./links.js";
 import { describe } from "./net.js";
 import { clock, el, scoring, title } from "./ui.js";
 
@@ -57,7 +58,7 @@ export class BoardsScreen {
     const table = el("table.ranking", { "aria-label": `${title(v)} daily leaderboard` },
       el("thead", {}, el("tr", {}, ["#", "Player", "Result", pts ? "Score" : "Cleared", "Time", "Moves", "Hints"].map((h) => el("th", {}, h)))),
       el("tbody", {}, page.entries.map((e) => el(`tr${e.me ? ".me" : ""}`, {},
-        el("td", {}, String(e.rank)), el("td", {}, e.name), el("td", {}, e.won ? "won" : "—"),
+        el("td", {}, String(e.rank)), el("td", {}, playerLink(e.name)), el("td", {}, e.won ? "won" : "—"),
         el("td", {}, String(pts ? e.score : e.cleared)), el("td", {}, clock(e.time_ms)),
         el("td", {}, String(e.moves)), el("td", {}, String(e.hints || 0))))));
     return [
@@ -77,7 +78,7 @@ export class BoardsScreen {
     const table = el("table.ranking", { "aria-label": `${title(v)} race ${board} board` },
       el("thead", {}, el("tr", {}, ["#", "Player", board === "wins" ? "Wins today" : "Rating", "Won", "Lost", "Played"].map((h) => el("th", {}, h)))),
       el("tbody", {}, page.entries.map((e) => el(`tr${e.me ? ".me" : ""}`, {},
-        el("td", {}, String(e.rank)), el("td", {}, e.name), el("td", {}, String(e.rating)),
+        el("td", {}, String(e.rank)), el("td", {}, playerLink(e.name)), el("td", {}, String(e.rating)),
         el("td", {}, String(e.wins)), el("td", {}, String(e.losses)), el("td", {}, String(e.played))))));
     return [el("p.summary", {}, `${title(v)} · races`), el("p.myrank", { "data-myrank": "" }, mine),
       table, this.paging(page.total, page.entries.length)];

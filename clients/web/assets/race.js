@@ -2,6 +2,7 @@
 // progress, and the result with rating changes. Race pushes never carry a card.
 
 import { GameScreen } from "./game.js";
+import { playerLink } from "./links.js";
 import { describe } from "./net.js";
 import { clock, el, scoring, signed, title, toast } from "./ui.js";
 
@@ -38,6 +39,7 @@ export class RaceScreen {
     const first = !this.race || this.race.race_id !== race.race_id;
     this.race = race;
     localStorage.setItem(RACE_KEY, race.race_id);
+    this.app.nameRace(race.race_id); // the address names the race (a link to share)
     this.queued = null;
     const mine = race.game_id;
     if (race.status === "running" && mine && (!this.game || this.game.gameId !== mine)) {
@@ -91,6 +93,7 @@ export class RaceScreen {
 
   leaveRace() {
     localStorage.removeItem(RACE_KEY);
+    this.app.nameRace(null);
     if (this.game) this.game.destroy();
     this.race = null;
     this.game = null;
@@ -206,7 +209,7 @@ export class RaceScreen {
       el("thead", {}, el("tr", {}, (done ? ["#"] : []).concat(["Racer", pts ? "Score" : "Cleared", "Moves"], done ? ["Rating"] : []).map((h) => el("th", {}, h)))),
       el("tbody", {}, racers.map((x) => el(`tr${x.player_id === this.conn.player.id ? ".me" : ""}`, { "data-racer": x.name },
         done ? el("td", {}, x.place ? String(x.place) : "—") : null,
-        el("td", {}, x.name, " ", el("small.muted", { "data-state": "" }, state(x))),
+        el("td", {}, playerLink(x.name), " ", el("small.muted", { "data-state": "" }, state(x))),
         el("td", { "data-progress": "" }, String(pts ? x.score : x.cleared)),
         el("td", {}, String(x.moves)),
         done ? el("td", { "data-rating": "" }, x.rating != null ? `${x.rating} (${signed(x.rating_change || 0)})` : "unrated") : null))));
@@ -236,7 +239,7 @@ export class RaceScreen {
       el("div.panel", { "data-race": "open" },
         el("p", {}, "Room code: ", el("strong.code", { "data-code": "" }, r.code || "")),
         el("p.muted", {}, creator ? "Share the code; start when everyone is in." : "Waiting for the room's creator to start."),
-        el("ul.racers", {}, r.racers.map((x) => el("li", {}, x.name))),
+        el("ul.racers", {}, r.racers.map((x) => el("li", {}, playerLink(x.name)))),
         el("div.actions", {},
           creator && el("button.primary", { onclick: () => this.start(), disabled: r.racers.length < 2, "data-action": "start" }, "Start"),
           el("button", { onclick: () => this.leave() }, "Leave"))));

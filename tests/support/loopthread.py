@@ -1,0 +1,35 @@
+"""An asyncio event loop in a thread of its own, for tests driven by Playwright's sync API
+(which keeps an event loop in the test's thread): protocol clients (`tests.support.wsclient`)
+live on it across steps of a test, e.g. racers who must stay connected while a page watches."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """``run(coro)`` runs a coroutine on the thread's loop and returns its result."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+    def __enter__(self) -> LoopThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
