@@ -263,6 +263,8 @@ class Spectators:
             count = await self._total(race_id)
         boards = []
         self._names[race_id] = race.names()
+        for pid in race.pids():  # every copy current first: who plays on, what they saw
+            await self._sync(race_id, pid)
         for pid, name in race.racers:
             board = await self._board(race_id, pid, name, live=live)
             if board is None:
