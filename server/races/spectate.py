@@ -149,7 +149,6 @@ class _Copy:
     times_key: str
     seen: Sightings | None
     hides: bool
-    started_at: int
     base: _State
     pending: list[_State] = dataclasses.field(default_factory=list)
     finished: bool = False
@@ -347,7 +346,6 @@ class Spectators:
                     k.times,
                     seen if seen.hides else None,
                     seen.hides,
-                    record.started_at_ms,
                     start,
                     as_of=record.started_at_ms,
                 )

@@ -322,6 +322,44 @@ async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
         await c.close()
 
 
+async def test_cards_seen_and_turned_back_into_the_stock_still_hold_the_board(
+    race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triple Deck: the rival draws through the whole stock and turns the waste back over.
+    Nothing face up is then new (the board looks as dealt, 40 moves on), but the rival saw
+    every stock card: the board stays at the deal, and moves on only as far as the other
+    racer has drawn too."""
+    monkeypatch.setattr(spectate, "DELAY_MS", 200)
+    variant = "triple-deck"
+    cheat, rival = await race_app.client("redeal_c", versions=V5), await race_app.client("redeal")
+    race_id = await room(race_app, variant, cheat, rival)
+    seed = await seed_of(redis_client, race_id)
+    eye_client = await race_app.client("redeal_eye", versions=V5)
+    assert (await eye_client.request("race.watch", race_id=race_id))["type"] == "race.watching"
+    eye = Spectator("websocket", eye_client.seen)
+    await start_race(race_app, cheat, rival)
+    gid_r = keys.race_game_id(race_id, rival.player_id)
+    draws = -(-replay(variant, seed, []).views[0]["stock"] // 3) + 1  # type: ignore[index]
+    for _ in range(draws):
+        moved = await rival.request("move", game_id=gid_r, move="d")
+        assert moved["type"] == "moved", moved
+    assert moved["view"]["waste"] == [] and moved["view"]["stock"] == 116, "turned back over"
+    await eye.until(functools.partial(eye.event, "progress", rival.player_id, draws), "draws")
+    redealt, dealt = replay(variant, seed, ["d"] * draws), replay(variant, seed, [])
+    shown = assert_keeps_the_rule(eye, 0, rival.player_id, redealt, [dealt])
+    assert shown and max(b["seq"] for b in shown) == 0, "held at the deal"
+    eye.next_phase()
+    gid_c = keys.race_game_id(race_id, cheat.player_id)
+    for _ in range(3):
+        assert (await cheat.request("move", game_id=gid_c, move="d"))["type"] == "moved"
+    await eye.until(functools.partial(eye.shows, rival.player_id, 3, 1), "caught up to 3")
+    drew = replay(variant, seed, ["d"] * 3)
+    assert [b["seq"] for b in assert_keeps_the_rule(eye, 1, rival.player_id, redealt, [drew])]
+    assert max(b["seq"] for b in eye.boards(rival.player_id, 1)) == 3
+    for c in (cheat, rival, eye_client):
+        await c.close()
+
+
 # -- 5. ratings that resist boosting -------------------------------------------------------------
 
 
