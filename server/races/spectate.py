@@ -151,7 +151,6 @@ class _Copy:
     hides: bool
     base: _State
     pending: list[_State] = dataclasses.field(default_factory=list)
-    finished: bool = False
     #: When the racer reached this position (their last move, or the start).
     as_of: int = 0
     #: The view last shown of this board, to tell when a newer one may be shown.
@@ -184,6 +183,10 @@ class Spectators:
         self._watching: dict[str, set[Recipient]] = defaultdict(set)
         self._copies: dict[tuple[str, str], _Copy] = {}
         self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
+        #: Per watched race, the racers this process was told have stopped playing: by the
+        #: race's events it handled (and the race as its first spectator here found it), so a
+        #: board never moves on for a stop its spectators are told of only later.
+        self._stopped: dict[str, set[str]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         #: Its script runs through the game store's group commit (one per app).
         self._count = LuaScript.of(_COUNT_LUA)
@@ -207,6 +210,10 @@ class Spectators:
             p.RaceEvent(race_id=race_id, version=msg.version, event=pr.dump_race_event(event))
         ]
         delay = self.delay_ms
+        if (isinstance(event, pr.RacerProgress) and event.finished) or isinstance(
+            event, pr.RacerForfeited
+        ):
+            self._stopped.setdefault(race_id, set()).add(event.player_id)
         if isinstance(event, (pr.RacerProgress, pr.RacerForfeited)):
             # A racer moved (their board may move on), saw more or stopped playing (the
             # others' boards may catch up).
@@ -262,10 +269,16 @@ class Spectators:
             count = await self._total(race_id)
         boards = []
         self._names[race_id] = race.names()
-        for pid in race.pids():  # every copy current first: who plays on, what they saw
+        for pid in race.pids():  # every copy current first: what they saw
             await self._sync(race_id, pid)
+        # Who stopped, as the race this spectator is shown says: for this reply only (the
+        # other spectators here learn of a stop by its event, in its turn).
+        stopped = {
+            pid for pid in race.pids() if race.progress_of(pid).finished or pid in race.forfeited
+        }
+        stopped |= self._stopped.setdefault(race_id, set(stopped))
         for pid, name in race.racers:
-            board = await self._board(race_id, pid, name, live=live)
+            board = await self._board(race_id, pid, name, live=live, stopped=stopped)
             if board is None:
                 continue
             age = now - board.as_of
@@ -362,7 +375,6 @@ class Spectators:
             log.exception("spectator copy of %s failed", game_id)
             self._copies.pop((race_id, pid), None)
             return None
-        copy.finished = record.finished
         if copy.seq == record.seq:  # the record is of this position: over, or not, now
             copy.as_of = max(record.last_move_at_ms, record.started_at_ms)
         return copy
@@ -406,57 +418,86 @@ class Spectators:
             names = self._names[race_id] = (await self._races.load(race_id)).names()
         return list(names)
 
-    async def _shown(self, race_id: str) -> set[int] | None:
-        """The cards (labels) every racer still playing has seen; None: show every card (no
-        racer plays on). Raises LookupError when some racer's sightings are unknown."""
+    async def _shown(self, race_id: str, stopped: set[str]) -> set[int] | None:
+        """The cards (labels) every racer still playing (not in `stopped`) has seen; None:
+        show every card (no racer plays on). Raises LookupError when some racer's sightings
+        are unknown."""
         shown: set[int] | None = None
         for pid in await self._pids(race_id):
+            if pid in stopped:
+                continue
             copy = self._copies.get((race_id, pid)) or await self._sync(race_id, pid)
             if copy is None:
                 raise LookupError(f"no copy of {pid}'s game")
-            if copy.finished or not copy.hides:
+            if not copy.hides:
                 continue
             if copy.seen is None:
                 raise LookupError(f"lost track of {pid}'s cards")
             shown = set(copy.seen.seen) if shown is None else shown & copy.seen.seen
         return shown
 
-    async def _lagged(self, race_id: str, copy: _Copy, live: bool) -> _State | None:
+    async def _lagged(
+        self, race_id: str, copy: _Copy, live: bool, stopped: set[str] | None = None
+    ) -> _State | None:
         """The position of the racer's game a spectator is shown: while the race runs, the
         newest one by which every card the racer had turned up (every card on the board, and
         every card a move went onto or came from) has been seen by every racer still playing,
         so that neither a board nor a run of boards tells anything of a card one of them has
         not seen; the position now once nobody plays on (or the race is over, or the deal
-        hides nothing). None when that cannot be told (no view until it can)."""
+        hides nothing). None when that cannot be told (no view until it can).
+
+        `stopped`: who stopped playing as one new spectator is told (its `race.watching`); the
+        copy then does not move on, as the others here have not been told yet. Otherwise the
+        racers stopped by the events this process handled, and the copy moves on."""
         now = _State(copy.seq, copy.as_of, {})
         if not live or not copy.hides:
             return now
         try:
-            shown = await self._shown(race_id)
+            shown = await self._shown(
+                race_id, self._stopped.get(race_id, set()) if stopped is None else stopped
+            )
         except LookupError:
             return None
         if shown is None:
             return now
         if copy.seen is None:
             return None
+        if stopped is not None:  # for one spectator: the copy stays where it is
+            state = copy.base
+            for later in copy.pending:
+                if not later.new <= shown:
+                    break
+                state = later
+            return state
         while copy.pending and copy.pending[0].new <= shown:
             copy.base = copy.pending.pop(0)
         return copy.base
 
     async def _board(
-        self, race_id: str, pid: str, name: str | None, live: bool = True
+        self,
+        race_id: str,
+        pid: str,
+        name: str | None,
+        live: bool = True,
+        stopped: set[str] | None = None,
     ) -> p.SpectatorBoard | None:
         """The racer's board, from this process's copy brought up to the stored log; `live`:
         the race runs (the board lags, see `_lagged`)."""
         copy = await self._sync(race_id, pid)
         if copy is None:
             return None
-        return await self._board_of(race_id, pid, name, copy, live)
+        return await self._board_of(race_id, pid, name, copy, live, stopped)
 
     async def _board_of(
-        self, race_id: str, pid: str, name: str | None, copy: _Copy, live: bool
+        self,
+        race_id: str,
+        pid: str,
+        name: str | None,
+        copy: _Copy,
+        live: bool,
+        stopped: set[str] | None = None,
     ) -> p.SpectatorBoard | None:
-        state = await self._lagged(race_id, copy, live)
+        state = await self._lagged(race_id, copy, live, stopped)
         if state is None:
             return None
         view = state.view if state.view else json_map(copy.game.view())
@@ -474,7 +515,7 @@ class Spectators:
         the one last shown: its racer moved, or another racer saw more or stopped playing."""
         out = []
         pids = await self._pids(race_id)
-        copies = [await self._sync(race_id, pid) for pid in pids]  # all first: who plays on
+        copies = [await self._sync(race_id, pid) for pid in pids]  # all first: what they saw
         for pid, copy in zip(pids, copies, strict=True):
             if copy is None:
                 continue
@@ -486,6 +527,7 @@ class Spectators:
 
     def _forget_copies(self, race_id: str) -> None:
         self._names.pop(race_id, None)
+        self._stopped.pop(race_id, None)
         for key in [k for k in self._copies if k[0] == race_id]:
             del self._copies[key]
 

@@ -151,11 +151,11 @@ def _check_spectated(
     """SPECTATED (docs/fairplay.md): each board a spectator was shown is the racer's own view
     at its seq (no card the racer could not see, no mask), and unless the race was over, every
     card the racer had turned up by then (by label: `tests.support.spectating`) had been seen
-    by each other racer of the race that may still have been playing when it came. What they
-    had seen is bounded by the moves they had sent before the board came; one counts as
-    stopped when the spectator had been told so, or when their stored game ended (over) with
-    its last move sent before. A run of such boards tells nothing of a card one of them has
-    not seen: not by a card shown, nor by a move onto or off one. Returns the boards checked."""
+    by each other racer of the race the spectator had not been told had stopped playing (the
+    server moves a board on for a stop only once it has handled, and so sent, its event).
+    What they had seen is bounded by the moves they had sent before the board came. A run of
+    such boards tells nothing of a card one of them has not seen: not by a card shown, nor by
+    a move onto or off one. Returns the boards checked."""
     replays: dict[str, Replay] = {}
 
     def replay_of(g: StoredGame) -> Replay:
@@ -199,12 +199,7 @@ def _check_spectated(
                 len(other.moves),
                 max((n for at, n in sent[other.game_id] if at < board.at), default=0),
             )
-            theirs = replay_of(other)
-            if other.finished and played == len(other.moves):
-                last = theirs.views[-1]
-                if isinstance(last, dict) and (last.get("over") or last.get("won")):
-                    continue  # they may have stopped playing by then
-            seen = theirs.seen_by(played)
+            seen = replay_of(other).seen_by(played)
             known = seen if known is None else known & seen
         if known is None:
             continue
