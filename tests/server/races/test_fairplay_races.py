@@ -285,12 +285,14 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
         await c.close()
 
 
+@pytest.mark.parametrize("stop", ["resign", "forfeit"])
 async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
-    race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch
+    race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch, stop: str
 ) -> None:
     """Three racers: two draw the same cards, the third does not. Their boards stay at the
-    deal while the third plays on (it has not seen those cards); once the third resigns,
-    nobody still playing can be helped: both boards catch up, the race still running."""
+    deal while the third plays on (it has not seen those cards); once the third resigns, or
+    forfeits (gone beyond the grace period), nobody still playing can be helped: both boards
+    catch up, the race still running, and the spectator was told of the stop first."""
     monkeypatch.setattr(spectate, "DELAY_MS", 200)
     variant = "triple-deck"
     racers = [await race_app.client(n, versions=V5) for n in ("trio_a", "trio_b", "trio_c")]
@@ -313,10 +315,33 @@ async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
         shown = assert_keeps_the_rule(eye, 0, c.player_id, drew, [drew, dealt])
         assert shown and max(b["seq"] for b in shown) == 0, "held at the deal"
     eye.next_phase()
-    assert (await idle.request("resign", game_id=gid[idle.player_id]))["type"] == "finished"
+    if stop == "resign":
+        assert (await idle.request("resign", game_id=gid[idle.player_id]))["type"] == "finished"
+    else:
+        await idle.close()
+        for _ in range(12):  # steps shorter than a presence mark: the others stay present
+            race_app.clock.advance(2_000)
+            await race_app.services.race_clock.tick(sweep=True)
+            if eye.event("forfeit", idle.player_id):
+                break
+            await asyncio.sleep(0.3)
     for c in (rival, racer):
         await eye.until(functools.partial(eye.shows, c.player_id, 2, 1), "caught up")
         assert_keeps_the_rule(eye, 1, c.player_id, drew, [drew])
+    kind = "progress" if stop == "resign" else "forfeit"
+    told = next(
+        i
+        for i, m in enumerate(eye.lines)
+        if m.get("type") == "race.event"
+        and m["event"]["kind"] == kind
+        and m["event"]["player_id"] == idle.player_id
+    )
+    first = next(
+        i
+        for i, m in enumerate(eye.lines)
+        if m.get("type") == "race.spectate" and m["board"]["seq"] == 2
+    )
+    assert told < first, "the stop is told before the boards it lets move on"
     assert not eye.event("finished"), "the race still runs"
     for c in (*racers, eye_client):
         await c.close()
