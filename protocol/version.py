@@ -28,7 +28,8 @@ Version 5 (fair play): new players per client address and hour are limited: erro
 (``AIice`` for ``alice``) are ``name_taken`` and reserved ones ``invalid_name``, in every version.
 Also in version 5: a race's cards reach nobody before its ``start_at`` (``game.get`` of a
 race game in its countdown answers ``not_started``, in every version); spectator boards show a
-card only once every racer still playing has seen it (``"??"`` anywhere a card may stand);
+racer's game only up to its newest position whose every card turned up so far each racer
+still playing has seen (earlier rounds wrote such cards ``"??"``; the shapes are the same);
 private rooms are casual (unrated), a pair of accounts is rated against each other once per
 UTC day, a racer who resigns or forfeits without a real attempt gives nobody rating points;
 the queue keeps accounts of one client address apart while others wait; creating rooms is

@@ -117,7 +117,7 @@ async def live_board(request: web.Request) -> web.StreamResponse:
 
 
 async def race_events(request: web.Request) -> web.StreamResponse:
-    """A race's events for spectators (the WebSocket's `race.watch`, delayed and masked)."""
+    """A race's events for spectators (the WebSocket's `race.watch`: delayed, lagging boards)."""
     race_id = request.match_info["race_id"]
     if not keys.valid_race_id(race_id):
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")

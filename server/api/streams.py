@@ -15,7 +15,7 @@ comes in while a reader connects may reach it twice (in the first rows and as ne
 not at all: readers key rows by name.
 
 **Races.** A race stream is a spectator like a WebSocket's (`server.races.spectate`): the
-same delay, the same masking of every card a racer still playing has not seen; the messages
+same delay, the same lagging boards (nothing a racer still playing has not seen); the messages
 are the protocol's pushes (``race.watching`` first, then ``race.event``, ``race.update``,
 ``race.spectate``), as JSON. It ends after the race's end.
 

@@ -1,29 +1,27 @@
-"""Which cards of a shared race deal each racer has seen, to show spectators only those every
-racer still playing has seen (docs/fairplay.md, "Races: nothing before the start, nothing to
-spectators").
+"""Which cards of a shared race deal each racer has seen, to show spectators only the states
+of a racer's game whose cards every racer still playing has seen (docs/fairplay.md, "Races:
+nothing before the start, nothing to spectators").
 
 All racers of a race play one deal, so a card one racer has turned up (a stock draw, a
-face-down card turned) may be another racer's next card: a spectator shown it could tell
-them. The multi-deck variants hold identical cards (three 9C), so a card is known by where it
-was dealt (its *label*), not by its text. A `Sightings` follows one racer's game move by move:
-its labels move with the cards (every move takes cards from the top of one place and puts them
-on top of others; the full state before and after says which), and every label ever face up
-is `seen`. Labels are given in the same order to every racer's fresh deal, so a label names
-the same physical card in every racer's game.
-
-`mask` then writes ``"??"`` in a view for every face-up card whose label is not in a given
-set (the labels every racer still playing has seen). Pure computation, no I/O.
+face-down card turned) may be another racer's next card: a spectator shown it, or shown a move
+onto it, could tell them. The multi-deck variants hold identical cards (three 9C), so a card is
+known by where it was dealt (its *label*), not by its text. A `Sightings` follows one racer's
+game move by move: its labels move with the cards (every move takes cards from the top of one
+place and puts them on top of others; the full state before and after says which), and every
+label ever face up is `seen` (`after` says which labels a move turned up first). Labels are
+given in the same order to every racer's fresh deal, so a label names the same physical card
+in every racer's game. Pure computation, no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import cast
 
-from engine import HIDDEN, Game
-from engine.views import View, json_map
+from engine import Game
+from engine.views import json_map
 
-__all__ = ["STOCK", "Sightings", "TrackingError", "mask"]
+__all__ = ["STOCK", "Sightings", "TrackingError"]
 
 #: The stock's name among the places; its cards leave (and come back) top first.
 STOCK = "s"
@@ -83,17 +81,21 @@ class Sightings:
         #: Whether the deal hides anything (the pairing games hide nothing).
         self.hides = len(self.seen) < len(self.text)
 
-    def _see(self, places: Mapping[str, Place]) -> None:
+    def _see(self, places: Mapping[str, Place]) -> frozenset[int]:
+        new: set[int] = set()
         for name, cards in places.items():
             for label, (_, up) in zip(self.labels[name], cards, strict=True):
-                if up:
-                    self.seen.add(label)
+                if up and label not in self.seen:
+                    new.add(label)
+        self.seen |= new
+        return frozenset(new)
 
-    def after(self, game: Game, undo: bool) -> None:
-        """Follow one move (`undo`: the last one taken back) played on the game. A deal that
-        hides nothing (the pairing games) needs no following: every card was seen."""
+    def after(self, game: Game, undo: bool) -> frozenset[int]:
+        """Follow one move (`undo`: the last one taken back) played on the game: the labels
+        it turned face up for the first time. A deal that hides nothing (the pairing games)
+        needs no following: every card was seen."""
         if not self.hides:
-            return
+            return frozenset()
         places = places_of(json_map(game.to_json()))
         if undo:
             if not self._undo:
@@ -106,7 +108,7 @@ class Sightings:
             t for t, _ in places.get(STOCK, [])
         ]:
             raise TrackingError("the stock does not match its labels")
-        self._see(places)
+        return self._see(places)
 
     def _moved(self, places: Mapping[str, Place]) -> dict[str, list[int]]:
         labels = {k: list(v) for k, v in self.labels.items()}
@@ -138,41 +140,3 @@ class Sightings:
         if pool:
             raise TrackingError("cards left their places for nowhere")
         return labels
-
-
-def mask(view: View, labels: Mapping[str, Sequence[int]], shown: Iterable[int]) -> View:
-    """A copy of `view` in which every face-up card whose label is not in `shown` reads
-    ``"??"`` (`labels`: the racer's `Sightings.labels` at that view)."""
-    ok = set(shown)
-    out = cast(dict[str, object], dict(json_map(view)))
-
-    def row(cards: Sequence[str | None], place: Sequence[int]) -> list[str | None]:
-        if len(cards) != len(place):
-            raise TrackingError("a view and its labels differ")
-        return [
-            c if c is None or c == HIDDEN or x in ok else HIDDEN
-            for c, x in zip(cards, place, strict=True)
-        ]
-
-    if "tableau" in out:
-        tableau = cast(list[str | None], out["tableau"])
-        out["tableau"] = [
-            row([c], labels[f"t{i}"])[0] if c is not None else None for i, c in enumerate(tableau)
-        ]
-    if "foundation" in out:
-        out["foundation"] = row(cast(list[str], out["foundation"]), labels["f"])
-    if "waste" in out:
-        out["waste"] = row(cast(list[str], out["waste"]), labels["w"])
-    if "foundations" in out:
-        out["foundations"] = [
-            row(f, labels[f"f{i}"]) for i, f in enumerate(cast(list[list[str]], out["foundations"]))
-        ]
-    piles = out.get("piles")
-    if isinstance(piles, list) and piles and isinstance(piles[0], dict):
-        masked = []
-        for i, pile in enumerate(cast(list[Mapping[str, object]], piles)):
-            down = cast(int, pile["down"])
-            up = row(cast(list[str], pile["up"]), labels[f"p{i}"][down:])
-            masked.append({"down": down, "up": up})
-        out["piles"] = masked
-    return cast(View, out)

@@ -1,18 +1,24 @@
-"""Spectators of races: the racers' boards, delayed, with every hidden card hidden.
+"""Spectators of races: the racers' boards, delayed, and lagging behind what any racer still
+playing has not seen.
 
-A spectator is a connection watching a race it does not race in. While the race runs, a card
-on a board is shown only once every racer still playing has seen it (`server.races.seen`: all
-racers play one deal, so a card one racer turned up may be another's next card); any other
-card reads ``"??"``. Once the race is over, boards show what the racer saw.
+A spectator is a connection watching a race it does not race in. While the race runs, a
+racer's board is shown only as it stood at the newest position of their game by which every
+card they had turned up had been seen by every racer still playing (`server.races.seen`: all
+racers play one deal, so a card one racer turned up may be another's next card). No card on a
+board is then unknown to those racers, and no run of boards shows a move onto, or off, such a
+card (a "??" mask did not do: the next legal move onto it told its rank). A board catches up
+when the other racers have seen those cards, or stop playing; once the race is over, boards
+show what the racer saw. The race's events and updates (everyone's counts, which every racer
+gets live anyway) are not held back beyond the delay below.
 
 Each server process keeps its own spectators (`Spectators`, one per process, registered
 with `RaceFanout`, whose pub/sub reader hands it every message of a watched race's channel, so
 racers and spectators may be on any processes). On each racer's progress event the process
 plays the racer's new moves from the stored log on its own engine copy of the game and sends
-the racer's view (what the racer sees: face-down and stock cards hidden, and the cards above
-held back) `DELAY_MS` later, with the other boards that may now show more; the race's public
-events and updates go out with the same delay, so what a spectator sees is a few seconds
-old and cannot help a racer. Only views ever leave: never a seed, a log or a full state,
+the racer's view (what the racer sees: face-down and stock cards hidden) of the position
+shown `DELAY_MS` later, with the other boards that may now show a newer position; the race's
+public events and updates go out with the same delay, so what a spectator sees is a few
+seconds old and cannot help a racer. Only views ever leave: never a seed, a log or a full state,
 during the race or after it.
 
 Spectator counts are kept per race in Redis (``sol:{r:<id>}:watchers``: process id ->
@@ -48,7 +54,7 @@ from engine.views import json_map
 from server.games.store import GameStore
 from server.races.fanout import UPDATE_EVENTS, RaceFanout, Recipient
 from server.races.model import RaceState, RaceStatus
-from server.races.seen import Sightings, mask
+from server.races.seen import Sightings
 from server.races.service import RaceService
 from server.redis import keys, pubsub
 from server.redis.batch import LuaScript
@@ -116,20 +122,38 @@ return {out[1], 0}
 
 
 @dataclass(slots=True)
+class _State:
+    """One position of a racer's game as a spectator may be shown it: after `seq` logged
+    moves, reached at `as_of`; `new`: the labels of the deal first turned up by its move."""
+
+    seq: int
+    as_of: int
+    view: dict[str, object]
+    new: frozenset[int] = frozenset()
+
+
+@dataclass(slots=True)
 class _Copy:
     """This process's engine copy of one racer's game, after `seq` logged moves; `seen`
     follows which of the deal's cards the racer has seen (None: it lost track, or the deal
-    hides nothing)."""
+    hides nothing).
+
+    `base` is the newest position known to be showable while the race runs (every card the
+    racer had seen by then, every racer still playing has seen), `pending` the positions after
+    it, oldest first: each is shown once the cards it and those before it turned up have been
+    seen by every racer still playing (`Spectators._lagged`)."""
 
     game: Game
     seq: int
     log_key: str
+    times_key: str
     seen: Sightings | None
     hides: bool
-    finished: bool = False
+    base: _State
+    pending: list[_State] = dataclasses.field(default_factory=list)
     #: When the racer reached this position (their last move, or the start).
     as_of: int = 0
-    #: The view last shown of this board (masked), to tell when more of it may be shown.
+    #: The view last shown of this board, to tell when a newer one may be shown.
     shown: dict[str, object] | None = None
 
 
@@ -159,6 +183,10 @@ class Spectators:
         self._watching: dict[str, set[Recipient]] = defaultdict(set)
         self._copies: dict[tuple[str, str], _Copy] = {}
         self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
+        #: Per watched race, the racers this process was told have stopped playing: by the
+        #: race's events it handled (and the race as its first spectator here found it), so a
+        #: board never moves on for a stop its spectators are told of only later.
+        self._stopped: dict[str, set[str]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         #: Its script runs through the game store's group commit (one per app).
         self._count = LuaScript.of(_COUNT_LUA)
@@ -182,13 +210,15 @@ class Spectators:
             p.RaceEvent(race_id=race_id, version=msg.version, event=pr.dump_race_event(event))
         ]
         delay = self.delay_ms
-        if isinstance(event, pr.RacerProgress):
-            board = await self._board(race_id, event.player_id, None)
-            if board is not None:
-                out.append(p.RaceSpectate(race_id=race_id, board=board))
-            # The racer saw more: cards on the others' boards may be shown now.
-            for board in await self._unmasked(race_id, event.player_id):
-                out.append(p.RaceSpectate(race_id=race_id, board=board))
+        if (isinstance(event, pr.RacerProgress) and event.finished) or isinstance(
+            event, pr.RacerForfeited
+        ):
+            self._stopped.setdefault(race_id, set()).add(event.player_id)
+        if isinstance(event, (pr.RacerProgress, pr.RacerForfeited)):
+            # A racer moved (their board may move on), saw more or stopped playing (the
+            # others' boards may catch up).
+            for moved in await self._moved_on(race_id):
+                out.append(p.RaceSpectate(race_id=race_id, board=moved))
         if isinstance(event, UPDATE_EVENTS):
             race = await self._races.load(race_id)
             self._names[race_id] = race.names()
@@ -197,7 +227,9 @@ class Spectators:
                 delay += max(0, event.start_at - self._clock.now_ms())
                 for pid in race.pids():
                     board = await self._board(race_id, pid, race.names().get(pid))
-                    if board is not None:
+                    copy = self._copies.get((race_id, pid))
+                    if board is not None and copy is not None:
+                        copy.shown = board.view
                         out.append(p.RaceSpectate(race_id=race_id, board=board))
             if isinstance(event, pr.RaceEnded):  # over: every board as its racer saw it
                 for pid in race.pids():
@@ -237,8 +269,16 @@ class Spectators:
             count = await self._total(race_id)
         boards = []
         self._names[race_id] = race.names()
+        for pid in race.pids():  # every copy current first: what they saw
+            await self._sync(race_id, pid)
+        # Who stopped, as the race this spectator is shown says: for this reply only (the
+        # other spectators here learn of a stop by its event, in its turn).
+        stopped = {
+            pid for pid in race.pids() if race.progress_of(pid).finished or pid in race.forfeited
+        }
+        stopped |= self._stopped.setdefault(race_id, set(stopped))
         for pid, name in race.racers:
-            board = await self._board(race_id, pid, name, live=live)
+            board = await self._board(race_id, pid, name, live=live, stopped=stopped)
             if board is None:
                 continue
             age = now - board.as_of
@@ -309,41 +349,68 @@ class Spectators:
             if copy is None:
                 record, moves = await self._store.load(game_id)
                 game = new_game(record.variant, record.seed)
-                seen: Sightings | None = Sightings(game)
-                hides = seen is not None and seen.hides
+                seen = Sightings(game)
+                k = keys.parse_game_id(game_id)
+                start = _State(0, record.started_at_ms, json_map(game.view()), seen.dealt_up)
                 copy = _Copy(
-                    game, 0, keys.parse_game_id(game_id).log, seen if hides else None, hides
+                    game,
+                    0,
+                    k.log,
+                    k.times,
+                    seen if seen.hides else None,
+                    seen.hides,
+                    start,
+                    as_of=record.started_at_ms,
                 )
-                self._follow(copy, moves)
+                await self._follow(copy, moves, record.last_move_at_ms)
                 self._copies[(race_id, pid)] = copy
+                record = await self._store.get(game_id)
             else:
                 more = cast(list[str], await self._r.lrange(copy.log_key, copy.seq, -1))
-                self._follow(copy, more)
-            record = await self._store.get(game_id)
+                record = await self._store.get(game_id)
+                await self._follow(copy, more, record.last_move_at_ms)
         except NotFound:  # the race has not been dealt
             return None
         except Exception:  # a copy that cannot follow: rebuilt from the log next time
             log.exception("spectator copy of %s failed", game_id)
             self._copies.pop((race_id, pid), None)
             return None
-        copy.finished = record.finished
-        copy.as_of = max(record.last_move_at_ms, record.started_at_ms)
+        if copy.seq == record.seq:  # the record is of this position: over, or not, now
+            copy.as_of = max(record.last_move_at_ms, record.started_at_ms)
         return copy
 
-    @staticmethod
-    def _follow(copy: _Copy, moves: list[str]) -> None:
+    async def _follow(self, copy: _Copy, moves: list[str], last_ms: int) -> None:
+        """Play `moves` (the next ones of the stored log) on the copy, keeping each position
+        a spectator may yet be shown, timed by the game's times list (same slot as its log,
+        pushed by the same script: it holds at least the moves read before it)."""
+        if not moves:
+            return
+        intervals = [
+            int(t)
+            for t in cast(
+                list[str],
+                await self._r.lrange(copy.times_key, copy.seq, copy.seq + len(moves) - 1),
+            )
+        ]
         for i, move in enumerate(moves):
             copy.game.defer_over()  # not over: the next move was accepted (`Game.replay`)
             copy.game.play(move)
             copy.seq += 1
             if i < len(moves) - 1:  # judged after the last move only (`after` reads `over`)
                 copy.game.defer_over()
+            copy.as_of = copy.as_of + intervals[i] if i < len(intervals) else last_ms
+            new: frozenset[int] = frozenset()
             if copy.seen is not None:
                 try:
-                    copy.seen.after(copy.game, move.strip().lower() == UNDO)
+                    new = copy.seen.after(copy.game, move.strip().lower() == UNDO)
                 except ValueError:  # lost track: this board shows no view until the end
                     log.exception("spectator copy lost track of a race game's cards")
                     copy.seen = None
+            if not copy.hides:  # nothing hidden: every position may be shown
+                copy.base = _State(copy.seq, copy.as_of, {})
+            elif copy.seen is not None:
+                view = json_map(copy.game.view())
+                copy.pending.append(_State(copy.seq, copy.as_of, view, new))
 
     async def _pids(self, race_id: str) -> list[str]:
         names = self._names.get(race_id)
@@ -351,81 +418,116 @@ class Spectators:
             names = self._names[race_id] = (await self._races.load(race_id)).names()
         return list(names)
 
-    async def _shown(self, race_id: str) -> set[int] | None:
-        """The cards (labels) every racer still playing has seen; None: show every card (no
-        racer plays on). Raises LookupError when some racer's sightings are unknown."""
+    async def _shown(self, race_id: str, stopped: set[str]) -> set[int] | None:
+        """The cards (labels) every racer still playing (not in `stopped`) has seen; None:
+        show every card (no racer plays on). Raises LookupError when some racer's sightings
+        are unknown."""
         shown: set[int] | None = None
         for pid in await self._pids(race_id):
+            if pid in stopped:
+                continue
             copy = self._copies.get((race_id, pid)) or await self._sync(race_id, pid)
             if copy is None:
                 raise LookupError(f"no copy of {pid}'s game")
-            if copy.finished or not copy.hides:
+            if not copy.hides:
                 continue
             if copy.seen is None:
                 raise LookupError(f"lost track of {pid}'s cards")
             shown = set(copy.seen.seen) if shown is None else shown & copy.seen.seen
         return shown
 
-    async def _view(self, race_id: str, copy: _Copy, live: bool) -> dict[str, object] | None:
-        """The board's view: while the race runs, cards not every racer playing has seen read
-        ``"??"`` (None when that cannot be told: no view until it can)."""
-        view = copy.game.view()
+    async def _lagged(
+        self, race_id: str, copy: _Copy, live: bool, stopped: set[str] | None = None
+    ) -> _State | None:
+        """The position of the racer's game a spectator is shown: while the race runs, the
+        newest one by which every card the racer had turned up (every card on the board, and
+        every card a move went onto or came from) has been seen by every racer still playing,
+        so that neither a board nor a run of boards tells anything of a card one of them has
+        not seen; the position now once nobody plays on (or the race is over, or the deal
+        hides nothing). None when that cannot be told (no view until it can).
+
+        `stopped`: who stopped playing as one new spectator is told (its `race.watching`); the
+        copy then does not move on, as the others here have not been told yet. Otherwise the
+        racers stopped by the events this process handled, and the copy moves on."""
+        now = _State(copy.seq, copy.as_of, {})
         if not live or not copy.hides:
-            return json_map(view)
+            return now
         try:
-            shown = await self._shown(race_id)
+            shown = await self._shown(
+                race_id, self._stopped.get(race_id, set()) if stopped is None else stopped
+            )
         except LookupError:
             return None
         if shown is None:
-            return json_map(view)
+            return now
         if copy.seen is None:
             return None
-        try:
-            return json_map(mask(view, copy.seen.labels, shown))
-        except ValueError:  # labels and view disagree: never a guess
-            log.exception("spectator board of a race game could not be masked")
-            return None
+        if stopped is not None:  # for one spectator: the copy stays where it is
+            state = copy.base
+            for later in copy.pending:
+                if not later.new <= shown:
+                    break
+                state = later
+            return state
+        while copy.pending and copy.pending[0].new <= shown:
+            copy.base = copy.pending.pop(0)
+        return copy.base
 
     async def _board(
-        self, race_id: str, pid: str, name: str | None, live: bool = True
+        self,
+        race_id: str,
+        pid: str,
+        name: str | None,
+        live: bool = True,
+        stopped: set[str] | None = None,
     ) -> p.SpectatorBoard | None:
-        """The racer's board now, from this process's copy brought up to the stored log;
-        `live`: the race runs (cards are held back, see `_view`)."""
+        """The racer's board, from this process's copy brought up to the stored log; `live`:
+        the race runs (the board lags, see `_lagged`)."""
         copy = await self._sync(race_id, pid)
         if copy is None:
             return None
-        view = await self._view(race_id, copy, live)
-        if live:
-            copy.shown = view
-        if view is None:
-            return None
-        return await self._board_of(race_id, pid, name, copy, view)
+        return await self._board_of(race_id, pid, name, copy, live, stopped)
 
     async def _board_of(
-        self, race_id: str, pid: str, name: str | None, copy: _Copy, view: dict[str, object]
-    ) -> p.SpectatorBoard:
+        self,
+        race_id: str,
+        pid: str,
+        name: str | None,
+        copy: _Copy,
+        live: bool,
+        stopped: set[str] | None = None,
+    ) -> p.SpectatorBoard | None:
+        state = await self._lagged(race_id, copy, live, stopped)
+        if state is None:
+            return None
+        view = state.view if state.view else json_map(copy.game.view())
         if name is None:
             names = self._names.get(race_id)
             if names is None or pid not in names:
                 names = self._names[race_id] = (await self._races.load(race_id)).names()
             name = names.get(pid, "?")
-        return p.SpectatorBoard(player_id=pid, name=name, seq=copy.seq, as_of=copy.as_of, view=view)
+        return p.SpectatorBoard(
+            player_id=pid, name=name, seq=state.seq, as_of=state.as_of, view=view
+        )
 
-    async def _unmasked(self, race_id: str, mover: str) -> list[p.SpectatorBoard]:
-        """After `mover`'s move, the other racers' boards that now show more than before."""
+    async def _moved_on(self, race_id: str) -> list[p.SpectatorBoard]:
+        """After any event of the race, every board that may now show a newer position than
+        the one last shown: its racer moved, or another racer saw more or stopped playing."""
         out = []
-        for pid in await self._pids(race_id):
-            copy = self._copies.get((race_id, pid))
-            if pid == mover or copy is None or not copy.hides:
+        pids = await self._pids(race_id)
+        copies = [await self._sync(race_id, pid) for pid in pids]  # all first: what they saw
+        for pid, copy in zip(pids, copies, strict=True):
+            if copy is None:
                 continue
-            view = await self._view(race_id, copy, True)
-            if view is not None and view != copy.shown:
-                copy.shown = view
-                out.append(await self._board_of(race_id, pid, None, copy, view))
+            board = await self._board_of(race_id, pid, None, copy, True)
+            if board is not None and board.view != copy.shown:
+                copy.shown = board.view
+                out.append(board)
         return out
 
     def _forget_copies(self, race_id: str) -> None:
         self._names.pop(race_id, None)
+        self._stopped.pop(race_id, None)
         for key in [k for k in self._copies if k[0] == race_id]:
             del self._copies[key]
 

@@ -4,7 +4,7 @@ checker shown to catch each kind of violation on a history built by hand."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from engine import new_game
 from engine.views import json_map
@@ -22,6 +22,7 @@ from tests.support.chaos.checker import (
 from tests.support.chaos.history import BoardSeen, History, Kind, Op, Outcome, RaceSeen
 from tests.support.chaos.nemesis import Action, schedule
 from tests.support.chaos.run import ChaosConfig, run, summary
+from tests.support.spectating import line_onto_unseen, replay
 
 #: The seed `make test` runs: its 32 s schedule holds each kind of fault once.
 SEED = 1
@@ -200,6 +201,44 @@ def test_a_spectator_shown_a_hidden_card_is_caught() -> None:
     tableau[tableau.index("??")] = hidden
     h.boards[0].view = {**view, "tableau": tableau}
     assert violations(h, {game_id: race_game}) == {Property.SPECTATED}
+
+
+def test_a_spectator_shown_a_position_past_an_unseen_card_is_caught() -> None:
+    """The cheat of the "??" boards: the rival's board showed the position after a move onto
+    a card the other racer had not seen (masked, or not). A board of a position up to where
+    every card the rival had turned up was seen by the other racer passes; so does any board
+    once the other racer stopped playing, or once the race is over."""
+    variant, race = "triple-triangle", "20300615-abcdef"
+    rival, other = f"r.{race}.p1", f"r.{race}.p2"
+    line = tuple(line_onto_unseen(variant, SEEDED))
+    views = replay(variant, SEEDED, line).views
+    games = {
+        rival: StoredGame(rival, "race", variant, "2030-06-15", SEEDED, line),
+        other: StoredGame(other, "race", variant, "2030-06-15", SEEDED, ()),
+    }
+
+    def board(seq: int, at: float = 5.0, **kw: Any) -> History:
+        view = cast(dict[str, object], views[seq])
+        return History(boards=[BoardSeen("s", race, "p1", seq, view, at=at, **kw)])
+
+    assert violations(board(0), games) == set()
+    assert violations(board(len(line)), games) == {Property.SPECTATED}
+    # The old server's board: that position with the other racer's unseen cards as "??".
+    masked = board(len(line))
+    masked.boards[0].view = {**masked.boards[0].view, "foundation": ["??"] * len(line)}
+    assert violations(masked, games) == {Property.SPECTATED}
+    assert violations(board(len(line), final=True), games) == set()
+    assert violations(board(len(line), stopped=("p2",)), games) == set()
+    # The other racer plays the same line: seen by both once they sent it, not before.
+    games[other] = StoredGame(other, "race", variant, "2030-06-15", SEEDED, line)
+    sent = [
+        Op("b", Kind.MOVE, 2.0 + i, other, m, i, Outcome.OK, done_at=2.5 + i, seq=i + 1)
+        for i, m in enumerate(line)
+    ]
+    late = board(len(line), at=1.5)  # before the other sent a move
+    assert violations(History(ops=sent, boards=late.boards), games) == {Property.SPECTATED}
+    on_time = board(len(line), at=3.0 + len(line))
+    assert violations(History(ops=sent, boards=on_time.boards), games) == set()
 
 
 def test_a_seed_replays_its_faults() -> None:

@@ -5,11 +5,16 @@ keeps one address's accounts apart, and limits on private rooms."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+import functools
+import json
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import pytest_asyncio
 import redis.asyncio
@@ -22,6 +27,7 @@ from server.redis import keys
 from server.services import RACE_TTL_MS
 from tests.support.app import App, serve
 from tests.support.races import race_config, start_race
+from tests.support.spectating import Replay, board_breaks, line_onto_unseen, replay
 from tests.support.wsclient import Client
 
 #: The variants that hide cards (face-down cards, a stock); the pairing games hide none.
@@ -109,35 +115,65 @@ async def test_no_card_of_a_race_deal_reaches_anyone_before_the_start(
 # -- 4. nothing to spectators that a racer has not seen -----------------------------------------
 
 
-async def until_board(s: Client, pid: str, seq: int) -> dict[str, Any]:
-    while True:
-        msg = await s.push("race.spectate")
-        if (
-            msg["board"]["player_id"] == pid
-            and msg["board"]["seq"] >= seq
-            and msg["board"].get("view")
-        ):
-            board: dict[str, Any] = msg["board"]
-            return board
+class Spectator:
+    """What one spectator of a race is sent, over a WebSocket (`race.watch`: the client's
+    frames) or the HTTP race stream (/api/v1/races/{id}/events: its lines), in phases."""
+
+    def __init__(self, name: str, lines: list[dict[str, Any]]) -> None:
+        self.name, self.lines = name, lines
+        self.starts = [0]  # where each phase's lines begin
+
+    def next_phase(self) -> None:
+        self.starts.append(len(self.lines))
+
+    def of_phase(self, phase: int | None) -> list[dict[str, Any]]:
+        if phase is None:
+            return self.lines
+        end = self.starts[phase + 1] if phase + 1 < len(self.starts) else len(self.lines)
+        return self.lines[self.starts[phase] : end]
+
+    def boards(self, pid: str, phase: int | None = None) -> list[dict[str, Any]]:
+        """The boards of `pid` with a view, in the order sent."""
+        out = []
+        for m in self.of_phase(phase):
+            found = [m["board"]] if m.get("type") == "race.spectate" else []
+            found += m.get("boards", []) if m.get("type") == "race.watching" else []
+            out += [b for b in found if b["player_id"] == pid and b.get("view") is not None]
+        return out
+
+    def shows(self, pid: str, seq: int, phase: int) -> bool:
+        """Whether a board of `pid` at `seq` came in `phase`."""
+        return any(b["seq"] == seq for b in self.boards(pid, phase))
+
+    def event(self, kind: str, pid: str | None = None, moves: int = 0) -> bool:
+        """Whether a race event of this kind came (of `pid`, with at least `moves` moves)."""
+        return any(
+            m.get("type") == "race.event"
+            and m["event"]["kind"] == kind
+            and (pid is None or m["event"].get("player_id") == pid)
+            and m["event"].get("moves", 0) >= moves
+            for m in self.lines
+        )
+
+    async def until(self, test: Callable[[], bool], what: str) -> None:
+        for _ in range(500):
+            if test():
+                await asyncio.sleep(0.1)  # the rest of that batch (boards follow the event)
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"{self.name}: no {what}")
 
 
-def up_cards(view: dict[str, Any]) -> list[str]:
-    """Every card written in a view, with repeats, "??" included (a multiset, in order)."""
-    out: list[str] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if k != "variant":
-                    walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-        elif isinstance(v, str):
-            out.append(v)
-
-    walk(view)
-    return out
+def assert_keeps_the_rule(
+    eye: Spectator, phase: int, pid: str, racer: Replay, playing: list[Replay]
+) -> list[dict[str, Any]]:
+    """Every board of `pid` sent in `phase` is a position of the racer's game that tells
+    nothing of a card one of the racers still `playing` has not seen; the boards."""
+    boards = eye.boards(pid, phase)
+    for board in boards:
+        broken = board_breaks(board["view"], board["seq"], racer, playing)
+        assert broken is None, f"{eye.name}, phase {phase}: {broken}"
+    return boards
 
 
 @pytest.mark.parametrize("variant", HIDDEN_VARIANTS)
@@ -147,86 +183,205 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
     monkeypatch: pytest.MonkeyPatch,
     variant: str,
 ) -> None:
-    """The cheat: the racer watches their own race from an alt; the opponent's stock draws are
-    the racer's own next cards. Now the alt sees the opponent's drawn cards only once the
-    racer has drawn them too, and the boards that may show more are sent again then."""
+    """The cheat: the racer follows their own race from an alt (over a WebSocket, and over
+    the HTTP stream, which needs no account); the rival turns up cards that are the racer's
+    own next cards and plays onto them. A "??" mask hid such a card, but the move onto it told
+    its rank. Now no board shows a position of the rival's game after a card the racer has
+    not seen turned up; the board catches up once the racer has seen those cards, or stops
+    playing, and shows everything once the race is over."""
     monkeypatch.setattr(spectate, "DELAY_MS", 200)
     cheat, rival = await race_app.client("cheat", versions=V5), await race_app.client("rival")
     race_id = await room(race_app, variant, cheat, rival)
+    seed = await seed_of(redis_client, race_id)
+    line = line_onto_unseen(variant, seed)  # its last move goes onto (or moves) such a card
     alt = await race_app.client("cheat_alt", versions=V5)
     assert (await alt.request("race.watch", race_id=race_id))["type"] == "race.watching"
-    started = {s["game_id"]: s for s in await start_race(race_app, cheat, rival)}
+    http_lines: list[dict[str, Any]] = []
+    eyes = (Spectator("websocket", alt.seen), Spectator("http", http_lines))
     gid_c = keys.race_game_id(race_id, cheat.player_id)
     gid_r = keys.race_game_id(race_id, rival.player_id)
-    # What the cheat has seen: the deal's face-up cards.
-    dealt_up = [c for c in up_cards(started[gid_c]["view"]) if c != "??"]
-    draws = 3
-    for _ in range(draws):  # the rival draws from the stock; the cheat does not
-        moved = await rival.request("move", game_id=gid_r, move="d")
-        assert moved["type"] == "moved", moved
-    rival_view = moved["view"]
-    drawn = [c for c in up_cards(rival_view) if c != "??"]
-    assert len(drawn) > len(dealt_up), "the rival turned up cards the cheat has not seen"
-    board = await until_board(alt, rival.player_id, draws)
-    # The alt sees the rival's board, but none of the cards the cheat has not seen yet.
-    shown = [c for c in up_cards(board["view"]) if c != "??"]
-    assert sorted(shown) == sorted(dealt_up), (shown, dealt_up)
-    assert len(up_cards(board["view"])) == len(up_cards(rival_view)), "held back as '??'"
-    seen_by_cheat = set(dealt_up)
-    race_strings = {
-        s
-        for m in alt.seen
-        if m.get("type") in ("race.spectate", "race.watching")
-        for s in strings(m)
-    }
-    assert race_strings & deck_of(variant, await seed_of(redis_client, race_id)) <= seen_by_cheat
-    # The cheat draws the same cards: now both have seen them, and the alt is shown them.
-    for _ in range(draws):
-        cheat_moved = await cheat.request("move", game_id=gid_c, move="d")
-        assert cheat_moved["type"] == "moved", cheat_moved
-    board = await until_board(alt, rival.player_id, draws)
-    while up_cards(board["view"]) != up_cards(rival_view):  # the rival's board, more shown
-        board = await until_board(alt, rival.player_id, draws)
-    # The race ends: the final boards show what each racer saw.
-    for c, gid in ((cheat, gid_c), (rival, gid_r)):
-        assert (await c.request("resign", game_id=gid))["type"] == "finished"
-    while (await alt.push("race.update"))["race"]["status"] != "finished":
-        pass
-    final = await until_board(alt, rival.player_id, draws)  # sent with the end
-    assert up_cards(final["view"]) == up_cards(rival_view)
+
+    async def play(c: Client, gid: str, moves: list[str]) -> None:
+        for move in moves:
+            moved = await c.request("move", game_id=gid, move=move)
+            assert moved["type"] == "moved", moved
+
+    async def until_all(test: Callable[[Spectator], bool], what: str) -> None:
+        for eye in eyes:
+            await eye.until(functools.partial(test, eye), what)
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            f"{race_app.http}/api/v1/races/{race_id}/events",
+            timeout=aiohttp.ClientTimeout(total=None),
+        ) as stream,
+    ):
+        assert stream.status == 200
+
+        async def read() -> None:
+            async for raw in stream.content:
+                if raw.strip():
+                    http_lines.append(json.loads(raw))
+
+        reader = asyncio.create_task(read())
+        try:
+            await until_all(
+                lambda e: any(m["type"] == "race.watching" for m in e.lines), "watching"
+            )
+            await start_race(race_app, cheat, rival)
+
+            # 1. The rival plays onto a card the cheat has not seen; the cheat has not moved.
+            await play(rival, gid_r, line)
+            await until_all(lambda e: e.event("progress", rival.player_id, len(line)), "moves")
+            before, after = replay(variant, seed, line), replay(variant, seed, [])
+            for eye in eyes:
+                shown = assert_keeps_the_rule(eye, 0, rival.player_id, before, [after])
+                assert shown, f"{eye.name}: the rival's board (as dealt) is shown"
+                assert max(b["seq"] for b in shown) < len(line), f"{eye.name}: held back"
+                eye.next_phase()
+
+            # 2. The cheat plays the same line on the same deal: both have seen those cards, and
+            # the rival's board catches up.
+            await play(cheat, gid_c, line)
+            await until_all(
+                lambda e: any(b["seq"] == len(line) for b in e.boards(rival.player_id, 1)),
+                "the rival's board caught up",
+            )
+            for eye in eyes:
+                assert_keeps_the_rule(eye, 1, rival.player_id, before, [before])
+                assert_keeps_the_rule(eye, 1, cheat.player_id, before, [before])
+                eye.next_phase()
+
+            # 3. The rival draws: cards the cheat has not seen, held back while the cheat plays
+            # on; shown once the cheat stops playing (resigns), the race still running.
+            await play(rival, gid_r, ["d"])
+            drawn = replay(variant, seed, [*line, "d"])
+            await until_all(lambda e: e.event("progress", rival.player_id, len(line) + 1), "draw")
+            for eye in eyes:
+                assert_keeps_the_rule(eye, 2, rival.player_id, drawn, [before])
+                eye.next_phase()
+            assert (await cheat.request("resign", game_id=gid_c))["type"] == "finished"
+            await until_all(
+                lambda e: any(b["seq"] == len(line) + 1 for b in e.boards(rival.player_id, 3)),
+                "the rival's board once the cheat stopped playing",
+            )
+            for eye in eyes:
+                assert not eye.event("finished"), "the race still runs"
+                eye.next_phase()
+
+            # 4. The race ends: the last boards show what each racer saw.
+            assert (await rival.request("resign", game_id=gid_r))["type"] == "finished"
+            await until_all(lambda e: e.event("finished"), "the race's end")
+            await asyncio.wait_for(reader, 10)  # the stream ends with the race
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
+                await reader
+    for eye in eyes:
+        final = eye.boards(rival.player_id, 4)
+        assert final and final[-1]["seq"] == len(line) + 1, eye.name
     for c in (cheat, rival, alt):
         await c.close()
 
 
+@pytest.mark.parametrize("stop", ["resign", "forfeit"])
 async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
-    race_app: App, monkeypatch: pytest.MonkeyPatch
+    race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch, stop: str
 ) -> None:
-    """Three racers: the rival's draws stay held back while any racer still playing has not
-    drawn them; once the last one who has not resigns, nobody can be helped: they show."""
+    """Three racers: two draw the same cards, the third does not. Their boards stay at the
+    deal while the third plays on (it has not seen those cards); once the third resigns, or
+    forfeits (gone beyond the grace period), nobody still playing can be helped: both boards
+    catch up, the race still running, and the spectator was told of the stop first."""
     monkeypatch.setattr(spectate, "DELAY_MS", 200)
+    variant = "triple-deck"
     racers = [await race_app.client(n, versions=V5) for n in ("trio_a", "trio_b", "trio_c")]
     rival, racer, idle = racers
-    race_id = await room(race_app, "triple-deck", *racers)
-    eye = await race_app.client("trio_eye", versions=V5)
-    assert (await eye.request("race.watch", race_id=race_id))["type"] == "race.watching"
+    race_id = await room(race_app, variant, *racers)
+    seed = await seed_of(redis_client, race_id)
+    eye_client = await race_app.client("trio_eye", versions=V5)
+    assert (await eye_client.request("race.watch", race_id=race_id))["type"] == "race.watching"
+    eye = Spectator("websocket", eye_client.seen)
     await start_race(race_app, *racers)
     gid = {c.player_id: keys.race_game_id(race_id, c.player_id) for c in racers}
     for c in (rival, racer):
         for _ in range(2):
             moved = await c.request("move", game_id=gid[c.player_id], move="d")
             assert moved["type"] == "moved", moved
-    rival_view = (await rival.request("game.get", game_id=gid[rival.player_id]))["view"]
-    board = await until_board(eye, rival.player_id, 2)
-    while up_cards(board["view"]) == up_cards(rival_view):
-        board = await until_board(eye, rival.player_id, 2)
-    assert up_cards(board["view"]).count("??") - up_cards(rival_view).count("??") == 6, (
-        "the idle racer has drawn none of the six cards"
+    for c in (rival, racer):
+        await eye.until(functools.partial(eye.event, "progress", c.player_id, 2), "the draws")
+    drew, dealt = replay(variant, seed, ["d", "d"]), replay(variant, seed, [])
+    for c in (rival, racer):
+        shown = assert_keeps_the_rule(eye, 0, c.player_id, drew, [drew, dealt])
+        assert shown and max(b["seq"] for b in shown) == 0, "held at the deal"
+    eye.next_phase()
+    if stop == "resign":
+        assert (await idle.request("resign", game_id=gid[idle.player_id]))["type"] == "finished"
+    else:
+        await idle.close()
+        for _ in range(12):  # steps shorter than a presence mark: the others stay present
+            race_app.clock.advance(2_000)
+            await race_app.services.race_clock.tick(sweep=True)
+            if eye.event("forfeit", idle.player_id):
+                break
+            await asyncio.sleep(0.3)
+    for c in (rival, racer):
+        await eye.until(functools.partial(eye.shows, c.player_id, 2, 1), "caught up")
+        assert_keeps_the_rule(eye, 1, c.player_id, drew, [drew])
+    kind = "progress" if stop == "resign" else "forfeit"
+    told = next(
+        i
+        for i, m in enumerate(eye.lines)
+        if m.get("type") == "race.event"
+        and m["event"]["kind"] == kind
+        and m["event"]["player_id"] == idle.player_id
     )
-    assert (await idle.request("resign", game_id=gid[idle.player_id]))["type"] == "finished"
-    board = await until_board(eye, rival.player_id, 2)
-    while up_cards(board["view"]) != up_cards(rival_view):
-        board = await until_board(eye, rival.player_id, 2)
-    for c in (*racers, eye):
+    first = next(
+        i
+        for i, m in enumerate(eye.lines)
+        if m.get("type") == "race.spectate" and m["board"]["seq"] == 2
+    )
+    assert told < first, "the stop is told before the boards it lets move on"
+    assert not eye.event("finished"), "the race still runs"
+    for c in (*racers, eye_client):
+        await c.close()
+
+
+async def test_cards_seen_and_turned_back_into_the_stock_still_hold_the_board(
+    race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triple Deck: the rival draws through the whole stock and turns the waste back over.
+    Nothing face up is then new (the board looks as dealt, 40 moves on), but the rival saw
+    every stock card: the board stays at the deal, and moves on only as far as the other
+    racer has drawn too."""
+    monkeypatch.setattr(spectate, "DELAY_MS", 200)
+    variant = "triple-deck"
+    cheat, rival = await race_app.client("redeal_c", versions=V5), await race_app.client("redeal")
+    race_id = await room(race_app, variant, cheat, rival)
+    seed = await seed_of(redis_client, race_id)
+    eye_client = await race_app.client("redeal_eye", versions=V5)
+    assert (await eye_client.request("race.watch", race_id=race_id))["type"] == "race.watching"
+    eye = Spectator("websocket", eye_client.seen)
+    await start_race(race_app, cheat, rival)
+    gid_r = keys.race_game_id(race_id, rival.player_id)
+    draws = -(-replay(variant, seed, []).views[0]["stock"] // 3) + 1  # type: ignore[index]
+    for _ in range(draws):
+        moved = await rival.request("move", game_id=gid_r, move="d")
+        assert moved["type"] == "moved", moved
+    assert moved["view"]["waste"] == [] and moved["view"]["stock"] == 116, "turned back over"
+    await eye.until(functools.partial(eye.event, "progress", rival.player_id, draws), "draws")
+    redealt, dealt = replay(variant, seed, ["d"] * draws), replay(variant, seed, [])
+    shown = assert_keeps_the_rule(eye, 0, rival.player_id, redealt, [dealt])
+    assert shown and max(b["seq"] for b in shown) == 0, "held at the deal"
+    eye.next_phase()
+    gid_c = keys.race_game_id(race_id, cheat.player_id)
+    for _ in range(3):
+        assert (await cheat.request("move", game_id=gid_c, move="d"))["type"] == "moved"
+    await eye.until(functools.partial(eye.shows, rival.player_id, 3, 1), "caught up to 3")
+    drew = replay(variant, seed, ["d"] * 3)
+    assert [b["seq"] for b in assert_keeps_the_rule(eye, 1, rival.player_id, redealt, [drew])]
+    assert max(b["seq"] for b in eye.boards(rival.player_id, 1)) == 3
+    for c in (cheat, rival, eye_client):
         await c.close()
 
 

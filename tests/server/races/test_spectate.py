@@ -92,18 +92,19 @@ async def test_a_spectator_sees_the_racers_boards_and_never_a_hidden_card(
     await play(a, started[a.player_id]["game_id"], started[a.player_id]["view"], 6)
     await play(b, started[b.player_id]["game_id"], started[b.player_id]["view"], 3)
     a_moves = await redis_client.llen(keys.parse_game_id(started[a.player_id]["game_id"]).log)
+
+    # The race ends; its last frames reach the spectator too (after the delay), showing each
+    # racer's board as it stands at the end.
+    for racer in (a, b):
+        gid = started[racer.player_id]["game_id"]
+        assert (await racer.request("resign", game_id=gid))["type"] == "finished"
+    await until(s, "race.update", lambda m: m["race"]["status"] == "finished")
     board = await until(
         s,
         "race.spectate",
         lambda m: m["board"]["player_id"] == a.player_id and m["board"]["seq"] == a_moves,
     )
     assert board["board"]["name"] == "racer_a"
-
-    # The race ends; its last frames reach the spectator too (after the delay).
-    for racer in (a, b):
-        gid = started[racer.player_id]["game_id"]
-        assert (await racer.request("resign", game_id=gid))["type"] == "finished"
-    await until(s, "race.update", lambda m: m["race"]["status"] == "finished")
 
     # Every board a spectator was shown is the racer's own view after that many moves.
     raw_seed = await redis_client.hget(keys.race(race_id), "seed")
@@ -117,17 +118,12 @@ async def test_a_spectator_sees_the_racers_boards_and_never_a_hidden_card(
     for bd in views:
         gid = keys.race_game_id(race_id, bd["player_id"])
         log_key = keys.parse_game_id(gid).log
-        log = cast(list[str], await redis_client.lrange(log_key, 0, bd["seq"] - 1))
+        log = cast(list[str], await redis_client.lrange(log_key, 0, -1))[: bd["seq"]]
         game = new_game(VARIANT, seed)
         game.replay(log)
         expect: dict[str, Any] = json.loads(json.dumps(game.view()))
-        # The racer's own view, but for cards the other racer had not seen yet ("??").
-        for got, want in zip(bd["view"]["tableau"], expect["tableau"], strict=True):
-            assert got in (want, "??")
-        assert len(bd["view"]["foundation"]) == len(expect["foundation"])
-        for got, want in zip(bd["view"]["foundation"], expect["foundation"], strict=True):
-            assert got in (want, "??")
-        assert bd["view"]["stock"] == expect["stock"]
+        # The racer's own view of a position of their game: nothing masked.
+        assert bd["view"] == expect
         shown |= cards_in(bd["view"])
     # Cards that stayed hidden from both racers never reached the spectator in any frame.
     seen_by_racers: set[str] = set()

@@ -18,6 +18,7 @@ from engine import new_game
 from engine.views import json_map
 from server.redis import keys
 from tests.support.chaos.history import History, Kind, Op, Outcome
+from tests.support.spectating import Replay, replay
 
 
 class Property(StrEnum):
@@ -29,7 +30,10 @@ class Property(StrEnum):
     RACES_END = "every race ends by its time limit plus grace"
     RATED_ONCE = "ratings applied exactly once per race"
     BOARDS = "every board entry matches a finished game"
-    SPECTATED = "a spectator never sees a card its racer could not"
+    SPECTATED = (
+        "a spectator never sees a card its racer could not, nor a position after a card turned"
+        " up that another racer still playing had not seen"
+    )
     RESUMED = "every client reconnected and resumed"
 
 
@@ -139,6 +143,76 @@ def cards_in(view: object) -> set[str]:
     if isinstance(view, list):
         return {c for v in view for c in cards_in(v)}
     return {view} if isinstance(view, str) and view != "??" else set()
+
+
+def _check_spectated(
+    v: list[Violation], history: History, games: Mapping[str, StoredGame], truth: _Truth
+) -> int:
+    """SPECTATED (docs/fairplay.md): each board a spectator was shown is the racer's own view
+    at its seq (no card the racer could not see, no mask), and unless the race was over, every
+    card the racer had turned up by then (by label: `tests.support.spectating`) had been seen
+    by each other racer of the race the spectator had not been told had stopped playing (the
+    server moves a board on for a stop only once it has handled, and so sent, its event).
+    What they had seen is bounded by the moves they had sent before the board came. A run of
+    such boards tells nothing of a card one of them has not seen: not by a card shown, nor by
+    a move onto or off one. Returns the boards checked."""
+    replays: dict[str, Replay] = {}
+
+    def replay_of(g: StoredGame) -> Replay:
+        if g.game_id not in replays:
+            replays[g.game_id] = replay(g.variant, g.seed, g.moves)
+        return replays[g.game_id]
+
+    sent: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for op in history.ops:
+        if op.kind is Kind.MOVE and op.expected_seq is not None:
+            sent[op.game_id].append((op.sent_at, op.expected_seq + 1))
+    racers: dict[str, list[StoredGame]] = defaultdict(list)
+    for g in games.values():
+        k = keys.parse_game_id(g.game_id) if g.kind == "race" else None
+        if isinstance(k, keys.RaceGameKeys):
+            racers[k.race_id].append(g)
+
+    checked = 0
+    for board in history.boards:
+        game_id = keys.race_game_id(board.race_id, board.player_id)
+        stored = games.get(game_id)
+        if stored is None:
+            v.append(Violation(Property.SPECTATED, f"{board.client}: {game_id} not stored"))
+            continue
+        checked += 1
+        where = f"{board.client}: {game_id} seq {board.seq}"
+        if _norm(board.view) not in truth.views(game_id, board.seq):
+            shown = cards_in(board.view)
+            own = [cards_in(json.loads(x)) for x in truth.views(game_id, board.seq)]
+            extra = sorted(shown - set().union(*own)) if own else sorted(shown)
+            v.append(Violation(Property.SPECTATED, f"{where}: not the racer's view {extra}"))
+            continue
+        if board.final or not 0 <= board.seq <= len(stored.moves):
+            continue
+        known: frozenset[int] | None = None
+        for other in racers[board.race_id]:
+            pid = keys.parse_game_id(other.game_id).player_id
+            if other.game_id == game_id or pid in board.stopped:
+                continue
+            played = min(
+                len(other.moves),
+                max((n for at, n in sent[other.game_id] if at < board.at), default=0),
+            )
+            seen = replay_of(other).seen_by(played)
+            known = seen if known is None else known & seen
+        if known is None:
+            continue
+        unseen = replay_of(stored).seen_by(board.seq) - known
+        if unseen:
+            v.append(
+                Violation(
+                    Property.SPECTATED,
+                    f"{where}: a position after {len(unseen)} card(s) turned up that a racer"
+                    " still playing had not seen",
+                )
+            )
+    return checked
 
 
 class _Truth:
@@ -289,24 +363,10 @@ def check(
     _check_ratings(v, ledgers)
     entries = _check_boards(v, games, ledgers)
 
-    # SPECTATED: a spectator's board shows no card the racer's own view at that seq hides.
-    spectated = 0
-    for seen_board in history.boards:
-        game_id = keys.race_game_id(seen_board.race_id, seen_board.player_id)
-        if game_id not in games:
-            v.append(Violation(Property.SPECTATED, f"{seen_board.client}: {game_id} not stored"))
-            continue
-        spectated += 1
-        shown = cards_in(seen_board.view)
-        racer = [cards_in(json.loads(x)) for x in truth.views(game_id, seen_board.seq)]
-        if not any(shown <= cards for cards in racer):
-            extra = sorted(shown - set().union(*racer)) if racer else sorted(shown)
-            v.append(
-                Violation(
-                    Property.SPECTATED,
-                    f"{seen_board.client}: {game_id} seq {seen_board.seq} shows {extra}",
-                )
-            )
+    # SPECTATED: a spectator's board is its racer's own view at its seq, and while the race
+    # runs it is of a position by which every card the racer had turned up was seen by every
+    # other racer who could still be playing when the board came.
+    spectated = _check_spectated(v, history, games, truth)
 
     # RESUMED: a client that lost its connection made a successful request afterwards.
     for session in history.sessions.values():

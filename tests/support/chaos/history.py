@@ -62,13 +62,19 @@ class RaceSeen:
 
 @dataclass(slots=True)
 class BoardSeen:
-    """A racer's board as a spectator was shown it (`race.watching` or `race.spectate`)."""
+    """A racer's board as a spectator was shown it (`race.watching` or `race.spectate`):
+    when it came (the test's monotonic clock), the racers the spectator had been told had
+    stopped playing (a `progress` event with `finished`, a `forfeit`), and whether the race
+    was over (its end event came first, or it was watched finished)."""
 
     client: str
     race_id: str
     player_id: str
     seq: int
     view: dict[str, object]
+    at: float = 0.0
+    stopped: tuple[str, ...] = ()
+    final: bool = False
 
 
 @dataclass(slots=True)

@@ -408,7 +408,13 @@ class Spectator(Client):
     """Watches the running races a few seconds at a time (`race.list`, `race.watch`, the
     delayed boards, `race.unwatch`), keeping every board it is shown in the history: the
     checker compares each with the racer's stored game (never a card the racer could not
-    see)."""
+    see, nor a position past a card another racer still playing had not seen)."""
+
+    def __init__(self, name: str, url: str, history: History, rng: random.Random) -> None:
+        super().__init__(name, url, history, rng)
+        #: The watched race: whether it is over, and the racers told to have stopped playing.
+        self._ended = False
+        self._stopped: set[str] = set()
 
     async def run(self) -> None:
         while not self.stopping:
@@ -425,12 +431,29 @@ class Spectator(Client):
         view, seq = board.get("view"), board.get("seq")
         if isinstance(view, dict) and isinstance(seq, int):
             self.history.boards.append(
-                BoardSeen(self.name, race_id, str(board["player_id"]), seq, view)
+                BoardSeen(
+                    self.name,
+                    race_id,
+                    str(board["player_id"]),
+                    seq,
+                    view,
+                    at=time.monotonic(),
+                    stopped=tuple(sorted(self._stopped)),
+                    final=self._ended,
+                )
             )
 
     def _drain(self) -> None:
         assert self.conn is not None
         for push in self.conn.pushes:
+            event = push.get("event") or {}
+            if push.get("type") == "race.event":
+                if event.get("kind") == "finished":
+                    self._ended = True
+                elif event.get("kind") == "forfeit" or (
+                    event.get("kind") == "progress" and event.get("finished")
+                ):
+                    self._stopped.add(str(event.get("player_id")))
             if push.get("type") == "race.spectate":
                 self._board(str(push["race_id"]), push["board"])
         self.conn.pushes.clear()
@@ -448,6 +471,13 @@ class Spectator(Client):
             if op.outcome is not Outcome.OK:
                 await asyncio.sleep(0.5)
                 continue
+            race = watching.get("race") or {}
+            self._ended = race.get("status") == "finished"
+            self._stopped = {
+                str(r["player_id"])
+                for r in race.get("racers", ())
+                if r.get("finished") or r.get("forfeited")
+            }
             for board in watching.get("boards", ()):
                 self._board(race_id, board)
             until = time.monotonic() + self.rng.uniform(2.0, 5.0)
