@@ -18,8 +18,8 @@ export function cardName(code) {
 
 /** A face-up card; a <button> when `interactive` so it can be focused and played by keyboard. */
 export function faceCard(code, interactive = false, extra = "") {
-  // A spectator's board holds back ("??") a card not every racer has seen yet.
-  if (code === "??") return backCard(false, "card held back until every racer has seen it");
+  // "??" is a face-down card wherever a view may show one.
+  if (code === "??") return backCard(false);
   const { rank, suit } = parseCard(code);
   const [glyph] = SUITS[suit];
   const node = document.createElement(interactive ? "button" : "div");

@@ -1,6 +1,6 @@
 // Watching a race (`#/watch/RACE_ID`, and `#/race/RACE_ID` for anyone but its racers): every
-// racer's board as the server shows spectators (3 s late, "??" for a card not every racer
-// still playing has seen), the standings, the time left, how many watch, and a link to share.
+// racer's board as the server shows spectators (3 s late, and as of the last position whose
+// cards every racer still playing has seen), the standings, the time left, how many watch, and a link to share.
 // Signed-in pages watch over the WebSocket (`race.watch`); a page opened by someone without a
 // player watches anonymously over the public API's stream (`/api/v1/races/ID/events`): the
 // same messages, the same delay and masking.
