@@ -15,15 +15,15 @@ Places as in the move events: a pile's number, ``s`` (stock), ``w`` (waste), ``f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, cast
 
-from .moves import MoveResult
 from .views import (
     EASTHAVEN_VARIANTS,
     PAIRING_VARIANTS,
     TRIPEAKS_VARIANTS,
     TRIPLE_DECK_VARIANTS,
+    Event,
     View,
     json_map,
     pairing_view,
@@ -48,18 +48,26 @@ def _whole(view: View) -> dict[str, object]:
     return {k: v for k, v in json_map(view).items() if k != "variant"}
 
 
-def view_patch(view: View, result: MoveResult) -> dict[str, object]:
-    """The parts of `view` (the view after the move) that the move `result` changed."""
-    if result.undo:
-        return _whole(view)
+def view_patch(view: View, events: Sequence[Event]) -> dict[str, object]:
+    """The parts of `view` (the view after the move) that the move's `events`
+    (`MoveResult.events()`) changed."""
     places: set[str] = set()
     added: dict[str, int] = {}
-    for t in result.transfers:
-        places.update((t.src, t.dst))
-        added[t.dst] = added.get(t.dst, 0) + len(t.cards)
-    places.update(r.at for r in result.reveals)
-    if any(e["type"] == "recycle" for e in result.extra):
-        places.update(("s", "w"))
+    up: set[str] = set()
+    down = False
+    for e in events:
+        if e["type"] == "undo":
+            return _whole(view)
+        if e["type"] == "move":
+            places.update((e["from"], e["to"]))
+            added[e["to"]] = added.get(e["to"], 0) + len(e["cards"])
+            if e["to"] == "f":
+                up.update(e["cards"])
+            down = down or e["from"] == "f"
+        elif e["type"] == "reveal":
+            places.add(e["at"])
+        else:
+            places.update(("s", "w"))
     body = json_map(view)
     patch: dict[str, object] = {k: body[k] for k in SUMMARY}
     variant = view["variant"]
@@ -100,7 +108,7 @@ def view_patch(view: View, result: MoveResult) -> dict[str, object]:
             elif place == "w" and variant in TRIPLE_DECK_VARIANTS:
                 patch["waste"] = _tail(triple_deck_view(view)["waste"], added.get("w", 0))
             elif place == "f":
-                patch["foundations"] = _foundations(tv["foundations"], result)
+                patch["foundations"] = _foundations(tv["foundations"], up, down)
             elif place.isdigit() and 1 <= int(place) <= len(tv["piles"]):
                 tpiles[str(int(place) - 1)] = tv["piles"][int(place) - 1]
             else:
@@ -111,12 +119,10 @@ def view_patch(view: View, result: MoveResult) -> dict[str, object]:
     return _whole(view)
 
 
-def _foundations(foundations: list[list[str]], result: MoveResult) -> dict[str, object]:
+def _foundations(foundations: list[list[str]], up: set[str], down: bool) -> dict[str, object]:
     """The foundations a move to or from them may have changed: those topped by the card it
     put up (identical cards of other decks make more than one candidate; each is sent whole),
     or all of them when a card came back down."""
-    up = {c.text for t in result.transfers if t.dst == "f" for c in t.cards}
-    down = any(t.src == "f" for t in result.transfers)
     return {str(j): f for j, f in enumerate(foundations) if down or (f and f[-1] in up)}
 
 

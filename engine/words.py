@@ -2,7 +2,7 @@
 
 A client without the rules (the browser) shows what these say: ``J♦ to the foundation``,
 ``7♥ + 7♣``, ``5♣ onto 6♥``, ``Draw 8♦ Q♠ 3♦``, ``Undo (counts as a move)``. A move is
-described either after it was played, from its `MoveResult` and the view it left
+described either after it was played, from its events and the view it left
 (`played_text`: the cards it turned up are the player's now), or before, from the view it
 starts from (`move_text`, for hints and safe moves: a stock move never names the cards it
 would turn, which are hidden).
@@ -19,16 +19,19 @@ it runs once per reply, off the move path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from .cards import SUITS, parse_card
 from .game import Game
-from .moves import UNDO, Move, MoveResult, Transfer
+from .moves import Move
 from .views import (
     EASTHAVEN_VARIANTS,
     PAIRING_VARIANTS,
     TRIPEAKS_VARIANTS,
     TRIPLE_DECK_VARIANTS,
+    Event,
+    MoveEvent,
     View,
     pairing_view,
     tableau_view,
@@ -69,36 +72,38 @@ def _onto(below: str | None, pile: str) -> str:
     return f"onto {card_words(below)}" if below else f"to empty pile {pile}"
 
 
-def played_text(view: View, result: MoveResult) -> str:
-    """What a move did, in words, from its result and the view after it."""
-    if result.undo or result.move == UNDO:
-        return UNDO_TEXT
-    for e in result.extra:
+def played_text(view: View, events: Sequence[Event]) -> str:
+    """What a move did, in words, from its events (`MoveResult.events()`) and the view after."""
+    moves: list[MoveEvent] = []
+    for e in events:
+        if e["type"] == "undo":
+            return UNDO_TEXT
         if e["type"] == "recycle":
             return "Turn the waste over"
-    moves = result.transfers
+        if e["type"] == "move":
+            moves.append(e)
     if not moves:
-        return result.move
+        return ""
+    cards = [c for t in moves for c in t["cards"]]
     if view["variant"] in PAIRING_VARIANTS:
-        return " + ".join(card_words(c.text) for t in moves for c in t.cards)
+        return " + ".join(card_words(c) for c in cards)
     first = moves[0]
-    cards = [c.text for t in moves for c in t.cards]
-    if first.src == "s":
+    if first["from"] == "s":
         if view["variant"] in EASTHAVEN_VARIANTS:
             return f"Deal {len(cards)} card{'s' if len(cards) != 1 else ''}: {_cards(cards)}"
         return f"Draw {_cards(cards)}"
-    if first.dst == "f":
+    if first["to"] == "f":
         return f"{_run(cards)} to the foundation"
-    return _to_pile(view, first, cards)
+    return _to_pile(view, first["from"], first["to"], cards)
 
 
-def _to_pile(view: View, t: Transfer, cards: list[str]) -> str:
+def _to_pile(view: View, src: str, dst: str, cards: list[str]) -> str:
     below: str | None = None
     if view["variant"] in TRIPLE_DECK_VARIANTS or view["variant"] in EASTHAVEN_VARIANTS:
-        up = tableau_view(view)["piles"][int(t.dst) - 1]["up"]
+        up = tableau_view(view)["piles"][int(dst) - 1]["up"]
         below = up[-len(cards) - 1] if len(up) > len(cards) else None
-    source = " from the foundation" if t.src == "f" else " from the waste" if t.src == "w" else ""
-    return f"{_run(cards)}{source} {_onto(below, t.dst)}"
+    source = " from the foundation" if src == "f" else " from the waste" if src == "w" else ""
+    return f"{_run(cards)}{source} {_onto(below, dst)}"
 
 
 def move_text(view: View, move: Move) -> str:
@@ -161,10 +166,12 @@ def _safe_card(view: View, code: str) -> bool:
     return False
 
 
-def safe_moves(game: Game) -> list[Move]:
+def safe_moves(game: Game, view: View | None = None) -> list[Move]:
     """The foundation moves safe to play for the player now (see the module's text), in the
-    order piles, then waste; empty for the variants without foundations to build."""
-    view = game.view()
+    order piles, then waste; empty for the variants without foundations to build. `view`:
+    the game's view, when the caller has it already."""
+    if view is None:
+        view = game.view()
     if not (view["variant"] in TRIPLE_DECK_VARIANTS or view["variant"] in EASTHAVEN_VARIANTS):
         return []
     if view["over"]:

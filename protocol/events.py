@@ -120,7 +120,16 @@ class DailyGame(Struct):
     finished: Flag
 
 
+@dataclass(frozen=True, kw_only=True)
+class SafeMove(Struct):
+    """A foundation move safe to play for the player (``moved.safe``), and it in words."""
+
+    move: MoveText
+    text: Text
+
+
 ResultMap = Annotated[GameResult, Nested(GameResult)]
+SafeMoves = Annotated[tuple[SafeMove, ...], ListOf(Nested(SafeMove), 0, 64)]
 EntryMap = Annotated[LeaderboardEntry, Nested(LeaderboardEntry)]
 EntryList = Annotated[tuple[LeaderboardEntry, ...], ListOf(Nested(LeaderboardEntry), 0, 100)]
 
@@ -243,6 +252,12 @@ class Moved(Reply, type="moved"):
     finished: Flag
     view: View | None = None
     result: ResultMap | None = None
+    #: Added without a version (clients ignore fields they do not know): the move in words
+    #: (``J♦ to the foundation``), what it changed in the view (`engine.patches`), and the
+    #: foundation moves now safe to play for the player (`engine.words.safe_moves`).
+    text: Text | None = None
+    changes: View | None = None
+    safe: SafeMoves | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,5 +313,12 @@ class Shutdown(Push, type="shutdown"):
     retry_after_ms: Millis
 
 
-for _cls in (GameResult, LeaderboardEntry, ActiveRace, DailyGame, *_server_messages.values()):
+for _cls in (
+    GameResult,
+    LeaderboardEntry,
+    ActiveRace,
+    DailyGame,
+    SafeMove,
+    *_server_messages.values(),
+):
     fields_of(_cls)  # fail at import time, not on first use, if a declaration is wrong

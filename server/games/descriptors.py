@@ -11,6 +11,8 @@ from engine import VARIANTS, Game
 from engine.pairing import PairingGame
 from engine.rules import NOTATION, RULES
 from engine.tripeaks import TABLEAU, TriPeaks
+from engine.views import EASTHAVEN_VARIANTS
+from engine.words import EASTHAVEN_FOUNDATION_SUITS
 
 #: Every move of every variant counts, ``undo`` included (RULINGS.md, "Undo").
 UNDO_COUNTS: Final = True
@@ -75,6 +77,7 @@ def describe(cls: type[Game]) -> p.VariantInfo:
         foundation_back=_foundation_back(cls.id),
         max_score=max_score,
         stock=_stock(cls.id),
+        foundation_suits=EASTHAVEN_FOUNDATION_SUITS if cls.id in EASTHAVEN_VARIANTS else None,
     )
 
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
+import time
 
 import protocol as p
-from engine import UNDO, VARIANT_IDS
-from engine.views import json_maps
+from engine import UNDO, VARIANT_IDS, IllegalMove
+from engine.patches import view_patch
+from engine.views import Event, json_maps
+from engine.words import move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
 from protocol.messages import Finish
 from protocol.version import DESCRIPTORS, RESUME
@@ -247,15 +250,20 @@ async def _play(
         await _join(session, race_id)
     # Version 2 clients follow the events; version 1 gets the whole view every move, and
     # version 4 when it asks (a client without a rules engine).
-    played = await session.services.games.play(
-        game_id,
-        player.id,
-        player.name,
-        text,
-        expected_seq,
-        with_view=with_view or version < p.LEAN_MOVES,
-    )
+    try:
+        played = await session.services.games.play(
+            game_id,
+            player.id,
+            player.name,
+            text,
+            expected_seq,
+            with_view=with_view or version < p.LEAN_MOVES,
+        )
+    except IllegalMove as e:  # the reason speaks cards as people write them: 3♦, not 3D
+        raise IllegalMove(e.move_text, symbols(e.reason)) from None
     live = played.live
+    lean = played.view is None
+    said, changes, safe = _follow(session, live, played.events) if lean else (None, None, None)
     return p.Moved(
         id=req_id,
         game_id=game_id,
@@ -266,7 +274,28 @@ async def _play(
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
         result=result_of(live, played.entry, version),
+        text=said,
+        changes=changes,
+        safe=safe,
     )
+
+
+def _follow(
+    session: Session, live: LiveGame, events: list[Event]
+) -> tuple[str, dict[str, object], tuple[p.SafeMove, ...]]:
+    """What a lean `moved` adds for a client without the rules (the browser): the move in
+    words, what it changed in the view (`engine.patches`), and the safe foundation moves
+    (none once the game is finished). Its engine time is counted."""
+    started = time.perf_counter()
+    view = live.game.view()
+    safe: tuple[p.SafeMove, ...] = ()
+    if not live.record.finished:
+        safe = tuple(
+            p.SafeMove(move=str(m), text=move_text(view, m)) for m in safe_moves(live.game, view)
+        )
+    out = played_text(view, events), view_patch(view, events), safe
+    session.services.games.count_engine(live.record.variant, time.perf_counter() - started)
+    return out
 
 
 async def move(session: Session, req: p.Move) -> p.ServerMessage:

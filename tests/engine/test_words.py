@@ -35,7 +35,7 @@ def test_a_patch_turns_the_view_before_into_the_view_after(variant: str) -> None
             else:
                 break
             after = game.view()
-            patch = view_patch(after, result)
+            patch = view_patch(after, result.events())
             assert apply_patch(before, patch) == json_map(after), (variant, result.move)
             if not result.undo:  # lean: never the whole view for a move
                 assert len(str(patch)) < len(str(json_map(after))) or variant.endswith("out")
@@ -46,17 +46,17 @@ def test_pairing_moves_are_written_as_the_pair() -> None:
     view = game.view()
     assert move_text(view, Move("1", "5")) == "8♣ + 6♣"
     result = game.apply("1 5")
-    assert played_text(game.view(), result) == "8♣ + 6♣"
+    assert played_text(game.view(), result.events()) == "8♣ + 6♣"
     undone = game.undo()
-    assert played_text(game.view(), undone) == "Undo (counts as a move)"
+    assert played_text(game.view(), undone.events()) == "Undo (counts as a move)"
 
 
 def test_tripeaks_plays_and_draws_in_words() -> None:
     game = new_game("triple-triangle", seed=3)
     assert move_text(game.view(), Move("22")) == "9♦ to the foundation"
-    assert played_text(game.view(), game.apply("22")) == "9♦ to the foundation"
+    assert played_text(game.view(), game.apply("22").events()) == "9♦ to the foundation"
     assert move_text(game.view(), Move("d")) == "Draw from the stock"  # the card stays hidden
-    assert played_text(game.view(), game.apply("d")) == "Draw J♠"
+    assert played_text(game.view(), game.apply("d").events()) == "Draw J♠"
 
 
 def test_tableau_moves_name_the_card_they_go_onto() -> None:
@@ -65,8 +65,8 @@ def test_tableau_moves_name_the_card_they_go_onto() -> None:
     assert tableau_view(view)["piles"][0]["up"] == ["AC"]
     assert move_text(view, game.parse_move("1 6")) == "A♣ onto 2♣"
     result = game.apply("1 6")
-    assert played_text(game.view(), result) == "A♣ onto 2♣"
-    assert played_text(game.view(), game.apply("d")).startswith("Draw ")
+    assert played_text(game.view(), result.events()) == "A♣ onto 2♣"
+    assert played_text(game.view(), game.apply("d").events()).startswith("Draw ")
 
 
 def test_safe_moves_follow_the_rule_of_thumb() -> None:
@@ -115,11 +115,11 @@ def test_safe_moves_find_aces_and_withhold_unsafe_cards() -> None:
 def test_a_deal_names_its_cards_once_dealt() -> None:
     game = new_game("triple-easthaven", seed=3)
     assert move_text(game.view(), Move("d")) == "Deal a card onto every pile"
-    assert played_text(game.view(), game.apply("d")).startswith("Deal 12 cards: 10♥ 4♠")
+    assert played_text(game.view(), game.apply("d").events()).startswith("Deal 12 cards: 10♥ 4♠")
 
 
 def test_undo_is_said_to_count_as_a_move() -> None:
     game = new_game("triple-triangle", seed=3)
     game.apply("22")
-    assert played_text(game.view(), game.undo()) == "Undo (counts as a move)"
+    assert played_text(game.view(), game.undo().events()) == "Undo (counts as a move)"
     assert UNDO == "undo"

@@ -1,0 +1,121 @@
+"""A lean `moved` carries what a client without the rules needs (issue #27): the move in card
+words, what it changed in the view, and the foundation moves safe to play; hints and refused
+moves speak cards as people write them. Real WebSockets, real Redis, the real server."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from engine import VARIANT_IDS, from_view
+from engine.patches import apply_patch
+from engine.views import as_view
+from engine.words import move_text, safe_moves
+from tests.support.app import App
+from tests.support.wsclient import Client
+
+CARD_CODE = re.compile(r"\b(10|[2-9AJQK])[CDHS]\b")
+
+
+async def daily(c: Client, variant: str) -> dict[str, Any]:
+    g = await c.request("daily.start", variant=variant)
+    assert g["type"] == "game", g
+    return g
+
+
+@pytest.mark.parametrize("variant", VARIANT_IDS)
+async def test_the_changes_of_each_move_turn_the_old_view_into_the_new(
+    race_app: App, variant: str
+) -> None:
+    c = await race_app.client(f"follow{VARIANT_IDS.index(variant)}", versions=(6,))
+    g = await daily(c, variant)
+    view, seq, rng = g["view"], g["seq"], random.Random(variant)
+    for _ in range(12):
+        copy = from_view(as_view(view))
+        legal = list(copy.legal_moves())
+        undo = view["can_undo"] and rng.random() < 0.25
+        if not legal and not undo:
+            break
+        if undo:
+            r = await c.request("undo", game_id=g["game_id"], expected_seq=seq)
+        else:
+            r = await c.request(
+                "move", game_id=g["game_id"], move=str(rng.choice(legal)), expected_seq=seq
+            )
+        assert r["type"] == "moved" and "view" not in r, r
+        assert r["text"] and not CARD_CODE.search(r["text"]), r["text"]
+        if undo:
+            assert r["text"] == "Undo (counts as a move)"
+        view = apply_patch(view, r["changes"])
+        seq = r["seq"]
+        fresh = await c.request("game.get", game_id=g["game_id"])
+        assert view == fresh["view"], (variant, r["move"])
+        assert view["moves"] == seq
+        if r["finished"]:
+            break
+
+
+async def test_safe_moves_are_the_engines_for_the_players_view(race_app: App) -> None:
+    c = await race_app.client("safe", versions=(6,))
+    g = await daily(c, "triple-deck")
+    view, seq, offered, rng = g["view"], g["seq"], 0, random.Random(5)
+    for _ in range(60):
+        copy = from_view(as_view(view))
+        legal = [m for m in copy.legal_moves() if m.dst != "f"]  # leave the Aces to be offered
+        if not legal:
+            break
+        move = str(rng.choice(legal))
+        r = await c.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+        view, seq = apply_patch(view, r["changes"]), r["seq"]
+        mine = from_view(as_view(view))
+        expected = [{"move": str(m), "text": move_text(mine.view(), m)} for m in safe_moves(mine)]
+        assert r["safe"] == expected
+        for s in r["safe"]:
+            assert s["text"].endswith("to the foundation")
+        offered += len(r["safe"])
+        if offered:
+            played = await c.request(
+                "move", game_id=g["game_id"], move=r["safe"][0]["move"], expected_seq=seq
+            )
+            assert played["type"] == "moved" and played["text"] == r["safe"][0]["text"]
+            break
+    assert offered, "a Triple Deck daily offers its Aces within 60 moves"
+
+
+async def test_a_refused_move_names_cards_with_suit_symbols(race_app: App) -> None:
+    c = await race_app.client("refused", versions=(6,))
+    g = await daily(c, "triple-triangle")
+    copy = from_view(as_view(g["view"]))
+    legal = {str(m) for m in copy.legal_moves()}
+    bad = next(
+        str(k + 1)
+        for k, card in enumerate(g["view"]["tableau"])
+        if card not in (None, "??") and str(k + 1) not in legal
+    )
+    r = await c.request("move", game_id=g["game_id"], move=bad, expected_seq=0)
+    assert r["type"] == "error" and r["code"] == "illegal_move", r
+    reason = r["message"].split(": ", 1)[1]
+    assert "is not one rank above or below" in reason
+    assert re.search(r"[♣♦♥♠]", reason) and not CARD_CODE.search(reason), reason
+
+
+async def test_a_hint_comes_in_card_words(race_app: App) -> None:
+    c = await race_app.client("hintwords", versions=(6,))
+    g = await daily(c, "fourteen-out")
+    h = await c.request("hint", game_id=g["game_id"], timeout=30)
+    assert h["move"], h
+    a, b = (g["view"]["piles"][int(p) - 1][-1] for p in h["move"].split())
+    symbol = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+    words = " + ".join(x[:-1] + symbol[x[-1]] for x in (a, b))
+    assert h["text"] == words
+
+
+async def test_easthaven_says_the_suit_of_each_foundation(race_app: App) -> None:
+    c = await Client.connect(race_app.url)
+    w = await c.hello(name="suits", versions=(6,))
+    info = {v["id"]: v for v in w["variant_info"]}
+    assert info["triple-easthaven"]["foundation_suits"] == "CCCDDDHHHSSS"
+    assert "foundation_suits" not in info["triple-deck"]
