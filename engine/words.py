@@ -24,7 +24,8 @@ from typing import Final
 
 from .cards import SUITS, parse_card
 from .game import Game
-from .moves import Move
+from .moves import UNDO, Move
+from .variants import new_game
 from .views import (
     EASTHAVEN_VARIANTS,
     PAIRING_VARIANTS,
@@ -150,6 +151,18 @@ def move_text(view: View, move: Move) -> str:
     return str(move)
 
 
+def log_words(variant: str, seed: int, log: Sequence[str]) -> list[str]:
+    """A stored game's moves (``undo`` included) in words, as `played_text` said each when
+    it was played: the game is dealt again from its seed and the moves replayed. Raises
+    IllegalMove when the log does not replay."""
+    game = new_game(variant, seed)
+    out: list[str] = []
+    for text in log:
+        result = game.undo() if text == UNDO else game.apply(text)
+        out.append(played_text(game.view(), result.events()))
+    return out
+
+
 def _safe_card(view: View, code: str) -> bool:
     c = parse_card(code)
     if view["variant"] in TRIPLE_DECK_VARIANTS:
@@ -194,6 +207,7 @@ __all__ = [
     "SUIT_SYMBOLS",
     "UNDO_TEXT",
     "card_words",
+    "log_words",
     "move_text",
     "played_text",
     "safe_moves",

@@ -29,6 +29,7 @@ from protocol.fields import (
     Millis,
     MoveLog,
     MoveText,
+    MoveWords,
     PlayerId,
     RankNo,
     Reason,
@@ -234,6 +235,8 @@ class GameState(Reply, type="game"):
     hints: Count = 0
     #: The game's moves in order as stored (``undo`` included), version 3 on.
     log: MoveLog | None = None
+    #: The same moves in card words (``moved.text``), added without a version (issue 27).
+    log_text: MoveWords | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

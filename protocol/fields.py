@@ -235,6 +235,8 @@ EngineEvents = Annotated[tuple[dict[str, Any], ...], ListOf(JsonMap(), 0, 4096)]
 #: The most moves a game may hold (the server refuses more; `undo` counts as a move).
 MAX_GAME_MOVES: Final = 10_000
 MoveLog = Annotated[tuple[str, ...], ListOf(MOVE, 0, MAX_GAME_MOVES)]
+#: A game's moves in words, one sentence a move (``J♦ to the foundation``).
+MoveWords = Annotated[tuple[str, ...], ListOf(TEXT, 0, MAX_GAME_MOVES)]
 
 
 def validate_name(name: object) -> str:

@@ -16,7 +16,7 @@ import protocol as p
 from engine import UNDO, VARIANT_IDS, IllegalMove
 from engine.patches import view_patch
 from engine.views import Event, json_maps
-from engine.words import move_text, played_text, safe_moves, symbols
+from engine.words import log_words, move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
 from protocol.messages import Finish
 from protocol.version import DESCRIPTORS, RESUME
@@ -183,6 +183,7 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
     if live.record.kind == "daily":
         deal = await session.services.deals.peek(live.record.variant, live.record.date)
     view = s.games.view(live)
+    resume = session.version is not None and session.version >= p.RESUME
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -197,10 +198,22 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         result=result_of(live, entry, session.version),
         par=deal.par if deal else None,
         hints=live.record.hints,
-        log=tuple(live.log)
-        if session.version is not None and session.version >= p.RESUME
-        else None,
+        log=tuple(live.log) if resume else None,
+        log_text=_log_words(s, live) if resume else None,
     )
+
+
+def _log_words(s: Services, live: LiveGame) -> tuple[str, ...] | None:
+    """The game's moves in card words (`engine.words.log_words`: a replay from the seed,
+    counted as engine time); None if the log does not replay (never expected)."""
+    started = time.perf_counter()
+    try:
+        words = tuple(log_words(live.record.variant, live.record.seed, live.log))
+    except IllegalMove:
+        log.exception("game %s: its log does not replay", live.record.game_id)
+        words = None
+    s.games.count_engine(live.record.variant, time.perf_counter() - started)
+    return words
 
 
 async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:

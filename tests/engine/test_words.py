@@ -10,7 +10,7 @@ from engine import UNDO, VARIANT_IDS, Move, new_game
 from engine.cards import parse_card
 from engine.patches import apply_patch, view_patch
 from engine.views import json_map, tableau_view, triple_deck_view
-from engine.words import card_words, move_text, played_text, safe_moves, symbols
+from engine.words import card_words, log_words, move_text, played_text, safe_moves, symbols
 
 
 def test_card_codes_become_suit_symbols() -> None:
@@ -123,3 +123,19 @@ def test_undo_is_said_to_count_as_a_move() -> None:
     game.apply("22")
     assert played_text(game.view(), game.undo().events()) == "Undo (counts as a move)"
     assert UNDO == "undo"
+
+
+def test_a_stored_log_replays_into_the_words_said_as_it_was_played() -> None:
+    game = new_game("triple-deck", seed=7)
+    log: list[str] = []
+    said: list[str] = []
+    for k in range(30):
+        if k % 7 == 6 and game.can_undo():
+            result = game.undo()
+        else:
+            moves = list(game.legal_moves())
+            result = game.apply(moves[k % len(moves)])
+        log.append(result.move if not result.undo else UNDO)
+        said.append(played_text(game.view(), result.events()))
+    assert log_words("triple-deck", 7, log) == said
+    assert "Undo (counts as a move)" in said

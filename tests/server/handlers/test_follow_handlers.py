@@ -33,6 +33,7 @@ async def test_the_changes_of_each_move_turn_the_old_view_into_the_new(
     c = await race_app.client(f"follow{VARIANT_IDS.index(variant)}", versions=(6,))
     g = await daily(c, variant)
     view, seq, rng = g["view"], g["seq"], random.Random(variant)
+    said: list[str] = []
     for _ in range(12):
         copy = from_view(as_view(view))
         legal = list(copy.legal_moves())
@@ -51,9 +52,11 @@ async def test_the_changes_of_each_move_turn_the_old_view_into_the_new(
             assert r["text"] == "Undo (counts as a move)"
         view = apply_patch(view, r["changes"])
         seq = r["seq"]
+        said.append(r["text"])
         fresh = await c.request("game.get", game_id=g["game_id"])
         assert view == fresh["view"], (variant, r["move"])
         assert view["moves"] == seq
+        assert fresh["log_text"] == said, "a reload lists the moves as they were said"
         if r["finished"]:
             break
 
