@@ -1,7 +1,8 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
 // reconnection with exponential backoff. The page speaks the newest protocol only (6): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
-// (game ids are opaque here), and the board is always a view from the server (`with_view`).
+// (game ids are opaque here), and the board is the server's view, kept current by the lean
+// `moved` replies' `changes` (game.js; a `game.get` only on a gap).
 
 import { setVariants } from "./ui.js";
 
