@@ -357,10 +357,19 @@ def test_two_browsers_race_each_other(
             alice.wait_moves(n)
             expect(b.locator('[data-racer="alice"] [data-progress]')).to_have_text(str(2 * n))
         bob.shot("race-running")
+        b.wait_for_timeout(1100)  # the clocks show a second or more
+        shown = {p: _seconds(p.inner_text(".game .clock")) for p in (a, b)}
+        assert min(shown.values()) >= 1, shown
         for player in (bob, alice):
             resign(player)
         for page in (a, b):
             expect(page.locator("[data-race-result]")).to_be_visible()
+            # The clocks stop where they stood, never back; nobody who lost is "finished".
+            assert _seconds(page.inner_text(".game .clock")) >= shown[page]
+            expect(page.locator('[data-racer="alice"] [data-state]')).to_have_text(
+                re.compile(r"^(stopped|stuck) at \d+/52$")
+            )
+            expect(page.locator("[data-state]", has_text="finished")).to_have_count(0)
             # A private room is casual (docs/fairplay.md): places, no rating.
             expect(page.locator('[data-racer="alice"] [data-rating]')).to_have_text("unrated")
         expect(a.locator("[data-race-result]")).to_have_text("You won the race!")
@@ -372,6 +381,12 @@ def test_two_browsers_race_each_other(
         alice.shot("leaderboard-races")
     finally:
         bob.close()
+
+
+def _seconds(clock: str) -> int:
+    """ "1:05" -> 65."""
+    minutes, seconds = clock.split(":")[-2:]
+    return int(minutes) * 60 + int(seconds)
 
 
 def _pairing_tops(page: Page) -> dict[int, str]:
