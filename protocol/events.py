@@ -237,6 +237,8 @@ class GameState(Reply, type="game"):
     log: MoveLog | None = None
     #: The same moves in card words (``moved.text``), added without a version (issue 27).
     log_text: MoveWords | None = None
+    #: The foundation moves safe to play now (as in ``moved.safe``), added without a version.
+    safe: SafeMoves | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

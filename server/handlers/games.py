@@ -15,7 +15,7 @@ import time
 import protocol as p
 from engine import UNDO, VARIANT_IDS, IllegalMove
 from engine.patches import view_patch
-from engine.views import Event, json_maps
+from engine.views import Event, View, json_maps
 from engine.words import log_words, move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
 from protocol.messages import Finish
@@ -200,7 +200,21 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         hints=live.record.hints,
         log=tuple(live.log) if resume else None,
         log_text=_log_words(s, live) if resume else None,
+        safe=None if live.record.finished else _safe(s, live),
     )
+
+
+def _safe(s: Services, live: LiveGame, view: View | None = None) -> tuple[p.SafeMove, ...]:
+    """The foundation moves safe to play for the player now (`engine.words.safe_moves`),
+    in words; their engine time is counted. `view`: the game's view, if made already."""
+    started = time.perf_counter()
+    if view is None:
+        view = live.game.view()
+    safe = tuple(
+        p.SafeMove(move=str(m), text=move_text(view, m)) for m in safe_moves(live.game, view)
+    )
+    s.games.count_engine(live.record.variant, time.perf_counter() - started)
+    return safe
 
 
 def _log_words(s: Services, live: LiveGame) -> tuple[str, ...] | None:
@@ -299,16 +313,12 @@ def _follow(
     """What a lean `moved` adds for a client without the rules (the browser): the move in
     words, what it changed in the view (`engine.patches`), and the safe foundation moves
     (none once the game is finished). Its engine time is counted."""
+    s = session.services
     started = time.perf_counter()
     view = live.game.view()
-    safe: tuple[p.SafeMove, ...] = ()
-    if not live.record.finished:
-        safe = tuple(
-            p.SafeMove(move=str(m), text=move_text(view, m)) for m in safe_moves(live.game, view)
-        )
-    out = played_text(view, events), view_patch(view, events), safe
-    session.services.games.count_engine(live.record.variant, time.perf_counter() - started)
-    return out
+    out = played_text(view, events), view_patch(view, events)
+    s.games.count_engine(live.record.variant, time.perf_counter() - started)
+    return (*out, () if live.record.finished else _safe(s, live, view))
 
 
 async def move(session: Session, req: p.Move) -> p.ServerMessage:

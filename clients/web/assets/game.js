@@ -76,10 +76,11 @@ export class GameScreen {
     this.hints = g.hints || 0;
     // The game's moves as the server stored them, in card words where it sends them.
     this.history = (g.log_text || g.log || []).slice(0, g.seq);
-    this.safe = [];
+    this.safe = g.safe || [];
     this.render();
     if (this.finished && wasPlaying) this.ended();
     else if (this.finished && !this.resultShown) this.showResult();
+    else this.autoMove();
   }
 
   render() {

@@ -76,6 +76,8 @@ async def test_safe_moves_are_the_engines_for_the_players_view(race_app: App) ->
         mine = from_view(as_view(view))
         expected = [{"move": str(m), "text": move_text(mine.view(), m)} for m in safe_moves(mine)]
         assert r["safe"] == expected
+        fresh = await c.request("game.get", game_id=g["game_id"])
+        assert fresh["safe"] == expected, "a reloaded game lists them too"
         for s in r["safe"]:
             assert s["text"].endswith("to the foundation")
         offered += len(r["safe"])
