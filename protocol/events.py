@@ -239,6 +239,8 @@ class GameState(Reply, type="game"):
     log_text: MoveWords | None = None
     #: The foundation moves safe to play now (as in ``moved.safe``), added without a version.
     safe: SafeMoves | None = None
+    #: The time each hint adds (a daily game's; absent in races), added without a version.
+    hint_penalty_ms: Count | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

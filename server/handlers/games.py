@@ -201,6 +201,7 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         log=tuple(live.log) if resume else None,
         log_text=_log_words(s, live) if resume else None,
         safe=None if live.record.finished else _safe(s, live),
+        hint_penalty_ms=s.config.hint_penalty_ms if live.record.kind == "daily" else None,
     )
 
 

@@ -84,6 +84,10 @@ def test_one_move_is_one_request_and_one_reply_said_in_card_words(
         expect(page.locator(".hint")).to_contain_text(re.compile(r"Hint: \S+ \+ \S+ \("))
         hint = page.inner_text(".hint")
         assert CARD_CODE.search(hint) is None, hint
+        # The daily list counts the hint's 30 s as the game's clock does.
+        page.goto(f"{web_server.http}/#/daily")
+        status = page.locator('.deal[data-variant="fourteen-out"]')
+        expect(status).to_contain_text(re.compile(r"Playing · 1 moves · 0:3\d"))
     finally:
         erin.close()
 

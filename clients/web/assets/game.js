@@ -174,12 +174,14 @@ export class GameScreen {
     return Math.max(0, this.conn.serverNow() - this.startedAt) + this.penaltyMs();
   }
 
+  /** What a hint adds, as the server says (`game.hint_penalty_ms`). */
   penaltyStep() {
+    if (this.game && this.game.hint_penalty_ms != null) return this.game.hint_penalty_ms;
     return this.penalty != null && this.hints ? this.penalty / this.hints : 30000;
   }
 
   penaltyMs() {
-    return this.penalty != null ? this.penalty : this.hints * 30000;
+    return this.penalty != null ? this.penalty : this.hints * this.penaltyStep();
   }
 
   tick() {

@@ -110,6 +110,7 @@ async def test_a_refused_move_names_cards_with_suit_symbols(race_app: App) -> No
 async def test_a_hint_comes_in_card_words(race_app: App) -> None:
     c = await race_app.client("hintwords", versions=(6,))
     g = await daily(c, "fourteen-out")
+    assert g["hint_penalty_ms"] == 30_000  # what each hint adds, as the page shows it
     h = await c.request("hint", game_id=g["game_id"], timeout=30)
     assert h["move"], h
     a, b = (g["view"]["piles"][int(p) - 1][-1] for p in h["move"].split())
