@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from engine import new_game
 from engine.words import played_text
@@ -171,6 +171,48 @@ def test_a_move_made_elsewhere_is_picked_up(browser: Browser, web_server: WebSer
         expect(page.locator(".movelist li")).to_have_count(2)
     finally:
         hal.close()
+
+
+def test_a_gap_in_seq_is_a_resync(browser: Browser, web_server: WebServer) -> None:
+    """A `moved` whose seq skips one (a move the page never heard of): the page asks
+    `game.get` and shows the server's position, with no rule of its own."""
+    mia = open_player(browser, web_server.http, "mia")
+    try:
+        page = mia.page
+        sent: list[dict[str, Any]] = []
+        bumped: list[dict[str, Any]] = []
+
+        def route(ws: WebSocketRoute) -> None:
+            server = ws.connect_to_server()
+
+            def to_server(message: str | bytes) -> None:
+                sent.append(json.loads(message))
+                server.send(message)
+
+            def to_page(message: str | bytes) -> None:
+                msg = json.loads(message)
+                if msg.get("type") == "moved" and not bumped:
+                    bumped.append(msg)
+                    msg["seq"] += 1  # as if a move made elsewhere came in between
+                    message = json.dumps(msg)
+                ws.send(message)
+
+            ws.on_message(to_server)
+            server.on_message(to_page)
+
+        page.route_web_socket(re.compile(r".*/ws$"), route)
+        page.reload()
+        seed = web_server.seed("triple-triangle")
+        line = winning_line("triple-triangle", seed)
+        start(mia, web_server.http, "triple-triangle")
+        play_line(mia, new_game("triple-triangle", seed), line[:1])
+        assert bumped, "the reply went through the route"
+        types = [m["type"] for m in sent]
+        first = types.index("move")
+        assert types[first : first + 2] == ["move", "game.get"], types
+        expect(page.locator(".movelist li")).to_have_text([bumped[0]["text"]])
+    finally:
+        mia.close()
 
 
 def test_cards_glide_unless_reduced_motion_is_asked(
