@@ -22,6 +22,7 @@ from protocol.fields import (
     DisplayName,
     EngineEvents,
     ErrorCodeText,
+    Features,
     Flag,
     GameId,
     Kind,
@@ -208,6 +209,8 @@ class Welcome(Reply, type="welcome"):
     race: Annotated[ActiveRace, Nested(ActiveRace)] | None = None  # version 3 on
     daily: Annotated[tuple[DailyGame, ...], ListOf(Nested(DailyGame), 0, 64)] | None = None
     variant_info: VariantInfoList | None = None  # version 6 on
+    #: The ``hello.features`` the server took up (only when the hello asked for some).
+    features: Features | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,12 +18,13 @@ from engine.patches import view_patch
 from engine.views import Event, View, json_maps
 from engine.words import log_words, move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
+from protocol.fields import RULES_FREE
 from protocol.messages import Finish
 from protocol.version import DESCRIPTORS, RESUME
 from server.boards.leaderboard import BoardRef, Entry
 from server.games.announce import result_of, with_entry
 from server.games.daily import utc_date
-from server.games.descriptors import VARIANT_INFO
+from server.games.descriptors import VARIANT_INFO, VARIANT_INFO_RULES_FREE
 from server.games.service import LiveGame
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
@@ -39,6 +40,9 @@ from server.transport.router import Router
 from server.transport.session import Session
 
 log = logging.getLogger(__name__)
+
+#: The `hello.features` this server takes up (others are ignored).
+FEATURES: frozenset[str] = frozenset({RULES_FREE})
 
 
 def _variant(name: str) -> str:
@@ -92,6 +96,8 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
     session.player, session.version = player, version
+    session.features = frozenset(req.features or ()) & FEATURES
+    rules_free = RULES_FREE in session.features
     s = session.services
     now = s.clock.now_ms()
     resume = version >= RESUME
@@ -122,7 +128,10 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
         token=token,
         race=_active_race(race, player.id, now) if resume and race else None,
         daily=daily,
-        variant_info=VARIANT_INFO if version >= DESCRIPTORS else None,
+        variant_info=(VARIANT_INFO_RULES_FREE if rules_free else VARIANT_INFO)
+        if version >= DESCRIPTORS
+        else None,
+        features=tuple(sorted(session.features)) if req.features is not None else None,
     )
 
 
@@ -184,6 +193,7 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         deal = await session.services.deals.peek(live.record.variant, live.record.date)
     view = s.games.view(live)
     resume = session.version is not None and session.version >= p.RESUME
+    rules_free = RULES_FREE in session.features
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -199,9 +209,11 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         par=deal.par if deal else None,
         hints=live.record.hints,
         log=tuple(live.log) if resume else None,
-        log_text=_log_words(s, live) if resume else None,
-        safe=None if live.record.finished else _safe(s, live),
-        hint_penalty_ms=s.config.hint_penalty_ms if live.record.kind == "daily" else None,
+        log_text=_log_words(s, live) if resume and rules_free else None,
+        safe=None if live.record.finished or not rules_free else _safe(s, live),
+        hint_penalty_ms=s.config.hint_penalty_ms
+        if rules_free and live.record.kind == "daily"
+        else None,
     )
 
 
@@ -290,7 +302,7 @@ async def _play(
     except IllegalMove as e:  # the reason speaks cards as people write them: 3♦, not 3D
         raise IllegalMove(e.move_text, symbols(e.reason)) from None
     live = played.live
-    lean = played.view is None
+    lean = played.view is None and RULES_FREE in session.features
     said, changes, safe = _follow(session, live, played.events) if lean else (None, None, None)
     return p.Moved(
         id=req_id,

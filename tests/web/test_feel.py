@@ -149,7 +149,7 @@ def test_a_move_made_elsewhere_is_picked_up(browser: Browser, web_server: WebSer
 
         async def elsewhere() -> None:
             c = await Client.connect(url, binary=False)
-            await c.hello(token=token, versions=(6,))
+            await c.hello(token=token, versions=(6,), features=("rules_free",))
             g = await c.request("daily.start", variant="fourteen-out")
             r = await c.request("move", game_id=g["game_id"], move=line[0], expected_seq=0)
             assert r["type"] == "moved", r

@@ -4,12 +4,14 @@ moves speak cards as people write them. Real WebSockets, real Redis, the real se
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
 
 import pytest
 
+import protocol as p
 from engine import VARIANT_IDS, from_view
 from engine.patches import apply_patch
 from engine.views import as_view
@@ -17,6 +19,7 @@ from engine.words import move_text, safe_moves
 from tests.support.app import App
 from tests.support.wsclient import Client
 
+RULES_FREE = ("rules_free",)
 CARD_CODE = re.compile(r"\b(10|[2-9AJQK])[CDHS]\b")
 
 
@@ -30,7 +33,9 @@ async def daily(c: Client, variant: str) -> dict[str, Any]:
 async def test_the_changes_of_each_move_turn_the_old_view_into_the_new(
     race_app: App, variant: str
 ) -> None:
-    c = await race_app.client(f"follow{VARIANT_IDS.index(variant)}", versions=(6,))
+    c = await race_app.client(
+        f"follow{VARIANT_IDS.index(variant)}", versions=(6,), features=RULES_FREE
+    )
     g = await daily(c, variant)
     view, seq, rng = g["view"], g["seq"], random.Random(variant)
     said: list[str] = []
@@ -62,7 +67,7 @@ async def test_the_changes_of_each_move_turn_the_old_view_into_the_new(
 
 
 async def test_safe_moves_are_the_engines_for_the_players_view(race_app: App) -> None:
-    c = await race_app.client("safe", versions=(6,))
+    c = await race_app.client("safe", versions=(6,), features=RULES_FREE)
     g = await daily(c, "triple-deck")
     view, seq, offered, rng = g["view"], g["seq"], 0, random.Random(5)
     for _ in range(60):
@@ -91,7 +96,7 @@ async def test_safe_moves_are_the_engines_for_the_players_view(race_app: App) ->
 
 
 async def test_a_refused_move_names_cards_with_suit_symbols(race_app: App) -> None:
-    c = await race_app.client("refused", versions=(6,))
+    c = await race_app.client("refused", versions=(6,), features=RULES_FREE)
     g = await daily(c, "triple-triangle")
     copy = from_view(as_view(g["view"]))
     legal = {str(m) for m in copy.legal_moves()}
@@ -108,7 +113,7 @@ async def test_a_refused_move_names_cards_with_suit_symbols(race_app: App) -> No
 
 
 async def test_a_hint_comes_in_card_words(race_app: App) -> None:
-    c = await race_app.client("hintwords", versions=(6,))
+    c = await race_app.client("hintwords", versions=(6,), features=RULES_FREE)
     g = await daily(c, "fourteen-out")
     assert g["hint_penalty_ms"] == 30_000  # what each hint adds, as the page shows it
     h = await c.request("hint", game_id=g["game_id"], timeout=30)
@@ -121,7 +126,30 @@ async def test_a_hint_comes_in_card_words(race_app: App) -> None:
 
 async def test_easthaven_says_the_suit_of_each_foundation(race_app: App) -> None:
     c = await Client.connect(race_app.url)
-    w = await c.hello(name="suits", versions=(6,))
+    w = await c.hello(name="suits", versions=(6,), features=RULES_FREE)
     info = {v["id"]: v for v in w["variant_info"]}
     assert info["triple-easthaven"]["foundation_suits"] == "CCCDDDHHHSSS"
     assert "foundation_suits" not in info["triple-deck"]
+    assert w["features"] == ["rules_free"]
+
+
+async def test_a_client_that_does_not_ask_gets_none_of_it(race_app: App) -> None:
+    """The extras go only to a client that asked (`hello.features`): a client that does not
+    know them (the terminal client, an older build that refuses unknown fields) gets the
+    messages as before, and they decode with the strict decoder of this build."""
+    c = await Client.connect(race_app.url)
+    w = await c.hello(name="plain", versions=(6,), features=("no_such_feature",))
+    assert w["features"] == [], "unknown features are ignored"
+    info = {v["id"]: v for v in w["variant_info"]}
+    assert "foundation_suits" not in info["triple-easthaven"]
+    plain = await race_app.client("plainer", versions=(6,))
+    for client in (c, plain):
+        g = await daily(client, "triple-deck")
+        assert {"log_text", "safe", "hint_penalty_ms"}.isdisjoint(g), g
+        move = str(next(iter(from_view(as_view(g["view"])).legal_moves())))
+        r = await client.request("move", game_id=g["game_id"], move=move, expected_seq=0)
+        assert r["type"] == "moved" and {"text", "changes", "safe"}.isdisjoint(r), r
+        h = await client.request("hint", game_id=g["game_id"], timeout=30)
+        assert h["type"] == "hint" and "text" not in h, h
+        for msg in (g, r, h):
+            assert p.decode_server(json.dumps(msg))  # strict: no field it does not know
