@@ -14,8 +14,8 @@ import pytest
 import protocol as p
 from engine import VARIANT_IDS, from_view
 from engine.patches import apply_patch
-from engine.views import as_view
-from engine.words import move_text, safe_moves
+from engine.views import as_events, as_view
+from engine.words import move_text, played_text, safe_moves
 from tests.support.app import App
 from tests.support.wsclient import Client
 
@@ -153,3 +153,8 @@ async def test_a_client_that_does_not_ask_gets_none_of_it(race_app: App) -> None
         assert h["type"] == "hint" and "text" not in h, h
         for msg in (g, r, h):
             assert p.decode_server(json.dumps(msg))  # strict: no field it does not know
+    # The same player's page then lists that move in words (replayed from the stored log).
+    page = await Client.connect(race_app.url)
+    await page.hello(token=plain.token, versions=(6,), features=RULES_FREE)
+    fresh = await page.request("game.get", game_id=g["game_id"])
+    assert fresh["log_text"] == [played_text(as_view(fresh["view"]), as_events(r["events"]))]
