@@ -122,7 +122,8 @@ dump-days: $(STAMP)
 	@test -n "$(FROM)" || { echo "usage: make dump-days FROM=YYYY-MM-DD [TO=YYYY-MM-DD] [OUT=dir]"; exit 2; }
 	$(BIN)/python -m server.api.dump --from $(FROM) $(if $(TO),--to $(TO)) --out $(OUT)
 
-# docs/screenshots: refreshed by the browser tests when asked (never by `make test`).
+# docs/screenshots: refreshed by the browser tests when asked (never by `make test`);
+# tests/web/test_a11y.py takes every page at desktop and phone width, in both themes.
 screenshots: $(STAMP) $(COMPILED) browser
 	SOLITAIRE_SCREENSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider tests/web
 

@@ -26,7 +26,7 @@ from server.redis import connect as redisconn
 from server.runtime.clock import Clock, system_clock
 from server.runtime.errors import StoreUnavailable, raise_if_cancelled
 from server.runtime.looplag import LoopPacer, runtime_probes
-from server.runtime.metrics import Metrics
+from server.runtime.metrics import Metrics, scrape_allowed
 from server.services import Services
 from server.transport.address import (
     ConnectionCounter,
@@ -345,5 +345,12 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
+    config = request.app[CONFIG]
+    if not scrape_allowed(request.remote, request.headers, config.metrics_token):
+        return web.Response(
+            status=403,
+            text="/metrics: from this host, or with the metrics token (--metrics-token)\n",
+            headers={"Cache-Control": "no-store"},
+        )
     body = request.app[METRICS].render()
     return web.Response(body=body, content_type="text/plain", charset="utf-8")

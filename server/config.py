@@ -95,6 +95,9 @@ class Config:
     api_rate: float = 0.0
     api_burst: int = 60
     api_streams_per_address: int = 0
+    # /metrics (docs/reliability.md): scraped from the same host (a loopback peer sending no
+    # X-Forwarded-For) or with ``Authorization: Bearer <metrics_token>``; anyone else: 403.
+    metrics_token: str = field(default="", repr=False)  # keep out of logs
     hint_queue_max: int = 8  # hints waiting for or in the solver per process (`unavailable` past)
     # Origins allowed to open /ws besides the server's own; "*" allows any. A request without
     # an Origin header (the CLI, other non-browser clients) is always allowed.
@@ -158,6 +161,7 @@ class Config:
             api_rate=a.api_rate,
             api_burst=a.api_burst,
             api_streams_per_address=a.api_streams_per_address,
+            metrics_token=a.metrics_token,
             hint_queue_max=a.hint_queue_max,
             allowed_origins=tuple(o.rstrip("/").lower() for o in _split(a.allowed_origins)),
         )
@@ -316,6 +320,12 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         type=int,
         default=int(env.get("SOLITAIRE_API_STREAMS_PER_ADDRESS") or 16),
         help="open HTTP API streams per client address and process; 0: any (default 16)",
+    )
+    p.add_argument(
+        "--metrics-token",
+        default=env.get("SOLITAIRE_METRICS_TOKEN", d.metrics_token),
+        help="/metrics answers a scraper sending 'Authorization: Bearer TOKEN' from anywhere; "
+        "without it only a scraper on this host (loopback, no X-Forwarded-For): default none",
     )
     p.add_argument(
         "--hello-timeout",

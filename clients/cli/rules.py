@@ -7,6 +7,7 @@ import textwrap
 from typing import Final
 
 from engine import VARIANT_IDS, VARIANTS
+from engine.guide import HINT, UNDO, guide
 from engine.rules import NOTATION, RULES, rules_text
 
 __all__ = ["COMMANDS", "NOTATION", "RULES", "reflow", "rules_markdown", "rules_text"]
@@ -59,20 +60,26 @@ def reflow(text: str, width: int) -> str:
 
 
 def rules_markdown() -> str:
-    """docs/rules.md: every variant's rules and notation, from the engine's rules text."""
+    """docs/rules.md: every variant's rules and notation, from the engine's rules text, and
+    how to play it in the browser (`engine.guide`)."""
     parts = [
         "# Rules",
         "",
-        "<!-- Generated from engine/rules.py by clients.cli.rules.rules_markdown(); "
-        "tests/clients/test_cli_terminal.py keeps it in step. -->",
+        "<!-- Generated from engine/rules.py and engine/guide.py by "
+        "clients.cli.rules.rules_markdown(); tests/clients/test_cli_terminal.py keeps it in "
+        "step. -->",
         "",
-        "The rules of the six variants as the terminal client (`solitaire rules VARIANT`) and",
-        "the browser show them. Every move counts, `undo` included; a move that revealed a card",
-        "(turned one face up, drew or dealt from the stock) cannot be undone.",
+        "The rules of the six variants as the terminal client (`solitaire rules VARIANT`) shows",
+        "them, with its move notation, and how to play each in the browser (its Rules page says",
+        "the same rules in words for clicking and tapping, with pictures). Every move counts,",
+        "`undo` included; a move that revealed a card (turned one face up, drew or dealt from",
+        "the stock) cannot be undone.",
     ]
     for variant in VARIANT_IDS:
         summary, _, notation = rules_text(variant).partition("\n\nMoves\n")
         parts += ["", f"## {VARIANTS[variant].title} (`{variant}`)", ""]
         parts += [f"{line}  " for line in _paragraphs(summary)]
         parts += ["", "Moves:", "", "```", notation.rstrip(), "```"]
+        parts += ["", "In the browser:", ""]
+        parts += [f"- {sentence}" for sentence in (*guide(variant).play, UNDO, HINT)]
     return "\n".join(parts).rstrip() + "\n"

@@ -3,7 +3,8 @@
 `setup_api(app, services, proxies, config)` adds its routes and middleware to the app; the
 server's composition root (`server.app`) calls it once. Modules: `routes` (the JSON
 endpoints and the middleware: rate limits, CORS, errors), `streams` (live board, race
-events), `opendata` (a closed day's results), `etags` (cache headers), `ratelimit`, `views`
+events), `opendata` (a closed day's results), `delayed` (a race as of the spectator delay ago),
+`etags` (cache headers), `ratelimit`, `views`
 (the JSON shapes), `errors`, `dump` (the command line dumping days to files) and
 ``openapi.json`` (the OpenAPI 3.1 document served at ``/api/v1/openapi.json``).
 """
@@ -90,10 +91,24 @@ def _stream_group(request: web.Request) -> str:
     return group
 
 
+def _head(request: web.Request) -> web.Response:
+    """A stream's headers only (``HEAD``): no stream, no slot."""
+    sse = "text/event-stream" in request.headers.get("Accept", "")
+    return web.Response(
+        headers={
+            "Content-Type": "text/event-stream" if sse else "application/x-ndjson",
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+        }
+    )
+
+
 async def live_board(request: web.Request) -> web.StreamResponse:
     """Today's board of a variant as it fills: NDJSON, or SSE (``Accept: text/event-stream``)."""
     variant = variant_param(request.match_info["variant"])
     top = int_param(request, "top", 10, 0, MAX_LIMIT)
+    if request.method == "HEAD":
+        return _head(request)
     group = _stream_group(request)
     try:
         return await request.app[FEEDS].serve(request, variant, top)
@@ -106,6 +121,9 @@ async def race_events(request: web.Request) -> web.StreamResponse:
     race_id = request.match_info["race_id"]
     if not keys.valid_race_id(race_id):
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
+    if request.method == "HEAD":
+        await request.app[API].services().races.load(race_id)  # NotFound: 404
+        return _head(request)
     group = _stream_group(request)
     try:
         return await serve_race(request, request.app[API].services(), request.app[FEEDS], race_id)

@@ -1,7 +1,9 @@
 """JSON bodies with a strong ``ETag`` (hash of the bytes), ``Cache-Control`` and ``304``.
 
-Cache policies (docs/api.md): a closed day's data cannot change (but for a fair-play review,
-which is rare) and is cached a day; live data a few seconds.
+Cache policies (docs/api.md): what cannot change (a closed day's deals, a finished race) is
+cached a day, ``immutable``; what only a fair-play review can still change (a closed day's
+boards and results file) is revalidated on every use (``no-cache``: a ``304`` while its ETag
+holds), so a marked account's results leave every cache at once; live data a few seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from aiohttp import web
 __all__ = [
     "CLOSED",
     "LIVE",
+    "REVIEWABLE",
     "SHORT",
     "STATIC",
     "dumps",
@@ -26,6 +29,9 @@ __all__ = [
 
 #: A closed day (no game of it can change): a day in any cache.
 CLOSED: Final = "public, max-age=86400, immutable"
+#: A closed day's boards and results file: final but for a fair-play review (a mark takes an
+#: account's results off): kept, but revalidated by ETag on every use.
+REVIEWABLE: Final = "public, no-cache"
 #: Live boards, running races: a few seconds.
 LIVE: Final = "public, max-age=5"
 #: Profiles, histories, race boards: changes now and then.

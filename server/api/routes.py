@@ -6,13 +6,11 @@ Every answer goes through `api_middleware`: per-address rate limit (``429`` with
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import datetime as dt
 import json
 import logging
 import re
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +21,9 @@ from aiohttp import web
 
 from engine import VARIANT_IDS
 from server.api import etags
+from server.api.delayed import delayed_race
 from server.api.errors import ApiError, ApiErrorCode, error_response
-from server.api.opendata import Sources, day_results_gz
+from server.api.opendata import BuildsBusy, OpenDataFiles, Sources
 from server.api.ratelimit import RateLimiter
 from server.api.views import (
     BoardJson,
@@ -36,7 +35,7 @@ from server.api.views import (
     race_board_row,
     recent_race,
 )
-from server.boards.leaderboard import MAX_LIMIT, BoardRef
+from server.boards.leaderboard import MAX_LIMIT, BoardRef, board_expire_at
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.profiles import Profiles
 from server.players.registry import Player
@@ -56,10 +55,8 @@ PREFIX: Final = "/api/v1"
 OPENAPI_FILE: Final = Path(__file__).with_name("openapi.json")
 #: Rows a page holds when the request does not say.
 DEFAULT_LIMIT: Final = 20
-#: Closed days' open-data files kept in memory per process, each for `GZ_CACHE_S` (a
-#: fair-play review may still change a closed day's board: rebuilt after that long).
-GZ_CACHE_DAYS: Final = 8
-GZ_CACHE_S: Final = 300.0
+#: ``Retry-After`` of a results file this process is too busy to build now.
+BUSY_RETRY_S: Final = 5
 CORS_HEADERS: Final = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -77,8 +74,7 @@ class ApiContext:
     proxies: TrustedProxies
     limiter: RateLimiter
     openapi: bytes
-    gz_cache: OrderedDict[dt.date, tuple[float, bytes]] = field(default_factory=OrderedDict)
-    gz_building: dict[dt.date, asyncio.Task[bytes]] = field(default_factory=dict)
+    files: OpenDataFiles = field(default_factory=OpenDataFiles)
 
     def sources(self) -> Sources:
         s = self.services()
@@ -198,7 +194,8 @@ async def board(request: web.Request) -> web.Response:
         "limit": limit,
         "entries": [board_entry(e) for e in rows],
     }
-    return etags.respond_json(request, body, etags.CLOSED if closed else etags.LIVE)
+    # A closed day's board changes only by a fair-play review: revalidated, never immutable.
+    return etags.respond_json(request, body, etags.REVIEWABLE if closed else etags.LIVE)
 
 
 async def results(request: web.Request) -> web.Response:
@@ -207,6 +204,17 @@ async def results(request: web.Request) -> web.Response:
     s = ctx.services()
     today = _today(s)
     date = _date(request.match_info["date"], today)
+    retention = s.store.retention_days
+    if date <= today - dt.timedelta(days=retention):
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND,
+            f"results are kept {retention} days: {date.isoformat()} is no longer published",
+        )
+    if date < today and not any([await s.deals.peek(v, date) for v in VARIANT_IDS]):
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND,
+            f"no deal of {date.isoformat()} was ever dealt: it has no results to publish",
+        )
     if not await _closed(s, date):
         wait_s = 60 if date < today else (day_start_ms(date) + DAY_MS - s.clock.now_ms()) // 1000
         raise ApiError(
@@ -215,22 +223,17 @@ async def results(request: web.Request) -> web.Response:
             " game of it is settled; retry later",
             retry_after_s=max(1, wait_s),
         )
-    cached = ctx.gz_cache.get(date)
-    if cached is not None and time.monotonic() - cached[0] < GZ_CACHE_S:
-        body = cached[1]
-    else:  # one build per day and process at a time, shared by the requests that wait for it
-        task = ctx.gz_building.get(date)
-        if task is None:
-            task = asyncio.create_task(day_results_gz(ctx.sources(), date))
-            ctx.gz_building[date] = task
-            task.add_done_callback(lambda _: ctx.gz_building.pop(date, None))
-        body = await asyncio.shield(task)
-        ctx.gz_cache[date] = (time.monotonic(), body)
-        ctx.gz_cache.move_to_end(date)
-        while len(ctx.gz_cache) > GZ_CACHE_DAYS:
-            ctx.gz_cache.popitem(last=False)
+    try:
+        body = await ctx.files.get(ctx.sources(), date, board_expire_at(date, retention))
+    except BuildsBusy:
+        raise ApiError(
+            ApiErrorCode.UNAVAILABLE,
+            "this server is building other days' files; retry shortly",
+            retry_after_s=BUSY_RETRY_S,
+        ) from None
     # A file (gzip), not a compressed answer: clients keep the bytes the ETag names.
-    response = etags.respond_bytes(request, body, "application/gzip", etags.CLOSED)
+    # A fair-play review may still change it: revalidated (a 304 while unchanged), never immutable.
+    response = etags.respond_bytes(request, body, "application/gzip", etags.REVIEWABLE)
     response.headers["Content-Disposition"] = (
         f'attachment; filename="results-{date.isoformat()}.ndjson.gz"'
     )
@@ -306,7 +309,15 @@ async def races_live(request: web.Request) -> web.Response:
     variant = variant_param(variant_text) if variant_text is not None else None
     limit = int_param(request, "limit", DEFAULT_LIMIT, 1, 50)
     listing = await s.spectators.running(variant, limit)
-    return etags.respond_json(request, {"races": plain(listing)}, etags.LIVE)
+    now = s.clock.now_ms()
+    shown = []
+    for item in listing:  # each race's racers as the spectators know them: the delay ago
+        try:
+            state = await delayed_race(s, await s.races.load(item.race_id))
+        except NotFound:
+            continue
+        shown.append(dataclasses.replace(item, racers=spectator_info(state, now).racers))
+    return etags.respond_json(request, {"races": plain(shown)}, etags.LIVE)
 
 
 def _race_info(state: RaceState, now: int, finished: bool) -> dict[str, object]:
@@ -337,11 +348,11 @@ async def races_finished(request: web.Request) -> web.Response:
     rows: list[dict[str, object]] = []
     for race_id in ids:
         try:
-            state = await s.races.load(race_id)
+            state = await delayed_race(s, await s.races.load(race_id))
         except NotFound:  # its keys expired before the list let it go
             continue
         if state.results is None or state.finished_at is None:
-            continue
+            continue  # its end is not shown yet (the spectator delay)
         rows.append({"race": _race_info(state, now, True), "finished_at": state.finished_at})
     last = rows[-1]["finished_at"] if len(ids) == limit and rows else None
     data: dict[str, object] = {"variant": variant, "races": rows, "next_before": last}
@@ -354,7 +365,8 @@ async def race(request: web.Request) -> web.Response:
     race_id = request.match_info["race_id"]
     if not keys.valid_race_id(race_id):
         raise ApiError(ApiErrorCode.NOT_FOUND, "no such race")
-    state = await s.races.load(race_id)
+    # As the race stream shows it: nothing newer than the spectator delay.
+    state = await delayed_race(s, await s.races.load(race_id))
     now = s.clock.now_ms()
     finished = state.shown_status(now) is RaceStatus.FINISHED and state.results is not None
     data: dict[str, object] = {"race": _race_info(state, now, finished), "finished": finished}

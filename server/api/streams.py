@@ -21,32 +21,40 @@ are the protocol's pushes (``race.watching`` first, then ``race.event``, ``race.
 
 Idle readers cost one queue and one open response each; a keep-alive line every
 `KEEPALIVE_S` lets proxies and readers see the stream alive (benchmarks/api_streams.py).
+
+**Hang-ups.** aiohttp does not cancel a handler whose client went away, and a stream would
+notice only at its next write (up to `KEEPALIVE_S` later), holding its per-address slot that
+long. `Hangups` looks at every open stream's connection once every `HANGUP_CHECK_S` (one task
+per process, whatever the number of streams) and ends those whose client is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from aiohttp import web
 
 import protocol as p
 import protocol.races as pr
 from protocol.codec import encode
+from server.api.delayed import delayed_race
 from server.api.views import BoardEntryJson, board_entry
 from server.boards.leaderboard import MAX_LIMIT, BoardRef, entry_from_json
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.registry import Player
+from server.races.spectate import spectator_info
 from server.runtime.errors import raise_if_cancelled
 from server.services import Services
 
-__all__ = ["POLL_S", "BoardFeeds", "RaceReader", "StreamWriter", "serve_race"]
+__all__ = ["POLL_S", "BoardFeeds", "Hangups", "RaceReader", "StreamWriter", "serve_race"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +66,8 @@ RESCAN_S: Final = 5.0
 KEEPALIVE_S: Final = 15.0
 #: Lines queued for one reader before it is dropped as too slow.
 READER_QUEUE: Final = 1_000
+#: How often the open streams' connections are looked at (a gone client's stream ends).
+HANGUP_CHECK_S: Final = 0.25
 
 Line = dict[str, object]
 
@@ -98,6 +108,52 @@ class StreamWriter:
 
     async def keepalive(self) -> None:
         await self.response.write(b": keep-alive\n\n" if self.sse else b'{"type":"ping"}\n')
+
+
+def end_queue(queue: asyncio.Queue[Any]) -> None:
+    """Put the end (None) into a reader's queue, making room for it if it is full."""
+    with contextlib.suppress(asyncio.QueueFull):
+        queue.put_nowait(None)
+        return
+    with contextlib.suppress(asyncio.QueueEmpty):
+        queue.get_nowait()
+    queue.put_nowait(None)
+
+
+class Hangups:
+    """The open streams of this process, each ended soon after its client went away."""
+
+    def __init__(self) -> None:
+        #: id(request) -> (request, queue): requests are not hashable.
+        self._open: dict[int, tuple[web.Request, asyncio.Queue[Any]]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, request: web.Request, queue: asyncio.Queue[Any]) -> None:
+        """Watch ``request``'s connection: once it is gone, the stream's ``queue`` ends."""
+        self._open[id(request)] = (request, queue)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def remove(self, request: web.Request) -> None:
+        self._open.pop(id(request), None)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    async def _run(self) -> None:
+        while self._open:
+            await asyncio.sleep(HANGUP_CHECK_S)
+            for key, (request, queue) in list(self._open.items()):
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    del self._open[key]
+                    end_queue(queue)
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
 
 # -- boards ------------------------------------------------------------------------------------
@@ -228,6 +284,8 @@ class BoardFeeds:
         self._feeds: dict[tuple[str, dt.date], BoardFeed] = {}
         #: The race streams open here (ended at shutdown with the board streams).
         self.races: set[RaceReader] = set()
+        #: Every stream open here, ended when its client goes.
+        self.hangups = Hangups()
 
     def readers(self) -> int:
         return sum(len(f.readers) for f in self._feeds.values())
@@ -243,6 +301,7 @@ class BoardFeeds:
         out = StreamWriter(request)
         reader = _Reader()
         feed.add(reader)  # before the snapshot: a row coming in meanwhile is not lost
+        self.hangups.add(request, reader.queue)
         try:
             await feed.prime()
             first, total = await feed.snapshot(min(top, MAX_LIMIT))
@@ -265,6 +324,7 @@ class BoardFeeds:
             pass
         finally:
             feed.remove(reader)
+            self.hangups.remove(request)
         return out.response
 
     def end_all(self) -> None:
@@ -277,6 +337,7 @@ class BoardFeeds:
 
     async def aclose(self) -> None:
         self.end_all()
+        await self.hangups.aclose()
         for feed in self._feeds.values():
             await feed.stop()
 
@@ -301,12 +362,7 @@ class RaceReader:
             self.end()
 
     def end(self) -> None:
-        with contextlib.suppress(asyncio.QueueFull):
-            self.queue.put_nowait(None)
-            return
-        with contextlib.suppress(asyncio.QueueEmpty):
-            self.queue.get_nowait()
-        self.queue.put_nowait(None)
+        end_queue(self.queue)
 
 
 def is_race_end(message: p.ServerMessage) -> bool:
@@ -328,8 +384,14 @@ async def serve_race(
     spectators = services.spectators
     reader = RaceReader()
     watching = await spectators.watch(reader, 0, race_id)  # NotFound: no such race
+    if watching.race.status != "finished":  # its counts as of the delay ago, as what follows
+        state = await delayed_race(services, await services.races.load(race_id))
+        watching = dataclasses.replace(
+            watching, race=spectator_info(state, services.clock.now_ms())
+        )
     out = StreamWriter(request)
     feeds.races.add(reader)
+    feeds.hangups.add(request, reader.queue)
     try:
         await out.open()
         await out.send(message_json(watching))
@@ -354,6 +416,7 @@ async def serve_race(
         pass
     finally:
         feeds.races.discard(reader)
+        feeds.hangups.remove(request)
         with contextlib.suppress(Exception):
             await spectators.unwatch(reader, race_id)
     return out.response

@@ -10,6 +10,9 @@
   the games' records (results still held stay off) and its ratings from its stats.
   Entries are moved in the boards' own sorted sets, so reads stay one script, unfiltered;
   each board is its own slot and is changed by its own script.
+* Every action that changes a board (`clear`, `mark`, `unmark`) then bumps ``sol:{fp}:gen``:
+  the open-data files built before it (`server.api.opendata`) are stale on every process at
+  once, and are built again at the next request.
 * Every action is appended to ``sol:{fp}:audit`` with who, when, what and why.
 
 Used by the `solitaire-admin` console script (`server.fairplay.admin`).
@@ -239,6 +242,7 @@ class ReviewDesk:
             await self.entries.write(k, before.entry)
         record = await self._reviewed(game_id, "cleared", reviewer)
         await self.store.record_history(record)  # the player's profile counts it now
+        await self._boards_changed()
         return await self._audit(Action.CLEAR, reviewer, game_id, note, detail)
 
     async def confirm(self, game_id: str, reviewer: str, note: str = "") -> AuditRecord:
@@ -280,6 +284,7 @@ class ReviewDesk:
                 wins[f"{variant}|{day.isoformat()}"] = [int(n), int(at)]
         mark["wins"] = wins
         await self._r.hset(keys.fairplay_marked(), pid, json.dumps(mark))
+        await self._boards_changed()
         detail = (
             f"{removed} daily entries, {ratings} ratings and"
             f" {sum(n for n, _ in wins.values())} race wins"
@@ -317,10 +322,15 @@ class ReviewDesk:
             board = keys.race_wins_board(variant, dt.date.fromisoformat(day))
             if await self.batch.eval(self._restore_win, (board,), (pid, int(n), int(at))):
                 wins += int(n)
+        await self._boards_changed()
         detail = (
             f"{restored} daily entries, {ratings} ratings and {wins} race wins back on the boards"
         )
         return await self._audit(Action.UNMARK, reviewer, pid, note, detail)
+
+    async def _boards_changed(self) -> None:
+        """Files built from the boards so far (open data) are stale, on every process."""
+        await self._r.incr(keys.fairplay_generation())
 
     async def _race_days(self, pid: str) -> list[tuple[str, dt.date]]:
         """The (variant, day) of each of the player's recent races (`server.races.ratings`

@@ -3,6 +3,12 @@
 Reads settle the history first: games left in the player's outbox by a process that died
 between a game's finish and its history record are recorded from the stored game, and days
 that are over get their final rank frozen (once; it feeds the average rank percentile).
+
+A marked account (`server.fairplay.review`: a confirmed cheater, off every board) shows no
+rank: its days' ``rank``, ``total`` and ``percentile`` and its variants' average
+``percentile`` are left out (absent, as for a day whose board expired), and no rank of it is
+frozen while it is marked (an unmarked account's ranks are frozen from its restored rows).
+Its results, streaks and bests still show: they are its history, not a place on a board.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from server.games.store import GameStore
 from server.players.history import DayRank, HistoryEntry, VariantStats, percentile_bp
 from server.players.registry import Player, PlayerRegistry
 from server.races.ratings import Board, RaceBoards
+from server.redis import keys
 from server.runtime.clock import Clock
 from server.runtime.errors import NotFound
 
@@ -73,6 +80,10 @@ class Profiles:
             if record.finished:
                 await self.store.record_history(record)
 
+    async def marked(self, pid: str) -> bool:
+        """Whether the account is marked as cheating (its ranks are not shown)."""
+        return bool(await self.boards.r.hexists(keys.fairplay_marked(), pid))
+
     async def _freeze(
         self, pid: str, entries: Sequence[HistoryEntry], today: dt.date
     ) -> list[HistoryEntry]:
@@ -95,9 +106,9 @@ class Profiles:
             out.append(e)
         return out
 
-    def _day(self, e: HistoryEntry, today: dt.date) -> p.DayResult:
+    def _day(self, e: HistoryEntry, today: dt.date, marked: bool = False) -> p.DayResult:
         r = e.result
-        known = e.rank is not None and e.rank.known
+        known = e.rank is not None and e.rank.known and not marked
         oldest = today - dt.timedelta(days=self.store.retention_days)
         return p.DayResult(
             variant=r.variant,
@@ -123,11 +134,11 @@ class Profiles:
         today = utc_date(self.clock.now_ms())
         await self.settle(who.id)
         first = today - dt.timedelta(days=self.store.retention_days)
-        settled = await self._freeze(
-            who.id, await self.history.since(who.id, VARIANT_IDS, first), today
-        )
+        marked = await self.marked(who.id)
+        entries = await self.history.since(who.id, VARIANT_IDS, first)
+        settled = entries if marked else await self._freeze(who.id, entries, today)
         recent_from = today - dt.timedelta(days=RECENT_DAYS - 1)
-        recent = [self._day(e, today) for e in settled if e.result.date >= recent_from]
+        recent = [self._day(e, today, marked) for e in settled if e.result.date >= recent_from]
         stats = await self.history.stats(who.id, VARIANT_IDS, today)
         races = []
         for s in stats:
@@ -149,7 +160,7 @@ class Profiles:
             name=who.name,
             joined=who.created_at_ms,
             me=who.id == me.id,
-            daily=tuple(_daily(s) for s in stats if s.played),
+            daily=tuple(_daily(s, marked) for s in stats if s.played),
             races=tuple(races),
             recent=tuple(recent),
         )
@@ -160,17 +171,18 @@ class Profiles:
         today = utc_date(self.clock.now_ms())
         await self.settle(who.id)
         entries, cursor = await self.history.page(who.id, variant, before, limit)
-        settled = await self._freeze(who.id, entries, today)
+        marked = await self.marked(who.id)
+        settled = entries if marked else await self._freeze(who.id, entries, today)
         return p.HistoryPage(
             id=req_id,
             player_id=who.id,
             variant=variant,
-            entries=tuple(self._day(e, today) for e in settled),
+            entries=tuple(self._day(e, today, marked) for e in settled),
             next_before=cursor.isoformat() if cursor else None,
         )
 
 
-def _daily(s: VariantStats) -> p.DailyStats:
+def _daily(s: VariantStats, marked: bool) -> p.DailyStats:
     return p.DailyStats(
         variant=s.variant,
         played=s.played,
@@ -181,6 +193,8 @@ def _daily(s: VariantStats) -> p.DailyStats:
         longest_won_streak=s.longest_won_streak,
         best_time_ms=s.best_time_ms,
         best_score=s.best_score,
-        percentile=round(s.percentile_bp / 100) if s.percentile_bp is not None else None,
+        percentile=round(s.percentile_bp / 100)
+        if s.percentile_bp is not None and not marked
+        else None,
         last_played=s.last_played.isoformat() if s.last_played else None,
     )

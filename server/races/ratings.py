@@ -2,8 +2,11 @@
 
 A rating is stored as JSON per player and variant; the board holds the displayed rating
 (`display`: 1000 + 40 x the conservative ordinal mu - 3 sigma), so a new player shows 1000.
-Each race is applied exactly once: the update runs in a WATCH/MULTI transaction that also adds
-the race id to the variant's applied set, and it is skipped when the id is already there (the
+Each race is applied exactly once: one script reads the racers' ratings, the update is computed
+here, and a second script writes it only if those ratings are still as read (else it is computed
+again: optimistic, as WATCH/MULTI was, but scripts through the Batcher work on a Redis Cluster
+whose master dies, where redis-py's cluster transaction raised AttributeError). The write also
+adds the race id to the variant's applied set, and it is skipped when the id is already there (the
 ratings it applied are then read back from the racers' recent races, so a race end completed
 by another process reports the same changes). A race's win counts once on its day's wins board
 the same way (an applied set in the board's slot, one script).
@@ -25,7 +28,6 @@ from typing import cast
 
 import redis.asyncio
 from openskill.models import PlackettLuce
-from redis.exceptions import WatchError
 
 from server.races.model import RaceSummary, RecentRace
 from server.redis import keys
@@ -36,6 +38,57 @@ MODEL = PlackettLuce()
 RECENT_MAX = 50
 #: The rated pairs of a day are kept this long (the day, and slack for its last races).
 PAIRS_TTL_S = 2 * 86_400
+
+# KEYS: applied, pairs of the day, stats. ARGV: race id, n pairs, pairs..., pids...
+# Returns {race already applied 0/1, some pair rated together today 0/1, {each pid's rating
+# JSON or false}}.
+_RATE_READ_LUA = """
+local n = tonumber(ARGV[2])
+local met = 0
+for i = 1, n do
+  if redis.call('SISMEMBER', KEYS[2], ARGV[2 + i]) == 1 then met = 1 end
+end
+local pids = {}
+for i = 3 + n, #ARGV do pids[#pids + 1] = ARGV[i] end
+return {redis.call('SISMEMBER', KEYS[1], ARGV[1]), met, redis.call('HMGET', KEYS[3], unpack(pids))}
+"""
+
+# KEYS: applied, pairs of the day, stats, board, then each racer's recent list. ARGV: race id,
+# pairs TTL s, recent max, n pairs, pairs..., then per racer 5 values: pid, its rating JSON as
+# read ("" none), the new JSON ("" unchanged), the board's rating ("" stays off), its recent
+# item ("" none: the race is unrated). Writes the race's ratings if it is not applied yet, no pair
+# was rated together today meanwhile and every rating is still as read. Returns 1 written,
+# 2 applied already, 0 changed meanwhile (read again).
+_RATE_WRITE_LUA = """
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 2 end
+local n = tonumber(ARGV[4])
+local first = 5 + n
+local rated = ARGV[first + 4] ~= ''
+if rated then
+  for i = 1, n do
+    if redis.call('SISMEMBER', KEYS[2], ARGV[4 + i]) == 1 then return 0 end
+  end
+end
+for i = first, #ARGV, 5 do
+  local cur = redis.call('HGET', KEYS[3], ARGV[i]) or ''
+  if cur ~= ARGV[i + 1] then return 0 end
+end
+redis.call('SADD', KEYS[1], ARGV[1])
+if not rated then return 1 end
+if n > 0 then
+  redis.call('SADD', KEYS[2], unpack(ARGV, 5, 4 + n))
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+local k = 5
+for i = first, #ARGV, 5 do
+  if ARGV[i + 2] ~= '' then redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2]) end
+  if ARGV[i + 3] ~= '' then redis.call('ZADD', KEYS[4], ARGV[i + 3], ARGV[i]) end
+  redis.call('LPUSH', KEYS[k], ARGV[i + 4])
+  redis.call('LTRIM', KEYS[k], 0, tonumber(ARGV[3]) - 1)
+  k = k + 1
+end
+return 1
+"""
 
 # KEYS: wins board, its applied set. ARGV: race id, winner, ttl_s. Counts the race's win
 # once. Returns 1 counted, 0 already counted.
@@ -165,6 +218,8 @@ class RaceBoards:
         #: Scripts run through the shared group commit (`Services` hands it the store's).
         self.batch = batch if batch is not None else Batcher(client)
         self._add_win = LuaScript.of(_ADD_WIN_LUA)
+        self._rate_read = LuaScript.of(_RATE_READ_LUA)
+        self._rate_write = LuaScript.of(_RATE_WRITE_LUA)
 
     @translate_redis_errors
     async def apply(
@@ -186,41 +241,47 @@ class RaceBoards:
         pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
         # A marked account (`server.fairplay.review`) is still rated, but stays off the board.
         marked = await self._marked(pids)
+        recents = tuple(keys.rating_recent(variant, p) for p in pids)
         while True:
-            async with self.r.pipeline(transaction=True) as pipe:
-                try:
-                    await pipe.watch(stats, applied, pairs_key)
-                    if await pipe.sismember(applied, race_id):
-                        await pipe.reset()  # type: ignore[no-untyped-call]
-                        return await self._applied(variant, race_id, pids)
-                    met = cast(list[int], await pipe.smismember(pairs_key, pairs))
-                    if any(met):  # rated against each other today already: unrated
-                        pipe.multi()  # type: ignore[no-untyped-call]
-                        pipe.sadd(applied, race_id)
-                        await pipe.execute()
-                        return {}
-                    raw = cast(list[str | None], await pipe.hmget(stats, pids))
-                    before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
-                    after = rate_race(before, places, no_attempt)
-                    changed = [p for p in pids if after[p] is not before[p]]
-                    pipe.multi()  # type: ignore[no-untyped-call]
-                    pipe.sadd(applied, race_id)
-                    pipe.sadd(pairs_key, *pairs)
-                    pipe.expire(pairs_key, PAIRS_TTL_S)
-                    if changed:
-                        pipe.hset(stats, mapping={p: after[p].dump() for p in changed})
-                        shown = {p: after[p].shown for p in changed if p not in marked}
-                        if shown:
-                            pipe.zadd(board, shown)
-                    for p in pids:
-                        item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
-                        recent = keys.rating_recent(variant, p)
-                        pipe.lpush(recent, item.dumps())
-                        pipe.ltrim(recent, 0, RECENT_MAX - 1)
-                    await pipe.execute()
-                    return {p: (before[p].shown, after[p].shown) for p in pids}
-                except WatchError:
-                    continue
+            applied_already, met, raw = cast(
+                tuple[int, int, list[str | None]],
+                await self.batch.eval(
+                    self._rate_read,
+                    (applied, pairs_key, stats),
+                    (race_id, len(pairs), *pairs, *pids),
+                ),
+            )
+            if applied_already:
+                return await self._applied(variant, race_id, pids)
+            args: list[str | int] = [race_id, PAIRS_TTL_S, RECENT_MAX, len(pairs), *pairs]
+            if met:  # rated against each other today already: unrated
+                for p, old in zip(pids, raw, strict=True):
+                    args += [p, old or "", "", "", ""]
+            else:
+                before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
+                after = rate_race(before, places, no_attempt)
+                for p, old in zip(pids, raw, strict=True):
+                    changed = after[p] is not before[p]
+                    item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
+                    args += [
+                        p,
+                        old or "",
+                        after[p].dump() if changed else "",
+                        after[p].shown if changed and p not in marked else "",
+                        item.dumps(),
+                    ]
+            done = int(
+                cast(
+                    int,
+                    await self.batch.eval(
+                        self._rate_write, (applied, pairs_key, stats, board, *recents), tuple(args)
+                    ),
+                )
+            )
+            if done == 2:
+                return await self._applied(variant, race_id, pids)
+            if done == 1:
+                return {} if met else {p: (before[p].shown, after[p].shown) for p in pids}
 
     async def _applied(
         self, variant: str, race_id: str, pids: Sequence[str]

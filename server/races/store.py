@@ -409,6 +409,16 @@ return 1
 
 # KEYS: race, racers, order. ARGV: ttl_ms, the race's fields (json flat list), the racers
 # (json list of [pid, name]). Creates the race unless it exists. Returns 1 created, else 0.
+# KEYS: race, order, racers, progress, seen, present. A race's whole state at one instant (a
+# script through the batcher, not a MULTI pipeline: redis-py's cluster transaction pipeline
+# raised AttributeError instead of a connection error while a master died). Hashes and the
+# zset come back flat: field, value, field, value...
+_LOAD_LUA = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1),
+        redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]),
+        redis.call('HGETALL', KEYS[5]), redis.call('ZRANGE', KEYS[6], 0, -1, 'WITHSCORES')}
+"""
+
 _CREATE_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(cjson.decode(ARGV[2])))
@@ -447,6 +457,11 @@ def _matched_args(race_id: str, pids: Sequence[str]) -> list[str]:
     return out
 
 
+def _pairs(flat: Sequence[str]) -> dict[str, str]:
+    """A script's flat HGETALL (or ZRANGE WITHSCORES) reply as a dict."""
+    return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
+
+
 class RaceStore:
     """Redis operations on races and the queue. `redis` must use ``decode_responses=True``."""
 
@@ -466,6 +481,7 @@ class RaceStore:
         self._begin = LuaScript.of(_BEGIN_LUA)
         self._create = LuaScript.of(_CREATE_LUA)
         self._take_over = LuaScript.of(_TAKE_OVER_LUA)
+        self._load = LuaScript.of(_LOAD_LUA)
         self._release = LuaScript.of(_RELEASE_LUA)
         self._present = LuaScript.of(_PRESENT_LUA)
         self._absent = LuaScript.of(_ABSENT_LUA)
@@ -775,23 +791,29 @@ class RaceStore:
     async def load(self, race_id: str) -> RaceState:
         if not keys.valid_race_id(race_id):
             raise NotFound("no such race")
-        async with self.r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(keys.race(race_id))
-            pipe.lrange(keys.race_order(race_id), 0, -1)
-            pipe.hgetall(keys.race_racers(race_id))
-            pipe.hgetall(keys.race_progress(race_id))
-            pipe.hgetall(keys.race_seen(race_id))
-            pipe.zrange(keys.race_present(race_id), 0, -1, withscores=True)
-            replies = await pipe.execute()
+        replies = cast(
+            list[list[str]],
+            await self.batch.eval(
+                self._load,
+                (
+                    keys.race(race_id),
+                    keys.race_order(race_id),
+                    keys.race_racers(race_id),
+                    keys.race_progress(race_id),
+                    keys.race_seen(race_id),
+                    keys.race_present(race_id),
+                ),
+            ),
+        )
         present: dict[str, int] = {}
-        for member, until in cast(list[tuple[str, float]], replies[5]):
+        for member, until in _pairs(replies[5]).items():
             who = member.rpartition("|")[0]
-            present[who] = max(present.get(who, 0), int(until))
-        h = cast(dict[str, str], replies[0])
-        order = cast(list[str], replies[1])
-        names = cast(dict[str, str], replies[2])
-        progress = cast(dict[str, str], replies[3])
-        seen = cast(dict[str, str], replies[4])
+            present[who] = max(present.get(who, 0), int(float(until)))
+        h = _pairs(replies[0])
+        order = [str(x) for x in replies[1]]
+        names = _pairs(replies[2])
+        progress = _pairs(replies[3])
+        seen = _pairs(replies[4])
         if not h:
             raise NotFound("no such race")
         forfeited = json.loads(h.get("forfeited", "[]"))

@@ -60,6 +60,9 @@ transaction share it, so they live in one slot)::
     sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
     sol:{fp}:marked                          hash   pid -> mark JSON (confirmed cheaters)
     sol:{fp}:audit                           list   review actions, JSON, oldest first
+    sol:{fp}:gen                             string bumped by each review that changes a board
+    sol:{od:<date>}:file                     hash   gen, gz: the day's open-data file (base64)
+    sol:{od:<date>}:building                 string held by the process building that file
 
 A game's ``times`` list has one entry per logged move (undo included): the server's
 milliseconds since the previous move, the first since the deal was served (`server.fairplay`).
@@ -526,6 +529,27 @@ def fairplay_marked() -> str:
 def fairplay_audit() -> str:
     """List of review actions (JSON), appended in order."""
     return f"{_FAIRPLAY}audit"
+
+
+def fairplay_generation() -> str:
+    """Counter bumped after every review action that changes a board (mark, unmark, clear):
+    files built from the boards before it (open data) are stale."""
+    return f"{_FAIRPLAY}gen"
+
+
+# -- open data (server.api.opendata) ----------------------------------------------------------
+
+
+def opendata_file(date: dt.date) -> str:
+    """Hash of a closed day's open-data file, built once for every process: ``gen`` (the
+    `fairplay_generation` it was built at) and ``gz`` (the gzip, base64); it expires with the
+    day's boards."""
+    return f"{PREFIX}{{od:{date.isoformat()}}}:file"
+
+
+def opendata_building(date: dt.date) -> str:
+    """Held (with a TTL) by the process building `opendata_file` of the day."""
+    return f"{PREFIX}{{od:{date.isoformat()}}}:building"
 
 
 # -- player history (profiles, streaks) ------------------------------------------------------

@@ -4,17 +4,43 @@ The per-request metrics (`LabeledCounter`, `LabeledHistogram`) are plain numbers
 without a lock or a library call (the server is one thread: an event loop) and exported by a
 collector when /metrics is scraped; prometheus_client's own metrics take a lock per update,
 which cost ~5 % of a move's CPU (issue #11). The rare ones keep prometheus_client's types.
+
+/metrics is not public (it counts, among others, the results the fair-play screen held):
+`scrape_allowed` lets a scraper on the same host in (a loopback peer that sends no
+``X-Forwarded-For``/``Forwarded``: a request through a proxy on this host carries them), and
+anyone sending ``Authorization: Bearer <--metrics-token>`` (docs/reliability.md).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+import hmac
+import ipaddress
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+
+def scrape_allowed(peer: str | None, headers: Mapping[str, str], token: str) -> bool:
+    """Whether a /metrics request may read the metrics: a bearer of ``token`` (when one is
+    set), or a loopback peer whose request no proxy forwarded."""
+    if token:
+        sent = headers.get("Authorization", "")
+        if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            return True
+    if "X-Forwarded-For" in headers or "Forwarded" in headers or peer is None:
+        return False
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
 
 #: Buckets of the event-loop lag histogram (seconds): fine below 10 ms, up to 1 s.
 LOOP_LAG_BUCKETS = (

@@ -20,6 +20,7 @@ from typing import Final
 from aiohttp import web
 
 from engine import VARIANT_IDS, variant
+from engine.guide import HINT, UNDO, guide
 from engine.rules import rules_text
 from protocol.schema import dump_struct
 from server.games.descriptors import describe
@@ -134,12 +135,22 @@ class WebFiles:
 
 def rules_document() -> dict[str, dict[str, object]]:
     """Each variant's title and rules, the text `solitaire rules VARIANT` prints, and its
-    descriptor (`welcome.variant_info`'s, for a page that has not said hello yet)."""
+    descriptor (`welcome.variant_info`'s, for a page that has not said hello yet); and the
+    same rules for people at a screen (`engine.guide`): ``about``, ``play`` (clicks, taps,
+    drags and keys, no move notation), ``undo``, ``hint`` and ``pictures`` of legal plays."""
     return {
         v: {
             "title": variant(v).title,
             "text": rules_text(v),
             "descriptor": dump_struct(describe(variant(v))),
+            "about": list(guide(v).about),
+            "play": list(guide(v).play),
+            "undo": UNDO,
+            "hint": HINT,
+            "pictures": [
+                {"caption": p.caption, "cards": list(p.cards), "layout": p.layout, "sign": p.sign}
+                for p in guide(v).pictures
+            ],
         }
         for v in VARIANT_IDS
     }

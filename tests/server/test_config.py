@@ -195,3 +195,14 @@ def test_fair_play_screen_is_on_from_the_command_line(tmp_path: Path) -> None:
     assert not Config.from_args(["--no-fair-play-screen"], env=env).fair_play_screen
     off = {**env, "SOLITAIRE_FAIR_PLAY_SCREEN": "0"}
     assert not Config.from_args([], env=off).fair_play_screen
+
+
+def test_the_metrics_token_comes_from_its_flag_or_env_and_stays_out_of_repr(
+    tmp_path: Path,
+) -> None:
+    where = ["--data-dir", str(tmp_path)]
+    assert Config.from_args(where, env={}).metrics_token == ""
+    env = {"SOLITAIRE_METRICS_TOKEN": "from-env"}
+    assert Config.from_args(where, env=env).metrics_token == "from-env"
+    cfg = Config.from_args([*where, "--metrics-token", "from-flag"], env=env)
+    assert cfg.metrics_token == "from-flag" and "from-flag" not in repr(cfg)

@@ -18,7 +18,7 @@ import websockets.sync.client
 from playwright.sync_api import Browser, Page, expect
 
 from engine import new_game
-from engine.rules import rules_text
+from engine.guide import guide
 from engine.words import log_words
 from tests.web.browser import (
     DATE,
@@ -283,11 +283,15 @@ def test_leaderboard_pages(alice: Player, web_server: WebServer) -> None:
     expect(page.locator(".paging")).to_contain_text("1–20 of 22")
 
 
-def test_rules_are_the_text_the_terminal_client_prints(alice: Player) -> None:
+def test_rules_are_written_for_clicking_and_tapping(alice: Player) -> None:
     page = alice.page
     page.click('[data-nav="rules"]')
     page.click(".rules .tabs >> text=Triple Easthaven")
-    expect(page.locator("pre.rulestext")).to_have_text(rules_text("triple-easthaven"))
+    rules = page.locator('[data-rules="triple-easthaven"]')
+    expect(rules).to_contain_text(guide("triple-easthaven").play[0])
+    expect(rules).not_to_contain_text(
+        "f8H 5"
+    )  # the terminal's notation (tests/web/test_rules_page.py)
     alice.shot("rules")
 
 

@@ -1,10 +1,12 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
-// #/boards/VARIANT, #/rules/VARIANT) and the connection status line.
+// #/boards/VARIANT, #/rules/VARIANT, #/settings) and the connection status line.
 
 import { BoardsScreen } from "./boards.js";
 import { GameScreen, outcome } from "./game.js";
 import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { RaceScreen } from "./race.js";
+import { rulesPage, rulesSummary } from "./rules.js";
+import { initSettings, settingsPanel } from "./settings.js";
 import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
 
 class App {
@@ -114,6 +116,7 @@ class App {
       if (page === "race") return this.openRace();
       if (page === "boards") return await this.openBoards(arg);
       if (page === "rules") return await this.openRules(arg);
+      if (page === "settings") return this.show(settingsPanel(), { load: async () => {} });
       return await this.openDaily();
     } catch (e) {
       const text = e.code === "not_found" ? "There is no such game (or it is not yours)." : describe(e);
@@ -156,18 +159,13 @@ class App {
 
   async openRules(variant) {
     const rules = await this.rulesDoc();
-    const v = variant || this.conn.variants[0];
-    const pick = el("nav.tabs", { "aria-label": "Variants" }, this.conn.variants.map((x) =>
-      el("a", { href: `#/rules/${x}`, "aria-current": x === v ? "page" : "false" }, title(x))));
-    const node = el("section.rules", {}, el("h1", {}, "Rules"), pick,
-      el("pre.rulestext", { "data-rules": v }, rules[v] ? rules[v].text : "No rules for this variant."));
-    this.show(node, { load: async () => {} });
+    this.show(rulesPage(rules, this.conn.variants, variant || this.conn.variants[0]), { load: async () => {} });
   }
 
   /** The rules of a variant in a dialog (from a game). */
   async showRules(variant) {
     const rules = await this.rulesDoc();
-    await dialog(rules[variant].title, el("pre.rulestext", {}, rules[variant].text));
+    await dialog(rules[variant].title, rulesSummary(rules[variant]));
   }
 
   /** The day's deals with this player's status on each. */
@@ -222,6 +220,7 @@ class App {
   }
 }
 
+initSettings();
 const app = new App();
 window.solitaire = app; // for the browser tests and the curious
 if (!storedToken()) document.getElementById("loading").textContent = "Connecting…";

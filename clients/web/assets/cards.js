@@ -1,4 +1,6 @@
 // Cards drawn with HTML and CSS: a face shows rank and suit, a back shows nothing of the card.
+// A face carries its suit as a class (`suit-C`...) for the four-colour deck (settings.js), and a
+// card that is not a button is an image to assistive technology (its label is its name).
 
 const SUITS = { C: ["♣", "clubs"], D: ["♦", "diamonds"], H: ["♥", "hearts"], S: ["♠", "spades"] };
 const RANKS = { A: "ace", J: "jack", Q: "queen", K: "king" };
@@ -21,10 +23,11 @@ export function faceCard(code, interactive = false, extra = "") {
   const { rank, suit } = parseCard(code);
   const [glyph] = SUITS[suit];
   const node = document.createElement(interactive ? "button" : "div");
-  node.className = `card face ${suit === "D" || suit === "H" ? "red" : "black"} ${extra}`.trim();
+  node.className = `card face ${suit === "D" || suit === "H" ? "red" : "black"} suit-${suit} ${extra}`.trim();
   node.dataset.card = code;
   node.setAttribute("aria-label", cardName(code));
   if (interactive) node.type = "button";
+  else node.setAttribute("role", "img");
   node.innerHTML = `<span class="corner">${rank}${glyph}</span><span class="pip">${glyph}</span>`;
   return node;
 }
@@ -35,6 +38,7 @@ export function backCard(interactive = false, label = "face-down card") {
   node.className = "card back";
   node.setAttribute("aria-label", label);
   if (interactive) node.type = "button";
+  else node.setAttribute("role", "img");
   return node;
 }
 
@@ -51,6 +55,7 @@ export function emptySlot(label, interactive = false, suit = "") {
   node.className = "card slot";
   node.setAttribute("aria-label", label);
   if (interactive) node.type = "button";
+  else node.setAttribute("role", "img");
   if (suit) {
     const mark = suitMark(suit);
     node.dataset.suit = suit;

@@ -253,6 +253,8 @@ async def test_finished_races_are_listed_newest_first_and_paged(
         mine.append(race_id)
         race_app.clock.advance(60_000)
     running = await room(race_app, a, b)
+    # A race's end is listed once spectators know it: the spectator delay after it.
+    await asyncio.sleep(race_app.services.spectators.delay_ms / 1000)
 
     listed: list[dict[str, Any]] = []
     path = f"/api/v1/races/finished?variant={VARIANT}&limit=2"
@@ -272,3 +274,60 @@ async def test_finished_races_are_listed_newest_first_and_paged(
     assert {r["name"] for r in first["racers"]} == {"lister_a", "lister_b"}
     missing = await api.get("/api/v1/races/finished")
     assert (missing.status, missing.code) == (400, "bad_request")
+
+
+async def test_race_json_shows_nothing_the_stream_has_not_shown_yet(
+    race_app: App, api: ApiClient, session: aiohttp.ClientSession
+) -> None:
+    """The cheat: a racer polls the race's JSON for the rival's live move count (the stream
+    gives it 3 s late). The JSON, the live list and a stream's first line now show each
+    racer's progress and the race's end only once the spectator delay has passed."""
+    delay_s = race_app.services.spectators.delay_ms / 1000
+    cheat, rival = await race_app.client("cheat", versions=V5), await race_app.client("rival")
+    race_id = await room(race_app, cheat, rival)
+    await start_race(race_app, cheat, rival)
+    gid_r = keys.race_game_id(race_id, rival.player_id)
+    for _ in range(3):
+        assert (await rival.request("move", game_id=gid_r, move="d"))["type"] == "moved"
+    moved_at = asyncio.get_running_loop().time()
+
+    def moves(race: dict[str, Any]) -> dict[str, int]:
+        return {r["name"]: r["moves"] for r in race["racers"]}
+
+    now = (await api.get(f"/api/v1/races/{race_id}")).json()
+    assert moves(now["race"]) == {"cheat": 0, "rival": 0}, "not before the stream shows it"
+    listed = (await api.get(f"/api/v1/races/live?variant={VARIANT}")).json()["races"]
+    assert [moves(r) for r in listed] == [{"cheat": 0, "rival": 0}]
+    async with stream(session, f"{race_app.http}/api/v1/races/{race_id}/events") as events:
+        first = await events.until(lambda m: m["type"] == "race.watching")
+        assert moves(first["race"]) == {"cheat": 0, "rival": 0}, "nor in a stream's first line"
+        # The stream then shows the rival's board after the delay; the JSON no sooner.
+        await events.until(
+            lambda m: (
+                m["type"] == "race.spectate"
+                and m["board"]["player_id"] == rival.player_id
+                and m["board"]["seq"] == 3
+                and m["board"].get("view") is not None
+            )
+        )
+    assert asyncio.get_running_loop().time() - moved_at >= delay_s - 0.1
+    later = (await api.get(f"/api/v1/races/{race_id}")).json()
+    assert moves(later["race"]) == {"cheat": 0, "rival": 3}
+
+    # The end: not shown (no results, no moves) until the delay has passed.
+    for c in (cheat, rival):
+        gid = keys.race_game_id(race_id, c.player_id)
+        assert (await c.request("resign", game_id=gid))["type"] == "finished"
+    ended = await c.push("race.update")
+    assert ended["race"]["status"] == "finished"
+    early = await api.get(f"/api/v1/races/{race_id}")
+    assert early.json()["finished"] is False and "moves" not in early.json()
+    assert "immutable" not in early.headers["Cache-Control"]
+    assert all("place" not in r for r in early.json()["race"]["racers"])
+    done: dict[str, Any] = {}
+    deadline = asyncio.get_running_loop().time() + delay_s + 5
+    while not done.get("finished"):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.2)
+        done = (await api.get(f"/api/v1/races/{race_id}")).json()
+    assert done["moves"]["rival"] == ["d", "d", "d"]

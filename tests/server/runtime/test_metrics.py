@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
 import redis.asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.runtime.metrics import Metrics
+from server.runtime.metrics import Metrics, scrape_allowed
 from tests.support.app import serve
 from tests.support.races import race_config
 
@@ -103,3 +104,46 @@ async def test_requests_and_errors_are_counted_on_the_metrics_endpoint(
     assert got[("solitaire_errors_total", (("code", bad["code"]),))] == 1
     assert got[("solitaire_connections", ())] == 1
     assert got[("solitaire_request_seconds_count", (("type", "ping"),))] == 3
+
+
+async def test_metrics_answer_a_scraper_on_this_host_or_with_the_token_only(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """An outsider reaching /metrics through the balancer (haproxy adds X-Forwarded-For) read
+    the counts of held results; now 403 unless it is a scraper on this host or has the
+    token (``--metrics-token``)."""
+    outside = {"X-Forwarded-For": "203.0.113.9"}
+    config = replace(race_config(redis_url, tmp_path), metrics_token="s3cret-scrape")
+    async with serve(config) as app, aiohttp.ClientSession() as http:
+        url = app.http + "/metrics"
+        for headers in (
+            outside,
+            {"Forwarded": "for=203.0.113.9"},
+            {**outside, "Authorization": "Bearer wrong"},
+            {**outside, "Authorization": "s3cret-scrape"},
+        ):
+            async with http.get(url, headers=headers) as r:
+                assert r.status == 403, headers
+                body = await r.text()
+                assert "solitaire_results_held" not in body and "--metrics-token" in body
+        async with http.get(url, headers={**outside, "Authorization": "Bearer s3cret-scrape"}) as r:
+            assert r.status == 200 and "solitaire_results_held" in await r.text()
+        async with http.get(url) as r:  # this host's own scraper (the tests, a local agent)
+            assert r.status == 200 and "solitaire_results_held" in await r.text()
+    async with (
+        serve(race_config(redis_url, tmp_path)) as plain,
+        aiohttp.ClientSession() as http,
+        http.get(plain.http + "/metrics", headers=outside) as r,
+    ):
+        assert r.status == 403, "no token set: this host only"
+
+
+def test_scrape_allowed_reads_the_peer_and_the_token() -> None:
+    assert scrape_allowed("127.0.0.1", {}, "")
+    assert scrape_allowed("::1", {}, "")
+    assert scrape_allowed("::ffff:127.0.0.1", {}, "")
+    assert not scrape_allowed("10.0.0.5", {}, "")
+    assert not scrape_allowed(None, {}, "")
+    assert not scrape_allowed("not an address", {}, "")
+    assert scrape_allowed("10.0.0.5", {"Authorization": "Bearer t"}, "t")
+    assert not scrape_allowed("10.0.0.5", {"Authorization": "Bearer "}, "")

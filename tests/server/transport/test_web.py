@@ -182,6 +182,34 @@ async def test_rules_are_the_text_the_terminal_client_prints(
     assert doc["fourteen-out"]["descriptor"]["may_finish"] is False
 
 
+async def test_rules_json_has_the_rules_for_people_without_move_notation(
+    http: tuple[str, aiohttp.ClientSession],
+) -> None:
+    """The Rules page's text (#27): sentences for clicking and tapping, pictures of legal
+    plays, undo counting as a move; none of the terminal's move notation."""
+    base, s = http
+    async with s.get(base + "/rules.json") as r:
+        doc = json.loads(await r.text())
+    notation = re.compile(r"\b(f\d*[CDHS]? \d+|w [f\d]|\d+ \d+( \d+)?|\d+ f)\b")
+    for v in VARIANT_IDS:
+        entry = doc[v]
+        people = [*entry["about"], *entry["play"], entry["undo"]]
+        assert entry["about"] and entry["play"] and entry["pictures"], v
+        for sentence in people:
+            assert not notation.search(sentence), (v, sentence)
+            assert "resign" not in sentence.lower(), (v, sentence)
+        assert any("click" in p.lower() and "tap" in p.lower() for p in entry["play"]), v
+        moved = entry["descriptor"]["family"] != "tripeaks"  # Tri Peaks cards are only played
+        assert any("drag" in p.lower() for p in entry["play"]) == moved, v
+        assert "An undo counts as a move." in entry["undo"]
+        for picture in entry["pictures"]:
+            assert set(picture) == {"caption", "cards", "layout", "sign"}
+            assert picture["layout"] in ("row", "pile") and picture["cards"]
+    assert any("14" in a for a in doc["fourteen-out"]["about"])
+    assert any("Finish" in a for a in doc["triple-easthaven"]["about"])
+    assert doc["triple-deck"]["pictures"][0]["layout"] == "pile"
+
+
 async def test_no_index_without_the_client_files(tmp_path: Path) -> None:
     app = web.Application()
     add_web_routes(app, tmp_path / "missing")
