@@ -22,6 +22,7 @@ from protocol.fields import (
     DisplayName,
     EngineEvents,
     ErrorCodeText,
+    Features,
     Flag,
     GameId,
     Kind,
@@ -29,6 +30,7 @@ from protocol.fields import (
     Millis,
     MoveLog,
     MoveText,
+    MoveWords,
     PlayerId,
     RankNo,
     Reason,
@@ -120,7 +122,16 @@ class DailyGame(Struct):
     finished: Flag
 
 
+@dataclass(frozen=True, kw_only=True)
+class SafeMove(Struct):
+    """A foundation move safe to play for the player (``moved.safe``), and it in words."""
+
+    move: MoveText
+    text: Text
+
+
 ResultMap = Annotated[GameResult, Nested(GameResult)]
+SafeMoves = Annotated[tuple[SafeMove, ...], ListOf(Nested(SafeMove), 0, 64)]
 EntryMap = Annotated[LeaderboardEntry, Nested(LeaderboardEntry)]
 EntryList = Annotated[tuple[LeaderboardEntry, ...], ListOf(Nested(LeaderboardEntry), 0, 100)]
 
@@ -198,6 +209,8 @@ class Welcome(Reply, type="welcome"):
     race: Annotated[ActiveRace, Nested(ActiveRace)] | None = None  # version 3 on
     daily: Annotated[tuple[DailyGame, ...], ListOf(Nested(DailyGame), 0, 64)] | None = None
     variant_info: VariantInfoList | None = None  # version 6 on
+    #: The ``hello.features`` the server took up (only when the hello asked for some).
+    features: Features | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,6 +238,12 @@ class GameState(Reply, type="game"):
     hints: Count = 0
     #: The game's moves in order as stored (``undo`` included), version 3 on.
     log: MoveLog | None = None
+    #: The same moves in card words (``moved.text``), added without a version (issue 27).
+    log_text: MoveWords | None = None
+    #: The foundation moves safe to play now (as in ``moved.safe``), added without a version.
+    safe: SafeMoves | None = None
+    #: The time each hint adds (a daily game's; absent in races), added without a version.
+    hint_penalty_ms: Count | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,6 +262,12 @@ class Moved(Reply, type="moved"):
     finished: Flag
     view: View | None = None
     result: ResultMap | None = None
+    #: Added without a version (clients ignore fields they do not know): the move in words
+    #: (``J♦ to the foundation``), what it changed in the view (`engine.patches`), and the
+    #: foundation moves now safe to play for the player (`engine.words.safe_moves`).
+    text: Text | None = None
+    changes: View | None = None
+    safe: SafeMoves | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,5 +323,12 @@ class Shutdown(Push, type="shutdown"):
     retry_after_ms: Millis
 
 
-for _cls in (GameResult, LeaderboardEntry, ActiveRace, DailyGame, *_server_messages.values()):
+for _cls in (
+    GameResult,
+    LeaderboardEntry,
+    ActiveRace,
+    DailyGame,
+    SafeMove,
+    *_server_messages.values(),
+):
     fields_of(_cls)  # fail at import time, not on first use, if a declaration is wrong

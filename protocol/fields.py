@@ -235,6 +235,14 @@ EngineEvents = Annotated[tuple[dict[str, Any], ...], ListOf(JsonMap(), 0, 4096)]
 #: The most moves a game may hold (the server refuses more; `undo` counts as a move).
 MAX_GAME_MOVES: Final = 10_000
 MoveLog = Annotated[tuple[str, ...], ListOf(MOVE, 0, MAX_GAME_MOVES)]
+#: Optional behaviours a client asks for in ``hello`` (``features``); unknown ones are ignored.
+FEATURE: Final = Str(1, 32, r"[a-z][a-z0-9_]*", "a feature name")
+Features = Annotated[tuple[str, ...], ListOf(FEATURE, 0, 16)]
+#: The feature of a client without the rules (the browser): moves in card words, the view's
+#: changes with each lean ``moved``, safe moves, hint penalties, foundation suits (issue 27).
+RULES_FREE: Final = "rules_free"
+#: A game's moves in words, one sentence a move (``J♦ to the foundation``).
+MoveWords = Annotated[tuple[str, ...], ListOf(TEXT, 0, MAX_GAME_MOVES)]
 
 
 def validate_name(name: object) -> str:

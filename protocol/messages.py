@@ -24,6 +24,7 @@ from protocol.fields import (
     Count,
     DateText,
     DisplayName,
+    Features,
     Flag,
     GameId,
     Limit,
@@ -64,6 +65,8 @@ class Hello(ClientMessage, type="hello"):
     versions: Versions
     name: DisplayName | None = None
     token: Token | None = None
+    #: Optional behaviours asked for, added without a version: ``rules_free`` (issue 27).
+    features: Features | None = None
 
     def check(self) -> None:
         if (self.name is None) == (self.token is None):

@@ -14,6 +14,7 @@ from protocol.fields import (
     JsonMap,
     ListOf,
     MoveText,
+    Text,
     VariantName,
 )
 from protocol.messages import ClientMessage
@@ -39,6 +40,8 @@ class HintReply(Reply, type="hint"):
     hints: Count
     penalty_ms: Count
     move: MoveText | None = None
+    #: The move in words (``7♥ + 7♣``), added without a version.
+    text: Text | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

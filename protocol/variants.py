@@ -61,6 +61,9 @@ class VariantInfo(Struct):
     max_score: Count | None = None
     #: What the move ``d`` does (absent when the variant has no stock).
     stock: Annotated[str, SENTENCE] | None = None
+    #: The suit of each foundation, in the view's order (``CCCDDDHHHSSS``), for the variants
+    #: whose foundations are built by suit (added without a version).
+    foundation_suits: Annotated[str, Str(0, 64, r"[CDHS]*", "suit letters")] | None = None
 
 
 VariantInfoList = Annotated[tuple[VariantInfo, ...], ListOf(Nested(VariantInfo), 0, 64)]

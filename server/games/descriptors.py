@@ -4,6 +4,7 @@ classes and rules text: the one source of the titles, goals and scoring clients 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Final
 
 import protocol as p
@@ -11,6 +12,8 @@ from engine import VARIANTS, Game
 from engine.pairing import PairingGame
 from engine.rules import NOTATION, RULES
 from engine.tripeaks import TABLEAU, TriPeaks
+from engine.views import EASTHAVEN_VARIANTS
+from engine.words import EASTHAVEN_FOUNDATION_SUITS
 
 #: Every move of every variant counts, ``undo`` included (RULINGS.md, "Undo").
 UNDO_COUNTS: Final = True
@@ -80,3 +83,12 @@ def describe(cls: type[Game]) -> p.VariantInfo:
 
 VARIANT_INFO: Final[tuple[p.VariantInfo, ...]] = tuple(describe(c) for c in VARIANTS.values())
 """One descriptor per variant, in the order of ``engine.VARIANT_IDS``."""
+
+VARIANT_INFO_RULES_FREE: Final[tuple[p.VariantInfo, ...]] = tuple(
+    replace(info, foundation_suits=EASTHAVEN_FOUNDATION_SUITS)
+    if info.id in EASTHAVEN_VARIANTS
+    else info
+    for info in VARIANT_INFO
+)
+"""The descriptors for a client that said ``hello.features: ["rules_free"]`` (the web
+page): with the suit of each foundation where it has one."""

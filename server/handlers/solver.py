@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import protocol as p
+from engine.words import move_text
+from protocol.fields import RULES_FREE
 from server.games.daily import utc_date
 from server.games.deals import hint_for
 from server.redis.keys import RaceGameKeys, parse_game_id
@@ -33,6 +35,9 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
         move=move,
         hints=hints,
         penalty_ms=hints * s.config.hint_penalty_ms,
+        text=move_text(live.game.view(), live.game.parse_move(move))
+        if move and RULES_FREE in session.features
+        else None,
     )
 
 

@@ -36,13 +36,15 @@ class Session:
     """One client's session: who (``player``, after `hello`), which protocol ``version``,
     where from (``address``), the app's ``services``, and `send` for pushes."""
 
-    __slots__ = ("_send", "address", "after_reply", "player", "services", "version")
+    __slots__ = ("_send", "address", "after_reply", "features", "player", "services", "version")
 
     def __init__(self, services: Services, send: Send, address: str = "") -> None:
         self.services = services
         self._send = send
         self.player: Player | None = None
         self.version: int | None = None
+        #: The `hello.features` the server took up (`protocol.fields.RULES_FREE`).
+        self.features: frozenset[str] = frozenset()
         #: The client's address (`server.transport.address.client_address`: the peer, or what
         #: a trusted proxy forwarded); "" when unknown.
         self.address = address

@@ -50,10 +50,14 @@ class App:
         return self.web_app[SERVICES]
 
     async def client(
-        self, name: str, binary: bool = True, versions: tuple[int, ...] = (1,)
+        self,
+        name: str,
+        binary: bool = True,
+        versions: tuple[int, ...] = (1,),
+        features: tuple[str, ...] | None = None,
     ) -> Client:
         c = await Client.connect(self.url, binary=binary)
-        await c.hello(name=name, versions=versions)
+        await c.hello(name=name, versions=versions, features=features)
         return c
 
 

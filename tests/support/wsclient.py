@@ -49,9 +49,15 @@ class Client:
         return await asyncio.wait_for(fut, timeout)
 
     async def hello(
-        self, name: str | None = None, token: str | None = None, versions: tuple[int, ...] = (1,)
+        self,
+        name: str | None = None,
+        token: str | None = None,
+        versions: tuple[int, ...] = (1,),
+        features: tuple[str, ...] | None = None,
     ) -> dict[str, Any]:
         fields: dict[str, Any] = {"name": name} if name else {"token": token}
+        if features is not None:
+            fields["features"] = list(features)
         reply = await self.request("hello", versions=list(versions), **fields)
         assert reply["type"] == "welcome", reply
         self.player_id = reply["player_id"]

@@ -147,11 +147,23 @@ def shot(page: Page, name: str) -> None:
 
 
 def open_player(
-    browser: Browser, http: str, name: str | None, viewport: tuple[int, int] = (1280, 800)
+    browser: Browser,
+    http: str,
+    name: str | None,
+    viewport: tuple[int, int] = (1280, 800),
+    *,
+    reduced_motion: bool = False,
+    init_script: str | None = None,
 ) -> Player:
-    """A new browser context on the page; `name` registers a new player."""
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    """A new browser context on the page; `name` registers a new player. `reduced_motion`:
+    the reader asks for reduced motion; `init_script` runs in the page before its own."""
+    context = browser.new_context(
+        viewport={"width": viewport[0], "height": viewport[1]},
+        reduced_motion="reduce" if reduced_motion else "no-preference",
+    )
     context.set_default_timeout(TIMEOUT_MS)
+    if init_script is not None:
+        context.add_init_script(init_script)
     page = context.new_page()
     player = Player(context, page)
     page.on("websocket", player.sockets)

@@ -293,7 +293,8 @@ class App {
           (r.status === "flagged" ? ` · ${HELD_FOR_REVIEW}` : "");
         action = "See result"; href = `#/game/${encodeURIComponent(g.game_id)}`;
       } else {
-        status = `Playing · ${g.view.moves} moves · ${clock(g.elapsed_ms)}`;
+        // The time as the game's clock shows it: hint penalties included.
+        status = `Playing · ${g.view.moves} moves · ${clock(g.elapsed_ms + (g.hints || 0) * (g.hint_penalty_ms || 0))}`;
         action = "Resume"; href = `#/game/${encodeURIComponent(g.game_id)}`;
       }
       const state = g === null ? "new" : g instanceof Error ? "error" : g.finished ? "done" : "playing";

@@ -1,8 +1,36 @@
 // The board: draws a view from the server and turns clicks, drags and keys into move text in
 // the engine's notation (docs/engine.md). Whether a move is legal is the server's answer.
+// Cards that a move's events say moved glide from their old place to the new one (not when
+// the reader asked for reduced motion).
 
-import { backCard, emptySlot, faceCard } from "./cards.js";
+import { backCard, emptySlot, faceCard, suitMark } from "./cards.js";
 import { el, variantInfo } from "./ui.js";
+
+const GLIDE_MS = 220;
+
+/** Whether the reader asked for reduced motion: then nothing moves by itself. */
+export function reducedMotion() {
+  return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+}
+
+/** The view a move's `changes` leave (docs/protocol.md, "Following a game"): a value replaces
+ * the view's; a map for a list sets entries by index, after cutting or extending the list to
+ * its `length`. Plain data edits: no rule of any game is known here. */
+export function applyChanges(view, changes) {
+  const out = { ...view };
+  for (const [key, value] of Object.entries(changes)) {
+    const old = out[key];
+    if (Array.isArray(old) && value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const items = old.slice(0, typeof value.length === "number" ? value.length : old.length);
+      while (typeof value.length === "number" && items.length < value.length) items.push(null);
+      for (const [k, v] of Object.entries(value)) if (k !== "length") items[Number(k)] = v;
+      out[key] = items;
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
 
 /** Positions of Tri Peaks' 28 cards: [x, row] in card widths / half card heights. */
 const PEAK_XY = (() => {
@@ -32,12 +60,71 @@ export class Board {
     this.drag = null;
   }
 
-  set(view, { locked = false } = {}) {
+  /** Draw `view`; `moved`: the events of the move that led to it, to animate. */
+  set(view, { locked = false, moved = null } = {}) {
+    const origins = moved && this.view && !reducedMotion() ? this.origins(moved) : [];
     this.view = view;
     this.locked = locked;
     this.sel = null;
     this.hint = null;
     this.render();
+    this.glide(origins);
+  }
+
+  // -- animation ---------------------------------------------------------------------------
+
+  /** A place named by the events (`3`, `w`, `f`, `s`), or a card in it. */
+  place(name) {
+    return this.node.querySelector(`[data-place="${name}"]`);
+  }
+
+  cardAt(place, card) {
+    const box = this.place(place);
+    if (!box) return null;
+    if (box.dataset.card === card) return box;
+    const all = box.querySelectorAll(`[data-card="${card}"]`);
+    return all.length ? all[all.length - 1] : null;
+  }
+
+  /** Where each moved card was before the move (the stock for a drawn one). */
+  origins(events) {
+    const out = [];
+    for (const e of events) {
+      if (e.type !== "move") continue;
+      for (const card of e.cards) {
+        const from = this.cardAt(e.from, card) || this.place(e.from);
+        if (from) out.push({ card, to: e.to, rect: from.getBoundingClientRect() });
+      }
+    }
+    return out;
+  }
+
+  /** Each moved card glides from where it was; one that left the table (a removed pair)
+   * flies to its place as a copy. */
+  glide(origins) {
+    for (const o of origins) {
+      const node = this.cardAt(o.to, o.card);
+      const target = node || this.place(o.to);
+      if (!target) continue;
+      const r = target.getBoundingClientRect();
+      const dx = o.rect.left - r.left, dy = o.rect.top - r.top;
+      if (node) {
+        if (dx || dy) {
+          node.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }],
+            { duration: GLIDE_MS, easing: "ease-out" });
+        }
+        continue;
+      }
+      const ghost = faceCard(o.card, false, "ghost");
+      ghost.style.cssText = `position:fixed;left:${o.rect.left}px;top:${o.rect.top}px;margin:0;z-index:15;pointer-events:none`;
+      ghost.setAttribute("aria-hidden", "true");
+      delete ghost.dataset.card; // a picture in flight, not a card on the table
+      document.body.append(ghost);
+      const fly = ghost.animate([{ transform: "none", opacity: 1 }, { transform: `translate(${-dx}px, ${-dy}px) scale(.6)`, opacity: 0 }],
+        { duration: GLIDE_MS + 80, easing: "ease-in" });
+      fly.onfinish = () => ghost.remove();
+      fly.oncancel = () => ghost.remove();
+    }
   }
 
   /** Highlight the places a hinted move names. */
@@ -84,7 +171,7 @@ export class Board {
     const piles = el("div.piles", { style: `--cols:${Math.min(12, v.piles.length)}` });
     v.piles.forEach((cards, i) => {
       const n = i + 1;
-      const pile = el("div.pile", { "data-pile": n, "aria-label": `pile ${n}` });
+      const pile = el("div.pile", { "data-pile": n, "data-place": n, "aria-label": `pile ${n}` });
       if (!cards.length) pile.append(this.slot(emptySlot(`pile ${n}, empty`), { pile: n }));
       cards.forEach((c, k) => {
         const top = k === cards.length - 1;
@@ -94,10 +181,10 @@ export class Board {
       });
       piles.append(pile);
     });
+    // The removed cards are out of the game: a count, not a card back that looks like a stock.
     const info = el("div.tray", {},
-      el("div.discard", { "aria-label": `${v.discard} cards removed` },
-        v.discard ? backCard(false, `${v.discard} cards removed`) : emptySlot("no cards removed"),
-        el("span.count", {}, `${v.discard} removed`)));
+      el("div.discard", { "data-place": "f", role: "img", "aria-label": `${v.discard} cards removed` },
+        el("div.removed", {}, el("strong", {}, String(v.discard)), el("span", {}, "removed"))));
     this.node.append(info, piles);
   }
 
@@ -112,6 +199,7 @@ export class Board {
       card.style.setProperty("--x", x);
       card.style.setProperty("--row", row);
       card.classList.add("peak");
+      card.dataset.place = pos;
       if (c !== "??") this.source(card, { pos, key: `t${pos}`, label: `position ${pos}` });
       peaks.append(card);
     });
@@ -123,8 +211,8 @@ export class Board {
     const found = top ? faceCard(top, false) : emptySlot("foundation, empty");
     this.target(found, { found: "", key: "found" });
     this.node.append(peaks, el("div.tray", {},
-      el("div.stock", {}, stock, el("span.count", {}, `${v.stock} in stock`)),
-      el("div.foundation", {}, found, el("span.count", {}, "foundation"))));
+      el("div.stock", { "data-place": "s" }, stock, el("span.count", {}, `${v.stock} in stock`)),
+      el("div.foundation", { "data-place": "f" }, found, el("span.count", {}, "foundation"))));
   }
 
   renderTableau() {
@@ -135,9 +223,9 @@ export class Board {
       ? backCard(!this.locked, `stock, ${v.stock} cards: ${does}`)
       : emptySlot(waste ? "stock, empty: turn the waste over" : "stock, empty", !this.locked);
     this.mark(stock, { stock: "", key: "stock" });
-    const tray = el("div.tray", {}, el("div.stock", {}, stock, el("span.count", {}, `${v.stock}`)));
+    const tray = el("div.tray", {}, el("div.stock", { "data-place": "s" }, stock, el("span.count", {}, `${v.stock}`)));
     if (waste) {
-      const pile = el("div.waste", { "aria-label": "waste" });
+      const pile = el("div.waste", { "aria-label": "waste", "data-place": "w" });
       const shown = v.waste.slice(-3);
       if (!shown.length) pile.append(emptySlot("waste, empty"));
       shown.forEach((c, k) => {
@@ -148,12 +236,15 @@ export class Board {
       });
       tray.append(pile);
     }
-    const founds = el("div.foundations", { "aria-label": "foundations" });
+    const founds = el("div.foundations", { "aria-label": "foundations", "data-place": "f" });
+    // The suit each foundation takes, where the server says foundations have suits.
+    const suits = variantInfo(v.variant).foundation_suits || "";
     v.foundations.forEach((f, j) => {
       const top = f[f.length - 1];
+      const suit = suits[j];
       const node = top
         ? faceCard(top, !this.locked, "found")
-        : emptySlot(`foundation ${j + 1}, empty`, !this.locked);
+        : emptySlot(suit ? `foundation ${j + 1}, empty: ${suitMark(suit).name}` : `foundation ${j + 1}, empty`, !this.locked, suit);
       this.target(node, { found: j + 1, key: `f${j + 1}` });
       if (top && variantInfo(v.variant).foundation_back) node.draggable = !this.locked;
       founds.append(node);
@@ -162,7 +253,7 @@ export class Board {
     const piles = el("div.piles", { style: `--cols:${v.piles.length}` });
     v.piles.forEach((p, i) => {
       const n = i + 1;
-      const pile = el("div.pile", { "data-pile": n, "aria-label": `pile ${n}` });
+      const pile = el("div.pile", { "data-pile": n, "data-place": n, "aria-label": `pile ${n}` });
       for (let d = 0; d < p.down; d++) pile.append(backCard(false));
       if (!p.down && !p.up.length) {
         pile.append(this.target(emptySlot(`pile ${n}, empty`, !this.locked), { pile: n, count: 0, key: `p${n}e` }));

@@ -42,12 +42,25 @@ export function backCard(interactive = false, label = "face-down card") {
   return node;
 }
 
-/** An empty place (an emptied pile, an empty foundation). */
-export function emptySlot(label, interactive = false) {
+/** "H" -> {glyph: "♥", name: "hearts", red: true}. */
+export function suitMark(suit) {
+  const [glyph, name] = SUITS[suit];
+  return { glyph, name, red: suit === "D" || suit === "H" };
+}
+
+/** An empty place (an emptied pile, an empty foundation); `suit` marks a foundation that
+ * takes one suit (the server's `foundation_suits`). */
+export function emptySlot(label, interactive = false, suit = "") {
   const node = document.createElement(interactive ? "button" : "div");
   node.className = "card slot";
   node.setAttribute("aria-label", label);
   if (interactive) node.type = "button";
   else node.setAttribute("role", "img");
+  if (suit) {
+    const mark = suitMark(suit);
+    node.dataset.suit = suit;
+    node.classList.add(mark.red ? "red" : "black");
+    node.innerHTML = `<span class="mark" aria-hidden="true">${mark.glyph}</span>`;
+  }
   return node;
 }

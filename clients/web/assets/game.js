@@ -1,9 +1,20 @@
 // One game on screen: the board, the server's clock, moves, undo, hint, resign or finish, and
 // the result. Daily and race games alike; `race` adds nothing here but hides hints.
+//
+// The page follows the game by the server's lean `moved` replies (docs/protocol.md,
+// "Following a game"): each carries what the move changed in the view (applied as plain data
+// by `applyChanges`), the move in card words and the foundation moves safe to play. No rule
+// is decided here; a gap in `seq` (a move made elsewhere) is a `game.get`.
 
-import { Board } from "./board.js";
+import { applyChanges, Board, reducedMotion } from "./board.js";
 import { describe, HELD_FOR_REVIEW, ServerError } from "./net.js";
 import { clock, dialog, el, mayFinish, points, scoring, title, toast, variantInfo } from "./ui.js";
+
+const AUTO_KEY = "solitaire.autoMoves";
+/** Whether the player lets the page play the server's safe foundation moves (a setting). */
+export function autoMoves() {
+  return localStorage.getItem(AUTO_KEY) === "1";
+}
 
 /** "You won!", "Finished" (the games one may end at will), "Resigned" or "Game over". */
 export function outcome(variant, r) {
@@ -27,7 +38,14 @@ export class GameScreen {
     this.hints = 0;
     this.penalty = null;
     this.history = [];
-    this.node = el("section.game", { "aria-label": "Game" });
+    this.safe = [];
+    this.endedAt = null;
+    // One place for what the server says about the game (hints and refused moves), and a
+    // live region that reads each move and its result to a screen reader; both outlive renders.
+    this.status = el("p.hint", { role: "status", "aria-live": "polite", "data-status": "" });
+    this.live = el("p.sr-only", { "aria-live": "polite", "data-live": "moves" });
+    this.body = el("div.gamebody");
+    this.node = el("section.game", { "aria-label": "Game" }, this.body, this.live);
     this.timer = setInterval(() => this.tick(), 250);
     this.keys = (e) => this.key(e);
     document.addEventListener("keydown", this.keys);
@@ -47,6 +65,7 @@ export class GameScreen {
 
   setGame(g) {
     const wasPlaying = this.game !== null && !this.finished;
+    if (wasPlaying && g.finished) this.endedAt = this.elapsedNow(); // the clock stops, not jumps
     this.game = g;
     this.view = g.view;
     this.seq = g.seq;
@@ -55,10 +74,13 @@ export class GameScreen {
     this.finished = g.finished;
     this.result = g.result || null;
     this.hints = g.hints || 0;
-    this.history = (g.log || []).slice(0, g.seq); // the game's moves as the server stored them
+    // The game's moves as the server stored them, in card words where it sends them.
+    this.history = (g.log_text || g.log || []).slice(0, g.seq);
+    this.safe = g.safe || [];
     this.render();
     if (this.finished && wasPlaying) this.ended();
     else if (this.finished && !this.resultShown) this.showResult();
+    else this.autoMove();
   }
 
   render() {
@@ -79,32 +101,57 @@ export class GameScreen {
     const off = this.finished || this.busy;
     const actions = el("div.actions", {},
       el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo,
-        title: info.undo_counts ? "Undo (U): counts as a move" : "Undo (U)" }, "Undo"),
+        title: info.undo_counts ? "Undo (U): counts as a move" : "Undo (U)" },
+        info.undo_counts ? "Undo (+1 move)" : "Undo"),
       !this.race && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
         `Hint (+${Math.round(this.penaltyStep() / 1000)} s)`),
       el("button.danger", { "data-action": "resign", onclick: () => this.resign(), disabled: this.finished }, finishLabel),
       el("button", { onclick: () => this.app.showRules(v.variant) }, "Rules"),
       this.finished && !this.race && el("button.primary", { onclick: () => this.showResult() }, "Result"));
-    this.board.set(v, { locked: this.finished });
-    this.hintNode = el("p.hint", { "aria-live": "polite" });
+    this.board.set(v, { locked: this.finished, moved: this.lastEvents });
+    this.lastEvents = null;
     const list = el("ol.movelist", { "aria-label": "Moves played" },
       this.history.map((m) => el("li", {}, m)));
     const missing = this.seq - this.history.length;
+    // The setting shows where the server can name safe moves: the games with foundations.
+    const auto = info.family === "tableau" ? el("label.setting", {},
+      el("input", { type: "checkbox", "data-setting": "auto-moves", checked: autoMoves(),
+        onchange: (e) => this.setAutoMoves(e.target.checked) }),
+      " Play safe moves to the foundation for me (each counts as a move)") : null;
     const aside = el("aside.side", {},
       this.sideExtra || null,
+      auto,
       el("h2", {}, "Moves"),
       missing > 0 ? el("p.muted", {}, `${missing} earlier move${missing > 1 ? "s" : ""} made on another device`) : null,
       this.seq === 0 ? el("p.muted", {}, "No moves yet.") : null,
       list);
-    this.node.replaceChildren(
+    // Only the keys that do something in this variant (and no hint key in a race).
+    const keys = ["Click or drag a card, then its place · Keys: arrows move, Enter picks and plays, Esc cancels",
+      info.undo_counts ? "U undo (counts as a move)" : "U undo"];
+    if (!this.race) keys.push("H hint");
+    if (info.stock) keys.push(`D ${info.stock}`);
+    this.body.replaceChildren(
       el("div.gamebar", {},
         el("h1", {}, title(v.variant), this.game.date && !this.race ? el("small", {}, ` ${this.game.date}`) : null),
         this.clockNode, stats, actions),
-      this.hintNode,
-      el("div.layout", {}, el("div", {}, this.board.node,
-        el("p.keys", {}, "Click or drag a card, then its place · Keys: arrows move, Enter picks and plays, Esc cancels, U undo",
-          this.race ? "" : ", H hint", info.stock ? ", D draw" : "")), aside));
+      this.status,
+      el("div.layout", {}, el("div.boardcol", {}, this.board.node, el("p.keys", {}, keys.join(", "))), aside));
     list.scrollTop = list.scrollHeight;
+  }
+
+  setAutoMoves(on) {
+    localStorage.setItem(AUTO_KEY, on ? "1" : "0");
+    if (on) this.autoMove();
+  }
+
+  /** Play the first safe move the server listed, when the player asked for them. */
+  autoMove() {
+    if (!autoMoves() || this.finished || !this.safe.length) return;
+    const [next] = this.safe;
+    const seq = this.seq;
+    setTimeout(() => {
+      if (this.seq === seq && !this.busy && !this.finished) this.play(next.move);
+    }, reducedMotion() ? 0 : 250);
   }
 
   /** Something shown above the move list (the race panel). */
@@ -116,19 +163,25 @@ export class GameScreen {
     }
   }
 
-  /** Playing time by the server's clock, hint penalties included (as the result counts it). */
+  /** Playing time by the server's clock, hint penalties included (as the result counts it).
+   * A race game that ends by the race's end keeps the time it showed then (its result's time
+   * runs to its last move, earlier). */
   elapsedNow() {
-    if (this.finished && this.result) return this.result.time_ms;
+    if (this.finished && this.result) {
+      return this.race && this.endedAt != null ? Math.max(this.endedAt, this.result.time_ms) : this.result.time_ms;
+    }
     if (this.startedAt == null) return 0;
     return Math.max(0, this.conn.serverNow() - this.startedAt) + this.penaltyMs();
   }
 
+  /** What a hint adds, as the server says (`game.hint_penalty_ms`). */
   penaltyStep() {
+    if (this.game && this.game.hint_penalty_ms != null) return this.game.hint_penalty_ms;
     return this.penalty != null && this.hints ? this.penalty / this.hints : 30000;
   }
 
   penaltyMs() {
-    return this.penalty != null ? this.penalty : this.hints * 30000;
+    return this.penalty != null ? this.penalty : this.hints * this.penaltyStep();
   }
 
   tick() {
@@ -158,27 +211,47 @@ export class GameScreen {
     this.busy = true;
     let reply;
     try {
-      // The board is the server's view, sent with the reply (`with_view`).
-      reply = await this.conn.request({ ...req, with_view: true });
+      // One request, one lean reply: the page follows the server's changes (no `with_view`).
+      reply = await this.conn.request(req);
     } catch (e) {
       this.busy = false;
       await this.failed(e);
       return;
     }
     this.busy = false;
-    this.moved(reply);
+    await this.moved(reply);
   }
 
-  moved(r) {
-    this.view = r.view;
+  async moved(r) {
+    if (r.seq !== this.seq + 1 || !r.changes) {
+      // A gap (a move made elsewhere, a lost reply) or a server without changes: resync.
+      await this.load().catch((e) => this.say(describe(e), "error"));
+      return;
+    }
+    if (r.finished) this.endedAt = this.elapsedNow();
+    this.view = applyChanges(this.view, r.changes);
     this.seq = r.seq;
-    this.history.push(r.move);
+    this.safe = r.safe || [];
+    const words = r.text || r.move;
+    this.history.push(words);
+    this.lastEvents = r.events;
+    this.say("");
     if (r.finished) {
       this.finished = true;
       this.result = r.result || null;
     }
     this.render();
+    this.announce(words);
     if (this.finished) this.ended();
+    else this.autoMove();
+  }
+
+  /** Read a move and where the game stands to a screen reader. */
+  announce(words) {
+    const v = this.view, info = variantInfo(v.variant);
+    const progress = info.scored ? `score ${v.score} of ${info.max_score}` : `${v.cleared} of ${info.clear} cleared`;
+    const end = v.won ? " You won!" : this.finished ? " The game is over." : "";
+    this.live.textContent = `${words}. Move ${v.moves}, ${progress}.${end}`;
   }
 
   /** The `game.finished` push: the server decided the end after the move's reply. */
@@ -187,27 +260,25 @@ export class GameScreen {
     this.load().catch(() => {});
   }
 
+  /** A refused request: said once, in the game's status line (no toast besides). */
   async failed(e) {
     if (e instanceof ServerError && e.code === "illegal_move") {
       this.board.snapBack();
       this.say(describe(e), "error");
-      toast(describe(e), "error");
       return;
     }
     if (e instanceof ServerError && ["conflict", "game_over", "day_over", "internal"].includes(e.code)) {
-      toast(describe(e), "error");
+      this.say(describe(e), "error");
       await this.load().catch(() => {});
       return;
     }
     this.board.snapBack();
-    toast(describe(e), "error");
+    this.say(describe(e), "error");
   }
 
   say(text, kind = "info") {
-    if (this.hintNode) {
-      this.hintNode.textContent = text;
-      this.hintNode.className = `hint ${kind}`;
-    }
+    this.status.textContent = text;
+    this.status.className = `hint ${kind}`;
   }
 
   async hint() {
@@ -222,7 +293,7 @@ export class GameScreen {
       this.render();
       if (r.move) {
         this.board.showHint(r.move);
-        this.say(`Hint: ${r.move} (${r.hints} hint${r.hints > 1 ? "s" : ""}, +${clock(r.penalty_ms)} on your time)`);
+        this.say(`Hint: ${r.text || r.move} (${r.hints} hint${r.hints > 1 ? "s" : ""}, +${clock(r.penalty_ms)} on your time)`);
       } else {
         this.say("The solver found no move in time; that hint was not counted.");
       }
@@ -246,6 +317,7 @@ export class GameScreen {
     const type = variantInfo(this.view.variant).finish ? "finish" : "resign";
     try {
       const r = await this.conn.request({ type, game_id: this.gameId });
+      this.endedAt = this.elapsedNow();
       this.finished = true;
       this.result = r.result;
       this.view = { ...this.view, over: true };
@@ -258,7 +330,23 @@ export class GameScreen {
 
   ended() {
     this.onResult(this.result);
-    if (!this.race) this.showResult();
+    const won = this.result && this.result.won;
+    if (won) this.celebrate();
+    // The result waits a moment after a win, for the celebration to be seen.
+    if (!this.race) setTimeout(() => this.showResult(), won && !reducedMotion() ? 1200 : 0);
+  }
+
+  /** A win: cards in every suit rain over the board for a moment, and it is said. */
+  celebrate() {
+    const old = this.node.querySelector(".celebration");
+    if (old) old.remove();
+    const glyphs = ["♠", "♥", "♦", "♣"];
+    const party = el("div.celebration", { role: "status", "data-celebration": "" },
+      el("p.cheer", {}, "You won!"),
+      Array.from({ length: 24 }, (_, i) => el(`span.confetti${i % 4 === 1 || i % 4 === 2 ? ".red" : ""}`,
+        { style: `--i:${i};--x:${(i * 37) % 100}` }, glyphs[i % 4])));
+    this.node.append(party);
+    setTimeout(() => party.remove(), 4000);
   }
 
   /** The win / over screen: result, rank, par and a text to share. */

@@ -1,11 +1,15 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
 // reconnection with exponential backoff. The page speaks the newest protocol only (6): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
-// (game ids are opaque here), and the board is always a view from the server (`with_view`).
+// (game ids are opaque here), and the board is the server's view, kept current by the lean
+// `moved` replies' `changes` (game.js; a `game.get` only on a gap).
 
 import { setVariants } from "./ui.js";
 
 export const PROTOCOL_VERSIONS = [6];
+/** A client without the rules: the server sends moves in card words, each move's changes to
+ * the view, safe moves, hint penalties and foundation suits (docs/protocol.md, `hello`). */
+export const FEATURES = ["rules_free"];
 /** A result the fair-play screen holds (protocol 5, `result.status === "flagged"`), in words. */
 export const HELD_FOR_REVIEW = "held for review";
 const TOKEN_KEY = "solitaire.token";
@@ -106,7 +110,7 @@ export class Connection extends EventTarget {
       return;
     }
     try {
-      this.welcomed(await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, token }));
+      this.welcomed(await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, features: FEATURES, token }));
     } catch (e) {
       if (e.code === "not_authenticated") {
         localStorage.removeItem(TOKEN_KEY);
@@ -119,7 +123,7 @@ export class Connection extends EventTarget {
 
   /** Create a player called `name` (the first visit); its token is kept in localStorage. */
   async register(name) {
-    const w = await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, name });
+    const w = await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, features: FEATURES, name });
     if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
     this.welcomed(w);
   }

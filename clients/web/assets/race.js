@@ -4,7 +4,7 @@
 import { GameScreen } from "./game.js";
 import { playerLink } from "./links.js";
 import { describe } from "./net.js";
-import { clock, el, scoring, signed, title, toast } from "./ui.js";
+import { clock, el, scoring, signed, title, toast, variantInfo } from "./ui.js";
 
 const RACE_KEY = "solitaire.race";
 
@@ -203,8 +203,11 @@ export class RaceScreen {
     const pts = scoring(r.variant);
     const racers = [...r.racers];
     if (done) racers.sort((a, b) => (a.place || 99) - (b.place || 99));
-    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? "stuck"
-      : x.finished ? "finished" : !x.connected ? "disconnected" : done ? "" : r.status === "countdown" ? "ready" : "playing";
+    // A racer whose game ended without a win stopped somewhere: say where, not "finished".
+    const info = variantInfo(r.variant);
+    const reached = (x) => pts ? `${x.score} pts` : `${x.cleared}/${info.clear}`;
+    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? `stuck at ${reached(x)}`
+      : x.finished ? `stopped at ${reached(x)}` : !x.connected ? "disconnected" : done ? "" : r.status === "countdown" ? "ready" : "playing";
     return el("table.standings", { "aria-label": "Racers" },
       el("thead", {}, el("tr", {}, (done ? ["#"] : []).concat(["Racer", pts ? "Score" : "Cleared", "Moves"], done ? ["Rating"] : []).map((h) => el("th", {}, h)))),
       el("tbody", {}, racers.map((x) => el(`tr${x.player_id === this.conn.player.id ? ".me" : ""}`, { "data-racer": x.name },
