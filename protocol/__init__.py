@@ -15,6 +15,7 @@ Modules
 ``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
 ``tokens``    ``token.rotate`` and ``token.revoke_all`` (version 5)
 ``variants``  the variant descriptors of ``welcome`` (version 6)
+``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -128,6 +129,7 @@ from protocol.races import (
     RatingEntry,
 )
 from protocol.schema import Struct
+from protocol.signin import SigninCode, SigninCodeReply, SigninRedeem
 from protocol.social import (
     DailyStats,
     DayResult,
@@ -151,6 +153,7 @@ from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintRepl
 from protocol.tokens import TokenReply, TokenRevokeAll, TokenRotate
 from protocol.variants import Family, VariantInfo
 from protocol.version import (
+    ACCOUNTS,
     DESCRIPTORS,
     FAIR_PLAY,
     LEAN_MOVES,
@@ -165,6 +168,7 @@ from protocol.version import (
 COMPILED: bool = not codec.__file__.endswith(".py")
 
 __all__ = [
+    "ACCOUNTS",
     "CLIENT_MESSAGES",
     "COMPILED",
     "DESCRIPTORS",
@@ -259,6 +263,9 @@ __all__ = [
     "SeedsReply",
     "ServerMessage",
     "Shutdown",
+    "SigninCode",
+    "SigninCodeReply",
+    "SigninRedeem",
     "SpectatorBoard",
     "Struct",
     "TokenReply",

@@ -17,6 +17,7 @@ from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.profiles import Profiles
 from server.players.registry import PlayerRegistry
+from server.players.signin import SigninCodes
 from server.races.clock import RaceClock
 from server.races.fanout import RaceFanout
 from server.races.matchmaking import Matchmaking
@@ -52,6 +53,7 @@ class Services:
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
+    signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -137,6 +139,13 @@ class Services:
             day_closer=day_closer,
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
             profiles=profiles,
+            signin=SigninCodes(
+                client,
+                players,
+                clock,
+                store.batch,
+                attempts_per_hour=config.signin_attempts_per_address_hour,
+            ),
         )
 
 

@@ -88,6 +88,20 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
         player = await players.authenticate(req.token)
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
+    return await welcome(session, req.id, version, player, token, new_player=token is not None)
+
+
+async def welcome(
+    session: Session,
+    req_id: int,
+    version: int,
+    player: Player,
+    token: str | None,
+    *,
+    new_player: bool,
+) -> p.Welcome:
+    """Sign the session in as ``player`` and answer ``welcome`` (``token`` given to a new
+    player or a device signed in by a code, `server.handlers.account.signin_redeem`)."""
     session.player, session.version = player, version
     s = session.services
     now = s.clock.now_ms()
@@ -95,7 +109,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
     race: RaceState | None = None
     queued: str | None = None
     daily: tuple[DailyGame, ...] | None = () if resume else None
-    if token is None:  # a new player has no race, queue or game yet: nothing to read
+    if not new_player:  # a new player has no race, queue or game yet: nothing to read
         race = await s.races.active_race(player.id)
         queued = await s.races.queued_as(player.id)
         daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
@@ -110,7 +124,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
             functools.partial(s.matchmaking.resume, session, player.id, queued)
         )
     return p.Welcome(
-        id=req.id,
+        id=req_id,
         version=version,
         player_id=player.id,
         name=player.name,

@@ -9,6 +9,10 @@ transaction share it, so they live in one slot)::
     sol:{players}:by_fold                    hash   fold_name(name) (look-alikes folded) -> pid
     sol:{players}:folded                     string set once by_fold holds every older player
     sol:{players}:hint:<pid>                 string held while a hint of the player is computed
+    sol:{players}:devices:<pid>              set    sha256 of tokens of devices signed in by code
+    sol:{players}:signin:<sha256(code)>      string pid: a live sign-in code (5 minutes, single use)
+    sol:{players}:signin_of:<pid>            string sha256 of the player's one live sign-in code
+    sol:{lim:<hour>:<address group>}:signin  string sign-in code attempts from the address that hour
     sol:{lim:<hour>:<address group>}:accounts string players created from the address that hour
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
@@ -113,6 +117,7 @@ __all__ = [
     "new_race_id",
     "parse_game_id",
     "player",
+    "player_devices",
     "player_pattern",
     "players_by_fold",
     "players_by_name",
@@ -121,6 +126,9 @@ __all__ = [
     "race_channel",
     "race_date",
     "race_tag",
+    "signin_attempts",
+    "signin_code",
+    "signin_code_of",
     "valid_player_id",
     "valid_race_id",
     "valid_variant",
@@ -195,6 +203,27 @@ def hint_lock(pid: str) -> str:
     return f"{_PLAYERS}hint:{_pid(pid)}"
 
 
+def player_devices(pid: str) -> str:
+    """The SHA-256 digests of the tokens of the player's devices signed in by a code (each
+    also in `players_by_token`; the player hash's ``token_hash`` is the first device's)."""
+    return f"{_PLAYERS}devices:{_pid(pid)}"
+
+
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def signin_code(code_hash: str) -> str:
+    """A live sign-in code, by the SHA-256 hex digest of its text: the player's id."""
+    if not _DIGEST_RE.fullmatch(code_hash):
+        raise ValueError(f"bad code digest: {code_hash!r}")
+    return f"{_PLAYERS}signin:{code_hash}"
+
+
+def signin_code_of(pid: str) -> str:
+    """The digest of the player's one live sign-in code (a new code kills the old one)."""
+    return f"{_PLAYERS}signin_of:{_pid(pid)}"
+
+
 _ADDRESS_GROUP_RE = re.compile(r"[0-9A-Za-z.:/_-]{1,64}")
 
 
@@ -204,6 +233,13 @@ def accounts_by_address(group: str, hour: int) -> str:
     if not _ADDRESS_GROUP_RE.fullmatch(group):
         group = "unknown"
     return f"{PREFIX}{{lim:{int(hour)}:{group}}}:accounts"
+
+
+def signin_attempts(group: str, hour: int) -> str:
+    """Sign-in codes tried (`signin.redeem`) from one client address group in one hour."""
+    if not _ADDRESS_GROUP_RE.fullmatch(group):
+        group = "unknown"
+    return f"{PREFIX}{{lim:{int(hour)}:{group}}}:signin"
 
 
 # -- daily boards and games ---------------------------------------------------------------

@@ -66,6 +66,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.unwatch",
         "token.rotate",
         "token.revoke_all",
+        "signin.code",
+        "signin.redeem",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",
@@ -98,6 +100,7 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.spectate",
         "race.spectators",
         "token",
+        "signin.code",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
@@ -191,6 +194,7 @@ def test_error_codes() -> None:
         "game_over",
         "limit_reached",
         "day_over",
+        "invalid_code",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"

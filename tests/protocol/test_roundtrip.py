@@ -35,6 +35,8 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hello(id=1, versions=(2, 1), token="A" * 16),
     p.Ping(id=2),
     p.TokenRotate(id=40),
+    p.SigninCode(id=41),
+    p.SigninRedeem(id=42, versions=(7,), code="k7qm 4xht"),
     p.TokenRevokeAll(id=41),
     p.DailyStart(id=3, variant="fourteen-out"),
     p.GameGet(id=4, game_id="daily:2024-06-10:fourteen-out:p_1"),
@@ -137,6 +139,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Welcome(id=0, version=1, player_id="p_1", name="alice", server_time=1, variants=()),
     p.Pong(id=2, server_time=5),
     p.TokenReply(id=40, player_id="abcDEF123_-x", token="tok_" + "x" * 28),
+    p.SigninCodeReply(id=41, code="K7QM-4XHT", expires_at=1_718_000_300_000),
     p.GameState(
         id=3,
         game_id="g1",

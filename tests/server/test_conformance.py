@@ -182,6 +182,15 @@ async def _requests(app: App, out: Results) -> None:
     out.errors["not_authenticated"] = await fresh.request("daily.start", variant="fourteen-out")
     out.errors["name_taken"] = await fresh.request("hello", versions=[3], name="conf_me")
     out.errors["invalid_name"] = await fresh.request("hello", versions=[3], name="no way!")
+    # Accounts (version 7): a second device signed in by a code; the code is then dead.
+    shown = await ask(me, "signin.code")
+    device = await Client.connect(app.url)
+    signed = await ask(device, "signin.redeem", code=shown["code"].lower())
+    assert signed["player_id"] == me.player_id and signed["token"] != me.token
+    out.errors["invalid_code"] = await fresh.request(
+        "signin.redeem", versions=ALL_VERSIONS, code=shown["code"]
+    )
+    await device.close()
     # Tokens (version 5): a second session of mine is closed (4001) by `token.revoke_all`.
     rotated = await ask(me, "token.rotate")
     mine = await websockets.connect(app.url, max_size=2**20)
