@@ -16,6 +16,7 @@ Modules
 ``tokens``    ``token.rotate`` and ``token.revoke_all`` (version 5)
 ``variants``  the variant descriptors of ``welcome`` (version 6)
 ``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
+``freeplay``  free play: ``free.start`` (version 7)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -88,6 +89,7 @@ from protocol.events import (
     Welcome,
 )
 from protocol.fields import MAX_REQUEST_ID, MAX_SAFE_INT, validate_name
+from protocol.freeplay import FreeStart
 from protocol.messages import (
     CLIENT_MESSAGES,
     ClientMessage,
@@ -200,6 +202,7 @@ __all__ = [
     "Finish",
     "Finished",
     "FrameTooLarge",
+    "FreeStart",
     "GameExport",
     "GameFinished",
     "GameGet",

@@ -226,6 +226,8 @@ class GameState(Reply, type="game"):
     hints: Count = 0
     #: The game's moves in order as stored (``undo`` included), version 3 on.
     log: MoveLog | None = None
+    #: Version 7: true for a free game (``free.start``: unranked, on no board).
+    free: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
 from server.games.deals import DailyDeals, HintGate, SolverPool
+from server.games.free import FreeGames
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
@@ -54,6 +55,7 @@ class Services:
     hints: HintGate
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
     signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
+    free: FreeGames  # free (unranked) games: `free.start`
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -146,6 +148,7 @@ class Services:
                 store.batch,
                 attempts_per_hour=config.signin_attempts_per_address_hour,
             ),
+            free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
         )
 
 

@@ -187,7 +187,7 @@ async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
 # -- daily games -----------------------------------------------------------------------------
 
 
-async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
+async def game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
     s = session.services
     live, entry = await with_entry(s.games, s.leaderboard, live)
     deal = None
@@ -211,6 +211,7 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         log=tuple(live.log)
         if session.version is not None and session.version >= p.RESUME
         else None,
+        free=True if live.record.kind == "free" and session.speaks(p.ACCOUNTS) else None,
     )
 
 
@@ -221,7 +222,7 @@ async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:
     date = utc_date(s.clock.now_ms())
     deal = await s.deals.get(variant, date)
     live = await s.games.start_daily(variant, date, player.id, deal.seed)
-    return await _game_reply(session, req.id, live)
+    return await game_reply(session, req.id, live)
 
 
 async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
@@ -233,7 +234,7 @@ async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
         raise NotStarted("the race has not started yet: its deal comes with race.started")
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
-    return await _game_reply(session, req.id, live)
+    return await game_reply(session, req.id, live)
 
 
 async def _join(session: Session, race_id: str) -> None:

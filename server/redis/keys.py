@@ -61,6 +61,8 @@ transaction share it, so they live in one slot)::
     sol:{r:<race_id>}:watchers:alive         zset   server process id -> its count counts until (ms)
     sol:{d:<variant>:<date>:<pid>}:times     list   ms between a daily game's moves (fair play)
     sol:{r:<race_id>}:times:<pid>            list   the same for a racer's game
+    sol:{f:<free_id>}:g / :log / :times      a free game's record, move log and times (protocol 7)
+    sol:{lim:<hour>:p:<pid>}:free            string free games the player started that hour
     sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
     sol:{fp}:marked                          hash   pid -> mark JSON (confirmed cheaters)
     sol:{fp}:audit                           list   review actions, JSON, oldest first
@@ -86,7 +88,8 @@ Channels (pub/sub fan-out between server processes; payloads are `server.redis.p
 `RACE_ID_PATTERN`, ``YYYYMMDD-<random>``; it is made only by `new_race_id`.
 
 Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
-(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``).
+(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``),
+``f.<free_id>.<player_id>`` (free games, unranked: a free id has a race id's shape).
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ import datetime as dt
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from server.runtime.errors import NotFound
 
@@ -113,6 +117,8 @@ __all__ = [
     "daily_outbox",
     "daily_started",
     "daily_tag",
+    "free_game_id",
+    "free_started",
     "hint_lock",
     "new_race_id",
     "parse_game_id",
@@ -141,6 +147,7 @@ _PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: The one shape of a race id: its UTC creation date, a dash, a random part.
 RACE_ID_PATTERN = r"(\d{8})-[A-Za-z0-9_]{4,24}"
 _RACE_RE = re.compile(RACE_ID_PATTERN)
+_FREE_GAME_RE = re.compile(rf"f\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 _GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
 _RACE_GAME_RE = re.compile(rf"r\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 
@@ -374,8 +381,55 @@ def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
     return f"d.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
 
 
-def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
+@dataclass(frozen=True, slots=True)
+class FreeGameKeys:
+    """A parsed free game id (protocol 7: unranked, on no board): its own tag."""
+
+    game_id: str
+    free_id: str
+    date: dt.date
+    player_id: str
+
+    def _key(self, name: str) -> str:
+        return f"{PREFIX}{{f:{self.free_id}}}:{name}"
+
+    @property
+    def game(self) -> str:
+        return self._key("g")
+
+    @property
+    def log(self) -> str:
+        return self._key("log")
+
+    @property
+    def times(self) -> str:
+        return self._key("times")
+
+
+def free_game_id(now_ms: int, pid: str) -> str:
+    """A fresh free game's id: ``f.<YYYYMMDD-random>.<pid>`` (its UTC creation date)."""
+    return f"f.{new_race_id(now_ms)}.{_pid(pid)}"
+
+
+def free_started(pid: str, hour: int) -> str:
+    """Free games the player started in one hour (epoch hours), for their per-hour limit."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:free"
+
+
+#: Every kind of parsed game id.
+GameKeys: TypeAlias = "DailyGameKeys | RaceGameKeys | FreeGameKeys"
+
+
+def parse_game_id(game_id: str) -> GameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
+    f = _FREE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if f is not None:
+        free_id, day, pid = f.groups()
+        try:
+            date = dt.datetime.strptime(day, "%Y%m%d").date()
+        except ValueError:
+            raise NotFound("no such game") from None
+        return FreeGameKeys(game_id, free_id, date, pid)
     r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
     if r is not None:
         race_id, day, pid = r.groups()  # day: the race id's date part

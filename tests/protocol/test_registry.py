@@ -68,6 +68,7 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "token.revoke_all",
         "signin.code",
         "signin.redeem",
+        "free.start",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",

@@ -37,6 +37,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.TokenRotate(id=40),
     p.SigninCode(id=41),
     p.SigninRedeem(id=42, versions=(7,), code="k7qm 4xht"),
+    p.FreeStart(id=43, variant="triple-triangle"),
     p.TokenRevokeAll(id=41),
     p.DailyStart(id=3, variant="fourteen-out"),
     p.GameGet(id=4, game_id="daily:2024-06-10:fourteen-out:p_1"),

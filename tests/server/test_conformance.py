@@ -191,6 +191,8 @@ async def _requests(app: App, out: Results) -> None:
         "signin.redeem", versions=ALL_VERSIONS, code=shown["code"]
     )
     await device.close()
+    free = await ask(me, "free.start")
+    assert free["free"] is True and free["game_id"] != gid
     # Tokens (version 5): a second session of mine is closed (4001) by `token.revoke_all`.
     rotated = await ask(me, "token.rotate")
     mine = await websockets.connect(app.url, max_size=2**20)

@@ -92,6 +92,7 @@ def test_keys_used_together_share_a_slot() -> None:
     # A race game finishes in one script with its race's standings; a daily game in two
     # steps, each over one slot: its record and log, then its board and the board's outbox.
     r = keys.parse_game_id(keys.race_game_id(RACE, "p_1"))
+    assert isinstance(r, keys.RaceGameKeys)
     assert len({slot(x) for x in (r.game, r.log, r.times, r.board, r.members, r.entries)}) == 1
     d = keys.parse_game_id(keys.daily_game_id("fourteen-out", DAY, "p_1"))
     assert isinstance(d, keys.DailyGameKeys)
