@@ -17,6 +17,7 @@ Modules
 ``variants``  the variant descriptors of ``welcome`` (version 6)
 ``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
 ``freeplay``  free play: ``free.start`` (version 7)
+``rematch``   ``race.rematch``, ``race.decline`` and their pushes (version 7)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -130,6 +131,13 @@ from protocol.races import (
     RaceUpdate,
     RatingEntry,
 )
+from protocol.rematch import (
+    RaceDecline,
+    RaceDeclined,
+    RaceRematch,
+    RematchDeclined,
+    RematchOffer,
+)
 from protocol.schema import Struct
 from protocol.signin import SigninCode, SigninCodeReply, SigninRedeem
 from protocol.social import (
@@ -231,6 +239,8 @@ __all__ = [
     "RaceAround",
     "RaceBoard",
     "RaceCreate",
+    "RaceDecline",
+    "RaceDeclined",
     "RaceEvent",
     "RaceGet",
     "RaceHistory",
@@ -246,6 +256,7 @@ __all__ = [
     "RaceRank",
     "RaceRankReply",
     "RaceRecent",
+    "RaceRematch",
     "RaceRoom",
     "RaceSpectate",
     "RaceSpectators",
@@ -261,6 +272,8 @@ __all__ = [
     "RaceWatching",
     "Racer",
     "RatingEntry",
+    "RematchDeclined",
+    "RematchOffer",
     "Reply",
     "Resign",
     "SeedsReply",

@@ -24,6 +24,7 @@ from server.races.fanout import RaceFanout
 from server.races.matchmaking import Matchmaking
 from server.races.ratings import RaceBoards
 from server.races.referee import RaceReferee
+from server.races.rematch import Rematches
 from server.races.service import RaceService, RaceSettings
 from server.races.spectate import Spectators
 from server.races.store import RaceStore
@@ -56,6 +57,7 @@ class Services:
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
     signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
     free: FreeGames  # free (unranked) games: `free.start`
+    rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -122,6 +124,7 @@ class Services:
         profiles = Profiles(
             store, leaderboard, boards, players, clock, day_closed=day_closer.closed
         )
+        rematches = Rematches(races, client, clock)
         return cls(
             config=config,
             clock=clock,
@@ -135,7 +138,7 @@ class Services:
             deals=deals,
             race_referee=referee,
             race_fanout=fanout,
-            race_clock=RaceClock(fanout, races, referee, clock),
+            race_clock=RaceClock(fanout, races, referee, clock, rematches),
             matchmaking=Matchmaking(races, fanout),
             spectators=Spectators(client, fanout, races, store, clock),
             day_closer=day_closer,
@@ -149,6 +152,7 @@ class Services:
                 attempts_per_hour=config.signin_attempts_per_address_hour,
             ),
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
+            rematches=rematches,
         )
 
 

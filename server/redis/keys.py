@@ -35,6 +35,9 @@ transaction share it, so they live in one slot)::
     sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
     sol:{rooms}:code:<CODE>                  string private room code -> race id
     sol:{rooms}:made:<pid>                   zset   rooms the player created in the last hour
+    sol:{rooms}:rematch:<race_id>            string the rematch room of a race that is over (v7)
+    sol:{rooms}:offer:<race_id>              hash   a rematch room's offer (of, by, invited, ...)
+    sol:{rooms}:offers                       zset   rematch room id -> when its offer expires
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
     sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
     sol:{q}:addr                             hash   pid -> client address (queued players)
@@ -519,6 +522,21 @@ def player_channel_pattern() -> str:
 
 def room_code(code: str) -> str:
     return f"{PREFIX}{{rooms}}:code:{code}"
+
+
+def rematch_room(race_id: str) -> str:
+    """The rematch room asked for after race ``race_id`` (one per race; protocol 7)."""
+    return f"{PREFIX}{{rooms}}:rematch:{_race_id(race_id)}"
+
+
+def rematch_offer(race_id: str) -> str:
+    """The offer of rematch room ``race_id``: of, by, invited, expires_at, d:<pid> declines."""
+    return f"{PREFIX}{{rooms}}:offer:{_race_id(race_id)}"
+
+
+def rematch_offers() -> str:
+    """Open rematch offers: room id -> when the offer expires (`races.rematch.sweep`)."""
+    return f"{PREFIX}{{rooms}}:offers"
 
 
 def rooms_made(pid: str) -> str:

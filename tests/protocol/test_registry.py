@@ -69,6 +69,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "signin.code",
         "signin.redeem",
         "free.start",
+        "race.rematch",
+        "race.decline",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",
@@ -102,6 +104,9 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.spectators",
         "token",
         "signin.code",
+        "race.declined",
+        "race.rematch_offer",
+        "race.rematch_declined",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
