@@ -1,10 +1,13 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
-// #/boards/VARIANT, #/rules/VARIANT) and the connection status line.
+// #/boards/VARIANT, #/rules/VARIANT, #/free, #/account) and the connection status line.
 
+import { AccountScreen, signinWithCode } from "./account.js";
 import { BoardsScreen } from "./boards.js";
+import { freeLabel, FreePlayScreen } from "./freeplay.js";
 import { GameScreen, outcome } from "./game.js";
 import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { RaceScreen } from "./race.js";
+import { rematchDeclined, showRematchOffer } from "./rematch.js";
 import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
 
 class App {
@@ -51,7 +54,7 @@ class App {
       el("h1", {}, "Welcome"),
       el("p", {}, "Choose the name others will see on the leaderboards (3 to 20 letters, digits, _ or -). This browser remembers you."),
       el("label", {}, "Name ", input), el("button.primary", { type: "submit" }, "Play"), error);
-    this.show(form);
+    this.show(el("div.welcomes", {}, form, signinWithCode(this.conn)));
     input.focus();
   }
 
@@ -81,6 +84,8 @@ class App {
   }
 
   push(msg) {
+    if (msg.type === "race.rematch_offer") return showRematchOffer(this, msg);
+    if (msg.type === "race.rematch_declined") return rematchDeclined(msg);
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
@@ -114,6 +119,8 @@ class App {
       if (page === "race") return this.openRace();
       if (page === "boards") return await this.openBoards(arg);
       if (page === "rules") return await this.openRules(arg);
+      if (page === "free") return await this.openScreen(new FreePlayScreen(this));
+      if (page === "account") return await this.openScreen(new AccountScreen(this));
       return await this.openDaily();
     } catch (e) {
       const text = e.code === "not_found" ? "There is no such game (or it is not yours)." : describe(e);
@@ -124,7 +131,13 @@ class App {
   async openGame(gameId) {
     const g = new GameScreen(this, gameId);
     await g.load();
-    this.show(g.node, g);
+    // A free game (protocol 7) is the daily game page, marked unranked.
+    this.show(g.game && g.game.free ? el("div.freegame", {}, freeLabel(), g.node) : g.node, g);
+  }
+
+  async openScreen(screen) {
+    this.show(screen.node, screen);
+    await screen.load();
   }
 
   async startDaily(variant) {

@@ -1,11 +1,12 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
-// reconnection with exponential backoff. The page speaks the newest protocol only (6): the
+// reconnection with exponential backoff. The page speaks the newest protocol only (7): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
 // (game ids are opaque here), and the board is always a view from the server (`with_view`).
+// Version 7 adds signing in with a one-time code (`redeem`), free play and rematches.
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [6];
+export const PROTOCOL_VERSIONS = [7];
 /** A result the fair-play screen holds (protocol 5, `result.status === "flagged"`), in words. */
 export const HELD_FOR_REVIEW = "held for review";
 const TOKEN_KEY = "solitaire.token";
@@ -33,6 +34,7 @@ const DESCRIPTIONS = {
   day_over: "This game's day is over (00:00 UTC): it was closed as it stood and takes no more moves. Start today's game.",
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
+  invalid_code: "That code is wrong, used or expired: show a new one on your other device.",
   name_taken: "That name, or one that looks like it, is taken: choose another.",
   invalid_name: "Names are 3 to 20 letters, digits, _ or - (and not a reserved name such as admin).",
   unsupported_version: "This page is out of date for the server: reload it.",
@@ -120,6 +122,14 @@ export class Connection extends EventTarget {
   /** Create a player called `name` (the first visit); its token is kept in localStorage. */
   async register(name) {
     const w = await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, name });
+    if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
+    this.welcomed(w);
+  }
+
+  /** Sign this browser in as an existing player with a one-time code (protocol 7): the
+   * server answers `welcome` with this browser's own token, kept like a new player's. */
+  async redeem(code) {
+    const w = await this.send({ type: "signin.redeem", versions: PROTOCOL_VERSIONS, code: code.trim() });
     if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
     this.welcomed(w);
   }
