@@ -3,11 +3,15 @@ real server (protocol 7), output checked at 80 columns."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
+import pytest
+
 from tests.support.cliplayer import MakePlayer
-from tests.support.procs import ServerProcess
+from tests.support.procs import ROOT, ServerProcess
+from tests.support.wsclient import Client
 
 
 def fits_80(text: str) -> bool:
@@ -82,3 +86,51 @@ def test_rematch_of_a_race_one_was_not_in_is_refused(
     assert player.run("--name", "rematchy", "me").code == 0
     r = player.run("rematch", "20300615-abcdef012345")
     assert r.code == 1 and "race" in r.err.lower(), r.err
+
+
+@pytest.mark.asyncio
+async def test_rematch_races_the_same_opponent_again(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    player = make_player(server.url)
+    assert player.run("--name", "rematch_cli", "me").code == 0
+    tokens = json.loads((player.config / "solitaire" / "tokens.json").read_text())
+    me, other = await Client.connect(server.url), await Client.connect(server.url)
+    await me.hello(token=tokens[server.url]["token"], versions=(7,))
+    await other.hello(name="rematch_ws", versions=(7,))
+    room = await other.request("race.create", variant="fourteen-out", size=2)
+    race_id = room["race"]["race_id"]
+    await me.request("race.join", code=room["race"]["code"])
+    await other.request("race.start", race_id=race_id)
+    for c in (me, other):
+        started = await c.push("race.started", timeout=20)
+        await c.request("resign", game_id=started["game_id"])
+    while (await other.push("race.update", timeout=20))["race"]["status"] != "finished":
+        pass
+    await me.close()
+    proc = await asyncio.create_subprocess_exec(
+        *player.argv("--json", "rematch", race_id, "--moves", "-"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=player.env(),
+    )
+    try:
+        offer = await other.push("race.rematch_offer", timeout=20)
+        assert offer["rematch_of"] == race_id and offer["name"] == "rematch_cli"
+        joined = await other.request("race.join", code=offer["code"])
+        assert len(joined["race"]["racers"]) == 2
+        started = await other.push("race.started", timeout=20)  # the CLI started its room
+        assert started["race_id"] == offer["race_id"]
+        assert proc.stdin is not None
+        proc.stdin.write(b"resign\n")
+        proc.stdin.close()
+        await other.request("resign", game_id=started["game_id"])
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        await other.close()
+    assert proc.returncode == 0, err.decode()
+    doc = json.loads(out)
+    assert doc["command"] == "race" and doc["race_id"] == offer["race_id"]
+    assert {r["name"] for r in doc["standings"]} == {"rematch_cli", "rematch_ws"}
