@@ -29,10 +29,12 @@ from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock
 from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
 
-__all__ = ["CODE_TTL_MS", "IssuedCode", "SigninCodes", "new_code"]
+__all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "SigninCodes", "new_code"]
 
 #: How long a code lives.
 CODE_TTL_MS: Final = 5 * 60_000
+#: Devices signed in by a code one player may hold (`token.revoke_all` drops them all).
+MAX_DEVICES: Final = 32
 HOUR_MS: Final = 3_600_000
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
@@ -56,16 +58,20 @@ return 1
 """
 
 # KEYS: the code's key, by_token, the player hash, the player's devices, the code-of key.
-# ARGV: the code's value as read ("<pid>|<expires at ms>"), the new token's digest, the pid.
+# ARGV: the code's value as read ("<pid>|<expires at ms>"), the new token's digest, the pid,
+# the most devices a player may hold.
 # Returns 1 when the code was the player's and is now dead with the token stored, 0 when the
 # code is dead (used or expired meanwhile) or the player gone, -2 when the token digest
-# collides (the caller draws again).
+# collides (the caller draws again), -3 when the player holds the most devices already.
 _REDEEM_LUA = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[3]) == 0 then
   return 0
 end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
   return -2
+end
+if redis.call('SCARD', KEYS[4]) >= tonumber(ARGV[4]) then
+  return -3
 end
 redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[5])
@@ -178,8 +184,13 @@ class SigninCodes:
                     keys.player_devices(pid),
                     keys.signin_code_of(pid),
                 ),
-                (value, token_hash, pid),
+                (value, token_hash, pid, MAX_DEVICES),
             )
+            if res == -3:
+                raise LimitReached(
+                    f"{MAX_DEVICES} devices are signed in as this player already; sign them "
+                    "all out (token.revoke_all) and sign in again"
+                )
             if res == 0:
                 raise InvalidCode("no such sign-in code (wrong, used or expired)")
             if res == 1:

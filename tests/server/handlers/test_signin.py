@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis.asyncio
 
 from protocol.signin import SIGNIN_ALPHABET
@@ -161,3 +162,35 @@ async def test_a_brute_force_guesser_is_stopped_per_address(
         assert (await redeem(app, fresh))["player_id"] == victim.player_id
         await guesser.close()
         await victim.close()
+
+
+async def test_a_redeemed_device_is_no_new_account(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One new player an hour from this address: the second device of that player still signs
+    in (it is the same account, no quota spent), and a code never makes a second account. A
+    player's devices are bounded (3 here)."""
+    monkeypatch.setattr("server.players.signin.MAX_DEVICES", 3)
+    cfg = unthrottled_config(redis_url, tmp_path, b"signin", accounts_per_address_hour=1)
+    async with serve(cfg) as app:
+        first = await signed_in(app, "solo")
+        refused = await Client.connect(app.url)
+        r = await refused.request("hello", versions=list(V7), name="puppet")
+        assert r["code"] == "limit_reached"
+        for _ in range(3):
+            code = (await first.request("signin.code"))["code"]
+            w = await redeem(app, code)
+            assert (w["type"], w["player_id"]) == ("welcome", first.player_id)
+        assert await redis_client.hlen(keys.players_by_name()) == 1, "still one account"
+        assert await redis_client.scard(keys.player_devices(first.player_id)) == 3
+        fourth = await redeem(app, (await first.request("signin.code"))["code"])
+        assert fourth["code"] == "limit_reached", fourth
+        await first.request("token.revoke_all")  # every device out: room for new ones
+        assert (await redeem(app, (await first.request("signin.code"))["code"]))["type"] == (
+            "welcome"
+        )
+        await refused.close()
+        await first.close()
