@@ -47,6 +47,12 @@ async def cmd_signin(args: argparse.Namespace, ctx: Ctx) -> int:
     profile: str | None = ctx.args.profile or ctx.args.name
     url = ctx.url
     replacing = ctx.store.get(url, profile)
+    if replacing is not None:  # its token would be lost: that player could never come back
+        where = f"profile {profile}" if profile else "the default profile"
+        raise UsageError(
+            f"{replacing.name} is signed in under {where} of {url} already; "
+            "sign in under another one with --profile NAME"
+        )
 
     def save(welcome: p.Welcome) -> None:
         assert welcome.token is not None

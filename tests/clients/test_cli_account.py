@@ -41,6 +41,9 @@ def test_a_code_signs_a_second_terminal_in_as_the_same_player(
     assert same.json()["player_id"] == pid, "the laptop is the same player"
     # The first stored player of a server is also its default one.
     assert laptop.run("--json", "me").json()["player_id"] == pid
+    # A profile holding a player is never overwritten (its token would be lost).
+    taken = laptop.run("--profile", "work", "signin", "ABCD-EFGH")
+    assert taken.code == 2 and "signed in under profile work" in taken.err
     # The code was used up.
     again = make_player(server.url).run("signin", code.group(1))
     assert again.code == 2 and "wrong, used or expired" in again.err
