@@ -15,6 +15,9 @@ Modules
 ``social``    profiles, daily history and spectating (``profile.get``, ``race.watch``...)
 ``tokens``    ``token.rotate`` and ``token.revoke_all`` (version 5)
 ``variants``  the variant descriptors of ``welcome`` (version 6)
+``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
+``freeplay``  free play: ``free.start`` (version 7)
+``rematch``   ``race.rematch``, ``race.decline`` and their pushes (version 7)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -88,6 +91,7 @@ from protocol.events import (
     Welcome,
 )
 from protocol.fields import MAX_REQUEST_ID, MAX_SAFE_INT, validate_name
+from protocol.freeplay import FreeStart
 from protocol.messages import (
     CLIENT_MESSAGES,
     ClientMessage,
@@ -128,7 +132,15 @@ from protocol.races import (
     RaceUpdate,
     RatingEntry,
 )
+from protocol.rematch import (
+    RaceDecline,
+    RaceDeclined,
+    RaceRematch,
+    RematchDeclined,
+    RematchOffer,
+)
 from protocol.schema import Struct
+from protocol.signin import SigninCode, SigninCodeReply, SigninRedeem
 from protocol.social import (
     DailyStats,
     DayResult,
@@ -152,6 +164,7 @@ from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintRepl
 from protocol.tokens import TokenReply, TokenRevokeAll, TokenRotate
 from protocol.variants import Family, VariantInfo
 from protocol.version import (
+    ACCOUNTS,
     DESCRIPTORS,
     FAIR_PLAY,
     LEAN_MOVES,
@@ -166,6 +179,7 @@ from protocol.version import (
 COMPILED: bool = not codec.__file__.endswith(".py")
 
 __all__ = [
+    "ACCOUNTS",
     "CLIENT_MESSAGES",
     "COMPILED",
     "DESCRIPTORS",
@@ -197,6 +211,7 @@ __all__ = [
     "Finish",
     "Finished",
     "FrameTooLarge",
+    "FreeStart",
     "GameExport",
     "GameFinished",
     "GameGet",
@@ -225,6 +240,8 @@ __all__ = [
     "RaceAround",
     "RaceBoard",
     "RaceCreate",
+    "RaceDecline",
+    "RaceDeclined",
     "RaceEvent",
     "RaceGet",
     "RaceHistory",
@@ -240,6 +257,7 @@ __all__ = [
     "RaceRank",
     "RaceRankReply",
     "RaceRecent",
+    "RaceRematch",
     "RaceRoom",
     "RaceSpectate",
     "RaceSpectators",
@@ -255,12 +273,17 @@ __all__ = [
     "RaceWatching",
     "Racer",
     "RatingEntry",
+    "RematchDeclined",
+    "RematchOffer",
     "Reply",
     "Resign",
     "SafeMove",
     "SeedsReply",
     "ServerMessage",
     "Shutdown",
+    "SigninCode",
+    "SigninCodeReply",
+    "SigninRedeem",
     "SpectatorBoard",
     "Struct",
     "TokenReply",

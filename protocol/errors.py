@@ -50,6 +50,8 @@ class ErrorCode(StrEnum):
     """The daily game's UTC day is over: moves, undos, hints, resigns and finishes are refused
     (the game was closed as it stood at the day's end). Version 5 on; older versions get
     ``game_over``."""
+    INVALID_CODE = "invalid_code"
+    """A sign-in code (``signin.redeem``) that is wrong, used already or expired. Version 7."""
 
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(code.value for code in ErrorCode)

@@ -196,8 +196,9 @@ class ErrorReply(ServerMessage, type="error"):
 
 @dataclass(frozen=True, kw_only=True)
 class Welcome(Reply, type="welcome"):
-    """Reply to ``hello``. ``token`` is present only when the player was just created:
-    the client must store it to resume the identity later. ``variant_info`` (version 6 on)
+    """Reply to ``hello`` (and ``signin.redeem``, version 7). ``token`` is present only when
+    the player was just created or the device signed in with a code: the client must store
+    it to resume the identity later. ``variant_info`` (version 6 on)
     describes each variant of ``variants``, in the same order."""
 
     version: Version
@@ -244,6 +245,8 @@ class GameState(Reply, type="game"):
     safe: SafeMoves | None = None
     #: The time each hint adds (a daily game's; absent in races), added without a version.
     hint_penalty_ms: Count | None = None
+    #: Version 7: true for a free game (``free.start``: unranked, on no board).
+    free: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 6
+PROTOCOL_VERSION: Final = 7
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -49,6 +49,14 @@ family, decks, cards dealt and cards to clear, goal sentence, scored or not and 
 score, whether the player may end it at will and with ``finish``, that ``undo`` counts as a
 move, what the stock does), built by the server from the engine's variant classes and rules
 text; clients keep no tables of their own and treat game ids as opaque. Nothing else changes.
+
+Version 7 (accounts): ``signin.code`` gives a signed-in player a one-time code (``ABCD-EFGH``,
+five minutes, single use) and ``signin.redeem`` (instead of ``hello``) signs another device in
+with it: ``welcome`` with that device's own token; a wrong, used or expired code is
+``invalid_code``, attempts per client address are limited (``limit_reached``). ``free.start``
+deals an unranked free game of any variant (a random deal, never a daily or race deal; game
+kind ``free``); ``race.rematch`` after a race opens a private room with the same racers, who
+are told by a ``race.rematch_offer`` push. Older versions get ``unknown_type`` for all four.
 """
 
 LEAN_MOVES: Final = 2
@@ -67,7 +75,11 @@ result's ``status`` (``flagged``); ``token.rotate`` and ``token.revoke_all``."""
 DESCRIPTORS: Final = 6
 """The first version whose ``welcome`` carries the variant descriptors (``variant_info``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6})
+ACCOUNTS: Final = 7
+"""The first version with sign-in codes (``signin.code``, ``signin.redeem``), free play
+(``free.start``) and rematches (``race.rematch``, ``race.rematch_offer``)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7})
 """Every protocol version this package can speak."""
 
 

@@ -88,6 +88,12 @@ class Config:
     trusted_proxies: tuple[str, ...] = ()
     accounts_per_address_hour: int = 0  # new players per client address and hour; 0: no limit
     connections_per_address: int = 0  # open WebSockets per client address and process; 0: any
+    # Sign-in codes tried (`signin.redeem`) per client address and hour; 0: no limit (a bare
+    # Config()); the command line's default is 20.
+    signin_attempts_per_address_hour: int = 0
+    # Free games (`free.start`, unranked) one player may start per hour; 0: no limit (a bare
+    # Config()); the command line's default is 60.
+    free_games_per_hour: int = 0
     hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
     # The HTTP API (/api/v1, docs/api.md): requests per second per client address group and
     # its burst (0: no limit, a bare Config(); the command line's default is 5/s, bursts of
@@ -157,6 +163,8 @@ class Config:
             trusted_proxies=_split(a.trusted_proxies),
             accounts_per_address_hour=a.accounts_per_address_hour,
             connections_per_address=a.connections_per_address,
+            signin_attempts_per_address_hour=a.signin_attempts_per_address_hour,
+            free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
             api_rate=a.api_rate,
             api_burst=a.api_burst,
@@ -298,6 +306,19 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         help="new players one client address may create per hour; 0: no limit (default 20)",
     )
     p.add_argument(
+        "--signin-attempts-per-address-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_SIGNIN_ATTEMPTS_PER_ADDRESS_HOUR") or 20),
+        help="sign-in codes one client address may try per hour, right or wrong; "
+        "0: no limit (default 20)",
+    )
+    p.add_argument(
+        "--free-games-per-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_FREE_GAMES_PER_HOUR") or 60),
+        help="free (unranked) games one player may start per hour; 0: no limit (default 60)",
+    )
+    p.add_argument(
         "--connections-per-address",
         type=int,
         default=int(env.get("SOLITAIRE_CONNECTIONS_PER_ADDRESS") or 64),
@@ -368,6 +389,8 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "race_same_address_wait_ms",
             "loop_lag_interval_ms",
             "accounts_per_address_hour",
+            "signin_attempts_per_address_hour",
+            "free_games_per_hour",
             "connections_per_address",
             "api_rate",
             "api_streams_per_address",

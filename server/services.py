@@ -12,16 +12,19 @@ from redis.asyncio import Redis
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
 from server.games.deals import DailyDeals, HintGate, SolverPool
+from server.games.free import FreeGames
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.profiles import Profiles
 from server.players.registry import PlayerRegistry
+from server.players.signin import SigninCodes
 from server.races.clock import RaceClock
 from server.races.fanout import RaceFanout
 from server.races.matchmaking import Matchmaking
 from server.races.ratings import RaceBoards
 from server.races.referee import RaceReferee
+from server.races.rematch import Rematches
 from server.races.service import RaceService, RaceSettings
 from server.races.spectate import Spectators
 from server.races.store import RaceStore
@@ -52,6 +55,9 @@ class Services:
     day_closer: DayCloser  # closes the days that are over; runs in the app's cleanup_ctx
     hints: HintGate
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
+    signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
+    free: FreeGames  # free (unranked) games: `free.start`
+    rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -118,6 +124,7 @@ class Services:
         profiles = Profiles(
             store, leaderboard, boards, players, clock, day_closed=day_closer.closed
         )
+        rematches = Rematches(races, client, clock)
         return cls(
             config=config,
             clock=clock,
@@ -131,12 +138,21 @@ class Services:
             deals=deals,
             race_referee=referee,
             race_fanout=fanout,
-            race_clock=RaceClock(fanout, races, referee, clock),
+            race_clock=RaceClock(fanout, races, referee, clock, rematches),
             matchmaking=Matchmaking(races, fanout),
             spectators=Spectators(client, fanout, races, store, clock),
             day_closer=day_closer,
             hints=HintGate(client, config.hint_queue_max, config.hint_budget_s),
             profiles=profiles,
+            signin=SigninCodes(
+                client,
+                players,
+                clock,
+                store.batch,
+                attempts_per_hour=config.signin_attempts_per_address_hour,
+            ),
+            free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
+            rematches=rematches,
         )
 
 

@@ -25,7 +25,9 @@ from . import render
 from .account import cmd_token
 from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
 from .config import DEFAULT_SERVER
-from .race import cmd_race
+from .devices import cmd_signin, cmd_signin_code
+from .free import cmd_free
+from .race import cmd_race, cmd_rematch
 from .render import View
 from .session import EXIT_USAGE, SessionError
 from .social import cmd_history, cmd_me, cmd_profile, cmd_share, cmd_watch
@@ -153,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
     sp.add_argument("--show", action="store_true", help="print the deal and exit")
 
+    sp = add("free", cmd_free, "free play on the server: an unranked random deal (no board)")
+    sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
+    sp.add_argument("--resume", metavar="GAME_ID", help="go on with a free game of yours")
+    sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+    sp.add_argument("--show", action="store_true", help="print the game and exit")
+
     sp = add("race", cmd_race, "race other players on a fresh deal")
     sp.add_argument("variant", nargs="?", choices=VARIANT_IDS, metavar="VARIANT")
     sp.add_argument("--players", type=int, default=2, help="group size, 2-8 (default 2)")
@@ -162,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--join", metavar="CODE", type=_room_code, help="join a private room by its code"
     )
     sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+
+    sp = add("rematch", cmd_rematch, "race the racers of a race that is over again")
+    sp.add_argument("race_id", metavar="RACE_ID", help="the race (its id, as the race printed)")
+    sp.add_argument("--moves", metavar="FILE", help="play the moves in FILE ('-': stdin)")
+    sp.set_defaults(players=8, create=True, join=None, variant=None)
 
     add("me", cmd_me, "your profile: daily streaks and bests, races, the last 30 days")
 
@@ -198,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="rotate: a new token, the old one stops working; revoke-all: the same, and every "
         "other session of yours (another device, a copied token) is signed out",
     )
+    add("signin-code", cmd_signin_code, "show a one-time code to sign in on another device")
+    sp = add("signin", cmd_signin, "sign in as your player with a code from another device")
+    sp.add_argument("code", metavar="CODE", help="the code signin-code (or the browser) showed")
     return parser
 
 

@@ -224,6 +224,26 @@ async def _enter(
         raise
 
 
+async def _rematch(ctx: Ctx, session: ServerSession, race: RaceState, race_id: str) -> bool:
+    """Ask for the rematch of a race that is over (protocol 7): its room, made now and
+    offered to the other racers, or the one another racer made (joined). True when this
+    player made it (and starts it)."""
+    try:
+        room = await session.request(lambda i: p.RaceRematch(id=i, race_id=race_id), p.RaceRoom)
+    except RequestFailed as exc:
+        if exc.code == p.ErrorCode.UNKNOWN_TYPE:
+            raise UsageError("this server has no rematches (protocol 7)") from None
+        raise
+    race.apply_info(room.race)
+    mine = room.race.creator == race.me
+    if not ctx.out.json:
+        if mine:
+            ctx.out.show(render.room_created(room.race.code, ctx.interactive, room.race.size))
+        else:
+            ctx.out.show(render.room_joined(str(room.race.code)))
+    return mine
+
+
 async def _start(session: ServerSession, race: RaceState) -> None:
     rid = race.race_id
     room = await session.request(lambda i: p.RaceStart(id=i, race_id=rid), p.RaceRoom)
@@ -376,6 +396,8 @@ async def _play(
         if not out.json:
             out.show(render.WAITING_FOR_RACERS)
         await _wait_end(session, race, deadline)
+    if race.results is not None and not out.json:
+        out.show(render.rematch_hint(started.race_id))
     if out.json:
         out.emit(
             {
@@ -417,5 +439,20 @@ async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
             await _enter(args, ctx, session, race)
         started = await _Waiting(session, race, ctx, creator=bool(args.create)).run()
         return await _play(args, ctx, session, race, started, rejoined=active is not None)
+    finally:
+        await session.close()
+
+
+async def cmd_rematch(args: argparse.Namespace, ctx: Ctx) -> int:
+    """Race the racers of a race that is over again: a private room offered to them (they
+    accept with this same command, or `race --join CODE`; in the browser, by the offer)."""
+    session = await open_session(ctx)
+    race = RaceState(session.welcome.player_id if session.welcome else "")
+    try:
+        mine = await _rematch(ctx, session, race, args.race_id)
+        if race.info is not None:
+            args.players = len(race.info.racers) if not mine else race.info.size
+        started = await _Waiting(session, race, ctx, creator=mine).run()
+        return await _play(args, ctx, session, race, started)
     finally:
         await session.close()

@@ -798,6 +798,31 @@ def practice_intro(seed: int) -> Text:
     return Text(f"Practice game, seed {seed} (offline; nothing is recorded).", style="dim")
 
 
+def signin_code(code: str, minutes: int) -> Text:
+    """The one-time sign-in code to type on the other device (protocol 7)."""
+    line = Text("Sign-in code: ")
+    line.append(code, style="bold")
+    line.append(
+        f"\nType it on the other device within {minutes} min (used once): "
+        f"'solitaire signin {code}', or 'Sign in with a code' in the browser.",
+        style="dim",
+    )
+    return line
+
+
+def signed_in(name: str, url: str, profile: str | None) -> Text:
+    where = f" (profile {profile})" if profile else ""
+    return Text(f"Signed in as {name} on {url}{where}.", style="bold")
+
+
+def free_intro(game_id: str) -> Text:
+    return Text(f"Free play - unranked (game {game_id}).", style="dim")
+
+
+def rematch_hint(race_id: str) -> Text:
+    return Text(f"Rematch: solitaire rematch {race_id}", style="dim")
+
+
 def error_text(message: str) -> Text:
     return Text(f"solitaire: {message}", style="bold red")
 

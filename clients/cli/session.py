@@ -88,10 +88,13 @@ class ServerSession:
         on_notice: Callable[[str], None] | None = None,
         reconnect_deadline_s: float = RECONNECT_DEADLINE_S,
         binary: bool = False,
+        code: str | None = None,
     ) -> None:
         self.url = url
         self.token = token
         self.name = name
+        #: A sign-in code (protocol 7) to redeem instead of the first `hello`.
+        self.code = code
         self.welcome: p.Welcome | None = None
         self.pushes: asyncio.Queue[p.ServerMessage] = asyncio.Queue()
         self.on_resume: list[Callable[[], Awaitable[None]]] = []
@@ -150,11 +153,16 @@ class ServerSession:
         self._ws = ws
         self._reader = asyncio.create_task(self._read(ws))
         versions = tuple(sorted(p.SUPPORTED_VERSIONS))
-        token, name = self.token, None if self.token else self.name
+        token, name, code = self.token, None if self.token else self.name, self.code
         try:
-            reply = await self._roundtrip(
-                lambda rid: p.Hello(id=rid, versions=versions, token=token, name=name)
-            )
+            if code is not None and token is None:  # a new device signs in with a code
+                reply = await self._roundtrip(
+                    lambda rid: p.SigninRedeem(id=rid, versions=versions, code=code)
+                )
+            else:
+                reply = await self._roundtrip(
+                    lambda rid: p.Hello(id=rid, versions=versions, token=token, name=name)
+                )
         except ConnectionLost:
             raise ServerUnreachable(self.url, "the connection closed during hello") from None
         if isinstance(reply, p.ErrorReply):
@@ -170,7 +178,7 @@ class ServerSession:
         self.welcome = reply
         self.clock_offset_ms = reply.server_time - int(time.time() * 1000)
         if reply.token:
-            self.token = reply.token
+            self.token, self.code = reply.token, None
             if self._on_token is not None:
                 self._on_token(reply)
         return reply

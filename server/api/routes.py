@@ -22,6 +22,7 @@ from aiohttp import web
 
 from engine import VARIANT_IDS, new_game
 from engine.views import json_map
+from engine.words import log_words
 from server.api import etags
 from server.api.delayed import delayed_race
 from server.api.errors import ApiError, ApiErrorCode, error_response
@@ -310,10 +311,10 @@ async def player_races(request: web.Request) -> web.Response:
 def _steps(variant: str, seed: int, moves: list[str]) -> list[ReplayStepJson]:
     """Every position of a game as its player saw it: the deal, then one after each move."""
     game = new_game(variant, seed)
-    steps: list[ReplayStepJson] = [{"move": None, "view": json_map(game.view())}]
-    for move in moves:
+    steps: list[ReplayStepJson] = [{"move": None, "text": None, "view": json_map(game.view())}]
+    for move, text in zip(moves, log_words(variant, seed, moves), strict=True):
         game.play(move)
-        steps.append({"move": move, "view": json_map(game.view())})
+        steps.append({"move": move, "text": text, "view": json_map(game.view())})
     return steps
 
 

@@ -127,6 +127,8 @@ class RecentRaceJson(TypedDict):
 class ReplayStepJson(TypedDict):
     #: The move that led to this position (None: the deal), as logged ("undo" for an undo).
     move: str | None
+    #: The same move in card words ("J♦ to the foundation"; None: the deal).
+    text: str | None
     #: The board after it, as its player saw it (`Game.view()`: no face-down card, no stock).
     view: dict[str, object]
 

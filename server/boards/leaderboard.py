@@ -134,6 +134,7 @@ class BoardRef:
     @classmethod
     def race(cls, variant: str, race_id: str) -> BoardRef:
         k = keys.parse_game_id(keys.race_game_id(race_id, "_"))
+        assert isinstance(k, keys.RaceGameKeys)
         return cls("race", variant, k.date, k.board, k.members, k.entries, k.outbox)
 
 

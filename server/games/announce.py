@@ -69,8 +69,9 @@ def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.Gam
 async def with_entry(
     games: GameService, boards: _Boards, live: LiveGame
 ) -> tuple[LiveGame, Entry | None]:
-    """A finished game as reviewed now, and its board entry (None for a game in play)."""
-    if not live.record.finished:
+    """A finished game as reviewed now, and its board entry (None for a game in play, and
+    for a free game, which is on no board)."""
+    if not live.record.finished or live.record.kind == "free":
         return live, None
     live = await games.reviewed(live)
     board = BoardRef.daily(live.record.variant, live.record.date)

@@ -159,6 +159,13 @@ class GameService:
             return self._build(record, [])  # nothing played yet: no log to read back
         return await self.current(record.game_id, player_id)
 
+    async def start_game(self, game_id: str, kind: str, variant: str, seed: int) -> LiveGame:
+        """A new game of another kind than the daily (a free game), its time from now."""
+        record = await self.store.start_game(game_id, kind, variant, seed, self.clock.now_ms())
+        if record.seq == 0 and not record.finished and record.game_id not in self._cache:
+            return self._build(record, [])
+        return await self.current(record.game_id, player_id=record.player_id)
+
     async def get(self, game_id: str, player_id: str) -> LiveGame:
         """The player's game, from the cache when it is current. Raises NotFound."""
         live = self._cache.get(game_id)

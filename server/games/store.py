@@ -208,6 +208,28 @@ return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
 
+# KEYS: game, log, times. A free game's finish (protocol 7): its record only, no board.
+# ARGV: one JSON object {seq, final (bool), move, now, fields}.
+# Returns {0, record} | {1, record} already finished | {-1} no game | {-3, seq} stale.
+_FINISH_FREE_LUA = (
+    _LUA_PUSH
+    + """
+local a = cjson.decode(ARGV[1])
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
+if not st[1] then return {-1} end
+if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
+if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
+local fields = {'status', 'finished', 'finished_at_ms', a.now}
+for f, v in pairs(a.fields) do
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+return {0, redis.call('HGETALL', KEYS[1])}
+"""
+)
+
 # A race game's finish, in one script (its board shares the race's slot).
 # KEYS: game, log, times, board, members, entries.
 # ARGV: one JSON object {seq, final (bool), move, now, exp, pid, score, member, data, fields}:
@@ -280,7 +302,7 @@ class GameRecord:
     """A stored game. ``seed`` is secret until the day is over: never send it to clients."""
 
     game_id: str
-    kind: Literal["daily", "race"]
+    kind: Literal["daily", "race", "free"]
     variant: str
     date: dt.date
     player_id: str
@@ -316,6 +338,13 @@ class GameRecord:
         return day_start_ms(self.date) + DAY_MS if self.kind == "daily" else 0
 
 
+_KINDS: dict[str, Literal["daily", "race", "free"]] = {
+    "daily": "daily",
+    "race": "race",
+    "free": "free",
+}
+
+
 def _record(raw: dict[str, str] | list[str]) -> GameRecord:
     d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
     result = None
@@ -334,7 +363,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         )
     return GameRecord(
         game_id=d["game_id"],
-        kind="race" if d.get("kind") == "race" else "daily",
+        kind=_KINDS.get(d.get("kind", ""), "daily"),
         variant=d["variant"],
         date=dt.date.fromisoformat(d["date"]),
         player_id=d["player_id"],
@@ -397,6 +426,7 @@ class GameStore:
         self.appends = 0
         self._finish = LuaScript.of(_FINISH_LUA)
         self._finish_game = LuaScript.of(_FINISH_GAME_LUA)
+        self._finish_free_game = LuaScript.of(_FINISH_FREE_LUA)
         #: The board's step of daily finishes, and its recovery.
         self.entries = BoardEntries(redis, commit=self.batch)
         self._hint = LuaScript.of(_HINT_LUA)
@@ -493,9 +523,7 @@ class GameStore:
         """How many moves the game's log holds (its `seq` in Redis)."""
         return int(await self._r.llen(log_key))
 
-    async def _settled(
-        self, k: keys.DailyGameKeys | keys.RaceGameKeys, record: GameRecord
-    ) -> GameRecord:
+    async def _settled(self, k: keys.GameKeys, record: GameRecord) -> GameRecord:
         """The record, its board entry written first if that step is still owed."""
         if record.pending_entry is None or not isinstance(k, keys.DailyGameKeys):
             return record
@@ -563,6 +591,8 @@ class GameStore:
         k = keys.parse_game_id(game_id)
         if final_move is not None:
             self._check_move(final_move)
+        if isinstance(k, keys.FreeGameKeys):  # unranked: no board, no history, no screen
+            return await self._finish_free(k, result, name, now_ms, final_move, expected_seq)
         entry = prepare_entry(
             player_id=k.player_id,
             name=name,
@@ -622,6 +652,50 @@ class GameStore:
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    async def _finish_free(
+        self,
+        k: keys.FreeGameKeys,
+        result: FinalResult,
+        name: str,
+        now_ms: int,
+        final_move: str | None,
+        expected_seq: int,
+    ) -> tuple[GameRecord, Entry]:
+        """A free game's finish: its record only (one script on its own slot). The entry
+        returned has no rank: the game is on no board."""
+        arg = json.dumps(
+            {
+                "seq": expected_seq,
+                "final": final_move is not None,
+                "move": final_move or "",
+                "now": str(now_ms),
+                "fields": {f: str(v) for f, v in result.fields().items()},
+            },
+            separators=(",", ":"),
+        )
+        res = cast(
+            list[Any],
+            await self.batch.eval(self._finish_free_game, (k.game, k.log, k.times), (arg,)),
+        )
+        code = int(res[0])
+        if code < 0:
+            raise _error(code, res[1] if len(res) > 1 else None)
+        record = _record(res[1])
+        r = record.result or result
+        return record, Entry(
+            rank=0,
+            player_id=k.player_id,
+            name=name,
+            won=r.won,
+            cleared=r.cleared,
+            score=r.score,
+            points=r.points,
+            time_ms=r.time_ms,
+            moves=r.moves,
+            finished_at_ms=record.finished_at_ms or now_ms,
+            hints=r.hints,
+        )
 
     async def _screen(
         self,

@@ -96,8 +96,31 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
         player = await players.authenticate(req.token)
     if player is None:
         raise p.ProtocolError("unknown token", code=p.ErrorCode.NOT_AUTHENTICATED)
+    return await welcome(
+        session,
+        req.id,
+        version,
+        player,
+        token,
+        new_player=token is not None,
+        features=req.features,
+    )
+
+
+async def welcome(
+    session: Session,
+    req_id: int,
+    version: int,
+    player: Player,
+    token: str | None,
+    *,
+    new_player: bool,
+    features: tuple[str, ...] | None,
+) -> p.Welcome:
+    """Sign the session in as ``player`` and answer ``welcome`` (``token`` given to a new
+    player or a device signed in by a code, `server.handlers.account.signin_redeem`)."""
     session.player, session.version = player, version
-    session.features = frozenset(req.features or ()) & FEATURES
+    session.features = frozenset(features or ()) & FEATURES
     rules_free = RULES_FREE in session.features
     s = session.services
     now = s.clock.now_ms()
@@ -105,7 +128,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
     race: RaceState | None = None
     queued: str | None = None
     daily: tuple[DailyGame, ...] | None = () if resume else None
-    if token is None:  # a new player has no race, queue or game yet: nothing to read
+    if not new_player:  # a new player has no race, queue or game yet: nothing to read
         race = await s.races.active_race(player.id)
         queued = await s.races.queued_as(player.id)
         daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
@@ -120,7 +143,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
             functools.partial(s.matchmaking.resume, session, player.id, queued)
         )
     return p.Welcome(
-        id=req.id,
+        id=req_id,
         version=version,
         player_id=player.id,
         name=player.name,
@@ -132,7 +155,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
         variant_info=(VARIANT_INFO_RULES_FREE if rules_free else VARIANT_INFO)
         if version >= DESCRIPTORS
         else None,
-        features=tuple(sorted(session.features)) if req.features is not None else None,
+        features=tuple(sorted(session.features)) if features is not None else None,
     )
 
 
@@ -186,7 +209,7 @@ async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
 # -- daily games -----------------------------------------------------------------------------
 
 
-async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
+async def game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
     s = session.services
     live, entry = await with_entry(s.games, s.leaderboard, live)
     deal = None
@@ -215,6 +238,7 @@ async def _game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSt
         hint_penalty_ms=s.config.hint_penalty_ms
         if rules_free and live.record.kind == "daily"
         else None,
+        free=True if live.record.kind == "free" and session.speaks(p.ACCOUNTS) else None,
     )
 
 
@@ -276,7 +300,7 @@ async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:
     date = utc_date(s.clock.now_ms())
     deal = await s.deals.get(variant, date)
     live = await s.games.start_daily(variant, date, player.id, deal.seed)
-    return await _game_reply(session, req.id, live)
+    return await game_reply(session, req.id, live)
 
 
 async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
@@ -288,7 +312,7 @@ async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
         raise NotStarted("the race has not started yet: its deal comes with race.started")
     if games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await games.close_day(req.game_id, player.id, player.name)
-    return await _game_reply(session, req.id, live)
+    return await game_reply(session, req.id, live)
 
 
 async def _join(session: Session, race_id: str) -> None:

@@ -176,6 +176,34 @@ async def race_recent(session: Session, req: p.RaceRecent) -> p.ServerMessage:
     return p.RaceHistory(id=req.id, variant=variant, races=races)
 
 
+def _need_v7(session: Session, what: str) -> None:
+    if not session.speaks(p.ACCOUNTS):
+        raise p.ProtocolError(
+            f"'{what}' needs protocol version {p.ACCOUNTS}", code=p.ErrorCode.UNKNOWN_TYPE
+        )
+
+
+async def race_rematch(session: Session, req: p.RaceRematch) -> p.ServerMessage:
+    """A rematch room for a race that is over, offered to its other racers (version 7)."""
+    player = session.require_player()
+    _need_v7(session, req.type)
+    try:
+        room_id = await session.services.rematches.ask(player.id, player.name, req.race_id)
+    except LimitReached as exc:
+        raise _limit_error(session, exc) from None
+    await session.services.race_fanout.attach(session, room_id)
+    await session.services.races.announce(player.id, room_id)
+    return await _room(session, req.id, room_id)
+
+
+async def race_decline(session: Session, req: p.RaceDecline) -> p.ServerMessage:
+    """Decline a rematch offer (version 7); its asker is told."""
+    player = session.require_player()
+    _need_v7(session, req.type)
+    await session.services.rematches.decline(player.id, player.name, req.race_id)
+    return p.RaceDeclined(id=req.id, race_id=req.race_id)
+
+
 #: Race rooms, the queue and race boards.
 RACE_ROUTES = (
     Router()
@@ -189,4 +217,6 @@ RACE_ROUTES = (
     .on(p.RaceAround, race_around)
     .on(p.RaceRank, race_rank)
     .on(p.RaceRecent, race_recent)
+    .on(p.RaceRematch, race_rematch)
+    .on(p.RaceDecline, race_decline)
 )

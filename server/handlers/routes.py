@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from server.handlers.account import ACCOUNT_ROUTES
+from server.handlers.freeplay import FREE_ROUTES
 from server.handlers.games import GAME_ROUTES
 from server.handlers.races import RACE_ROUTES
 from server.handlers.social import SOCIAL_ROUTES
@@ -18,6 +19,7 @@ ALL_ROUTES: tuple[Router, ...] = (
     SOLVER_ROUTES,
     SOCIAL_ROUTES,
     ACCOUNT_ROUTES,
+    FREE_ROUTES,
 )
 
 

@@ -49,8 +49,11 @@ redis.call('HSET', KEYS[3], 'name', ARGV[4], 'token_hash', ARGV[3], 'created_at_
 return 1
 """
 
-# KEYS: by_token, player hash.  ARGV: pid, the caller's token hash, the new token hash,
-# "1" to revoke every session (the player's `epoch` goes up).
+# KEYS: by_token, player hash, the player's devices.  ARGV: pid, the caller's token hash, the
+# new token hash, "1" to revoke every session (the player's `epoch` goes up).
+# A device signed in by a code (its hash in the devices set) replaces its own token only; the
+# first device's token is the hash's `token_hash`. Revoking every session drops every token
+# of the player, devices included: the new one is the only one left.
 # Returns the player's epoch after the change, -1 if the caller's token is no longer the
 # player's (revoked meanwhile), -2 if the new hash collides (caller retries).
 _ROTATE_LUA = """
@@ -61,12 +64,22 @@ if redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then
   return -2
 end
 local current = redis.call('HGET', KEYS[2], 'token_hash')
-if current then
-  redis.call('HDEL', KEYS[1], current)
+if ARGV[4] == '1' then
+  for _, h in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    redis.call('HDEL', KEYS[1], h)
+  end
+  redis.call('DEL', KEYS[3])
 end
 redis.call('HDEL', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
-redis.call('HSET', KEYS[2], 'token_hash', ARGV[3])
+if ARGV[4] ~= '1' and redis.call('SREM', KEYS[3], ARGV[2]) == 1 then
+  redis.call('SADD', KEYS[3], ARGV[3])
+else
+  if current then
+    redis.call('HDEL', KEYS[1], current)
+  end
+  redis.call('HSET', KEYS[2], 'token_hash', ARGV[3])
+end
 if ARGV[4] == '1' then
   return redis.call('HINCRBY', KEYS[2], 'epoch', 1)
 end
@@ -219,7 +232,11 @@ class PlayerRegistry:
             new_hash = hash_token(token)
             res = await self._commit.eval(
                 self._rotate,
-                (keys.players_by_token(), keys.player(player.id)),
+                (
+                    keys.players_by_token(),
+                    keys.player(player.id),
+                    keys.player_devices(player.id),
+                ),
                 (player.id, player.token_hash, new_hash, "1" if revoke_all else "0"),
             )
             epoch = cast(int, res)

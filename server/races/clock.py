@@ -16,6 +16,7 @@ import logging
 from server.races.fanout import RaceFanout
 from server.races.model import RaceStatus
 from server.races.referee import RaceReferee
+from server.races.rematch import Rematches
 from server.races.service import RaceService
 from server.runtime.clock import Clock
 from server.runtime.errors import ServerError, raise_if_cancelled
@@ -28,12 +29,19 @@ SWEEP_EVERY = 5  # ticks between sweeps of every local race and of overdue races
 
 class RaceClock:
     def __init__(
-        self, fanout: RaceFanout, races: RaceService, referee: RaceReferee, clock: Clock
+        self,
+        fanout: RaceFanout,
+        races: RaceService,
+        referee: RaceReferee,
+        clock: Clock,
+        rematches: Rematches | None = None,
     ) -> None:
         self.fanout = fanout
         self.races = races
         self.referee = referee
         self.clock = clock
+        #: Rematch offers: the expired ones' rooms are closed on every sweep.
+        self.rematches = rematches
 
     async def run(self) -> None:
         """Tick until cancelled (an app cleanup_ctx)."""
@@ -76,3 +84,5 @@ class RaceClock:
             racing = self.fanout.races()
             for watcher in self.fanout.watchers:  # spectator counts: fresh, and swept
                 await watcher.heartbeat(now, racing)
+            if self.rematches is not None:
+                await self.rematches.sweep()

@@ -16,7 +16,7 @@ import logging
 import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import redis.asyncio
 
@@ -42,6 +42,13 @@ class Recipient(Protocol):
     def player(self) -> Player | None: ...
 
     def send(self, message: p.ServerMessage) -> None: ...
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """A recipient that says which protocol version it speaks (a `Session`)."""
+
+    def speaks(self, version: int) -> bool: ...
 
 
 class RaceWatcher(Protocol):
@@ -250,6 +257,11 @@ class RaceFanout:
                 await self.push_update(race_id)
             if isinstance(event, pr.RaceEnded):
                 await self._forget_race(race_id)
+        elif isinstance(msg, pubsub.PlayerPush):  # version 7 pushes: to the sessions speaking it
+            for conn in list(self._by_player.get(msg.player_id, ())):
+                if isinstance(conn, Versioned) and conn.speaks(p.ACCOUNTS):
+                    conn.send(msg.push)
+            return
         elif isinstance(msg, pubsub.GameEnded):
             if msg.origin != self.instance:  # the deciding process pushed to its own already
                 for on_ended in self._on_game_ended:

@@ -9,6 +9,10 @@ transaction share it, so they live in one slot)::
     sol:{players}:by_fold                    hash   fold_name(name) (look-alikes folded) -> pid
     sol:{players}:folded                     string set once by_fold holds every older player
     sol:{players}:hint:<pid>                 string held while a hint of the player is computed
+    sol:{players}:devices:<pid>              set    sha256 of tokens of devices signed in by code
+    sol:{players}:signin:<sha256(code)>      string pid: a live sign-in code (5 minutes, single use)
+    sol:{players}:signin_of:<pid>            string sha256 of the player's one live sign-in code
+    sol:{lim:<hour>:<address group>}:signin  string sign-in code attempts from the address that hour
     sol:{lim:<hour>:<address group>}:accounts string players created from the address that hour
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
     sol:{d:<variant>:<date>}:members         hash   pid -> board member
@@ -31,6 +35,9 @@ transaction share it, so they live in one slot)::
     sol:{r:<race_id>}:g:<pid> / :log:<pid>   each racer's game record and move log
     sol:{rooms}:code:<CODE>                  string private room code -> race id
     sol:{rooms}:made:<pid>                   zset   rooms the player created in the last hour
+    sol:{rooms}:rematch:<race_id>            string the rematch room of a race that is over (v7)
+    sol:{rooms}:offer:<race_id>              hash   a rematch room's offer (of, by, invited, ...)
+    sol:{rooms}:offers                       zset   rematch room id -> when its offer expires
     sol:{q}:<variant>:<size>                 zset   race queue: pid -> enqueued at ms
     sol:{q}:who                              hash   pid -> "<variant>:<size>" (one queue each)
     sol:{q}:addr                             hash   pid -> client address (queued players)
@@ -57,6 +64,8 @@ transaction share it, so they live in one slot)::
     sol:{r:<race_id>}:watchers:alive         zset   server process id -> its count counts until (ms)
     sol:{d:<variant>:<date>:<pid>}:times     list   ms between a daily game's moves (fair play)
     sol:{r:<race_id>}:times:<pid>            list   the same for a racer's game
+    sol:{f:<free_id>}:g / :log / :times      a free game's record, move log and times (protocol 7)
+    sol:{lim:<hour>:p:<pid>}:free            string free games the player started that hour
     sol:{fp}:held                            zset   game ids held by the screen -> finished at ms
     sol:{fp}:marked                          hash   pid -> mark JSON (confirmed cheaters)
     sol:{fp}:audit                           list   review actions, JSON, oldest first
@@ -85,7 +94,8 @@ Channels (pub/sub fan-out between server processes; payloads are `server.redis.p
 `RACE_ID_PATTERN`, ``YYYYMMDD-<random>``; it is made only by `new_race_id`.
 
 Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
-(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``).
+(race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``),
+``f.<free_id>.<player_id>`` (free games, unranked: a free id has a race id's shape).
 """
 
 from __future__ import annotations
@@ -94,6 +104,7 @@ import datetime as dt
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from server.runtime.errors import NotFound
 
@@ -112,10 +123,13 @@ __all__ = [
     "daily_outbox",
     "daily_started",
     "daily_tag",
+    "free_game_id",
+    "free_started",
     "hint_lock",
     "new_race_id",
     "parse_game_id",
     "player",
+    "player_devices",
     "player_pattern",
     "players_by_fold",
     "players_by_name",
@@ -124,6 +138,9 @@ __all__ = [
     "race_channel",
     "race_date",
     "race_tag",
+    "signin_attempts",
+    "signin_code",
+    "signin_code_of",
     "valid_player_id",
     "valid_race_id",
     "valid_variant",
@@ -136,6 +153,7 @@ _PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: The one shape of a race id: its UTC creation date, a dash, a random part.
 RACE_ID_PATTERN = r"(\d{8})-[A-Za-z0-9_]{4,24}"
 _RACE_RE = re.compile(RACE_ID_PATTERN)
+_FREE_GAME_RE = re.compile(rf"f\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 _GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
 _RACE_GAME_RE = re.compile(rf"r\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 
@@ -198,6 +216,27 @@ def hint_lock(pid: str) -> str:
     return f"{_PLAYERS}hint:{_pid(pid)}"
 
 
+def player_devices(pid: str) -> str:
+    """The SHA-256 digests of the tokens of the player's devices signed in by a code (each
+    also in `players_by_token`; the player hash's ``token_hash`` is the first device's)."""
+    return f"{_PLAYERS}devices:{_pid(pid)}"
+
+
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def signin_code(code_hash: str) -> str:
+    """A live sign-in code, by the SHA-256 hex digest of its text: the player's id."""
+    if not _DIGEST_RE.fullmatch(code_hash):
+        raise ValueError(f"bad code digest: {code_hash!r}")
+    return f"{_PLAYERS}signin:{code_hash}"
+
+
+def signin_code_of(pid: str) -> str:
+    """The digest of the player's one live sign-in code (a new code kills the old one)."""
+    return f"{_PLAYERS}signin_of:{_pid(pid)}"
+
+
 _ADDRESS_GROUP_RE = re.compile(r"[0-9A-Za-z.:/_-]{1,64}")
 
 
@@ -207,6 +246,13 @@ def accounts_by_address(group: str, hour: int) -> str:
     if not _ADDRESS_GROUP_RE.fullmatch(group):
         group = "unknown"
     return f"{PREFIX}{{lim:{int(hour)}:{group}}}:accounts"
+
+
+def signin_attempts(group: str, hour: int) -> str:
+    """Sign-in codes tried (`signin.redeem`) from one client address group in one hour."""
+    if not _ADDRESS_GROUP_RE.fullmatch(group):
+        group = "unknown"
+    return f"{PREFIX}{{lim:{int(hour)}:{group}}}:signin"
 
 
 # -- daily boards and games ---------------------------------------------------------------
@@ -341,8 +387,55 @@ def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
     return f"d.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
 
 
-def parse_game_id(game_id: str) -> DailyGameKeys | RaceGameKeys:
+@dataclass(frozen=True, slots=True)
+class FreeGameKeys:
+    """A parsed free game id (protocol 7: unranked, on no board): its own tag."""
+
+    game_id: str
+    free_id: str
+    date: dt.date
+    player_id: str
+
+    def _key(self, name: str) -> str:
+        return f"{PREFIX}{{f:{self.free_id}}}:{name}"
+
+    @property
+    def game(self) -> str:
+        return self._key("g")
+
+    @property
+    def log(self) -> str:
+        return self._key("log")
+
+    @property
+    def times(self) -> str:
+        return self._key("times")
+
+
+def free_game_id(now_ms: int, pid: str) -> str:
+    """A fresh free game's id: ``f.<YYYYMMDD-random>.<pid>`` (its UTC creation date)."""
+    return f"f.{new_race_id(now_ms)}.{_pid(pid)}"
+
+
+def free_started(pid: str, hour: int) -> str:
+    """Free games the player started in one hour (epoch hours), for their per-hour limit."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:free"
+
+
+#: Every kind of parsed game id.
+GameKeys: TypeAlias = "DailyGameKeys | RaceGameKeys | FreeGameKeys"
+
+
+def parse_game_id(game_id: str) -> GameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
+    f = _FREE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if f is not None:
+        free_id, day, pid = f.groups()
+        try:
+            date = dt.datetime.strptime(day, "%Y%m%d").date()
+        except ValueError:
+            raise NotFound("no such game") from None
+        return FreeGameKeys(game_id, free_id, date, pid)
     r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
     if r is not None:
         race_id, day, pid = r.groups()  # day: the race id's date part
@@ -432,6 +525,21 @@ def player_channel_pattern() -> str:
 
 def room_code(code: str) -> str:
     return f"{PREFIX}{{rooms}}:code:{code}"
+
+
+def rematch_room(race_id: str) -> str:
+    """The rematch room asked for after race ``race_id`` (one per race; protocol 7)."""
+    return f"{PREFIX}{{rooms}}:rematch:{_race_id(race_id)}"
+
+
+def rematch_offer(race_id: str) -> str:
+    """The offer of rematch room ``race_id``: of, by, invited, expires_at, d:<pid> declines."""
+    return f"{PREFIX}{{rooms}}:offer:{_race_id(race_id)}"
+
+
+def rematch_offers() -> str:
+    """Open rematch offers: room id -> when the offer expires (`races.rematch.sweep`)."""
+    return f"{PREFIX}{{rooms}}:offers"
 
 
 def rooms_made(pid: str) -> str:

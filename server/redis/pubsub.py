@@ -14,6 +14,9 @@ Every payload is one UTF-8 JSON object whose ``"t"`` names the message class:
 * `GameEnded` on ``keys.player_channel(pid)``: a process found the player's game over after
   its last move's reply (``origin``: that process); the others push ``game.finished`` to the
   player's connections they hold, ``{"t":"game.ended","player_id":...,"game_id":...,"origin":...}``.
+* `PlayerPush` on ``keys.player_channel(pid)``: a protocol 7 push for every session of the
+  player (a rematch offered or declined), ``{"t":"player.push","player_id":...,"push":{...}}``
+  with the push as the protocol's JSON.
 
 `decode` returns one of these classes or raises `PubSubDecodeError`; nothing else gets
 through (unknown ``t``, missing or extra fields, wrong types, malformed ids or events).
@@ -26,6 +29,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 import protocol.races as pr
+import protocol.rematch as pr7
+from protocol.codec import decode_server
+from protocol.codec import encode as encode_message
 from protocol.errors import ProtocolError
 from server.redis import keys
 from server.runtime.errors import NotFound
@@ -71,7 +77,21 @@ class GameEnded:
     origin: str
 
 
-PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged | GameEnded
+#: Pushes one player's sessions get wherever they are (protocol 7 rematches).
+PlayerPushBody = pr7.RematchOffer | pr7.RematchDeclined
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerPush:
+    """A push to every session of ``player_id`` that speaks the version it needs."""
+
+    TAG: ClassVar[str] = "player.push"
+
+    player_id: str
+    push: PlayerPushBody
+
+
+PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged | GameEnded | PlayerPush
 
 
 def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
@@ -94,6 +114,17 @@ def encode(msg: PubSubMessage) -> bytes:
             raise ValueError(f"bad fields in {msg!r}")
         return json.dumps(
             {"t": SpectatorsChanged.TAG, "race_id": msg.race_id, "count": int(msg.count)},
+            separators=_SEPARATORS,
+        ).encode()
+    if isinstance(msg, PlayerPush):
+        if not keys.valid_player_id(msg.player_id):
+            raise ValueError(f"bad fields in {msg!r}")
+        return json.dumps(
+            {
+                "t": PlayerPush.TAG,
+                "player_id": msg.player_id,
+                "push": json.loads(encode_message(msg.push, False)),
+            },
             separators=_SEPARATORS,
         ).encode()
     if isinstance(msg, GameEnded):
@@ -183,4 +214,16 @@ def decode(data: bytes | str) -> PubSubMessage:
         if not (isinstance(gid, str) and isinstance(origin, str) and _game_id_ok(gid, origin)):
             raise PubSubDecodeError("game_id or origin: malformed")
         return GameEnded(player_id=pid, game_id=gid, origin=origin)
+    if tag == PlayerPush.TAG:
+        _exact(obj, frozenset({"player_id", "push"}))
+        pid = _field(obj, "player_id")
+        if not isinstance(pid, str) or not keys.valid_player_id(pid):
+            raise PubSubDecodeError("player_id: not a player id")
+        try:
+            push = decode_server(json.dumps(_field(obj, "push")))
+        except ProtocolError as exc:
+            raise PubSubDecodeError(exc.message) from None
+        if not isinstance(push, pr7.RematchOffer | pr7.RematchDeclined):
+            raise PubSubDecodeError(f"not a player push: {push.type}")
+        return PlayerPush(player_id=pid, push=push)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

@@ -13,6 +13,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
     ├── LimitReached            "limit_reached" a per-account quota is used up (rooms per hour)
     ├── ReservedName            "invalid_name"  a reserved name (admin, system...)
     ├── TokenRevoked            "not_authenticated" the session's token was revoked meanwhile
+    ├── InvalidCode             "invalid_code"  a sign-in code wrong, used or expired (v7)
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
         │   └── DayOver         "day_over"      its UTC day is over (v5; else game_over)
@@ -34,6 +35,7 @@ __all__ = [
     "Conflict",
     "DayOver",
     "GameOver",
+    "InvalidCode",
     "InvalidInput",
     "LimitReached",
     "NameTaken",
@@ -97,6 +99,12 @@ class TokenRevoked(ServerError):
     """The session's token was replaced or revoked meanwhile (``not_authenticated``)."""
 
     code: ClassVar[ErrorCode] = ErrorCode.NOT_AUTHENTICATED
+
+
+class InvalidCode(ServerError):
+    """A sign-in code that is wrong, used already or expired (`server.players.signin`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.INVALID_CODE
 
 
 class LimitReached(ServerError):

@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Consecutive frames refused by the rate limiter before the connection is closed.
 FLOOD_CLOSE_AFTER = 50
-#: Requests a connection may make before `hello`.
-OPEN_REQUESTS = (p.Hello, p.Ping)
+#: Requests a connection may make before `hello` (`signin.redeem` is a `hello` by code).
+OPEN_REQUESTS = (p.Hello, p.SigninRedeem, p.Ping)
 
 
 class ConnState(enum.Enum):

@@ -66,6 +66,11 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.unwatch",
         "token.rotate",
         "token.revoke_all",
+        "signin.code",
+        "signin.redeem",
+        "free.start",
+        "race.rematch",
+        "race.decline",
     }
     assert set(p.SERVER_MESSAGES) == {
         "welcome",
@@ -98,6 +103,10 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.spectate",
         "race.spectators",
         "token",
+        "signin.code",
+        "race.declined",
+        "race.rematch_offer",
+        "race.rematch_declined",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
@@ -191,6 +200,7 @@ def test_error_codes() -> None:
         "game_over",
         "limit_reached",
         "day_over",
+        "invalid_code",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"

@@ -182,6 +182,37 @@ async def _requests(app: App, out: Results) -> None:
     out.errors["not_authenticated"] = await fresh.request("daily.start", variant="fourteen-out")
     out.errors["name_taken"] = await fresh.request("hello", versions=[3], name="conf_me")
     out.errors["invalid_name"] = await fresh.request("hello", versions=[3], name="no way!")
+    # Accounts (version 7): a second device signed in by a code; the code is then dead.
+    shown = await ask(me, "signin.code")
+    device = await Client.connect(app.url)
+    signed = await ask(device, "signin.redeem", code=shown["code"].lower())
+    assert signed["player_id"] == me.player_id and signed["token"] != me.token
+    out.errors["invalid_code"] = await fresh.request(
+        "signin.redeem", versions=ALL_VERSIONS, code=shown["code"]
+    )
+    await device.close()
+    free = await ask(me, "free.start")
+    assert free["free"] is True and free["game_id"] != gid
+    # Rematch (version 7): a race of two run to its end, a rematch asked and declined.
+    x, y = await Client.connect(app.url), await Client.connect(app.url)
+    await x.hello(name="conf_x", versions=tuple(ALL_VERSIONS))
+    await y.hello(name="conf_y", versions=tuple(ALL_VERSIONS))
+    duel = (await y.request("race.create", variant="fourteen-out", size=2))["race"]
+    await x.request("race.join", code=duel["code"])
+    await y.request("race.start", race_id=duel["race_id"])
+    app.clock.advance(60_000)
+    for c in (x, y):
+        got = await c.push("race.started", race_id=duel["race_id"])
+        await c.request("resign", game_id=got["game_id"])
+    while (await x.push("race.update"))["race"]["status"] != "finished":
+        pass
+    again = await ask(x, "race.rematch", race_id=duel["race_id"])  # x's one room this hour
+    offer = await y.push("race.rematch_offer")
+    assert offer["race_id"] == again["race"]["race_id"]
+    await ask(y, "race.decline", race_id=offer["race_id"])
+    assert (await x.push("race.rematch_declined"))["player_id"] == y.player_id
+    for c in (x, y):
+        await c.close()
     # Tokens (version 5): a second session of mine is closed (4001) by `token.revoke_all`.
     rotated = await ask(me, "token.rotate")
     mine = await websockets.connect(app.url, max_size=2**20)

@@ -59,6 +59,8 @@ SCREENS = (
     Screen("profile", "#/daily", "section.profile section.panel", ("#who",)),
     Screen("history", "#/history/fourteen-out", "section.history h1"),
     Screen("races", "#/races", "section.races h1"),
+    Screen("free", "#/free", "section.freeplay h1"),
+    Screen("account", "#/account", "section.account h1"),
 )
 
 

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from engine import from_view
+from engine.words import log_words
 from tests.support.loopthread import LoopThread
 from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
@@ -124,11 +125,16 @@ def test_a_closed_days_game_is_replayed_step_by_step(
     expect(page.locator('[data-step-to="back"]')).to_be_disabled()
 
     def at(i: int) -> None:
-        label = "The deal" if i == 0 else f"Move {i} of {len(moves)}: {moves[i - 1]}"
+        # Moves in card words, as the server words them (never the terminal's notation).
+        label = "The deal" if i == 0 else f"Move {i} of {len(moves)}: {steps[i]['text']}"
         expect(page.locator("[data-step]")).to_contain_text(label)
         assert board_cards(page) == view_cards(steps[i]["view"]), i
         assert page.input_value("#replay-step") == str(i)
 
+    assert [step["text"] for step in steps[1:]] == log_words(
+        VARIANT, late_server.seed(VARIANT), moves
+    )
+    assert steps[-1]["text"] == "Undo (counts as a move)"
     at(0)
     page.click('[data-step-to="forward"]')
     at(1)

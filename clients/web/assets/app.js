@@ -1,8 +1,10 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
 // #/race/ID, #/boards/VARIANT, #/rules/VARIANT, #/settings, #/player/NAME, #/history/VARIANT,
-// #/replay/GAME_ID, #/races, #/watch/ID) and the connection status line.
+// #/replay/GAME_ID, #/races, #/watch/ID, #/free, #/account) and the connection status line.
 
+import { AccountScreen, signinWithCode } from "./account.js";
 import { BoardsScreen } from "./boards.js";
+import { freeLabel, FreePlayScreen } from "./freeplay.js";
 import { GameScreen, outcome } from "./game.js";
 import { HistoryScreen } from "./history.js";
 import { playerHref, raceHref } from "./links.js";
@@ -10,6 +12,7 @@ import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { openProfile } from "./profile.js";
 import { RaceScreen } from "./race.js";
 import { RacesScreen } from "./races.js";
+import { rematchDeclined, showRematchOffer } from "./rematch.js";
 import { openReplay } from "./replay.js";
 import { rulesPage, rulesSummary } from "./rules.js";
 import { initSettings, settingsPanel } from "./settings.js";
@@ -71,7 +74,7 @@ class App {
       el("h1", {}, "Welcome"),
       el("p", {}, "Choose the name others will see on the leaderboards (3 to 20 letters, digits, _ or -). This browser remembers you."),
       el("label", {}, "Name ", input), el("button.primary", { type: "submit" }, "Play"), error);
-    this.show(form);
+    this.show(el("div.welcomes", {}, form, signinWithCode(this.conn)));
     input.focus();
   }
 
@@ -127,6 +130,8 @@ class App {
 
   push(msg) {
     if (this.watching && this.watching.push(msg)) return; // the race this page watches
+    if (msg.type === "race.rematch_offer") return showRematchOffer(this, msg);
+    if (msg.type === "race.rematch_declined") return rematchDeclined(msg);
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
@@ -171,6 +176,8 @@ class App {
       if (page === "boards") return await this.openBoards(arg);
       if (page === "rules") return await this.openRules(arg);
       if (page === "settings") return this.show(settingsPanel(), { load: async () => {} });
+      if (page === "free") return await this.openScreen(new FreePlayScreen(this));
+      if (page === "account") return await this.openScreen(new AccountScreen(this));
       return await this.openDaily();
     } catch (e) {
       const text = e.code === "not_found" ? "There is no such game (or it is not yours)." : describe(e);
@@ -181,7 +188,13 @@ class App {
   async openGame(gameId) {
     const g = new GameScreen(this, gameId);
     await g.load();
-    this.show(g.node, g);
+    // A free game (protocol 7) is the daily game page, marked unranked.
+    this.show(g.game && g.game.free ? el("div.freegame", {}, freeLabel(), g.node) : g.node, g);
+  }
+
+  async openScreen(screen) {
+    this.show(screen.node, screen);
+    await screen.load();
   }
 
   async startDaily(variant) {

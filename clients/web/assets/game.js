@@ -355,7 +355,7 @@ export class GameScreen {
     this.resultShown = true;
     const r = this.result, v = this.view;
     let rank = r.rank, total = null;
-    try {
+    if (!this.game.free) try { // a free game (protocol 7) is on no board
       const mine = await this.conn.request({ type: "leaderboard.rank", variant: v.variant, date: this.game.date });
       if (mine.entry) rank = mine.entry.rank;
       total = mine.total;
@@ -364,7 +364,7 @@ export class GameScreen {
     const amount = scoring(v.variant) ? points(r.score) : `${r.cleared}/${variantInfo(v.variant).clear} cleared`;
     const par = this.game.par != null ? ` (par ${this.game.par})` : "";
     const share = [
-      `Solitaire daily ${this.game.date} · ${title(v.variant)}`,
+      this.game.free ? `Solitaire free play · ${title(v.variant)}` : `Solitaire daily ${this.game.date} · ${title(v.variant)}`,
       `${r.won ? "Won" : headline} · ${amount} · ${clock(r.time_ms)} · ${r.moves} moves${scoring(v.variant) ? "" : par}` +
         `${scoring(v.variant) ? par : ""}${r.hints ? ` · ${r.hints} hint${r.hints > 1 ? "s" : ""}` : ""}`,
       rank ? `Rank #${rank}${total ? ` of ${total}` : ""}` : null,

@@ -1,12 +1,13 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
-// reconnection with exponential backoff. The page speaks the newest protocol only (6): the
+// reconnection with exponential backoff. The page speaks the newest protocol only (7): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
 // (game ids are opaque here), and the board is the server's view, kept current by the lean
-// `moved` replies' `changes` (game.js; a `game.get` only on a gap).
+// `moved` replies' `changes` (game.js; a `game.get` only on a gap). Version 7 adds signing in
+// with a one-time code (`redeem`), free play and rematches.
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [6];
+export const PROTOCOL_VERSIONS = [7];
 /** A client without the rules: the server sends moves in card words, each move's changes to
  * the view, safe moves, hint penalties and foundation suits (docs/protocol.md, `hello`). */
 export const FEATURES = ["rules_free"];
@@ -37,6 +38,7 @@ const DESCRIPTIONS = {
   day_over: "This game's day is over (00:00 UTC): it was closed as it stood and takes no more moves. Start today's game.",
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
+  invalid_code: "That code is wrong, used or expired: show a new one on your other device.",
   name_taken: "That name, or one that looks like it, is taken: choose another.",
   invalid_name: "Names are 3 to 20 letters, digits, _ or - (and not a reserved name such as admin).",
   unsupported_version: "This page is out of date for the server: reload it.",
@@ -124,6 +126,14 @@ export class Connection extends EventTarget {
   /** Create a player called `name` (the first visit); its token is kept in localStorage. */
   async register(name) {
     const w = await this.send({ type: "hello", versions: PROTOCOL_VERSIONS, features: FEATURES, name });
+    if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
+    this.welcomed(w);
+  }
+
+  /** Sign this browser in as an existing player with a one-time code (protocol 7): the
+   * server answers `welcome` with this browser's own token, kept like a new player's. */
+  async redeem(code) {
+    const w = await this.send({ type: "signin.redeem", versions: PROTOCOL_VERSIONS, features: FEATURES, code: code.trim() });
     if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
     this.welcomed(w);
   }

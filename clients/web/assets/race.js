@@ -37,6 +37,10 @@ export class RaceScreen {
 
   async update(race) {
     const first = !this.race || this.race.race_id !== race.race_id;
+    if (!first && this.race.status === "open" && race.status === "finished" && !race.game_id) {
+      toast("The room was closed."); // its creator left, or nobody took a rematch
+      return this.leaveRace();
+    }
     this.race = race;
     localStorage.setItem(RACE_KEY, race.race_id);
     this.app.nameRace(race.race_id); // the address names the race (a link to share)
@@ -111,6 +115,7 @@ export class RaceScreen {
         "race.queue/conflict": "You are already queued or in another race.",
         "race.create/conflict": "You are already queued or in another race.",
         "race.start/conflict": "A race needs at least two racers, and only the room's creator starts it.",
+        "race.rematch/conflict": "The rematch of that race is over or under way already.",
       }[`${req.type}/${e.code}`];
       toast(words || describe(e), "error");
       return null;
@@ -135,6 +140,15 @@ export class RaceScreen {
   async leave() {
     const r = await this.act({ type: "race.leave" });
     if (r) { this.queued = null; this.leaveRace(); }
+  }
+
+  /** Race the same racers again (protocol 7): a private room offered to them. */
+  async rematch() {
+    const r = await this.act({ type: "race.rematch", race_id: this.race.race_id });
+    if (!r) return;
+    if (this.game) this.game.destroy();
+    this.game = null;
+    await this.update(r.race);
   }
 
   async start() {
@@ -194,7 +208,8 @@ export class RaceScreen {
       ? el("p.muted", { "data-spectators": "" }, `${this.spectators} watching`) : null;
     const waiting = !done && this.game && this.game.finished ? el("p.muted", {}, "Your game is over: waiting for the others…") : null;
     const newRace = done ? el("button.primary", { onclick: () => this.leaveRace() }, "New race") : null;
-    this.panel.replaceChildren(...[head, watching, waiting, this.standings(), newRace].filter(Boolean));
+    const rematch = done ? el("button", { onclick: () => this.rematch(), "data-action": "rematch" }, "Rematch") : null;
+    this.panel.replaceChildren(...[head, watching, waiting, this.standings(), newRace, rematch].filter(Boolean));
   }
 
   standings() {

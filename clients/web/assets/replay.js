@@ -49,7 +49,7 @@ export class ReplayScreen {
       last: el("button", { type: "button", "data-step-to": "last", onclick: () => this.go(last), title: "The last move (End)" }, "Last »"),
     };
     this.list = el("ol.movelist.replaymoves", { "aria-label": "Moves" }, r.steps.slice(1).map((s, i) =>
-      el("li", {}, el("button.linklike", { type: "button", "data-move-index": i + 1, onclick: () => this.go(i + 1) }, s.move))));
+      el("li", {}, el("button.linklike", { type: "button", "data-move-index": i + 1, onclick: () => this.go(i + 1) }, s.text ?? s.move))));
     const summary = `${result} · ${scoring(v) ? points(r.score) : `${r.cleared} of ${variantInfo(v).clear} cleared`} · ${clock(r.time_ms)}`;
     this.node.replaceChildren(
       el("div.gamebar", {}, el("h1", {}, `Replay · ${title(v)}`, el("small", {}, ` ${r.date}`)),
@@ -72,7 +72,7 @@ export class ReplayScreen {
     const s = r.steps[this.step];
     this.board.set(s.view, { locked: true });
     this.slider.value = String(this.step);
-    this.label.textContent = this.step === 0 ? `The deal · ${last} moves in all` : `Move ${this.step} of ${last}: ${s.move}`;
+    this.label.textContent = this.step === 0 ? `The deal · ${last} moves in all` : `Move ${this.step} of ${last}: ${s.text ?? s.move}`;
     this.buttons.first.disabled = this.buttons.back.disabled = this.step === 0;
     this.buttons.forward.disabled = this.buttons.last.disabled = this.step === last;
     for (const b of this.list.querySelectorAll("button")) {

@@ -229,6 +229,7 @@ async def test_finish_writes_the_entry_before_it_returns(redis_client: redis.asy
     gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
     _, entry = await store.finish(gid, WIN, "Alice", T0 + 90_000, None, 0)
     k = keys.parse_game_id(gid)
+    assert isinstance(k, keys.DailyGameKeys)
     assert await redis_client.hget(k.entries, "p1") is not None  # on the board on return
     assert await redis_client.hget(k.game, "pending") is None  # the mark is cleared
     assert await redis_client.zcard(k.outbox) == 0  # and the outbox is empty
@@ -244,6 +245,7 @@ async def test_a_game_load_writes_the_entry_a_crash_left_owed(
     rec, log = await other.load(gid)
     assert rec.finished and rec.pending_entry is None and log == ["a", "b"]
     k = keys.parse_game_id(gid)
+    assert isinstance(k, keys.DailyGameKeys)
     assert await redis_client.hget(k.game, "pending") is None
     assert await redis_client.zcard(k.outbox) == 0
     top = await Leaderboard(redis_client).top(BoardRef.daily("klondike", D))

@@ -92,6 +92,7 @@ def test_keys_used_together_share_a_slot() -> None:
     # A race game finishes in one script with its race's standings; a daily game in two
     # steps, each over one slot: its record and log, then its board and the board's outbox.
     r = keys.parse_game_id(keys.race_game_id(RACE, "p_1"))
+    assert isinstance(r, keys.RaceGameKeys)
     assert len({slot(x) for x in (r.game, r.log, r.times, r.board, r.members, r.entries)}) == 1
     d = keys.parse_game_id(keys.daily_game_id("fourteen-out", DAY, "p_1"))
     assert isinstance(d, keys.DailyGameKeys)
@@ -224,6 +225,19 @@ async def play_everything(config: Config) -> None:
         await five.hello(name="sl-eve", versions=(5,))
         rotated = await five.request("token.rotate")
         assert rotated["type"] != "error", rotated
+        # Protocol 7: a sign-in code issued and redeemed, a free game played and finished.
+        seven = await Client.connect(app.url)
+        await seven.hello(name="sl-fay", versions=(7,))
+        code = await seven.request("signin.code")
+        device = await Client.connect(app.url)
+        signed = await device.request("signin.redeem", versions=[7], code=code["code"])
+        assert signed["type"] == "welcome", signed
+        free = await device.request("free.start", variant="fourteen-out")
+        move = next(iter(from_view(free["view"]).legal_moves()))
+        assert (await device.request("move", game_id=free["game_id"], move=str(move)))[
+            "type"
+        ] == "moved"
+        assert (await device.request("resign", game_id=free["game_id"]))["type"] == "finished"
 
 
 @pytest_asyncio.fixture
@@ -245,7 +259,11 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
             script.source if isinstance(script, LuaScript) else script.script
         )
     config = replace(
-        race_config(cluster_url, tmp_path), daily_secret=b"slots", accounts_per_address_hour=100
+        race_config(cluster_url, tmp_path),
+        daily_secret=b"slots",
+        accounts_per_address_hour=100,
+        signin_attempts_per_address_hour=100,
+        free_games_per_hour=100,
     )
     async with Monitors(redis_cluster) as seen:
         await play_everything(config)

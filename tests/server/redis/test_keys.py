@@ -143,6 +143,7 @@ def test_every_daily_game_tag_is_its_own(variant: str, date: dt.date, pid: str) 
 
 def test_a_races_keys_share_its_tag() -> None:
     parsed = keys.parse_game_id(keys.race_game_id(RACE, "p1"))
+    assert isinstance(parsed, keys.RaceGameKeys)
     names = [
         keys.race(RACE),
         keys.race_racers(RACE),
@@ -203,3 +204,15 @@ def test_fair_play_keys() -> None:
     assert keys.accounts_by_address("}{evil", 7) == "sol:{lim:7:unknown}:accounts"
     assert keys.hint_lock("p_1") == "sol:{players}:hint:p_1"
     assert keys.players_by_fold() == "sol:{players}:by_fold"
+
+
+def test_a_free_games_keys_share_its_own_tag() -> None:
+    gid = keys.free_game_id(1_907_755_200_000, "p1")
+    parsed = keys.parse_game_id(gid)
+    assert isinstance(parsed, keys.FreeGameKeys)
+    assert (parsed.date.isoformat(), parsed.player_id) == ("2030-06-15", "p1")
+    assert gid.startswith("f.20300615-")
+    assert {tag(k) for k in (parsed.game, parsed.log, parsed.times)} == {f"f:{parsed.free_id}"}
+    for bad in ("f.20301315-abcd.p1", "f.20300615-ab.p1", "f.20300615-abcd.", "f..p1"):
+        with pytest.raises(NotFound):
+            keys.parse_game_id(bad)

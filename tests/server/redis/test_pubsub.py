@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio
 
 import protocol.races as pr
+from protocol.rematch import RematchDeclined, RematchOffer
 from server.races.model import RaceStatus
 from server.races.store import RaceStore
 from server.redis import keys, pubsub
@@ -56,6 +57,22 @@ MESSAGES: list[pubsub.PubSubMessage] = [
     pubsub.PlayerMatched(player_id="p_1", race_id=RACE),
     pubsub.GameEnded(player_id="p_1", game_id="d.triple-deck.2030-06-15.p_1", origin="a1b2c3"),
     pubsub.GameEnded(player_id="p_1", game_id=f"r.{RACE}.p_1", origin="a1b2c3"),
+    pubsub.GameEnded(player_id="p_1", game_id=f"f.{RACE}.p_1", origin="a1b2c3"),
+    pubsub.PlayerPush(
+        player_id="p_2",
+        push=RematchOffer(
+            race_id=RACE,
+            rematch_of="20300615-0a1b2c3d4e5f",
+            variant="fourteen-out",
+            code="Q7KX2M",
+            player_id="p_1",
+            name="alice",
+            expires_at=1_907_755_260_000,
+        ),
+    ),
+    pubsub.PlayerPush(
+        player_id="p_1", push=RematchDeclined(race_id=RACE, player_id="p_2", name="bob")
+    ),
 ]
 
 
@@ -106,6 +123,9 @@ def _race_event(**changes: object) -> bytes:
         b'{"t": "game.ended", "player_id": "p_1", "game_id": "d.triple-deck.2030-06-15.p_1"}',
         b'{"t": "game.ended", "player_id": "p_1", "game_id": "d.triple-deck.2030-06-15.p_1",'
         b' "origin": ""}',
+        b'{"t": "player.push", "player_id": "p_1", "push": {"type": "pong", "server_time": 1}}',
+        b'{"t": "player.push", "player_id": "p_1", "push": {"type": "race.rematch_declined"}}',
+        b'{"t": "player.push", "player_id": "p 1", "push": {}}',
     ],
     ids=repr,
 )

@@ -1,0 +1,218 @@
+"""One-time sign-in codes: the same player on another device (protocol version 7).
+
+A signed-in player asks for a code (`SigninCodes.issue`): eight characters of
+`protocol.signin.SIGNIN_ALPHABET` drawn with `secrets` (31**8, about 2**39.6), kept in Redis
+only as a SHA-256 digest for `CODE_TTL_MS`, one live code per player (a new one kills the old
+one). Another client redeems it (`SigninCodes.redeem`): the code dies at once and that device
+gets a token of its own for the same player (`server.players.registry`: kept in the player's
+devices set, replaced by its own `token.rotate`, dropped by any `token.revoke_all`).
+
+Guessing is bounded per client address group and hour (`attempts_per_hour`, every attempt
+counted, right or wrong): at the default 20 an hour an address needs on the order of 10**10
+hours to hit a given live code. A redeemed device creates no player, so the per-address
+account quota and the queue's same-address rules see the one account they always saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Final, cast
+
+import redis.asyncio
+
+from protocol.signin import SIGNIN_ALPHABET, SIGNIN_CODE_LENGTH, normalize_code, show_code
+from server.players.registry import Player, PlayerRegistry, hash_token
+from server.redis import keys
+from server.redis.batch import Batcher, LuaScript
+from server.runtime.clock import Clock
+from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
+
+__all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "SigninCodes", "new_code"]
+
+#: How long a code lives.
+CODE_TTL_MS: Final = 5 * 60_000
+#: Devices signed in by a code one player may hold (`token.revoke_all` drops them all).
+MAX_DEVICES: Final = 32
+HOUR_MS: Final = 3_600_000
+
+# KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
+# again when the player has none).  ARGV: the code's value ("<pid>|<expires at ms>": the app's
+# clock decides when it dies, PX only cleans up), new code digest, ttl ms, the old digest ("").
+# Returns 1 when stored, 0 when the player's old code changed meanwhile (the caller reads it
+# again), -1 when the new digest is taken (another player's live code: the caller draws again).
+_ISSUE_LUA = """
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[4] then
+  return 0
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return -1
+end
+if ARGV[4] ~= '' then
+  redis.call('DEL', KEYS[3])
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+
+# KEYS: the code's key, by_token, the player hash, the player's devices, the code-of key.
+# ARGV: the code's value as read ("<pid>|<expires at ms>"), the new token's digest, the pid,
+# the most devices a player may hold.
+# Returns 1 when the code was the player's and is now dead with the token stored, 0 when the
+# code is dead (used or expired meanwhile) or the player gone, -2 when the token digest
+# collides (the caller draws again), -3 when the player holds the most devices already.
+_REDEEM_LUA = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[3]) == 0 then
+  return 0
+end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
+  return -2
+end
+if redis.call('SCARD', KEYS[4]) >= tonumber(ARGV[4]) then
+  return -3
+end
+redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[5])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[2])
+return 1
+"""
+
+# KEYS: the address group's counter of the hour.  ARGV: limit, ttl (ms).
+# Counts one attempt; 0 (nothing counted) once the limit is reached.
+_ATTEMPT_LUA = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if n > tonumber(ARGV[1]) then
+  redis.call('DECR', KEYS[1])
+  return 0
+end
+return 1
+"""
+
+
+def new_code() -> str:
+    """Eight characters of the alphabet, from `secrets` (never `random`)."""
+    return "".join(secrets.choice(SIGNIN_ALPHABET) for _ in range(SIGNIN_CODE_LENGTH))
+
+
+def _digest(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedCode:
+    """A code as shown (``ABCD-EFGH``) and when it dies (server ms)."""
+
+    code: str
+    expires_at_ms: int
+
+
+class SigninCodes:
+    """Issues and redeems sign-in codes. ``redis`` must use ``decode_responses=True``."""
+
+    def __init__(
+        self,
+        redis: redis.asyncio.Redis,
+        players: PlayerRegistry,
+        clock: Clock,
+        commit: Batcher,
+        attempts_per_hour: int = 0,
+    ) -> None:
+        self._r = redis
+        self._players = players
+        self._clock = clock
+        self._commit = commit
+        self._issue = LuaScript.of(_ISSUE_LUA)
+        self._redeem = LuaScript.of(_REDEEM_LUA)
+        self._attempt = LuaScript.of(_ATTEMPT_LUA)
+        #: Codes tried per client address group and hour; 0: no limit.
+        self.attempts_per_hour = attempts_per_hour
+
+    @translate_redis_errors
+    async def issue(self, player: Player) -> IssuedCode:
+        """A new code for ``player``; the player's previous code, if live, dies."""
+        mine = keys.signin_code_of(player.id)
+        for _ in range(8):
+            old = cast(str | None, await self._r.get(mine)) or ""
+            code = new_code()
+            digest = _digest(code)
+            new_key = keys.signin_code(digest)
+            old_key = keys.signin_code(old) if old else new_key
+            expires = self._clock.now_ms() + CODE_TTL_MS
+            res = await self._commit.eval(
+                self._issue,
+                (new_key, mine, old_key),
+                (f"{player.id}|{expires}", digest, CODE_TTL_MS, old),
+            )
+            if res == 1:
+                return IssuedCode(code=show_code(code), expires_at_ms=expires)
+        raise RuntimeError("could not store a sign-in code")  # ~impossible
+
+    @translate_redis_errors
+    async def redeem(self, typed: str, address: str | None) -> tuple[Player, str]:
+        """The player a live code belongs to and a new token of theirs for this device; the
+        code dies. Raises ``LimitReached`` past `attempts_per_hour` attempts from
+        ``address`` (the client's address group), ``InvalidCode`` for any code that is not
+        live (malformed, wrong, used or expired: one answer for all)."""
+        await self._count_attempt(address)
+        code = normalize_code(typed)
+        if code is None:
+            raise InvalidCode("no such sign-in code (wrong, used or expired)")
+        code_key = keys.signin_code(_digest(code))
+        value = cast(str | None, await self._r.get(code_key)) or ""
+        pid, _, expires = value.partition("|")
+        if (
+            not keys.valid_player_id(pid)
+            or not expires.isdigit()
+            or self._clock.now_ms() >= int(expires)
+        ):
+            raise InvalidCode("no such sign-in code (wrong, used or expired)")
+        for _ in range(5):
+            token = secrets.token_urlsafe(24)  # 192 bits, as registration's
+            token_hash = hash_token(token)
+            res = await self._commit.eval(
+                self._redeem,
+                (
+                    code_key,
+                    keys.players_by_token(),
+                    keys.player(pid),
+                    keys.player_devices(pid),
+                    keys.signin_code_of(pid),
+                ),
+                (value, token_hash, pid, MAX_DEVICES),
+            )
+            if res == -3:
+                raise LimitReached(
+                    f"{MAX_DEVICES} devices are signed in as this player already; sign them "
+                    "all out (token.revoke_all) and sign in again"
+                )
+            if res == 0:
+                raise InvalidCode("no such sign-in code (wrong, used or expired)")
+            if res == 1:
+                player = await self._players.get(pid)
+                if player is None:  # deleted in between: the token leads nowhere
+                    raise InvalidCode("no such sign-in code (wrong, used or expired)")
+                return Player(
+                    id=player.id,
+                    name=player.name,
+                    created_at_ms=player.created_at_ms,
+                    epoch=player.epoch,
+                    token_hash=token_hash,
+                ), token
+        raise RuntimeError("could not allocate a unique token")  # ~impossible
+
+    async def _count_attempt(self, address: str | None) -> None:
+        if address is None or not self.attempts_per_hour:
+            return
+        hour = self._clock.now_ms() // HOUR_MS
+        key = keys.signin_attempts(address, hour)
+        if not await self._commit.eval(self._attempt, (key,), (self.attempts_per_hour, HOUR_MS)):
+            raise LimitReached(
+                f"too many sign-in codes tried from this address ({self.attempts_per_hour} "
+                "an hour); try again later"
+            )

@@ -1,0 +1,134 @@
+"""Protocol 7 in the browser (headless Chromium, real server and Redis): signing in on a
+second browser context with a one-time code, free play, and a rematch after a race."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.web.browser import Player, WebServer, open_player, resign
+
+
+@pytest.fixture(scope="module")
+def ann(browser: Browser, web_server: WebServer) -> Iterator[Player]:
+    player = open_player(browser, web_server.http, "ann")
+    yield player
+    player.close()
+
+
+def test_a_code_signs_a_second_browser_in_as_the_same_player(
+    browser: Browser, web_server: WebServer, ann: Player
+) -> None:
+    page = ann.page
+    page.click('[data-nav="account"]')
+    page.click('[data-action="signin-code"]')
+    shown = page.locator("[data-signin-code]")
+    expect(shown).to_have_text(re.compile(r"^[2-9A-Z]{4}-[2-9A-Z]{4}$"))
+    expect(page.locator("[data-signin-expires]")).to_have_text(re.compile(r"Expires in [45]:"))
+    code = shown.inner_text()
+    ann.shot("account-signin-code")
+
+    phone = open_player(browser, web_server.http, None, viewport=(390, 800))
+    try:
+        p2 = phone.page
+        expect(p2.locator("form.signin")).to_be_visible()
+        phone.shot("welcome-signin")
+        p2.fill('input[name="code"]', "ABCD-EFGH")
+        p2.click('[data-action="redeem"]')
+        expect(p2.locator("form.signin .error")).to_contain_text("wrong, used or expired")
+        p2.fill('input[name="code"]', code.lower().replace("-", " "))
+        p2.click('[data-action="redeem"]')
+        p2.wait_for_selector('#who:text-is("ann")')
+        expect(p2.locator(".deal")).to_have_count(6)
+        mine = page.evaluate("localStorage.getItem('solitaire.token')")
+        theirs = p2.evaluate("localStorage.getItem('solitaire.token')")
+        assert theirs and theirs != mine, "the phone has a token of its own"
+        assert theirs not in p2.url and code not in p2.url, "nothing secret in an address"
+        sent = [m for m in phone.sent_requests() if m["type"] == "signin.redeem"]
+        assert [m["versions"] for m in sent] == [[7], [7]]
+        # Signed in by a code, the page follows games by events as after `hello`.
+        assert [m.get("features") for m in sent] == [["rules_free"], ["rules_free"]]
+        # Reloaded, the phone is still ann (its own token, by hello).
+        p2.reload()
+        p2.wait_for_selector('#who:text-is("ann")')
+    finally:
+        phone.close()
+
+
+def test_free_play_deals_an_unranked_game(ann: Player) -> None:
+    page = ann.page
+    page.click('[data-nav="free"]')
+    page.select_option('select[name="variant"]', "fourteen-out")
+    page.click('[data-action="free"]')
+    expect(page.locator("[data-free]")).to_have_text("Free play — unranked")
+    page.wait_for_selector(".board.pairing")
+    assert re.search(r"#/game/f\.", page.url), page.url
+    ann.shot("free-play")
+    first = page.url
+    page.locator('[data-action="resign"]').click()
+    page.locator("dialog.dialog").get_by_role("button", name="Resign").click()
+    result = page.locator("dialog.dialog")
+    expect(result.locator('[data-result="rank"]')).to_have_text("—")  # on no board
+    expect(result.locator("textarea.share")).to_have_value(re.compile(r"^Solitaire free play"))
+    result.get_by_role("button", name="See the board").click()
+    # Another free game is another deal; the daily page is untouched.
+    page.click('[data-nav="free"]')
+    page.click('[data-action="free"]')
+    expect(page.locator("[data-free]")).to_be_visible()
+    assert page.url != first
+    page.click('[data-nav="daily"]')
+    expect(page.locator('.deal[data-state="new"]')).to_have_count(6)
+
+
+def _race_to_the_end(a: Page, b: Page, players: tuple[Player, Player]) -> None:
+    for page in (a, b):
+        page.wait_for_selector(".board.pairing")
+    for player in players:
+        resign(player)
+    for page in (a, b):
+        expect(page.locator("[data-race-result]")).to_be_visible()
+
+
+def test_a_rematch_is_offered_accepted_and_declined(
+    browser: Browser, web_server: WebServer, ann: Player
+) -> None:
+    ben = open_player(browser, web_server.http, "ben")
+    try:
+        a, b = ann.page, ben.page
+        a.click('[data-nav="race"]')
+        a.click('[data-action="create"]')
+        code = a.locator("[data-code]")
+        expect(code).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
+        b.click('[data-nav="race"]')
+        b.fill('input[aria-label="Room code"]', code.inner_text())
+        b.click('[data-action="join"]')
+        expect(a.locator(".racers li")).to_have_count(2)
+        a.click('[data-action="start"]')
+        _race_to_the_end(a, b, (ann, ben))
+        first = a.evaluate("localStorage.getItem('solitaire.race')")
+        # ann asks for a rematch; ben gets the offer and accepts it.
+        a.click('[data-action="rematch"]')
+        expect(a.locator('[data-race="open"] [data-code]')).to_have_text(re.compile(r"\w{4,8}"))
+        offer = b.locator("[data-rematch-offer]")
+        expect(offer).to_contain_text("ann asks for a rematch (Fourteen Out)")
+        ben.shot("rematch-offer")
+        offer.locator('[data-action="accept-rematch"]').click()
+        expect(a.locator(".racers li")).to_have_count(2)
+        second = a.evaluate("localStorage.getItem('solitaire.race')")
+        assert second != first
+        a.click('[data-action="start"]')
+        _race_to_the_end(a, b, (ann, ben))
+        # ben asks for another; ann declines: ben is told and the room closes.
+        b.click('[data-action="rematch"]')
+        offer = a.locator("[data-rematch-offer]")
+        expect(offer).to_contain_text("ben asks for a rematch")
+        offer.locator('[data-action="decline-rematch"]').click()
+        expect(offer).to_have_count(0)
+        expect(b.locator(".toast", has_text="ann declined the rematch.")).to_be_visible()
+        expect(b.locator(".toast", has_text="The room was closed.")).to_be_visible()
+        expect(b.locator('[data-action="create"]')).to_be_visible()
+    finally:
+        ben.close()
