@@ -30,6 +30,7 @@ gap are the ones who close it, at the cost of one ``ZCARD`` inside scripts they 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import time
@@ -373,14 +374,23 @@ class BoardEntries:
             k.game_id,
             "1" if entry else "0",
         ]
-        rank, data = cast(
-            tuple[int, str],
-            await self._commit.eval(
-                self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
-            ),
+        write = self._commit.eval(
+            self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
         )
-        if entry is not None:
-            await self._commit.run(k.game, "HDEL", k.game, "pending")
+        if entry is None:
+            rank, data = cast(tuple[int, str], await write)
+            return int(rank), str(data)
+        # The game's mark is cleared in the same batch, right behind the board's script (one
+        # round trip, not two). Should the board's script fail while the HDEL runs (its
+        # master down on a cluster), the game stays in the board's outbox and `settle`
+        # writes its stored entry without the mark (a finished game that is not held).
+        written, cleared = await asyncio.gather(
+            write, self._commit.run(k.game, "HDEL", k.game, "pending"), return_exceptions=True
+        )
+        for outcome in (written, cleared):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        rank, data = cast(tuple[int, str], written)
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:
@@ -398,11 +408,16 @@ class BoardEntries:
             if not isinstance(k, DailyGameKeys):  # never put there: drop it
                 await self._r.zrem(board.outbox_key, game_id)
                 continue
-            status, pending, raw = cast(
-                list[str | None], await self._r.hmget(k.game, ["status", "pending", "entry"])
+            status, pending, raw, held = cast(
+                list[str | None],
+                await self._r.hmget(k.game, ["status", "pending", "entry", "held"]),
             )
             if status == "finished":
-                await self.write(k, PendingEntry.loads(raw) if pending and raw else None)
+                # Owed: the mark says so, or a finished result the screen did not hold whose
+                # mark went in the batch of a board step that failed (`write`). Writing an
+                # entry the board has is a no-op (exactly once).
+                owed = raw is not None and (pending is not None or held is None)
+                await self.write(k, PendingEntry.loads(raw) if owed and raw else None)
             elif status is None or now - since >= self.abandon_after_ms:
                 await self.dequeue(k)
         return len(due)

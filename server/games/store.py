@@ -11,7 +11,8 @@ its board is elsewhere, and finishing it is two single-slot steps:
    the outbox (`BoardEntries.write`); then the ``pending`` mark is cleared.
 
 `finish` returns (and the player is told) only after both steps: an acknowledged result is on
-its board. If the process dies or Redis fails between them, the next load of the game or read
+its board. Three round trips (docs/performance.md): the screen's read with both outboxes; the
+game's step; the board's step with the history's record and the mark's clearing. If the process dies or Redis fails between them, the next load of the game or read
 of its board writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
 finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
 returns: the move is then in Redis (and its AOF).
@@ -577,7 +578,15 @@ class GameStore:
         )
         expire_at = board_expire_at(k.date, self.retention_days)
         if isinstance(k, keys.DailyGameKeys):
-            verdict = await self._screen(k, result, now_ms, final_move)
+            # Round trip 1: the screen's read, the account's mark and both outboxes (the
+            # history's, the board's), independent, so one batch of the group commit. The
+            # outboxes are written before the game's step either way: a result the screen
+            # holds leaves the board's outbox at its next read (nothing is owed there).
+            verdict, _, _ = await asyncio.gather(
+                self._screen(k, result, now_ms, final_move),
+                self.history.mark_pending(k.player_id, k.game_id),
+                self.entries.enqueue(k, expire_at),
+            )
             return await self._finish_daily(
                 k,
                 result,
@@ -633,14 +642,14 @@ class GameStore:
         """The screen's verdict on the game about to finish (`server.fairplay.screen`), from
         its server-timed log (one consistent read, plus whether the account is marked)."""
         if not self.screen_results:
-            marked = await self._r.hexists(keys.fairplay_marked(), k.player_id)
+            marked = await self._marked(k.player_id)
             verdict = screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
             if marked:
                 return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
             return verdict
         read, marked, par = await asyncio.gather(
             self.batch.eval(self._screen_read, (k.game, k.times, k.log)),
-            self._r.hexists(keys.fairplay_marked(), k.player_id),
+            self._marked(k.player_id),
             self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
         )
         (last, variant), times, log_ = cast(
@@ -667,6 +676,12 @@ class GameStore:
             verdict = verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
         return verdict
 
+    async def _marked(self, player_id: str) -> bool:
+        """Whether the account is marked (`server.fairplay`), read through the group commit:
+        it shares the round trip of the finish's first batch."""
+        marked = keys.fairplay_marked()
+        return bool(await self.batch.run(marked, "HEXISTS", marked, player_id))
+
     async def _par(self, k: keys.DailyGameKeys) -> int | None:
         if self.par_of is None:
             return None
@@ -686,14 +701,12 @@ class GameStore:
         held: str,
         rollover: bool,
     ) -> tuple[GameRecord, Entry]:
-        # The outboxes first: the history's (recorded below, or by the next profile read)
-        # and the board's (written below, or by the next read of the board), or for a held
-        # result the review desk's list (`server.fairplay.review`). Independent, so sent
-        # together: one batch of the group commit.
-        await asyncio.gather(
-            self.history.mark_pending(k.player_id, k.game_id),
-            self._hold(k, now_ms) if held else self.entries.enqueue(k, entry.expire_at),
-        )
+        # The outboxes are written (`finish`): the history's (recorded below, or by the next
+        # profile read) and the board's (written below, or by the next read of the board). A
+        # held result is listed on the review desk (`server.fairplay.review`) before its
+        # game's step marks it held: a round trip more, only for a held result.
+        if held:
+            await self._hold(k, now_ms)
         arg = json.dumps(
             {
                 "seq": expected_seq,
