@@ -12,8 +12,9 @@ its board is elsewhere, and finishing it is two single-slot steps:
 
 `finish` returns (and the player is told) only after both steps: an acknowledged result is on
 its board. Three round trips (docs/performance.md): the screen's read with both outboxes; the
-game's step; the board's step with the history's record and the mark's clearing. If the process dies or Redis fails between them, the next load of the game or read
-of its board writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
+game's step; the board's step with the history's record and the mark's clearing. If the
+process dies or Redis fails between them, the next load of the game or read of its board
+writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
 finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
 returns: the move is then in Redis (and its AOF).
 """
