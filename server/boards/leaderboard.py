@@ -355,7 +355,13 @@ class BoardEntries:
 
     async def enqueue(self, k: DailyGameKeys, expire_at: int) -> None:
         """Put a game in its board's outbox (before the game's step of its finish)."""
-        await self._commit.eval(self._enqueue, (k.outbox,), (k.game_id, _wall_ms(), expire_at))
+        await self.enqueue_soon(k, expire_at)
+
+    def enqueue_soon(self, k: DailyGameKeys, expire_at: int) -> asyncio.Future[object]:
+        """`enqueue` queued in this iteration's batch; the future holds its reply."""
+        return self._commit.eval_soon(
+            self._enqueue, (k.outbox,), (k.game_id, _wall_ms(), expire_at)
+        )
 
     async def dequeue(self, k: DailyGameKeys) -> None:
         """Take a game out of the outbox: it does not exist, or its finish was abandoned."""
@@ -365,6 +371,16 @@ class BoardEntries:
         """The board's step: write ``entry`` unless the player has one (None: only read),
         take the game out of the outbox, then clear the game's ``pending`` mark. Returns the
         player's rank (0: no entry) and the stored entry's JSON ('' if none)."""
+        return await self.written(*self.write_soon(k, entry))
+
+    def write_soon(
+        self, k: DailyGameKeys, entry: PendingEntry | None
+    ) -> tuple[asyncio.Future[object], asyncio.Future[object] | None]:
+        """`write` queued in this iteration's batch: the board's script, and the HDEL of the
+        game's mark right behind it (None without an entry); `written` reads their replies.
+        The mark's clearing shares the round trip: should the board's script fail while the
+        HDEL runs (its master down on a cluster), the game stays in the board's outbox and
+        `settle` writes its stored entry without the mark (a finished game not held)."""
         args: list[str | int] = [
             k.player_id,
             entry.score if entry else 0,
@@ -374,23 +390,23 @@ class BoardEntries:
             k.game_id,
             "1" if entry else "0",
         ]
-        write = self._commit.eval(
+        write = self._commit.eval_soon(
             self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
         )
         if entry is None:
-            rank, data = cast(tuple[int, str], await write)
-            return int(rank), str(data)
-        # The game's mark is cleared in the same batch, right behind the board's script (one
-        # round trip, not two). Should the board's script fail while the HDEL runs (its
-        # master down on a cluster), the game stays in the board's outbox and `settle`
-        # writes its stored entry without the mark (a finished game that is not held).
-        written, cleared = await asyncio.gather(
-            write, self._commit.run(k.game, "HDEL", k.game, "pending"), return_exceptions=True
-        )
-        for outcome in (written, cleared):
-            if isinstance(outcome, BaseException):
-                raise outcome
-        rank, data = cast(tuple[int, str], written)
+            return write, None
+        return write, self._commit.run_soon(k.game, "HDEL", k.game, "pending")
+
+    @staticmethod
+    async def written(
+        write: asyncio.Future[object], cleared: asyncio.Future[object] | None
+    ) -> tuple[int, str]:
+        """The rank and stored entry of a `write_soon`; its first error, if any."""
+        if cleared is not None:
+            await asyncio.gather(write, cleared, return_exceptions=True)
+            if write.exception() is None and (error := cleared.exception()) is not None:
+                raise error
+        rank, data = cast(tuple[int, str], await write)
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:
