@@ -79,11 +79,12 @@ class Connection:
 
     __slots__ = (
         "__weakref__",  # the app's set of open sockets is weak
+        "_busy",
         "_close_with",
         "_closer",
         "_frames",
+        "_idle",
         "_queue_max",
-        "_sending",
         "_stopped",
         "_writer",
         "_ws",
@@ -109,7 +110,9 @@ class Connection:
         self.services = services
         self.router = router
         #: What handlers get: the player, the protocol version, `send` (this connection's).
-        self.session = Session(services, self.send, address)
+        #: (The connection itself is the session's `send`, `__call__`: a bound method kept
+        #: per connection would be 64 bytes more of every idle one.)
+        self.session = Session(services, self, address)
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
@@ -126,7 +129,10 @@ class Connection:
         #: The close code and reason `close_soon` asked for (None: no close asked).
         self._close_with: tuple[int, str] | None = None
         self._closer: asyncio.Task[None] | None = None
-        self._sending = asyncio.Lock()  # one frame at a time onto the socket
+        #: One frame at a time onto the socket: `_busy` while one is written; `_idle`, made
+        #: only when another write waits (no `asyncio.Lock` per connection), ends it.
+        self._busy = False
+        self._idle: asyncio.Future[None] | None = None
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
 
@@ -167,6 +173,8 @@ class Connection:
             return
         self._enqueue(self._frame(message))
 
+    __call__ = send  # what the session calls to push a message (see `__init__`)
+
     def queue_full(self) -> bool:
         """As many frames wait as the connection may queue (`--send-queue-max`)."""
         frames = self._frames
@@ -187,12 +195,29 @@ class Connection:
         behind the queue, so frames keep their order."""
         if self.closing:
             return
-        if self._frames or self._sending.locked():
+        if self._frames or self._busy:
             self.send(message)
             return
         frame = self._frame(message)
-        async with self._sending:
+        self._busy = True  # free just now, and nothing ran since
+        try:
             await self._write(frame)
+        finally:
+            self._unlock()
+
+    async def _lock(self) -> None:
+        """Wait until no frame is being written, then hold the socket (`_unlock` frees it)."""
+        while self._busy:
+            if self._idle is None:
+                self._idle = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._idle)  # a cancelled waiter leaves the others waiting
+        self._busy = True
+
+    def _unlock(self) -> None:
+        self._busy = False
+        idle, self._idle = self._idle, None
+        if idle is not None and not idle.done():
+            idle.set_result(None)
 
     async def _write(self, frame: str | bytes) -> bool:
         try:
@@ -213,10 +238,14 @@ class Connection:
                 if frame is None or self._ws.closed:
                     self._stopped = True
                     return
-                async with self._sending:
-                    if not await self._write(frame):
-                        self._stopped = True
-                        return
+                await self._lock()
+                try:
+                    sent = await self._write(frame)
+                finally:
+                    self._unlock()
+                if not sent:
+                    self._stopped = True
+                    return
             if self._frames is frames:
                 self._frames = None
         finally:
@@ -259,8 +288,11 @@ class Connection:
 
     async def _close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
-            async with self._sending:
+            await self._lock()
+            try:
                 await self._ws.close(code=code, message=reason.encode())
+            finally:
+                self._unlock()
 
     async def go_away(self, notice: p.ServerMessage, timeout: float = 1.0) -> None:
         """Shut down: send ``notice`` after everything queued, then close with GOING_AWAY."""
