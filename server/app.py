@@ -278,7 +278,6 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()
-    writer = asyncio.create_task(conn.writer())
     hello_timer = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, conn)
     try:
         while not ws.closed:
@@ -296,7 +295,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
                 break
     finally:
         hello_timer.cancel()
-        await conn.finish(writer)
+        await conn.finish()
         metrics.connections.dec()
         app[SOCKETS].discard(conn)
         await app[SERVICES].race_fanout.detach(conn.session)

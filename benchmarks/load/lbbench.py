@@ -39,6 +39,12 @@ class LeaderboardFigures:
     board_size: int
     load_s: float
     query_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # kind -> p50/p99/max
+    #: This process's CPU per submission (µs): the finish path's share of the server's CPU
+    #: for a finished game, and a raw ZADD's through redis-py.
+    finish_cpu_us: float = 0.0
+    zadd_cpu_us: float = 0.0
+    #: Group-commit pipelines per finish (32 finishes share each of their three steps').
+    finish_batches: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -62,7 +68,16 @@ def _pid(i: int) -> str:
     return f"p{i:08d}"
 
 
-async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> tuple[float, float]:
+@dataclass
+class Submissions:
+    finish_per_s: float
+    zadd_per_s: float
+    finish_cpu_us: float
+    zadd_cpu_us: float
+    finish_batches: float
+
+
+async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> Submissions:
     store = GameStore(client)
     date = DATE + dt.timedelta(days=1)
     ids = [keys.daily_game_id(VARIANT, date, _pid(i)) for i in range(n)]
@@ -84,13 +99,18 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
         )
         await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 0)
 
+    cpu, batches = time.process_time(), store.batch.batches
     finish_rate = await _concurrently(n, concurrency, finish)
+    finish_cpu = (time.process_time() - cpu) / n * 1e6
+    finish_batches = (store.batch.batches - batches) / n
     raw_key = f"bench:{{zadd}}:{random.random()}"
+    cpu = time.process_time()
     zadd_rate = await _concurrently(
         n, concurrency, lambda i: client.zadd(raw_key, {_pid(i): rng.randrange(1 << 53)})
     )
+    zadd_cpu = (time.process_time() - cpu) / n * 1e6
     await client.delete(raw_key)
-    return finish_rate, zadd_rate
+    return Submissions(finish_rate, zadd_rate, finish_cpu, zadd_cpu, finish_batches)
 
 
 async def bulk_load(
@@ -176,7 +196,7 @@ async def run(
     client = connect(redis_url)
     try:
         await client.flushdb()
-        finish_rate, zadd_rate = await submissions(client, submissions_n, concurrency)
+        s = await submissions(client, submissions_n, concurrency)
         board = BoardRef.daily(VARIANT, DATE)
         load_s = await bulk_load(client, board, board_size)
         n = await client.zcard(board.board_key)
@@ -184,7 +204,16 @@ async def run(
         await settle(client)
         q = await queries(client, board, board_size, samples)
         return LeaderboardFigures(
-            submissions_n, concurrency, finish_rate, zadd_rate, board_size, load_s, q
+            submissions_n,
+            concurrency,
+            s.finish_per_s,
+            s.zadd_per_s,
+            board_size,
+            load_s,
+            q,
+            s.finish_cpu_us,
+            s.zadd_cpu_us,
+            s.finish_batches,
         )
     finally:
         await client.aclose()

@@ -30,6 +30,7 @@ gap are the ones who close it, at the cost of one ``ZCARD`` inside scripts they 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import time
@@ -355,7 +356,13 @@ class BoardEntries:
 
     async def enqueue(self, k: DailyGameKeys, expire_at: int) -> None:
         """Put a game in its board's outbox (before the game's step of its finish)."""
-        await self._commit.eval(self._enqueue, (k.outbox,), (k.game_id, _wall_ms(), expire_at))
+        await self.enqueue_soon(k, expire_at)
+
+    def enqueue_soon(self, k: DailyGameKeys, expire_at: int) -> asyncio.Future[object]:
+        """`enqueue` queued in this iteration's batch; the future holds its reply."""
+        return self._commit.eval_soon(
+            self._enqueue, (k.outbox,), (k.game_id, _wall_ms(), expire_at)
+        )
 
     async def dequeue(self, k: DailyGameKeys) -> None:
         """Take a game out of the outbox: it does not exist, or its finish was abandoned."""
@@ -365,6 +372,16 @@ class BoardEntries:
         """The board's step: write ``entry`` unless the player has one (None: only read),
         take the game out of the outbox, then clear the game's ``pending`` mark. Returns the
         player's rank (0: no entry) and the stored entry's JSON ('' if none)."""
+        return await self.written(*self.write_soon(k, entry))
+
+    def write_soon(
+        self, k: DailyGameKeys, entry: PendingEntry | None
+    ) -> tuple[asyncio.Future[object], asyncio.Future[object] | None]:
+        """`write` queued in this iteration's batch: the board's script, and the HDEL of the
+        game's mark right behind it (None without an entry); `written` reads their replies.
+        The mark's clearing shares the round trip: should the board's script fail while the
+        HDEL runs (its master down on a cluster), the game stays in the board's outbox and
+        `settle` writes its stored entry without the mark (a finished game not held)."""
         args: list[str | int] = [
             k.player_id,
             entry.score if entry else 0,
@@ -374,14 +391,23 @@ class BoardEntries:
             k.game_id,
             "1" if entry else "0",
         ]
-        rank, data = cast(
-            tuple[int, str],
-            await self._commit.eval(
-                self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
-            ),
+        write = self._commit.eval_soon(
+            self._write, (k.board, k.members, k.entries, k.outbox), tuple(args)
         )
-        if entry is not None:
-            await self._commit.run(k.game, "HDEL", k.game, "pending")
+        if entry is None:
+            return write, None
+        return write, self._commit.run_soon(k.game, "HDEL", k.game, "pending")
+
+    @staticmethod
+    async def written(
+        write: asyncio.Future[object], cleared: asyncio.Future[object] | None
+    ) -> tuple[int, str]:
+        """The rank and stored entry of a `write_soon`; its first error, if any."""
+        if cleared is not None:
+            await asyncio.gather(write, cleared, return_exceptions=True)
+            if write.exception() is None and (error := cleared.exception()) is not None:
+                raise error
+        rank, data = cast(tuple[int, str], await write)
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:
@@ -399,11 +425,16 @@ class BoardEntries:
             if not isinstance(k, DailyGameKeys):  # never put there: drop it
                 await self._r.zrem(board.outbox_key, game_id)
                 continue
-            status, pending, raw = cast(
-                list[str | None], await self._r.hmget(k.game, ["status", "pending", "entry"])
+            status, pending, raw, held = cast(
+                list[str | None],
+                await self._r.hmget(k.game, ["status", "pending", "entry", "held"]),
             )
             if status == "finished":
-                await self.write(k, PendingEntry.loads(raw) if pending and raw else None)
+                # Owed: the mark says so, or a finished result the screen did not hold whose
+                # mark went in the batch of a board step that failed (`write`). Writing an
+                # entry the board has is a no-op (exactly once).
+                owed = raw is not None and (pending is not None or held is None)
+                await self.write(k, PendingEntry.loads(raw) if owed and raw else None)
             elif status is None or now - since >= self.abandon_after_ms:
                 await self.dequeue(k)
         return len(due)

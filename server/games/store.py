@@ -11,8 +11,10 @@ its board is elsewhere, and finishing it is two single-slot steps:
    the outbox (`BoardEntries.write`); then the ``pending`` mark is cleared.
 
 `finish` returns (and the player is told) only after both steps: an acknowledged result is on
-its board. If the process dies or Redis fails between them, the next load of the game or read
-of its board writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
+its board. Three round trips (docs/performance.md): the screen's read with both outboxes; the
+game's step; the board's step with the history's record and the mark's clearing. If the
+process dies or Redis fails between them, the next load of the game or read of its board
+writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
 finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
 returns: the move is then in Redis (and its AOF).
 """
@@ -607,7 +609,16 @@ class GameStore:
         )
         expire_at = board_expire_at(k.date, self.retention_days)
         if isinstance(k, keys.DailyGameKeys):
-            verdict = await self._screen(k, result, now_ms, final_move)
+            # Round trip 1: the screen's read, the account's mark and both outboxes (the
+            # history's, the board's), independent, so one batch of the group commit. The
+            # outboxes are written before the game's step either way: a result the screen
+            # holds leaves the board's outbox at its next read (nothing is owed there).
+            # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
+            outboxes = (
+                self.history.mark_pending_soon(k.player_id, k.game_id),
+                self.entries.enqueue_soon(k, expire_at),
+            )
+            verdict = await self._screen(k, result, now_ms, final_move, outboxes)
             return await self._finish_daily(
                 k,
                 result,
@@ -703,20 +714,24 @@ class GameStore:
         result: FinalResult,
         now_ms: int,
         final_move: str | None,
+        riders: tuple[asyncio.Future[object], ...] = (),
     ) -> Verdict:
         """The screen's verdict on the game about to finish (`server.fairplay.screen`), from
-        its server-timed log (one consistent read, plus whether the account is marked)."""
+        its server-timed log (one consistent read, plus whether the account is marked).
+        ``riders``: commands queued in the same batch, awaited with the read (their errors
+        raised after its own)."""
+        fp = keys.fairplay_marked()
+        marked_f = self.batch.run_soon(fp, "HEXISTS", fp, k.player_id)
         if not self.screen_results:
-            marked = await self._r.hexists(keys.fairplay_marked(), k.player_id)
+            await _all(marked_f, *riders)
             verdict = screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
-            if marked:
+            if marked_f.result():
                 return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
             return verdict
-        read, marked, par = await asyncio.gather(
-            self.batch.eval(self._screen_read, (k.game, k.times, k.log)),
-            self._r.hexists(keys.fairplay_marked(), k.player_id),
-            self._par(k) if isinstance(k, keys.DailyGameKeys) else _no_par(),
-        )
+        read_f = self.batch.eval_soon(self._screen_read, (k.game, k.times, k.log))
+        par = await self._par(k) if isinstance(k, keys.DailyGameKeys) else None
+        await _all(read_f, marked_f, *riders)
+        read, marked = read_f.result(), bool(marked_f.result())
         (last, variant), times, log_ = cast(
             tuple[tuple[str | None, str | None], list[str], list[str]], read
         )
@@ -760,14 +775,12 @@ class GameStore:
         held: str,
         rollover: bool,
     ) -> tuple[GameRecord, Entry]:
-        # The outboxes first: the history's (recorded below, or by the next profile read)
-        # and the board's (written below, or by the next read of the board), or for a held
-        # result the review desk's list (`server.fairplay.review`). Independent, so sent
-        # together: one batch of the group commit.
-        await asyncio.gather(
-            self.history.mark_pending(k.player_id, k.game_id),
-            self._hold(k, now_ms) if held else self.entries.enqueue(k, entry.expire_at),
-        )
+        # The outboxes are written (`finish`): the history's (recorded below, or by the next
+        # profile read) and the board's (written below, or by the next read of the board). A
+        # held result is listed on the review desk (`server.fairplay.review`) before its
+        # game's step marks it held: a round trip more, only for a held result.
+        if held:
+            await self._hold(k, now_ms)
         arg = json.dumps(
             {
                 "seq": expected_seq,
@@ -797,10 +810,17 @@ class GameStore:
             await self.record_history(record)
             return record, entry_from_json(0, k.player_id, record.entry.data)
         # Step 2 with the stored entry (another process's, if it finished first), and the
-        # history's record beside it (independent of the board).
-        (rank, raw_entry), _ = await asyncio.gather(
-            self.entries.write(k, record.pending_entry), self.record_history(record)
-        )
+        # history's record beside it (independent of the board): one batch, no task each.
+        # The history's command is queued first; the board's coroutine queues its own before
+        # it first waits, so all go in the same batch.
+        history = self._record_history_soon(record)
+        try:
+            rank, raw_entry = await self.entries.write(k, record.pending_entry)
+        finally:
+            if history is not None:
+                await asyncio.gather(history, return_exceptions=True)
+        if history is not None:
+            self._history_recorded(record, history)
         record = replace(record, pending_entry=None)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
@@ -815,31 +835,47 @@ class GameStore:
         """Add a finished daily game to its player's history (idempotent), unless the screen
         holds it (`server.fairplay.review` records it when cleared). A failure is only
         logged: the game stays in the player's outbox and is recorded on the next read."""
-        r = record.result
-        if record.kind != "daily" or r is None or record.finished_at_ms is None:
-            return
-        try:
-            if record.flagged:  # held: not in the history (profiles) unless it is cleared
+        if record.flagged and record.kind == "daily" and record.result is not None:
+            try:  # held: not in the history (profiles) unless it is cleared
                 await self.history.drop_pending(record.player_id, record.game_id)
-                return
-            await self.history.record(
-                DailyResult(
-                    variant=record.variant,
-                    date=record.date,
-                    player_id=record.player_id,
-                    won=r.won,
-                    resigned=r.resigned,
-                    cleared=r.cleared,
-                    score=r.score,
-                    points=r.points,
-                    time_ms=r.time_ms,
-                    moves=r.moves,
-                    hints=r.hints,
-                    finished_at_ms=record.finished_at_ms,
-                )
-            )
-        except StoreUnavailable:
+            except StoreUnavailable:
+                log.warning("history of %s not recorded yet (kept pending)", record.game_id)
+            return
+        history = self._record_history_soon(record)
+        if history is not None:
+            await asyncio.gather(history, return_exceptions=True)
+            self._history_recorded(record, history)
+
+    def _history_recorded(self, record: GameRecord, history: asyncio.Future[object]) -> None:
+        """A queued history record's outcome: an error is only logged (kept pending)."""
+        error = history.exception()
+        if isinstance(error, StoreUnavailable):
             log.warning("history of %s not recorded yet (kept pending)", record.game_id)
+        elif error is not None:
+            raise error
+
+    def _record_history_soon(self, record: GameRecord) -> asyncio.Future[object] | None:
+        """The history's record of a finished daily game not held, queued in this
+        iteration's batch (None: nothing to record)."""
+        r = record.result
+        if record.kind != "daily" or r is None or record.finished_at_ms is None or record.flagged:
+            return None
+        return self.history.record_soon(
+            DailyResult(
+                variant=record.variant,
+                date=record.date,
+                player_id=record.player_id,
+                won=r.won,
+                resigned=r.resigned,
+                cleared=r.cleared,
+                score=r.score,
+                points=r.points,
+                time_ms=r.time_ms,
+                moves=r.moves,
+                hints=r.hints,
+                finished_at_ms=record.finished_at_ms,
+            )
+        )
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:
@@ -860,8 +896,12 @@ class GameStore:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
 
 
-async def _no_par() -> int | None:
-    return None  # race deals are not certified: no par line
+async def _all(*futures: asyncio.Future[object]) -> None:
+    """Wait for every future; raise the first one's error, in their order (each retrieved)."""
+    await asyncio.gather(*futures, return_exceptions=True)
+    for f in futures:
+        if (error := f.exception()) is not None:
+            raise error
 
 
 def _error(code: int, seq: int | str | None) -> Exception:

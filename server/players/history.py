@@ -24,6 +24,7 @@ last day is today or yesterday (today's game may still be played).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
@@ -299,6 +300,11 @@ class History:
         pending = keys.history_pending(pid)
         await self._commit.run(pending, "SADD", pending, game_id)
 
+    def mark_pending_soon(self, pid: str, game_id: str) -> asyncio.Future[object]:
+        """`mark_pending` queued in this iteration's batch; the future holds its reply."""
+        pending = keys.history_pending(pid)
+        return self._commit.run_soon(pending, "SADD", pending, game_id)
+
     @translate_redis_errors
     async def pending(self, pid: str) -> list[str]:
         return sorted(cast(set[str], await self._r.smembers(keys.history_pending(pid))))
@@ -311,8 +317,13 @@ class History:
     @translate_redis_errors
     async def record(self, result: DailyResult) -> bool:
         """Record a finished daily game once; True when it was recorded now."""
+        return bool(await self.record_soon(result))
+
+    def record_soon(self, result: DailyResult) -> asyncio.Future[object]:
+        """`record` queued in this iteration's batch; the future's reply is true when the
+        game was recorded now."""
         pid, v = result.player_id, result.variant
-        done = await self._commit.eval(
+        return self._commit.eval_soon(
             self._record,
             (
                 keys.history_days(pid, v),
@@ -332,7 +343,6 @@ class History:
                 self.keep_days,
             ),
         )
-        return bool(done)
 
     @translate_redis_errors
     async def freeze_rank(self, pid: str, variant: str, date: dt.date, rank: DayRank) -> None:

@@ -107,13 +107,22 @@ class Batcher:
         """One plain command (routed by `key`, which it must name), in this iteration's batch."""
         return await self.send(Command(args, key))
 
+    def run_soon(self, key: str, *args: str | int) -> asyncio.Future[object]:
+        """`run` without a coroutine: the command is queued now, its reply is the future's.
+        Several of these awaited with `asyncio.gather` cost no task each (the finish path)."""
+        return self.send(Command(args, key))
+
     async def eval(
         self, script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
     ) -> object:
         """One script call (all keys in one slot), in this iteration's batch."""
-        return await self.send(
-            Command(("EVALSHA", script.sha, len(keys), *keys, *args), keys[0], script)
-        )
+        return await self.eval_soon(script, keys, args)
+
+    def eval_soon(
+        self, script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
+    ) -> asyncio.Future[object]:
+        """`eval` without a coroutine (see `run_soon`)."""
+        return self.send(Command(("EVALSHA", script.sha, len(keys), *keys, *args), keys[0], script))
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []

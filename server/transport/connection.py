@@ -4,7 +4,9 @@ The connection owns the socket, its send queue and its closing state (one `ConnS
 handlers get its `Session` (player, version, send), never the socket.
 Outgoing frames go through a bounded queue drained by one writer task, so pushes never
 interleave with replies and a client that stops reading is disconnected instead of growing
-the server's memory.
+the server's memory. The queue (a plain deque) and the writer task exist only while frames
+wait: an idle connection holds neither (issue #30: an `asyncio.Queue` and a writer task
+parked on it were 4.4 KiB of every idle connection's ~21).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import enum
 import logging
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from aiohttp import WSCloseCode, web
@@ -74,6 +77,28 @@ def error_reply(exc: BaseException, req_id: int | None, version: int | None = No
 class Connection:
     """One client connection: its socket, send queue, closing state and session."""
 
+    __slots__ = (
+        "__weakref__",  # the app's set of open sockets is weak
+        "_busy",
+        "_close_with",
+        "_closer",
+        "_frames",
+        "_idle",
+        "_queue_max",
+        "_stopped",
+        "_writer",
+        "_ws",
+        "binary",
+        "bucket",
+        "last_seen",
+        "refused",
+        "router",
+        "services",
+        "session",
+        "state",
+        "validate",
+    )
+
     def __init__(
         self,
         ws: web.WebSocketResponse,
@@ -85,18 +110,29 @@ class Connection:
         self.services = services
         self.router = router
         #: What handlers get: the player, the protocol version, `send` (this connection's).
-        self.session = Session(services, self.send, address)
+        #: (The connection itself is the session's `send`, `__call__`: a bound method kept
+        #: per connection would be 64 bytes more of every idle one.)
+        self.session = Session(services, self, address)
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
         self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, services.clock.monotonic)
         self.refused = 0
-        self.queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(cfg.send_queue_max)
+        #: Frames waiting for the socket, oldest first (None: stop the writer there); made
+        #: when a frame has to wait, dropped once the writer has sent them all.
+        self._frames: deque[str | bytes | None] | None = None
+        self._queue_max = cfg.send_queue_max  # 0: unbounded
+        #: The task sending the waiting frames (None: nothing waits, or it stopped).
+        self._writer: asyncio.Task[None] | None = None
+        self._stopped = False  # the writer met its stop mark or a dead socket: no more
         self.state = ConnState.OPEN
         #: The close code and reason `close_soon` asked for (None: no close asked).
         self._close_with: tuple[int, str] | None = None
         self._closer: asyncio.Task[None] | None = None
-        self._sending = asyncio.Lock()  # one frame at a time onto the socket
+        #: One frame at a time onto the socket: `_busy` while one is written; `_idle`, made
+        #: only when another write waits (no `asyncio.Lock` per connection), ends it.
+        self._busy = False
+        self._idle: asyncio.Future[None] | None = None
         #: Event-loop time of the latest frame from the client (idle connections are closed).
         self.last_seen = asyncio.get_running_loop().time()
 
@@ -131,11 +167,27 @@ class Connection:
         disconnected."""
         if self.closing:
             return
-        try:
-            self.queue.put_nowait(self._frame(message))
-        except asyncio.QueueFull:
+        if self.queue_full():
             log.warning("send queue full; closing a slow client")
             self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow")
+            return
+        self._enqueue(self._frame(message))
+
+    __call__ = send  # what the session calls to push a message (see `__init__`)
+
+    def queue_full(self) -> bool:
+        """As many frames wait as the connection may queue (`--send-queue-max`)."""
+        frames = self._frames
+        return frames is not None and 0 < self._queue_max <= len(frames)
+
+    def _enqueue(self, frame: str | bytes | None) -> None:
+        """Queue a frame (None: the writer's stop mark); start the writer if none runs."""
+        frames = self._frames
+        if frames is None:
+            frames = self._frames = deque()
+        frames.append(frame)
+        if self._writer is None and not self._stopped:
+            self._writer = asyncio.get_running_loop().create_task(self._drain(frames))
 
     async def reply(self, message: p.ServerMessage) -> None:
         """Send a reply from this connection's reader: straight onto the socket when nothing
@@ -143,12 +195,29 @@ class Connection:
         behind the queue, so frames keep their order."""
         if self.closing:
             return
-        if not self.queue.empty() or self._sending.locked():
+        if self._frames or self._busy:
             self.send(message)
             return
         frame = self._frame(message)
-        async with self._sending:
+        self._busy = True  # free just now, and nothing ran since
+        try:
             await self._write(frame)
+        finally:
+            self._unlock()
+
+    async def _lock(self) -> None:
+        """Wait until no frame is being written, then hold the socket (`_unlock` frees it)."""
+        while self._busy:
+            if self._idle is None:
+                self._idle = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._idle)  # a cancelled waiter leaves the others waiting
+        self._busy = True
+
+    def _unlock(self) -> None:
+        self._busy = False
+        idle, self._idle = self._idle, None
+        if idle is not None and not idle.done():
+            idle.set_result(None)
 
     async def _write(self, frame: str | bytes) -> bool:
         try:
@@ -160,23 +229,38 @@ class Connection:
             return False
         return True
 
-    async def writer(self) -> None:
-        """Drain the send queue onto the socket until told to stop."""
-        while True:
-            frame = await self.queue.get()
-            if frame is None or self._ws.closed:
-                return
-            async with self._sending:
-                if not await self._write(frame):
+    async def _drain(self, frames: deque[str | bytes | None]) -> None:
+        """The writer: send the waiting frames in order, until none is left (then the queue
+        goes), a stop mark or a dead socket (then no writer starts again)."""
+        try:
+            while frames:
+                frame = frames.popleft()
+                if frame is None or self._ws.closed:
+                    self._stopped = True
                     return
+                await self._lock()
+                try:
+                    sent = await self._write(frame)
+                finally:
+                    self._unlock()
+                if not sent:
+                    self._stopped = True
+                    return
+            if self._frames is frames:
+                self._frames = None
+        finally:
+            self._writer = None
+
+    def _queued(self) -> bool:
+        return bool(self._frames)
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Stop the writer after everything queued so far has been sent."""
-        with contextlib.suppress(asyncio.QueueFull):
-            self.queue.put_nowait(None)
+        if not self.queue_full():
+            self._enqueue(None)
         await asyncio.sleep(0)
         deadline = asyncio.get_running_loop().time() + timeout
-        while not self.queue.empty() and asyncio.get_running_loop().time() < deadline:
+        while self._queued() and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
 
     def close_soon(self, code: int, reason: str) -> None:
@@ -204,8 +288,11 @@ class Connection:
 
     async def _close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
-            async with self._sending:
+            await self._lock()
+            try:
                 await self._ws.close(code=code, message=reason.encode())
+            finally:
+                self._unlock()
 
     async def go_away(self, notice: p.ServerMessage, timeout: float = 1.0) -> None:
         """Shut down: send ``notice`` after everything queued, then close with GOING_AWAY."""
@@ -214,16 +301,20 @@ class Connection:
         self.state = ConnState.CLOSING
         await self._close(WSCloseCode.GOING_AWAY, "server shutting down")
 
-    async def finish(self, writer: asyncio.Task[None], timeout: float = 1.0) -> None:
+    async def finish(self, timeout: float = 1.0) -> None:
         """The reader is done: send what is queued, stop the writer, and close with the code
         `close_soon` asked for (if any) after those frames."""
         self.state = ConnState.CLOSING
-        with contextlib.suppress(Exception):  # a timeout, or the writer's own failure
-            await asyncio.wait_for(self.queue.put(None), timeout)
-            await asyncio.wait_for(asyncio.shield(writer), timeout)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
+        if self._frames and not self._stopped:
+            self._enqueue(None)  # the last frame: nothing is queued once closing
+        writer = self._writer
+        if writer is not None:
+            with contextlib.suppress(Exception):  # a timeout, or the writer's own failure
+                await asyncio.wait_for(asyncio.shield(writer), timeout)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+        self._frames = None
         if self._close_with is not None and not self._ws.closed:
             await self._close(*self._close_with)
         self.state = ConnState.CLOSED
@@ -254,7 +345,7 @@ class Connection:
                 return
             # A refusal is dropped rather than overflow the send queue, so that a flood is
             # closed for flooding (1008), not as a slow reader (1013).
-            if not self.queue.full():
+            if not self.queue_full():
                 self.send(
                     p.ErrorReply(
                         code=p.ErrorCode.RATE_LIMITED,
