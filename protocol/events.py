@@ -36,6 +36,7 @@ from protocol.fields import (
     Score,
     Str,
     Text,
+    TierName,
     Token,
     VariantName,
     VariantNames,
@@ -78,6 +79,8 @@ class GameResult(Struct):
     #: Version 5: ``flagged`` while the fair-play screen holds the result for review (it is
     #: then on no leaderboard); absent otherwise.
     status: Annotated[str, RESULT_STATUS] | None = None
+    #: Version 8: true for a catch-up game's result (never ranked: no ``rank``).
+    catchup: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,11 +116,40 @@ class ActiveRace(Struct):
 
 @dataclass(frozen=True, kw_only=True)
 class DailyGame(Struct):
-    """One of the player's daily games of today (``welcome.daily``, version 3)."""
+    """One of the player's daily games of today (``welcome.daily``, version 3). Version 8
+    lists the games of every tier (``tier``) and the catch-up games in play (``catchup``)."""
 
     variant: VariantName
     game_id: GameId
     finished: Flag
+    tier: TierName | None = None
+    catchup: Flag | None = None
+
+
+#: A tier's state for the player (version 8: ``welcome.tiers``, ``calendar``): ``not_played``,
+#: ``playing``, ``won``, ``lost``; ``absent`` (no deal of the tier that day), ``pending``
+#: (today's or a past day's tier not certified yet), ``upcoming`` (a day still to come).
+TIER_STATE: Final = Str(
+    3, 10, r"not_played|playing|won|lost|absent|pending|upcoming", "a tier state"
+)
+TierState = Annotated[str, TIER_STATE]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DayTier(Struct):
+    """One tier of one variant on one day, and the player's state in it (version 8).
+    ``catchup``: the state is the catch-up game's (played after the day, on no board);
+    ``game_id``: the player's game of the tier, when started; ``par``: the deal's par."""
+
+    variant: VariantName
+    tier: TierName
+    state: TierState
+    catchup: Flag = False
+    game_id: GameId | None = None
+    par: Count | None = None
+
+
+DayTierList = Annotated[tuple[DayTier, ...], ListOf(Nested(DayTier), 0, 256)]
 
 
 ResultMap = Annotated[GameResult, Nested(GameResult)]
@@ -198,6 +230,7 @@ class Welcome(Reply, type="welcome"):
     race: Annotated[ActiveRace, Nested(ActiveRace)] | None = None  # version 3 on
     daily: Annotated[tuple[DailyGame, ...], ListOf(Nested(DailyGame), 0, 64)] | None = None
     variant_info: VariantInfoList | None = None  # version 6 on
+    tiers: DayTierList | None = None  # version 8: today's tiers of every variant
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,6 +258,9 @@ class GameState(Reply, type="game"):
     hints: Count = 0
     #: The game's moves in order as stored (``undo`` included), version 3 on.
     log: MoveLog | None = None
+    #: Version 8: the game's tier, and whether it is a catch-up game (on no board).
+    tier: TierName | None = None
+    catchup: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -264,6 +300,7 @@ class Leaderboard(Reply, type="leaderboard"):
     offset: Count
     entries: EntryList
     par: Count | None = None
+    tier: TierName | None = None  # version 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -274,6 +311,7 @@ class PlayerRank(Reply, type="rank"):
     date: DateText
     total: Count
     entry: EntryMap | None = None
+    tier: TierName | None = None  # version 8
 
 
 # --- pushes ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 6
+PROTOCOL_VERSION: Final = 8
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -48,6 +48,19 @@ family, decks, cards dealt and cards to clear, goal sentence, scored or not and 
 score, whether the player may end it at will and with ``finish``, that ``undo`` counts as a
 move, what the stock does), built by the server from the engine's variant classes and rules
 text; clients keep no tables of their own and treat game ids as opaque. Nothing else changes.
+
+Version 7 (sign-in codes, free play, rematch) is defined by its own change (until it is
+merged, a version 7 session behaves as version 6).
+
+Version 8 (tiers): each variant has four tiers a day, ``easy``, ``medium``, ``hard`` and
+``expert``, each its own deal, board, par and result, one ranked attempt each; ``medium`` is
+the daily game (the same game, board and history as before). ``daily.start`` takes ``tier``
+and, for a past day of the current month, ``date`` (a catch-up game: on no board, its result
+``catchup``); ``welcome`` carries ``tiers`` (today's tiers and the player's state in each) and
+lists every tier's games in ``daily``; ``game`` carries ``tier`` and ``catchup``; the
+leaderboard requests take ``tier``; ``calendar.get`` answers ``calendar`` (the month's days,
+tiers and states, crowns and badge); ``profile`` carries ``months`` (crowns and badge per
+month). Older versions see exactly one daily game per variant, as before.
 """
 
 LEAN_MOVES: Final = 2
@@ -66,7 +79,10 @@ result's ``status`` (``flagged``); ``token.rotate`` and ``token.revoke_all``."""
 DESCRIPTORS: Final = 6
 """The first version whose ``welcome`` carries the variant descriptors (``variant_info``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6})
+TIERS: Final = 8
+"""The first version with tiers per day, catch-up games, the calendar and badges."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8})
 """Every protocol version this package can speak."""
 
 

@@ -111,6 +111,8 @@ class Services:
             budget_s=config.solver_budget_s,
             retention_days=config.leaderboard_retention_days,
             batch=store.batch,
+            tier_nodes=config.tier_nodes,
+            tier_deals=config.tier_deals,
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen

@@ -39,7 +39,7 @@ from server.boards.leaderboard import (
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
-from server.games.daily import DAY_MS, day_start_ms
+from server.players.crowns import Crowns
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
@@ -191,7 +191,7 @@ local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry}
 if a.held ~= '' then
   fields[#fields + 1] = 'held'
   fields[#fields + 1] = a.held
-else
+elseif a.board ~= false then
   fields[#fields + 1] = 'pending'
   fields[#fields + 1] = '1'
 end
@@ -300,6 +300,10 @@ class GameRecord:
     held: str | None = None
     #: The review of a held result: "cleared" or "confirmed" (None: not reviewed yet).
     review: str | None = None
+    #: The day's tier the game plays ("medium" for the daily game; None for a race game).
+    tier: str | None = None
+    #: A catch-up game of a past day of the month: on no board, in no history.
+    catchup: bool = False
 
     @property
     def finished(self) -> bool:
@@ -312,8 +316,12 @@ class GameRecord:
 
     @property
     def day_end_ms(self) -> int:
-        """When a daily game's UTC day ends (its writes stop); 0 for a race game."""
-        return day_start_ms(self.date) + DAY_MS if self.kind == "daily" else 0
+        """When a daily game's UTC day ends (its writes stop; a catch-up game's month); 0 for
+        a race game."""
+        if self.kind != "daily":
+            return 0
+        k = keys.parse_game_id(self.game_id)
+        return k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
 
 
 def _record(raw: dict[str, str] | list[str]) -> GameRecord:
@@ -332,6 +340,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
             hints=int(d.get("hints", 0)),
             rollover=d.get("rollover") == "1",
         )
+    k = keys.parse_game_id(d["game_id"])
     return GameRecord(
         game_id=d["game_id"],
         kind="race" if d.get("kind") == "race" else "daily",
@@ -350,6 +359,8 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         entry=PendingEntry.loads(d["entry"]) if "entry" in d else None,
         held=d.get("held") or None,
         review=d.get("review") or None,
+        tier=k.tier if isinstance(k, keys.DailyGameKeys) else None,
+        catchup=isinstance(k, keys.DailyGameKeys) and k.catchup,
     )
 
 
@@ -405,6 +416,8 @@ class GameStore:
         self._enlist = LuaScript.of(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.batch)
+        #: Players' crowns per month, from each finished tier game (`server.players.crowns`).
+        self.crowns = Crowns(redis, commit=self.batch)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
         #: account's results are held either way.
         self.screen_results = True
@@ -418,6 +431,26 @@ class GameStore:
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
         await self.enlist(variant, date, game_id, now_ms)
+        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+
+    async def start_tier(
+        self,
+        variant: str,
+        date: dt.date,
+        player_id: str,
+        tier: str,
+        seed: int,
+        now_ms: int,
+        *,
+        catchup: bool = False,
+    ) -> GameRecord:
+        """The player's one game of a tier of (variant, date): ranked (enlisted in its day's
+        index like the daily game, so the day's close settles it), or a catch-up game of a
+        past day (on no board; its writes stop at its month's end). Returns the existing game
+        unchanged when there is one: one attempt per tier and day, ranked or catch-up."""
+        game_id = keys.tier_game_id(variant, date, player_id, tier, catchup=catchup)
+        if not catchup:
+            await self.enlist(variant, date, game_id, now_ms)
         return await self.start_game(game_id, "daily", variant, seed, now_ms)
 
     @translate_redis_errors
@@ -509,7 +542,7 @@ class GameStore:
         seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
         ``StoreUnavailable``."""
         k = keys.parse_game_id(game_id)
-        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        day_end = k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
         return await self.append(k.game, k.log, k.times, expected_seq, move_text, now_ms, day_end)
 
     async def append(
@@ -668,8 +701,8 @@ class GameStore:
         return verdict
 
     async def _par(self, k: keys.DailyGameKeys) -> int | None:
-        if self.par_of is None:
-            return None
+        if self.par_of is None or k.tier != keys.DAILY_TIER:
+            return None  # another tier's deal has its own par, the screen checks none
         try:
             return await self.par_of(k.variant, k.date)
         except StoreUnavailable:
@@ -690,10 +723,13 @@ class GameStore:
         # and the board's (written below, or by the next read of the board), or for a held
         # result the review desk's list (`server.fairplay.review`). Independent, so sent
         # together: one batch of the group commit.
-        await asyncio.gather(
-            self.history.mark_pending(k.player_id, k.game_id),
-            self._hold(k, now_ms) if held else self.entries.enqueue(k, entry.expire_at),
-        )
+        if k.catchup:  # never on a board: the player's outbox (crowns) only
+            await self.history.mark_pending(k.player_id, k.game_id)
+        else:
+            await asyncio.gather(
+                self.history.mark_pending(k.player_id, k.game_id),
+                self._hold(k, now_ms) if held else self.entries.enqueue(k, entry.expire_at),
+            )
         arg = json.dumps(
             {
                 "seq": expected_seq,
@@ -703,8 +739,9 @@ class GameStore:
                 "entry": entry.dumps(),
                 "fields": {f: str(v) for f, v in result.fields().items()},
                 "held": held,
-                "day_end": day_start_ms(k.date) + DAY_MS,
+                "day_end": k.end_ms,
                 "rollover": rollover,
+                "board": not k.catchup,
             },
             separators=(",", ":"),
         )
@@ -718,6 +755,9 @@ class GameStore:
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
         record = _record(res[1])
+        if k.catchup:  # on no board: its entry ranks nowhere
+            await self.record_history(record)
+            return record, entry_from_json(0, k.player_id, entry.data)
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
@@ -748,6 +788,22 @@ class GameStore:
             if record.flagged:  # held: not in the history (profiles) unless it is cleared
                 await self.history.drop_pending(record.player_id, record.game_id)
                 return
+            tier = record.tier or keys.DAILY_TIER
+            if record.catchup or tier != keys.DAILY_TIER:  # crowns only: streaks stay daily
+                await self.crowns.award(
+                    record.player_id,
+                    record.variant,
+                    record.date,
+                    tier,
+                    record.game_id,
+                    won=r.won,
+                )
+                return
+            if r.won:  # the daily game is the medium tier: its crowns first (idempotent;
+                # the history's record below takes it out of the outbox)
+                await self.crowns.award(
+                    record.player_id, record.variant, record.date, tier, None, won=True
+                )
             await self.history.record(
                 DailyResult(
                     variant=record.variant,
@@ -771,7 +827,7 @@ class GameStore:
     async def add_hint(self, game_id: str, now_ms: int) -> int:
         """Count one hint on a game in play (durably, before the hint is sent)."""
         k = keys.parse_game_id(game_id)
-        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        day_end = k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
         n = int(cast(int, await self.batch.eval(self._hint, (k.game,), (now_ms, day_end))))
         if n == -1:
             raise NotFound("no such game")

@@ -7,6 +7,7 @@ from server.handlers.games import GAME_ROUTES
 from server.handlers.races import RACE_ROUTES
 from server.handlers.social import SOCIAL_ROUTES
 from server.handlers.solver import SOLVER_ROUTES
+from server.handlers.tiers import TIER_ROUTES
 from server.transport.router import Router
 
 __all__ = ["ALL_ROUTES", "app_router"]
@@ -18,6 +19,7 @@ ALL_ROUTES: tuple[Router, ...] = (
     SOLVER_ROUTES,
     SOCIAL_ROUTES,
     ACCOUNT_ROUTES,
+    TIER_ROUTES,
 )
 
 

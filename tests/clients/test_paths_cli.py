@@ -246,14 +246,14 @@ def test_a_version_mismatch_exits_4(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    monkeypatch.setattr(protocol, "SUPPORTED_VERSIONS", frozenset({7}))  # the client's side
+    monkeypatch.setattr(protocol, "SUPPORTED_VERSIONS", frozenset({99}))  # the client's side
     code = cli_main(
         ["--server", server.url, "--name", "futurist", "--json", "daily", "fourteen-out", "--show"]
     )
     assert code == EXIT_VERSION == 4
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"]["exit_code"] == 4
-    assert "speaks protocol version(s) [7]" in doc["error"]["message"]
+    assert "speaks protocol version(s) [99]" in doc["error"]["message"]
 
 
 async def test_reconnecting_gives_up_after_its_deadline(tmp_path: Path) -> None:

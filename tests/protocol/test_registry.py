@@ -66,8 +66,10 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.unwatch",
         "token.rotate",
         "token.revoke_all",
+        "calendar.get",
     }
     assert set(p.SERVER_MESSAGES) == {
+        "calendar",
         "welcome",
         "pong",
         "game",

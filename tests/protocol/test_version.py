@@ -8,8 +8,8 @@ import protocol as p
 
 
 def test_current_version_is_supported() -> None:
-    assert p.PROTOCOL_VERSION == 6
-    assert {1, 2, 3, 4, 5, 6} == p.SUPPORTED_VERSIONS, "version 1 to 5 clients keep working"
+    assert p.PROTOCOL_VERSION == 8
+    assert {1, 2, 3, 4, 5, 6, 7, 8} == p.SUPPORTED_VERSIONS, "version 1 to 7 clients keep working"
 
 
 @pytest.mark.parametrize(
@@ -28,16 +28,16 @@ def test_negotiate_picks_highest_common(
     assert p.negotiate(offered, supported) == chosen
 
 
-@pytest.mark.parametrize("offered", [[], [7], [0, 7, 8]])
+@pytest.mark.parametrize("offered", [[], [9], [0, 9, 10]])
 def test_negotiate_without_common_version(offered: list[int]) -> None:
     with pytest.raises(p.UnsupportedVersion) as info:
         p.negotiate(offered)
     assert info.value.code == "unsupported_version"
-    assert "1, 2, 3, 4, 5, 6" in info.value.message
+    assert "1, 2, 3, 4, 5, 6, 7, 8" in info.value.message
 
 
 def test_negotiate_from_a_decoded_hello() -> None:
-    hello = p.decode('{"type":"hello","id":4,"versions":[7,1],"name":"bob"}')
+    hello = p.decode('{"type":"hello","id":4,"versions":[9,1],"name":"bob"}')
     assert isinstance(hello, p.Hello)
     assert p.negotiate(hello.versions) == 1
     assert p.negotiate((1, 2)) == 2
@@ -45,6 +45,7 @@ def test_negotiate_from_a_decoded_hello() -> None:
     assert p.negotiate((3, 4)) == 4
     assert p.negotiate((4, 5)) == 5
     assert p.negotiate((5, 6)) == 6
+    assert p.negotiate((6, 8)) == 8
 
 
 @given(st.lists(st.integers(1, 20), max_size=8), st.sets(st.integers(1, 20), min_size=1))
