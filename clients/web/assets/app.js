@@ -1,7 +1,8 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
-// #/boards/VARIANT, #/rules/VARIANT) and the connection status line.
+// #/boards/VARIANT, #/rules/VARIANT, #/calendar/MONTH) and the connection status line.
 
 import { BoardsScreen } from "./boards.js";
+import { CalendarScreen } from "./calendar.js";
 import { GameScreen, outcome } from "./game.js";
 import { Connection, describe, HELD_FOR_REVIEW, storedToken } from "./net.js";
 import { RaceScreen } from "./race.js";
@@ -114,6 +115,7 @@ class App {
       if (page === "race") return this.openRace();
       if (page === "boards") return await this.openBoards(arg);
       if (page === "rules") return await this.openRules(arg);
+      if (page === "calendar") return await this.openCalendar(arg);
       return await this.openDaily();
     } catch (e) {
       const text = e.code === "not_found" ? "There is no such game (or it is not yours)." : describe(e);
@@ -143,6 +145,12 @@ class App {
     const b = new BoardsScreen(this, variant);
     this.show(b.node, b);
     await b.load();
+  }
+
+  async openCalendar(month) {
+    const c = new CalendarScreen(this, month);
+    this.show(c.node, c);
+    await c.load();
   }
 
   async rulesDoc() {

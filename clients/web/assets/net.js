@@ -5,7 +5,7 @@
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [6];
+export const PROTOCOL_VERSIONS = [8];
 /** A result the fair-play screen holds (protocol 5, `result.status === "flagged"`), in words. */
 export const HELD_FOR_REVIEW = "held for review";
 const TOKEN_KEY = "solitaire.token";
@@ -131,7 +131,9 @@ export class Connection extends EventTarget {
     setVariants(w.variant_info);
     // Today's daily games by variant (ids as the server sent them; a `daily.start` adds one).
     this.dailyDate = new Date(w.server_time).toISOString().slice(0, 10);
-    this.daily = new Map((w.daily || []).map((d) => [d.variant, d.game_id]));
+    // The daily game of each variant is its medium tier; the other tiers are on the calendar.
+    const daily = (w.daily || []).filter((d) => !d.tier || d.tier === "medium");
+    this.daily = new Map(daily.map((d) => [d.variant, d.game_id]));
     this.offset = w.server_time - Date.now();
     this.online = true;
     this.everOnline = true;
