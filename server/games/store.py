@@ -422,7 +422,7 @@ class GameStore:
         #: account's results are held either way.
         self.screen_results = True
         #: The day's par of a variant for the screen (the app sets it from its deal store).
-        self.par_of: Callable[[str, dt.date], Awaitable[int | None]] | None = None
+        self.par_of: Callable[[str, dt.date, str], Awaitable[int | None]] | None = None
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -701,10 +701,10 @@ class GameStore:
         return verdict
 
     async def _par(self, k: keys.DailyGameKeys) -> int | None:
-        if self.par_of is None or k.tier != keys.DAILY_TIER:
-            return None  # another tier's deal has its own par, the screen checks none
+        if self.par_of is None:
+            return None
         try:
-            return await self.par_of(k.variant, k.date)
+            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER)
         except StoreUnavailable:
             return None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,18 @@ async def test_badges_are_exact_across_a_month_end_and_a_restart(config: Config)
         await store.record_history(record)
         again = await amy.request("profile.get")
         assert again["months"] == profile["months"]
+
+
+async def test_a_held_tier_result_earns_no_crowns(config: Config) -> None:
+    """A tier won at machine speed is held by the fair-play screen, as a daily game is: on no
+    board, and no crowns until a reviewer clears it."""
+    screened = replace(config, fair_play_screen=True)
+    async with serve(screened, ManualClock(at(JUNE_30, 20))) as app:
+        bot = await player(app, "bot")
+        won = await win(bot, await start(bot, "expert"))
+        assert won["result"]["status"] == "flagged" and "rank" not in won["result"]
+        board = await bot.request("leaderboard.top", variant="fourteen-out", tier="expert")
+        assert board["total"] == 0
+        cal = await bot.request("calendar.get")
+        assert cal["crowns"] == 0 and cells(cal, JUNE_30)["expert"] == ("won", False)
+        assert (await bot.request("profile.get"))["months"] == []
