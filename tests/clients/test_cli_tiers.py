@@ -3,6 +3,12 @@ against a real server subprocess (its clock pinned to 2030-06-15 12:00 UTC)."""
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
+
+import protocol as p
+from clients.cli.social import profile_view
 from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ServerProcess
 
@@ -50,3 +56,27 @@ def test_daily_tiers_catch_up_calendar_and_tier_board(
     assert "daily (hard) 2030-06-15" in board.out and "tina" in board.out
     plain = player.run("--json", "leaderboard", "fourteen-out").json()
     assert plain["total"] == 0, "the hard result is not on the daily board"
+
+
+def test_me_shows_crowns_and_badges_by_month_at_80_columns() -> None:
+    profile = p.Profile(
+        id=1,
+        player_id="p_1",
+        name="tina",
+        joined=1_907_755_200_000,
+        me=True,
+        daily=(),
+        races=(),
+        recent=(),
+        months=(
+            p.MonthCrowns(month="2030-07", crowns=4),
+            p.MonthCrowns(month="2030-06", crowns=64, badge="silver"),
+        ),
+    )
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console.print(profile_view(profile))
+    lines = console.export_text().splitlines()
+    assert any("Crowns by month" in line for line in lines)
+    june = next(line for line in lines if line.split()[:1] == ["2030-06"])
+    assert june.split() == ["2030-06", "64", "silver"]
+    assert next(line for line in lines if "2030-07" in line).split() == ["2030-07", "4", "-"]
