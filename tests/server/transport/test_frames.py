@@ -104,7 +104,7 @@ async def test_an_error_keeps_a_readable_id(app: App) -> None:
 
 async def test_unsupported_version_lists_the_servers_versions_and_closes_1002(app: App) -> None:
     ws = await raw(app)
-    await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [7, 8], "name": "future"}))
+    await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [9, 10], "name": "future"}))
     got = await frames_until_close(ws)
     assert got == [
         {
@@ -112,11 +112,14 @@ async def test_unsupported_version_lists_the_servers_versions_and_closes_1002(ap
             "id": 1,
             "code": "unsupported_version",
             "message": got[0]["message"],
-            "versions": [1, 2, 3, 4, 5, 6],
+            "versions": [1, 2, 3, 4, 5, 6, 7, 8],
         }
     ]
     assert p.decode_server(json.dumps(got[0])) == p.ErrorReply(
-        code="unsupported_version", message=got[0]["message"], id=1, versions=(1, 2, 3, 4, 5, 6)
+        code="unsupported_version",
+        message=got[0]["message"],
+        id=1,
+        versions=(1, 2, 3, 4, 5, 6, 7, 8),
     )
     assert received_close(ws) == 1002
 
