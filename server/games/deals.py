@@ -37,6 +37,7 @@ from server.runtime.errors import (
     RateLimited,
     SolverBusy,
     StoreUnavailable,
+    raise_if_cancelled,
     translate_redis_errors,
 )
 
@@ -48,6 +49,17 @@ MAX_CANDIDATES = 40
 CERTIFY_BUDGETS = 6
 #: Seconds a deal's lock outlives the longest certification may take (`lock_ttl_s`).
 LOCK_MARGIN_S = 60
+
+#: Seconds a tier certification's lock lasts; its holder renews it every third of that while it
+#: rates (a Triple Deck candidate takes seconds, a day's up to minutes), so a process that
+#: dies frees it within this long.
+TIER_LOCK_S = 300
+
+#: Renew a lock only while it is still ours.
+_RENEW_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
 
 #: Release a lock only while it is still ours: after it expired another process may hold it.
 _RELEASE_LUA = """
@@ -152,26 +164,18 @@ def tier_own_seed(secret: bytes, variant_id: str, date: dt.date, tier: str, inde
     return daily_seed(secret, f"{variant_id}@{tier}#{index}", date)
 
 
-def _find_tiers(
-    variant_id: str, seeds: list[int], per_deal_nodes: int, budget_deals: int
-) -> list[tuple[str, int, int | None, float]]:
-    """(tier, seed, par, score) of the first deal of each tier among ``seeds`` (run in a
-    solver process: `engine.difficulty.find_tiers`, deterministic for its node budget). The
-    par is the solver's winning line's length; none for the scoring Triple Deck games (a tier
-    deal of theirs is winnable at the full score)."""
-    from engine.difficulty import find_tiers  # type: ignore[import-untyped]
+def _rate_tier(variant_id: str, seed: int, nodes: int) -> tuple[str | None, int | None, float]:
+    """(tier, par, score) of one candidate deal (run in a solver process:
+    `engine.difficulty.rate`, deterministic for its node budget). The par is the solver's
+    winning line's length; none for the scoring Triple Deck games (a tier deal of theirs is
+    winnable at the full score). Tier None: not certified winnable within the budget."""
+    from engine.difficulty import rate  # type: ignore[import-untyped]
 
-    scored = variant(variant_id).scored
-    found = find_tiers(variant_id, seeds, per_deal_nodes=per_deal_nodes, budget_deals=budget_deals)
-    return [
-        (
-            str(tier.value),
-            int(rating.seed),
-            None if scored else int(rating.features.line_moves),
-            float(rating.score),
-        )
-        for tier, rating in found.items()
-    ]
+    rating = rate(variant_id, seed, max_nodes=nodes)
+    if rating.tier is None:
+        return None, None, float(rating.score)
+    par = None if variant(variant_id).scored else int(rating.features.line_moves)
+    return str(rating.tier.value), par, float(rating.score)
 
 
 def _retrieved(task: asyncio.Task[Deal]) -> None:
@@ -387,6 +391,7 @@ class DailyDeals:
         self._cache: dict[tuple[str, dt.date], Deal] = {}
         self._local: dict[tuple[str, dt.date], asyncio.Task[Deal]] = {}
         self._release = LuaScript.of(_RELEASE_LUA)
+        self._renew = LuaScript.of(_RENEW_LUA)
         #: The tier certification's search budget per candidate deal, and its candidates.
         self.tier_nodes = tier_nodes
         self.tier_deals = tier_deals
@@ -504,6 +509,9 @@ class DailyDeals:
                     await self.tiers(variant_id, date)
                 except StoreUnavailable:
                     log.warning("cannot prepare %s %s tiers: Redis unavailable", variant_id, date)
+                except Exception:  # a dead worker, a bug: nothing stored, tried again later
+                    raise_if_cancelled()
+                    log.exception("certifying the %s %s tiers failed", variant_id, date)
 
     # -- tiers --------------------------------------------------------------------------------
 
@@ -583,7 +591,8 @@ class DailyDeals:
             if raw:
                 return DayTiers.load(variant_id, date, raw)
             token = f"{os.getpid()}:{secrets.token_hex(8)}"
-            if await self.r.set(lock, token, nx=True, ex=self.lock_ttl_s()):
+            if await self.r.set(lock, token, nx=True, ex=TIER_LOCK_S):
+                renew = asyncio.create_task(self._keep_lock(lock, token))
                 try:
                     raw = await self.r.get(key)
                     if raw:
@@ -593,27 +602,37 @@ class DailyDeals:
                         return found
                     continue
                 finally:
+                    renew.cancel()
                     await self.batch.eval(self._release, (lock,), (token,))
             await asyncio.sleep(0.2)
 
+    async def _keep_lock(self, lock: str, token: str) -> None:
+        """Renew a held tiers lock until cancelled (the certification is done)."""
+        while True:
+            await asyncio.sleep(TIER_LOCK_S / 3)
+            with contextlib.suppress(Exception):  # else it expires, and another may begin
+                await self.batch.eval(self._renew, (lock,), (token, TIER_LOCK_S))
+
     async def _compute_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+        """`engine.difficulty.find_tiers` over the day's tier candidates, one candidate per
+        solver task (hints and game-over checks take turns with it), stopping once easy,
+        hard and expert each have their first deal: the same deals as one find_tiers call."""
         if not self.certify:
             return self._uncertified_tiers(variant_id, date)
-        seeds = [
-            tier_candidate_seed(self.secret, variant_id, date, i) for i in range(self.tier_deals)
-        ]
+        deals: dict[str, TierDeal] = {}
         try:
-            found = await self.pool.run(
-                _find_tiers, variant_id, seeds, self.tier_nodes, self.tier_deals
-            )
-        except Exception:  # a broken model must not cost players the daily game
-            log.exception("%s %s: tier certification failed; no tiers that day", variant_id, date)
+            for index in range(self.tier_deals):
+                if len(deals) == len(OWN_TIERS):
+                    break
+                seed = tier_candidate_seed(self.secret, variant_id, date, index)
+                tier, par, score = await self.pool.run(
+                    _rate_tier, variant_id, seed, self.tier_nodes
+                )
+                if tier in OWN_TIERS and tier not in deals:
+                    deals[tier] = TierDeal(variant_id, date, tier, seed, par, True, score)
+        except KeyError as exc:  # the engine has no difficulty model for this variant
+            log.warning("%s %s: no tiers certified: %s", variant_id, date, exc)
             return DayTiers(variant_id, date, {})
-        deals = {
-            tier: TierDeal(variant_id, date, tier, seed, par, True, score)
-            for tier, seed, par, score in found
-            if tier in OWN_TIERS
-        }
         missing = [t for t in OWN_TIERS if t not in deals]
         if missing:
             log.warning("%s %s: no %s deal in budget", variant_id, date, ", ".join(missing))
