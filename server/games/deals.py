@@ -169,7 +169,7 @@ def _rate_tier(variant_id: str, seed: int, nodes: int) -> tuple[str | None, int 
     `engine.difficulty.rate`, deterministic for its node budget). The par is the solver's
     winning line's length; none for the scoring Triple Deck games (a tier deal of theirs is
     winnable at the full score). Tier None: not certified winnable within the budget."""
-    from engine.difficulty import rate  # type: ignore[import-untyped]
+    from engine.difficulty import rate
 
     rating = rate(variant_id, seed, max_nodes=nodes)
     if rating.tier is None:

@@ -1,0 +1,147 @@
+"""The difficulty score and the tiers: a documented formula with per-variant data.
+
+A deal's score is a weighted sum of its standardised features (docs/deals.md, "Difficulty"):
+
+    score = sum(weight[f] * (x[f] - mean[f]) / spread[f])  over the model's terms f
+
+where x[f] is the term's value on the deal (`term_values`), and mean, spread and weight are
+the variant's `Model` data below. Higher is harder. The tier is where the score falls among
+the variant's three cut points (`Model.cuts`, ascending): below the first is easy, then
+medium, hard, and expert from the last one up.
+
+The data are fitted by `calibrate.fit_model` on the variant's calibration seeds and written
+here by hand (they are part of the code: a tier must not change when a file changes);
+`calibrate.refit` fits them again from real results.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .features import Features
+
+
+class Tier(enum.Enum):
+    """A difficulty tier, easiest first."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+    EXPERT = "expert"
+
+    @property
+    def rank(self) -> int:
+        """0 for easy up to 3 for expert."""
+        return _RANKS[self]
+
+    @classmethod
+    def ordered(cls) -> tuple[Tier, ...]:
+        """The tiers, easiest first."""
+        return (cls.EASY, cls.MEDIUM, cls.HARD, cls.EXPERT)
+
+
+_RANKS = {tier: i for i, tier in enumerate(Tier.ordered())}
+
+#: The model's terms, in order: each is a number computed from the features.
+TERMS: tuple[str, ...] = (
+    "playout_loss",  # 1 - playout_wins
+    "playout_gap",  # 1 - playout_share
+    "greedy_gap",  # 1 - greedy_share: how far the greedy line falls short
+    "dead_end_share",
+    "log_nodes",
+    "line_moves",
+    "branching",
+    "hidden_share",
+)
+
+
+def term_values(features: Features) -> tuple[float, ...]:
+    """The model's terms on one deal, in `TERMS` order."""
+    return (
+        1.0 - features.playout_wins,
+        1.0 - features.playout_share,
+        1.0 - features.greedy_share,
+        features.dead_end_share,
+        features.log_nodes,
+        float(features.line_moves),
+        features.branching,
+        features.hidden_share,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """One variant's score data: per term its mean, spread and weight; the three cuts."""
+
+    means: tuple[float, ...]
+    spreads: tuple[float, ...]
+    weights: tuple[float, ...]
+    cuts: tuple[float, float, float]
+
+    def score(self, features: Features) -> float:
+        total = 0.0
+        for x, mean, spread, weight in zip(
+            term_values(features), self.means, self.spreads, self.weights, strict=True
+        ):
+            total += weight * (x - mean) / (spread if spread > 0 else 1.0)
+        return round(total, 6)
+
+    def tier(self, score: float) -> Tier:
+        for tier, cut in zip(Tier.ordered(), self.cuts, strict=False):
+            if score < cut:
+                return tier
+        return Tier.EXPERT
+
+
+def standardise(rows: list[tuple[float, ...]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Means and spreads (population standard deviations) of each term over `rows`."""
+    n = len(rows)
+    width = len(TERMS)
+    means = tuple(sum(r[i] for r in rows) / n for i in range(width))
+    spreads = tuple(math.sqrt(sum((r[i] - means[i]) ** 2 for r in rows) / n) for i in range(width))
+    return tuple(round(m, 6) for m in means), tuple(round(s, 6) for s in spreads)
+
+
+# -- the fitted data, per variant: `python -m engine rate --calibrate VARIANT --deals N --fit`
+# prints an entry (benchmarks/calibrate.py refits them all; docs/deals.md has the figures).
+
+MODELS: dict[str, Model] = {
+    "fourteen-out": Model(
+        means=(0.694444, 0.148504, 0.157692, 0.03, 1.674731, 26.0, 3.782051, 0.0),
+        spreads=(0.272449, 0.112525, 0.151048, 0.0952, 0.499954, 0.0, 0.907743, 0.0),
+        weights=(0.173111, 0.038136, 0.061556, 0.059338, 0.032287, 0.0, -0.020109, 0.0),
+        cuts=(-0.119989, 0.11957, 0.254166),
+    ),
+    "triple-fourteens": Model(
+        means=(0.766667, 0.072507, 0.07265, 0.0, 2.02733, 78.0, 16.764957, 0.0),
+        spreads=(0.195315, 0.043557, 0.067624, 0.0, 0.404921, 0.0, 2.709187, 0.0),
+        weights=(-0.004162, 0.009029, -0.016255, 0.0, -0.04428, 0.0, -0.108204, 0.0),
+        cuts=(-0.048449, 0.043546, 0.128716),
+    ),
+    "triple-triangle": Model(
+        means=(0.594444, 0.058532, 0.038095, 0.0, 2.25605, 47.1, 1.912637, 0.786895),
+        spreads=(0.337977, 0.057425, 0.048737, 0.0, 0.949164, 2.844293, 0.08245, 0.013124),
+        weights=(0.131491, -0.03793, 0.135576, 0.0, 0.033431, -0.029653, 0.124046, 0.02714),
+        cuts=(-0.089701, 0.132483, 0.277858),
+    ),
+    "triple-deck": Model(
+        means=(1.0, 0.896612, 0.933093, 0.0, 2.261444, 345.0, 4.518396, 0.399519),
+        spreads=(0.0, 0.060546, 0.058644, 0.0, 0.114, 26.457513, 1.448952, 0.031654),
+        weights=(0.0, 0.042912, 0.017855, 0.0, 0.000246, 0.001013, 0.015109, -0.003415),
+        cuts=(-0.012483, 0.005088, 0.071706),
+    ),
+    "triple-deck-kings": Model(
+        means=(1.0, 0.923573, 0.934066, 0.0, 2.256716, 425.125, 3.817748, 0.351719),
+        spreads=(0.0, 0.064152, 0.081946, 0.0, 0.032719, 25.673126, 0.450071, 0.020447),
+        weights=(0.0, 0.037677, 0.040787, 0.0, -0.002845, 0.002684, 0.011035, -0.004181),
+        cuts=(0.006514, 0.041988, 0.063401),
+    ),
+    "triple-easthaven": Model(
+        means=(1.0, 0.808226, 0.932692, 0.0, 4.405033, 270.166667, 47.478631, 0.533237),
+        spreads=(0.0, 0.042688, 0.023914, 0.0, 0.007047, 5.639641, 4.500975, 0.011136),
+        weights=(0.0, 0.006096, -0.022038, 0.0, 0.037933, -0.00154, 0.014355, 0.002331),
+        cuts=(-0.020024, 0.012883, 0.03695),
+    ),
+}
