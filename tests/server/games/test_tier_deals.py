@@ -10,6 +10,8 @@ import json
 import redis.asyncio
 
 from engine.difficulty import Tier, rate
+from engine.difficulty.calibrate import simulated_difficulty
+from engine.difficulty.player import Level, play
 from server.games.deals import DailyDeals, DayTiers, SolverPool, tier_candidate_seed
 from server.redis import keys
 from server.runtime.clock import ManualClock
@@ -78,5 +80,28 @@ async def test_a_request_never_certifies(
         assert d.pool.worker_pids() == set(), "no certification started by the request"
         assert await redis_client.get(keys.daily_tiers_lock(VARIANT, DAY)) is None
         assert await redis_client.get(keys.daily_tiers(VARIANT, DAY)) is None
+    finally:
+        d.pool.close()
+
+
+async def test_the_certified_tiers_are_ordered_by_the_simulated_players(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Issue #28 item 6: on a fixed set of days the server's tier deals, as it certifies them
+    (default node budget), are harder tier by tier for the engine's simulated players:
+    their mean loss-and-points-left rises from easy to hard to expert."""
+    d = DailyDeals(redis_client, clock, b"tiers-order", SolverPool(1), certify=True)
+    try:
+        by_tier: dict[str, list[float]] = {}
+        for day in range(1, 9):
+            found = await d.tiers(VARIANT, dt.date(2030, 6, day))
+            for tier, deal in found.deals.items():
+                games = [
+                    play(VARIANT, deal.seed, lv, k) for lv in Level.calibration() for k in range(4)
+                ]
+                by_tier.setdefault(tier, []).append(simulated_difficulty(games))
+        assert {t: len(v) for t, v in by_tier.items()} == {"easy": 8, "hard": 8, "expert": 8}
+        mean = {t: sum(v) / len(v) for t, v in by_tier.items()}
+        assert mean["easy"] < mean["hard"] < mean["expert"], mean
     finally:
         d.pool.close()
