@@ -492,8 +492,7 @@ class DailyDeals:
         return self._uncertified(variant_id, date)
 
     async def prepare_ahead(self) -> None:
-        """Compute today's and tomorrow's deals of every variant, then their tiers
-        (background task: the only place tiers are certified)."""
+        """Compute today's and tomorrow's deals of every variant (background task)."""
         from engine import VARIANT_IDS
 
         today = utc_date(self.clock.now_ms())
@@ -503,6 +502,13 @@ class DailyDeals:
                     await self.get(variant_id, date)
                 except StoreUnavailable:
                     log.warning("cannot prepare %s %s: Redis unavailable", variant_id, date)
+
+    async def prepare_tiers_ahead(self) -> None:
+        """Certify today's and tomorrow's tiers of every variant (background task, after
+        `prepare_ahead`: the only place tiers are certified)."""
+        from engine import VARIANT_IDS
+
+        today = utc_date(self.clock.now_ms())
         for date in (today, today + dt.timedelta(days=1)):
             for variant_id in VARIANT_IDS:
                 try:
@@ -517,7 +523,7 @@ class DailyDeals:
 
     async def tiers(self, variant_id: str, date: dt.date) -> DayTiers:
         """The day's tier deals, certifying them (or waiting for the process that does) when
-        none are stored. Certification runs only from `prepare_ahead`; a request asks
+        none are stored. Certification runs only from `prepare_tiers_ahead`; a request asks
         `tiers_for_request`, which never certifies."""
         cached = self._tiers.get((variant_id, date))
         if cached is not None:

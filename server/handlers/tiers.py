@@ -2,8 +2,8 @@
 
 The medium tier of a (variant, day) is the daily game (``d.`` id, the daily board, the
 history); easy, hard and expert are games of their own (``t.`` ids, a board each), certified
-ahead by `server.games.deals.DailyDeals.prepare_ahead`, never on a request. A past day of the
-current month can be played as a catch-up game of any tier the player did not start on the
+ahead by `server.games.deals.DailyDeals.prepare_tiers_ahead`, never on a request. A past day
+of the current month can be played as a catch-up game of any tier the player did not start on the
 day (``c.`` ids): on no board, in no history, its result marked ``catchup``; a won tier gives
 the month's crowns either way (`server.players.crowns`).
 """

@@ -31,6 +31,7 @@ def test_the_calendar_starts_tiers_and_catch_up_games(
         hard.click()
         page.wait_for_url("**/#/game/t.hard.fourteen-out.*", timeout=TIMEOUT_MS)
         page.goto(web_server.http + "/#/calendar")
+        page.wait_for_selector(f'tr[data-date="{TODAY}"]', timeout=TIMEOUT_MS)
         hard = page.locator(
             f'tr[data-date="{TODAY}"] [data-variant="fourteen-out"][data-tier="hard"]'
         )
@@ -42,6 +43,7 @@ def test_the_calendar_starts_tiers_and_catch_up_games(
         past.click()
         page.wait_for_url("**/#/game/c.easy.triple-triangle.2030-06-03.*", timeout=TIMEOUT_MS)
         page.goto(web_server.http + "/#/calendar")
+        page.wait_for_selector(f'tr[data-date="{PAST}"]', timeout=TIMEOUT_MS)
         past = page.locator(
             f'tr[data-date="{PAST}"] [data-variant="triple-triangle"][data-tier="easy"]'
         )
