@@ -30,6 +30,7 @@ def test_the_calendar_starts_tiers_and_catch_up_games(
         shot(page, "calendar")
         hard.click()
         page.wait_for_url("**/#/game/t.hard.fourteen-out.*", timeout=TIMEOUT_MS)
+        player.wait_moves(0)  # the game is on screen (its load done) before we leave it
         page.goto(web_server.http + "/#/calendar")
         page.wait_for_selector(f'tr[data-date="{TODAY}"]', timeout=TIMEOUT_MS)
         hard = page.locator(
@@ -42,6 +43,7 @@ def test_the_calendar_starts_tiers_and_catch_up_games(
         expect(past).to_have_attribute("data-state", "not_played")
         past.click()
         page.wait_for_url("**/#/game/c.easy.triple-triangle.2030-06-03.*", timeout=TIMEOUT_MS)
+        player.wait_moves(0)
         page.goto(web_server.http + "/#/calendar")
         page.wait_for_selector(f'tr[data-date="{PAST}"]', timeout=TIMEOUT_MS)
         past = page.locator(
