@@ -23,6 +23,7 @@ from engine.difficulty.calibrate import (
 )
 from engine.difficulty.model import MODELS
 from engine.difficulty.player import Level, play
+from engine.errors import UnknownVariant
 from engine.solvers import solve
 from engine.variants import VARIANT_IDS
 
@@ -82,6 +83,15 @@ def test_an_unproven_deal_has_no_tier() -> None:
     rating = rate("fourteen-out", 1, max_nodes=10)  # too few nodes for a 26-move line
     assert not rating.winnable and rating.tier is None
     assert rating.features.line_moves == 0
+
+
+def test_a_time_budget_alone_rates_too_and_bad_input_is_refused() -> None:
+    rating = rate("fourteen-out", 1, max_seconds=5.0)
+    assert rating.winnable and rating.features.line_moves == 26 and rating.tier is not None
+    with pytest.raises(UnknownVariant):
+        rate("klondike", 1, max_nodes=NODES)
+    with pytest.raises(ValueError):
+        rate("fourteen-out", -1, max_nodes=NODES)
 
 
 def test_find_tiers_takes_the_first_deal_of_each_tier_in_order() -> None:
