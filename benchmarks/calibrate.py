@@ -6,7 +6,7 @@ For each variant: measure and play (`engine.difficulty.calibrate.collect`) the f
 per tier and skill level the win rate, the points left, the moves and the modelled seconds,
 and whether they are monotonic (pooled over the levels). Last, the tiers of the daily deals
 of a run of dates as the server picks them (`server.games.deals`: the first candidate seed
-the solver proves winnable; a fixed secret) under the variant's model in the code.
+the solver proves winnable; a fixed secret) under the model just fitted.
 
     .venv/bin/python benchmarks/calibrate.py                     # every variant, default sizes
     .venv/bin/python benchmarks/calibrate.py fourteen-out --fit-deals 300 --check-deals 300
@@ -26,11 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.difficulty import rate
 from engine.difficulty.calibrate import Played, collect, fit_played, tabulate
 from engine.difficulty.cli import model_source
-from engine.difficulty.model import Tier
-from engine.variants import VARIANT_IDS
+from engine.difficulty.features import Features, measure
+from engine.difficulty.model import MODELS, Tier
+from engine.solvers import WINNABLE, solve
+from engine.variants import VARIANT_IDS, new_game
 
 NODES = 50_000
 CHECK_FIRST = 100_000
@@ -61,9 +62,9 @@ def _gather(
     return [p for chunk in pool.map(_collect, parts) for p in chunk]
 
 
-def _daily_tier(job: tuple[str, str]) -> str:
-    from engine.solvers import WINNABLE, solve
-    from engine.variants import new_game
+def _daily_features(job: tuple[str, str]) -> Features | None:
+    """The features of a day's deal as the server picks it (a fixed secret), or None when
+    no candidate is proven winnable."""
     from server.games.deals import MAX_CANDIDATES, candidate_seed
 
     variant, day = job
@@ -71,9 +72,8 @@ def _daily_tier(job: tuple[str, str]) -> str:
     for index in range(MAX_CANDIDATES):
         seed = candidate_seed(b"calibration", variant, date, index)
         if solve(new_game(variant, seed), max_nodes=NODES).verdict == WINNABLE:
-            tier = rate(variant, seed, max_nodes=NODES).tier
-            return tier.value if tier is not None else "none"
-    return "none"
+            return measure(variant, seed, max_nodes=NODES, max_seconds=None).features
+    return None
 
 
 def main() -> int:
@@ -83,6 +83,9 @@ def main() -> int:
     parser.add_argument("--check-deals", type=int, default=None)
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--days", type=int, default=30, help="daily deals to tier")
+    parser.add_argument(
+        "--daily-only", action="store_true", help="tier the daily deals with the models in code"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     ok = True
@@ -94,18 +97,22 @@ def main() -> int:
             fit_n = args.fit_deals or fit_n
             check_n = args.check_deals or check_n
             start = time.perf_counter()
-            fitted = fit_played(_gather(pool, variant, 0, fit_n, args.trials, args.jobs))
-            print(model_source(variant, fitted))
-            checked = _gather(pool, variant, CHECK_FIRST, check_n, args.trials, args.jobs)
-            report = tabulate(variant, checked, fitted)
-            print(f"\n{report.table()}\nmonotonic (check seeds): {report.monotonic()}")
-            ok = ok and report.monotonic()
+            if args.daily_only:
+                fitted = MODELS[variant]
+            else:
+                fitted = fit_played(_gather(pool, variant, 0, fit_n, args.trials, args.jobs))
+                print(model_source(variant, fitted))
+                checked = _gather(pool, variant, CHECK_FIRST, check_n, args.trials, args.jobs)
+                report = tabulate(variant, checked, fitted)
+                print(f"\n{report.table()}\nmonotonic (check seeds): {report.monotonic()}")
+                ok = ok and report.monotonic()
             if args.days:
                 first = dt.date(2026, 1, 1)
                 days = [(first + dt.timedelta(d)).isoformat() for d in range(args.days)]
-                tiers = list(pool.map(_daily_tier, [(variant, d) for d in days]))
-                counts = {t.value: tiers.count(t.value) for t in Tier.ordered()}
-                print(f"daily deals of {args.days} days (model in code): {counts}")
+                found = pool.map(_daily_features, [(variant, d) for d in days])
+                tiers = [fitted.tier(fitted.score(f)) for f in found if f is not None]
+                counts = {t.value: tiers.count(t) for t in Tier.ordered()}
+                print(f"daily deals of {args.days} days: {counts}")
             print(f"({time.perf_counter() - start:.0f} s)\n", flush=True)
     return 0 if ok else 1
 

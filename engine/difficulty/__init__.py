@@ -58,19 +58,14 @@ def rate(
     """Rate one deal. With `max_nodes` the answer depends only on (variant, seed, max_nodes);
     without it, the search runs for at most about `max_seconds` (wall time, or this process's
     CPU time with `cpu_time`). Raises UnknownVariant / ValueError for a bad variant or seed."""
-    model = model_for(variant) if variant in MODELS else None
-    measured = measure(
+    measured = measure(  # raises UnknownVariant for an unknown variant
         variant,
         seed,
         max_nodes=max_nodes,
         max_seconds=None if max_nodes is not None else max_seconds,
         cpu_time=cpu_time,
     )
-    if model is None:
-        from ..variants import variant as variant_class
-
-        variant_class(variant)  # raises UnknownVariant
-        raise KeyError(f"no difficulty model for {variant}")
+    model = model_for(variant)
     score = model.score(measured.features)
     tier = model.tier(score) if measured.winnable else None
     return Rating(variant, seed, measured.winnable, measured.features, score, tier)

@@ -51,7 +51,7 @@ def _positive_float(text: str) -> float:
 def model_source(variant: str, model: Model) -> str:
     """A model as the Python text of its `MODELS` entry."""
     return (
-        f"    {variant!r}: Model(\n"
+        f'    "{variant}": Model(\n'
         f"        means={model.means!r},\n"
         f"        spreads={model.spreads!r},\n"
         f"        weights={model.weights!r},\n"
