@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .cliargs import dump, game_args
+from .difficulty.cli import register as register_rate
 from .errors import IllegalMove
 from .solvers.cli import register as register_solve
 from .variants import VARIANTS, new_game
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
 
     register_solve(sub)
+    register_rate(sub)  # `rate VARIANT --seed S`: difficulty (engine/difficulty)
     register_verify(sub)  # `verify FILE`: replay a day's results (engine/verify.py)
     return parser
 

@@ -73,6 +73,7 @@ from protocol.events import (
     SERVER_MESSAGES,
     ActiveRace,
     DailyGame,
+    DayTier,
     ErrorReply,
     Finished,
     GameFinished,
@@ -161,6 +162,14 @@ from protocol.social import (
     SpectatorBoard,
 )
 from protocol.solving import DailySeeds, ExportReply, GameExport, Hint, HintReply, SeedsReply
+from protocol.tiers import (
+    Calendar,
+    CalendarDay,
+    CalendarGet,
+    MonthCrowns,
+    TierCell,
+    VariantDay,
+)
 from protocol.tokens import TokenReply, TokenRevokeAll, TokenRotate
 from protocol.variants import Family, VariantInfo
 from protocol.version import (
@@ -172,6 +181,7 @@ from protocol.version import (
     PROTOCOL_VERSION,
     RESUME,
     SUPPORTED_VERSIONS,
+    TIERS,
     negotiate,
 )
 
@@ -195,14 +205,19 @@ __all__ = [
     "RESUME",
     "SERVER_MESSAGES",
     "SUPPORTED_VERSIONS",
+    "TIERS",
     "ActiveRace",
     "BadRequest",
+    "Calendar",
+    "CalendarDay",
+    "CalendarGet",
     "ClientMessage",
     "DailyGame",
     "DailySeeds",
     "DailyStart",
     "DailyStats",
     "DayResult",
+    "DayTier",
     "EncodeError",
     "ErrorCode",
     "ErrorReply",
@@ -228,6 +243,7 @@ __all__ = [
     "LeaderboardEntry",
     "LeaderboardRank",
     "LeaderboardTop",
+    "MonthCrowns",
     "Move",
     "Moved",
     "Ping",
@@ -286,12 +302,14 @@ __all__ = [
     "SigninRedeem",
     "SpectatorBoard",
     "Struct",
+    "TierCell",
     "TokenReply",
     "TokenRevokeAll",
     "TokenRotate",
     "Undo",
     "UnknownType",
     "UnsupportedVersion",
+    "VariantDay",
     "VariantInfo",
     "Welcome",
     "check_tree",

@@ -38,6 +38,7 @@ from protocol.fields import (
     Score,
     Str,
     Text,
+    TierName,
     Token,
     VariantName,
     VariantNames,
@@ -80,6 +81,8 @@ class GameResult(Struct):
     #: Version 5: ``flagged`` while the fair-play screen holds the result for review (it is
     #: then on no leaderboard); absent otherwise.
     status: Annotated[str, RESULT_STATUS] | None = None
+    #: Version 8: true for a catch-up game's result (never ranked: no ``rank``).
+    catchup: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,11 +118,40 @@ class ActiveRace(Struct):
 
 @dataclass(frozen=True, kw_only=True)
 class DailyGame(Struct):
-    """One of the player's daily games of today (``welcome.daily``, version 3)."""
+    """One of the player's daily games of today (``welcome.daily``, version 3). Version 8
+    lists the games of every tier (``tier``) and the catch-up games in play (``catchup``)."""
 
     variant: VariantName
     game_id: GameId
     finished: Flag
+    tier: TierName | None = None
+    catchup: Flag | None = None
+
+
+#: A tier's state for the player (version 8: ``welcome.tiers``, ``calendar``): ``not_played``,
+#: ``playing``, ``won``, ``lost``; ``absent`` (no deal of the tier that day), ``pending``
+#: (today's or a past day's tier not certified yet), ``upcoming`` (a day still to come).
+TIER_STATE: Final = Str(
+    3, 10, r"not_played|playing|won|lost|absent|pending|upcoming", "a tier state"
+)
+TierState = Annotated[str, TIER_STATE]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DayTier(Struct):
+    """One tier of one variant on one day, and the player's state in it (version 8).
+    ``catchup``: the state is the catch-up game's (played after the day, on no board);
+    ``game_id``: the player's game of the tier, when started; ``par``: the deal's par."""
+
+    variant: VariantName
+    tier: TierName
+    state: TierState
+    catchup: Flag = False
+    game_id: GameId | None = None
+    par: Count | None = None
+
+
+DayTierList = Annotated[tuple[DayTier, ...], ListOf(Nested(DayTier), 0, 256)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,6 +244,7 @@ class Welcome(Reply, type="welcome"):
     variant_info: VariantInfoList | None = None  # version 6 on
     #: The ``hello.features`` the server took up (only when the hello asked for some).
     features: Features | None = None
+    tiers: DayTierList | None = None  # version 8: today's tiers of every variant
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,6 +280,9 @@ class GameState(Reply, type="game"):
     hint_penalty_ms: Count | None = None
     #: Version 7: true for a free game (``free.start``: unranked, on no board).
     free: Flag | None = None
+    #: Version 8: the game's tier, and whether it is a catch-up game (on no board).
+    tier: TierName | None = None
+    catchup: Flag | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,6 +328,7 @@ class Leaderboard(Reply, type="leaderboard"):
     offset: Count
     entries: EntryList
     par: Count | None = None
+    tier: TierName | None = None  # version 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,6 +339,7 @@ class PlayerRank(Reply, type="rank"):
     date: DateText
     total: Count
     entry: EntryMap | None = None
+    tier: TierName | None = None  # version 8
 
 
 # --- pushes ----------------------------------------------------------------------------------

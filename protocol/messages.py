@@ -31,6 +31,7 @@ from protocol.fields import (
     MoveText,
     Offset,
     RequestId,
+    TierName,
     Token,
     VariantName,
     Versions,
@@ -80,9 +81,15 @@ class Ping(ClientMessage, type="ping"):
 
 @dataclass(frozen=True, kw_only=True)
 class DailyStart(ClientMessage, type="daily.start"):
-    """Start (or resume) today's daily game of ``variant``; answered by ``game``."""
+    """Start (or resume) today's daily game of ``variant``; answered by ``game``.
+
+    Version 8: ``tier`` picks one of the day's tiers (absent: ``medium``, the daily game);
+    ``date``, a past day of the current month (UTC), starts (or resumes) that day's
+    catch-up game of the tier instead: on no board, counted for the month's crowns."""
 
     variant: VariantName
+    tier: TierName | None = None
+    date: DateText | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,10 +140,12 @@ class Finish(ClientMessage, type="finish"):
 
 @dataclass(frozen=True, kw_only=True)
 class LeaderboardTop(ClientMessage, type="leaderboard.top"):
-    """A page of a daily leaderboard (``date`` defaults to today, UTC)."""
+    """A page of a daily leaderboard (``date`` defaults to today, UTC; ``tier``, version 8:
+    that tier's board, absent or ``medium``: the daily board)."""
 
     variant: VariantName
     date: DateText | None = None
+    tier: TierName | None = None
     offset: Offset = 0
     limit: Limit = 20
 
@@ -147,6 +156,7 @@ class LeaderboardAround(ClientMessage, type="leaderboard.around"):
 
     variant: VariantName
     date: DateText | None = None
+    tier: TierName | None = None
     k: Around = 5
 
 
@@ -156,6 +166,7 @@ class LeaderboardRank(ClientMessage, type="leaderboard.rank"):
 
     variant: VariantName
     date: DateText | None = None
+    tier: TierName | None = None
 
 
 for _cls in _client_messages.values():

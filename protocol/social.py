@@ -33,6 +33,7 @@ from protocol.fields import (
 from protocol.messages import ClientMessage
 from protocol.races import RaceId, RaceInfoMap, RacerList, SmallLimit, Status
 from protocol.schema import Nested, Struct, fields_of
+from protocol.tiers import MonthList
 
 Percent = Annotated[int, Int(0, 100)]
 
@@ -189,6 +190,8 @@ class Profile(Reply, type="profile"):
     daily: DailyStatsList
     races: RaceStatsList
     recent: DayResults
+    #: Version 8: crowns and badge of every month with crowns, newest first (past ones kept).
+    months: MonthList | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from protocol.fields import (
     ListOf,
     MoveText,
     Text,
+    TierName,
     VariantName,
 )
 from protocol.messages import ClientMessage
@@ -46,9 +47,11 @@ class HintReply(Reply, type="hint"):
 
 @dataclass(frozen=True, kw_only=True)
 class DailySeeds(ClientMessage, type="daily.seeds"):
-    """The seeds of a day that is over, so anyone can re-deal and replay its results."""
+    """The seeds of a day that is over, so anyone can re-deal and replay its results
+    (``tier``, version 8: that tier's deals; absent or ``medium``: the daily deals)."""
 
     date: DateText
+    tier: TierName | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +60,7 @@ class SeedsReply(Reply, type="daily.seeds"):
 
     date: DateText
     seeds: SeedMap
+    tier: TierName | None = None  # version 8: as asked
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 7
+PROTOCOL_VERSION: Final = 8
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -57,6 +57,16 @@ with it: ``welcome`` with that device's own token; a wrong, used or expired code
 deals an unranked free game of any variant (a random deal, never a daily or race deal; game
 kind ``free``); ``race.rematch`` after a race opens a private room with the same racers, who
 are told by a ``race.rematch_offer`` push. Older versions get ``unknown_type`` for all four.
+
+Version 8 (tiers): each variant has four tiers a day, ``easy``, ``medium``, ``hard`` and
+``expert``, each its own deal, board, par and result, one ranked attempt each; ``medium`` is
+the daily game (the same game, board and history as before). ``daily.start`` takes ``tier``
+and, for a past day of the current month, ``date`` (a catch-up game: on no board, its result
+``catchup``); ``welcome`` carries ``tiers`` (today's tiers and the player's state in each) and
+lists every tier's games in ``daily``; ``game`` carries ``tier`` and ``catchup``; the
+leaderboard requests take ``tier``; ``calendar.get`` answers ``calendar`` (the month's days,
+tiers and states, crowns and badge); ``profile`` carries ``months`` (crowns and badge per
+month). Older versions see exactly one daily game per variant, as before.
 """
 
 LEAN_MOVES: Final = 2
@@ -79,7 +89,10 @@ ACCOUNTS: Final = 7
 """The first version with sign-in codes (``signin.code``, ``signin.redeem``), free play
 (``free.start``) and rematches (``race.rematch``, ``race.rematch_offer``)."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7})
+TIERS: Final = 8
+"""The first version with tiers per day, catch-up games, the calendar and badges."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8})
 """Every protocol version this package can speak."""
 
 

@@ -218,11 +218,12 @@ async def _sweep_sessions(app: web.Application) -> None:
 
 
 async def _prepare_deals(services: Services) -> None:
-    """Keep today's and tomorrow's daily deals computed, so rollover is instant."""
+    """Keep today's and tomorrow's daily deals and tiers computed, so rollover is instant."""
     while True:
         raise_if_cancelled()
         try:
             await services.deals.prepare_ahead()
+            await services.deals.prepare_tiers_ahead()  # the day's tiers, after its deals
         except Exception:
             raise_if_cancelled()
             log.exception("preparing daily deals failed")

@@ -65,6 +65,10 @@ class Config:
     # line turns it on unless --no-certify is given.
     certify_deals: bool = False
     solver_budget_s: float = 10.0  # per candidate deal
+    # Tiers per day (docs/deals.md): the difficulty model's search budget per candidate deal
+    # (nodes) and how many candidates the day's tier certification may rate per variant.
+    tier_nodes: int = 20_000
+    tier_deals: int = 60
     hint_budget_s: float = 3.0
     hint_penalty_ms: int = 30_000
     # Run on uvloop (--uvloop). Off by default: it measured no faster for this server, whose
@@ -154,6 +158,8 @@ class Config:
             certify_deals=not a.no_certify,
             fair_play_screen=not a.no_fair_play_screen,
             solver_budget_s=a.solver_budget,
+            tier_nodes=a.tier_nodes,
+            tier_deals=a.tier_deals,
             hint_budget_s=a.hint_budget,
             hint_penalty_ms=a.hint_penalty_ms,
             uvloop=a.uvloop,
@@ -268,6 +274,20 @@ def _play_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -
         default=d.solver_budget_s,
         help="seconds of search per candidate daily deal",
     )
+    p.add_argument(
+        "--tier-nodes",
+        type=int,
+        default=int(env.get("SOLITAIRE_TIER_NODES") or d.tier_nodes),
+        help="search nodes per candidate deal when certifying a day's tiers (docs/deals.md); "
+        "env SOLITAIRE_TIER_NODES",
+    )
+    p.add_argument(
+        "--tier-deals",
+        type=int,
+        default=int(env.get("SOLITAIRE_TIER_DEALS") or d.tier_deals),
+        help="candidate deals rated per variant and day for its tiers; a tier with no deal "
+        "among them is absent that day; env SOLITAIRE_TIER_DEALS",
+    )
     p.add_argument("--hint-budget", type=float, default=d.hint_budget_s)
     p.add_argument("--hint-penalty-ms", type=int, default=d.hint_penalty_ms)
 
@@ -379,6 +399,8 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "race_rooms_per_hour",
             "api_burst",
             "hint_queue_max",
+            "tier_nodes",
+            "tier_deals",
         ),
         1,
         True,

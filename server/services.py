@@ -28,6 +28,7 @@ from server.races.rematch import Rematches
 from server.races.service import RaceService, RaceSettings
 from server.races.spectate import Spectators
 from server.races.store import RaceStore
+from server.redis import keys
 from server.runtime.clock import Clock
 from server.runtime.metrics import Metrics
 
@@ -117,6 +118,8 @@ class Services:
             budget_s=config.solver_budget_s,
             retention_days=config.leaderboard_retention_days,
             batch=store.batch,
+            tier_nodes=config.tier_nodes,
+            tier_deals=config.tier_deals,
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen
@@ -156,12 +159,16 @@ class Services:
         )
 
 
-def _par_of(deals: DailyDeals) -> Callable[[str, dt.date], Awaitable[int | None]]:
-    """The day's par for the fair-play screen (`GameStore.par_of`): the certified deals'
-    winning line length, None when the deal was not certified."""
+def _par_of(deals: DailyDeals) -> Callable[[str, dt.date, str], Awaitable[int | None]]:
+    """The par of a day's tier for the fair-play screen (`GameStore.par_of`): the certified
+    deals' winning line length, None when the deal was not certified (or has no par)."""
 
-    async def par(variant: str, date: dt.date) -> int | None:
-        deal = await deals.peek(variant, date)
-        return deal.par if deal is not None and deal.certified else None
+    async def par(variant: str, date: dt.date, tier: str) -> int | None:
+        if tier == keys.DAILY_TIER:
+            deal = await deals.peek(variant, date)
+            return deal.par if deal is not None and deal.certified else None
+        found = await deals.peek_tiers(variant, date)
+        tier_deal = found.deals.get(tier) if found is not None else None
+        return tier_deal.par if tier_deal is not None and tier_deal.certified else None
 
     return par

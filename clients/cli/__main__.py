@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Final
@@ -23,6 +24,7 @@ from protocol.races import ROOM_CODE
 
 from . import render
 from .account import cmd_token
+from .calendar import cmd_calendar
 from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
 from .config import DEFAULT_SERVER
 from .devices import cmd_signin, cmd_signin_code
@@ -61,6 +63,12 @@ def _date(text: str) -> str:
         return DATE.load(text, "--date")
     except p.ProtocolError:
         raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from None
+
+
+def _month(text: str) -> str:
+    if re.fullmatch(r"[0-9]{4}-(0[1-9]|1[0-2])", text) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a month YYYY-MM")
+    return text
 
 
 def _room_code(text: str) -> str:
@@ -130,6 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--moves", metavar="FILE", help="play the moves in FILE ('-': stdin) non-interactively"
     )
     sp.add_argument("--show", action="store_true", help="print the current game and exit")
+    sp.add_argument(
+        "--tier",
+        choices=("easy", "medium", "hard", "expert"),
+        help="one of the day's tiers (default: medium, the daily deal)",
+    )
+    sp.add_argument(
+        "--date",
+        type=_date,
+        help="a past day of this month, YYYY-MM-DD: play it as catch-up (on no board)",
+    )
+
+    sp = add("calendar", cmd_calendar, "this month's tiers, your results, crowns and badge")
+    sp.add_argument("--month", type=_month, help="YYYY-MM (default: this month, UTC)")
+    sp.add_argument("--variant", choices=VARIANT_IDS, metavar="VARIANT", help="one variant only")
 
     sp = add("leaderboard", cmd_leaderboard, "show a daily (or race) leaderboard")
     sp.add_argument("variant", choices=VARIANT_IDS, metavar="VARIANT")
@@ -137,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--around-me", action="store_true", help="the entries around your own")
     sp.add_argument("--limit", type=_limit, default=20, help="entries to show (1-100)")
     sp.add_argument("--race", action="store_true", help="the race board instead of the daily")
+    sp.add_argument(
+        "--tier", choices=("easy", "medium", "hard", "expert"), help="that tier's daily board"
+    )
     sp.add_argument(
         "--board",
         choices=("rating", "wins"),

@@ -157,8 +157,17 @@ def script_source(source: str | None, ctx: Ctx) -> Script | None:
     return script_lines(text.splitlines())
 
 
+def need_tiers(session: ServerSession, what: str) -> None:
+    """UsageError unless the server speaks protocol version 8 (tiers)."""
+    welcome = session.welcome
+    if welcome is None or welcome.version < p.TIERS:
+        spoken = welcome.version if welcome else "?"
+        raise UsageError(f"{what} needs protocol version {p.TIERS}; this server speaks {spoken}")
+
+
 async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
-    """Play today's deal: interactively, from a moves file, or just show it (--show)."""
+    """Play today's deal: interactively, from a moves file, or just show it (--show); with
+    --tier one of the day's tiers, with --date a past day's as catch-up."""
     moves_source: str | None = args.moves
     if ctx.out.json and moves_source is None and not args.show:
         moves_source = "-"  # --json means scripting: moves come from stdin
@@ -166,8 +175,12 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
     session = await open_session(ctx)
     try:
         _check_variant(session, args.variant)
+        tier, date = getattr(args, "tier", None), getattr(args, "date", None)
+        if tier is not None or date is not None:
+            need_tiers(session, "--tier and --date")
         state = await session.request(
-            lambda rid: p.DailyStart(id=rid, variant=args.variant), p.GameState
+            lambda rid: p.DailyStart(id=rid, variant=args.variant, tier=tier, date=date),
+            p.GameState,
         )
         game = ServerGame(session, state)
         info: JsonDoc = {
@@ -176,11 +189,19 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
             "date": game.date,
             "game_id": game.game_id,
         }
+        if state.tier is not None:
+            info["tier"] = state.tier
+            info["catchup"] = bool(state.catchup)
         if args.show:
             return _show(game, ctx, info)
         if lines is not None:
             return await scripted(game, lines, ctx.out, info)
         hint = f"Resume it with: solitaire daily {game.variant}"
+        if tier is not None:
+            hint += f" --tier {tier}"
+        if state.catchup:
+            hint += f" --date {game.date}"
+            ctx.out.show(f"Catch-up game of {game.date} ({state.tier}): on no board.")
         return await interactive(game, ctx.out, ctx.reader, session, resume_hint=hint)
     finally:
         await session.close()
@@ -276,20 +297,26 @@ async def _daily_board(
     args: argparse.Namespace, session: ServerSession
 ) -> tuple[p.Leaderboard, p.PlayerRank]:
     variant, date = args.variant, args.date
+    tier = getattr(args, "tier", None)
+    if tier is not None:
+        need_tiers(session, "--tier")
     if args.around_me:
         board = await session.request(
             lambda rid: p.LeaderboardAround(
-                id=rid, variant=variant, date=date, k=_around(args.limit)
+                id=rid, variant=variant, date=date, k=_around(args.limit), tier=tier
             ),
             p.Leaderboard,
         )
     else:
         board = await session.request(
-            lambda rid: p.LeaderboardTop(id=rid, variant=variant, date=date, limit=args.limit),
+            lambda rid: p.LeaderboardTop(
+                id=rid, variant=variant, date=date, limit=args.limit, tier=tier
+            ),
             p.Leaderboard,
         )
     rank = await session.request(
-        lambda rid: p.LeaderboardRank(id=rid, variant=variant, date=board.date), p.PlayerRank
+        lambda rid: p.LeaderboardRank(id=rid, variant=variant, date=board.date, tier=tier),
+        p.PlayerRank,
     )
     return board, rank
 

@@ -504,7 +504,8 @@ def daily_leaderboard(
 ) -> list[RenderableType]:
     """A daily board (or a line saying it is empty) and, when not on it, the player's rank."""
     scored = VARIANTS[variant_id].scored
-    title = f"{title_of(variant_id)} · daily {board.date} · {board.total} result(s)"
+    tier = f" ({board.tier})" if board.tier else ""
+    title = f"{title_of(variant_id)} · daily{tier} {board.date} · {board.total} result(s)"
     if board.par is not None:
         title += f" · par {board.par}"
     shown: list[RenderableType] = []

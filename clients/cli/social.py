@@ -136,6 +136,11 @@ def profile_view(
         parts.append(t)
     if profile.recent:
         parts.append(results_table("Last 30 days", profile.recent, live))
+    if profile.months:
+        t = _table("Crowns by month (solitaire calendar)", "month", "crowns", "badge")
+        for m in profile.months:
+            t.add_row(m.month, str(m.crowns), m.badge or "-")
+        parts.append(t)
     return Group(*parts)
 
 

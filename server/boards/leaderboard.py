@@ -121,15 +121,17 @@ class BoardRef:
     outbox_key: str
 
     @classmethod
-    def daily(cls, variant: str, date: dt.date) -> BoardRef:
+    def daily(cls, variant: str, date: dt.date, tier: str | None = None) -> BoardRef:
+        """The day's board of ``variant``: the daily game's, or one tier's (``tier``; the
+        medium tier's is the daily board)."""
         return cls(
             "daily",
             variant,
             date,
-            keys.daily_board(variant, date),
-            keys.daily_members(variant, date),
-            keys.daily_entries(variant, date),
-            keys.daily_outbox(variant, date),
+            keys.daily_board(variant, date, tier),
+            keys.daily_members(variant, date, tier),
+            keys.daily_entries(variant, date, tier),
+            keys.daily_outbox(variant, date, tier),
         )
 
     @classmethod

@@ -263,15 +263,16 @@ class ReviewDesk:
             raise Conflict(f"{pid} is already marked")
         removed = 0
         for variant, date in await self._days(pid):
-            b = BoardRef.daily(variant, date)
-            removed += int(
-                cast(
-                    int,
-                    await self.batch.eval(
-                        self._remove, (b.board_key, b.members_key, b.entries_key), (pid,)
-                    ),
+            for tier in keys.TIER_NAMES:  # the daily board (medium) and the other tiers'
+                b = BoardRef.daily(variant, date, tier)
+                removed += int(
+                    cast(
+                        int,
+                        await self.batch.eval(
+                            self._remove, (b.board_key, b.members_key, b.entries_key), (pid,)
+                        ),
+                    )
                 )
-            )
         ratings = 0
         for variant in self.variants:
             ratings += int(await self._r.zrem(keys.rating_board(variant), pid))

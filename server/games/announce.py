@@ -52,6 +52,7 @@ def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.Gam
     if r is None:
         return None
     flagged = live.record.flagged
+    catchup = live.record.catchup
     return p.GameResult(
         won=r.won,
         over=r.over,
@@ -60,9 +61,10 @@ def result_of(live: LiveGame, entry: Entry | None, version: int | None) -> p.Gam
         time_ms=r.time_ms,
         moves=r.moves,
         resigned=r.resigned,
-        rank=entry.rank if entry and entry.rank and not flagged else None,
+        rank=entry.rank if entry and entry.rank and not flagged and not catchup else None,
         hints=r.hints,
         status=FLAGGED if flagged and (version or 0) >= p.FAIR_PLAY else None,
+        catchup=True if catchup and (version or 0) >= p.TIERS else None,
     )
 
 
@@ -74,7 +76,9 @@ async def with_entry(
     if not live.record.finished or live.record.kind == "free":
         return live, None
     live = await games.reviewed(live)
-    board = BoardRef.daily(live.record.variant, live.record.date)
+    if live.record.catchup:  # on no board
+        return live, None
+    board = BoardRef.daily(live.record.variant, live.record.date, live.record.tier)
     return live, await boards.rank(board, live.record.player_id)
 
 

@@ -20,11 +20,11 @@ import resource
 import secrets
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import redis.asyncio
 
@@ -37,6 +37,7 @@ from server.runtime.errors import (
     RateLimited,
     SolverBusy,
     StoreUnavailable,
+    raise_if_cancelled,
     translate_redis_errors,
 )
 
@@ -48,6 +49,17 @@ MAX_CANDIDATES = 40
 CERTIFY_BUDGETS = 6
 #: Seconds a deal's lock outlives the longest certification may take (`lock_ttl_s`).
 LOCK_MARGIN_S = 60
+
+#: Seconds a tier certification's lock lasts; its holder renews it every third of that while it
+#: rates (a Triple Deck candidate takes seconds, a day's up to minutes), so a process that
+#: dies frees it within this long.
+TIER_LOCK_S = 300
+
+#: Renew a lock only while it is still ours.
+_RENEW_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
 
 #: Release a lock only while it is still ours: after it expired another process may hold it.
 _RELEASE_LUA = """
@@ -85,10 +97,96 @@ class Deal:
         )
 
 
+#: Tiers with a deal of their own each day (the medium tier is the daily deal, `Deal`).
+OWN_TIERS: tuple[str, ...] = tuple(t for t in keys.TIER_NAMES if t != keys.DAILY_TIER)
+
+
+@dataclass(frozen=True, slots=True)
+class TierDeal:
+    """A day's deal of one tier of a variant. ``seed`` is secret until the day is over."""
+
+    variant: str
+    date: dt.date
+    tier: str
+    seed: int
+    par: int | None  # moves of the solver's winning line (None: not known)
+    certified: bool  # rated in its tier by the difficulty model (`engine.difficulty`)
+    score: float | None = None  # the model's difficulty score
+
+
+@dataclass(frozen=True, slots=True)
+class DayTiers:
+    """A day's tier deals of one variant: easy, hard and expert (absent: no deal of that tier
+    was found in the certification's budget); the medium tier is the daily `Deal`."""
+
+    variant: str
+    date: dt.date
+    deals: dict[str, TierDeal]
+
+    def dump(self) -> str:
+        return json.dumps(
+            {
+                t: (
+                    {"seed": d.seed, "par": d.par, "certified": d.certified, "score": d.score}
+                    if (d := self.deals.get(t)) is not None
+                    else None
+                )
+                for t in OWN_TIERS
+            }
+        )
+
+    @classmethod
+    def load(cls, variant_id: str, date: dt.date, raw: str | bytes) -> DayTiers:
+        d = json.loads(raw)
+        deals = {}
+        for tier in OWN_TIERS:
+            x = d.get(tier)
+            if x is not None:
+                deals[tier] = TierDeal(
+                    variant_id,
+                    date,
+                    tier,
+                    int(x["seed"]),
+                    None if x["par"] is None else int(x["par"]),
+                    bool(x["certified"]),
+                    None if x.get("score") is None else float(x["score"]),
+                )
+        return cls(variant_id, date, deals)
+
+
+def tier_candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
+    """The index-th candidate of the day's tier sequence (apart from the daily's)."""
+    return daily_seed(secret, f"{variant_id}@tiers#{index}", date)
+
+
+def tier_own_seed(secret: bytes, variant_id: str, date: dt.date, tier: str, index: int) -> int:
+    """An uncertified tier's index-th seed (``--no-certify``: each tier its own sequence)."""
+    return daily_seed(secret, f"{variant_id}@{tier}#{index}", date)
+
+
+def _rate_tier(variant_id: str, seed: int, nodes: int) -> tuple[str | None, int | None, float]:
+    """(tier, par, score) of one candidate deal (run in a solver process:
+    `engine.difficulty.rate`, deterministic for its node budget). The par is the solver's
+    winning line's length; none for the scoring Triple Deck games (a tier deal of theirs is
+    winnable at the full score). Tier None: not certified winnable within the budget."""
+    from engine.difficulty import rate
+
+    rating = rate(variant_id, seed, max_nodes=nodes)
+    if rating.tier is None:
+        return None, None, float(rating.score)
+    par = None if variant(variant_id).scored else int(rating.features.line_moves)
+    return str(rating.tier.value), par, float(rating.score)
+
+
 def _retrieved(task: asyncio.Task[Deal]) -> None:
     """Mark a deal task's failure as seen: its waiters (if any are left) get it themselves; a
     task whose waiters all went away (a closed connection, a shutdown) must not leave "Task
     exception was never retrieved" behind."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _retrieved_tiers(task: asyncio.Task[DayTiers]) -> None:
     if not task.cancelled():
         task.exception()
 
@@ -278,6 +376,8 @@ class DailyDeals:
         budget_s: float = 10.0,
         retention_days: int = 90,
         batch: Batcher | None = None,
+        tier_nodes: int = 20_000,
+        tier_deals: int = 60,
     ) -> None:
         self.r = client
         #: Scripts run through the shared group commit (`Services` hands it the store's).
@@ -291,6 +391,12 @@ class DailyDeals:
         self._cache: dict[tuple[str, dt.date], Deal] = {}
         self._local: dict[tuple[str, dt.date], asyncio.Task[Deal]] = {}
         self._release = LuaScript.of(_RELEASE_LUA)
+        self._renew = LuaScript.of(_RENEW_LUA)
+        #: The tier certification's search budget per candidate deal, and its candidates.
+        self.tier_nodes = tier_nodes
+        self.tier_deals = tier_deals
+        self._tiers: dict[tuple[str, dt.date], DayTiers] = {}
+        self._tier_tasks: dict[tuple[str, dt.date], asyncio.Task[DayTiers]] = {}
 
     def lock_ttl_s(self) -> int:
         """How long a deal's lock lasts: longer than its computation can take (every
@@ -397,6 +503,159 @@ class DailyDeals:
                 except StoreUnavailable:
                     log.warning("cannot prepare %s %s: Redis unavailable", variant_id, date)
 
+    async def prepare_tiers_ahead(self) -> None:
+        """Certify today's and tomorrow's tiers of every variant (background task, after
+        `prepare_ahead`: the only place tiers are certified)."""
+        from engine import VARIANT_IDS
+
+        today = utc_date(self.clock.now_ms())
+        for date in (today, today + dt.timedelta(days=1)):
+            for variant_id in VARIANT_IDS:
+                try:
+                    await self.tiers(variant_id, date)
+                except StoreUnavailable:
+                    log.warning("cannot prepare %s %s tiers: Redis unavailable", variant_id, date)
+                except Exception:  # a dead worker, a bug: nothing stored, tried again later
+                    raise_if_cancelled()
+                    log.exception("certifying the %s %s tiers failed", variant_id, date)
+
+    # -- tiers --------------------------------------------------------------------------------
+
+    async def tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+        """The day's tier deals, certifying them (or waiting for the process that does) when
+        none are stored. Certification runs only from `prepare_tiers_ahead`; a request asks
+        `tiers_for_request`, which never certifies."""
+        cached = self._tiers.get((variant_id, date))
+        if cached is not None:
+            return cached
+        task = self._tier_tasks.get((variant_id, date))
+        if task is None:
+            task = asyncio.create_task(self._obtain_tiers(variant_id, date))
+            task.add_done_callback(_retrieved_tiers)
+            self._tier_tasks[(variant_id, date)] = task
+        try:
+            found = await asyncio.shield(task)
+        finally:
+            if task.done():
+                self._tier_tasks.pop((variant_id, date), None)
+        self._tiers[(variant_id, date)] = found
+        return found
+
+    async def tiers_for_request(self, variant_id: str, date: dt.date) -> DayTiers | None:
+        """The day's tier deals for a player's request: the stored ones, never certified here
+        (None while the background certification has not stored them). Without
+        certification (``--no-certify``) they cost nothing and are dealt at once."""
+        found = await self.peek_tiers(variant_id, date)
+        if found is None and not self.certify:
+            return await self.tiers(variant_id, date)
+        return found
+
+    @translate_redis_errors
+    async def peek_tiers(self, variant_id: str, date: dt.date) -> DayTiers | None:
+        """The day's tier deals if they have been certified, without certifying them."""
+        cached = self._tiers.get((variant_id, date))
+        if cached is not None:
+            return cached
+        raw = await self.r.get(keys.daily_tiers(variant_id, date))
+        if not raw:
+            return None
+        found = DayTiers.load(variant_id, date, raw)
+        self._tiers[(variant_id, date)] = found
+        return found
+
+    @translate_redis_errors
+    async def peek_days(
+        self, days: Sequence[tuple[str, dt.date]]
+    ) -> tuple[dict[tuple[str, dt.date], Deal], dict[tuple[str, dt.date], DayTiers]]:
+        """The stored deals and tier deals of several (variant, day)s, in one round trip
+        (none computed): for the month calendar."""
+        wanted = [d for d in days if d not in self._cache or d not in self._tiers]
+        if wanted:
+            async with self.r.pipeline(transaction=False) as pipe:
+                for variant_id, date in wanted:
+                    pipe.get(keys.daily_deal(variant_id, date))
+                    pipe.get(keys.daily_tiers(variant_id, date))
+                raws = cast(list[str | None], await pipe.execute())
+            for i, (variant_id, date) in enumerate(wanted):
+                deal_raw, tiers_raw = raws[2 * i], raws[2 * i + 1]
+                if deal_raw:
+                    self._cache[(variant_id, date)] = Deal.load(variant_id, date, deal_raw)
+                if tiers_raw:
+                    self._tiers[(variant_id, date)] = DayTiers.load(variant_id, date, tiers_raw)
+        deals = {d: self._cache[d] for d in days if d in self._cache}
+        tiers = {d: self._tiers[d] for d in days if d in self._tiers}
+        return deals, tiers
+
+    @translate_redis_errors
+    async def _obtain_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+        """As `_obtain` for the deal: one certification per (variant, day) across every
+        process (the lock), the first stored result served by all (``SET NX``)."""
+        key = keys.daily_tiers(variant_id, date)
+        lock = keys.daily_tiers_lock(variant_id, date)
+        while True:
+            raw = await self.r.get(key)
+            if raw:
+                return DayTiers.load(variant_id, date, raw)
+            token = f"{os.getpid()}:{secrets.token_hex(8)}"
+            if await self.r.set(lock, token, nx=True, ex=TIER_LOCK_S):
+                renew = asyncio.create_task(self._keep_lock(lock, token))
+                try:
+                    raw = await self.r.get(key)
+                    if raw:
+                        return DayTiers.load(variant_id, date, raw)
+                    found = await self._compute_tiers(variant_id, date)
+                    if await self.r.set(key, found.dump(), ex=self.retention_s, nx=True):
+                        return found
+                    continue
+                finally:
+                    renew.cancel()
+                    await self.batch.eval(self._release, (lock,), (token,))
+            await asyncio.sleep(0.2)
+
+    async def _keep_lock(self, lock: str, token: str) -> None:
+        """Renew a held tiers lock until cancelled (the certification is done)."""
+        while True:
+            await asyncio.sleep(TIER_LOCK_S / 3)
+            with contextlib.suppress(Exception):  # else it expires, and another may begin
+                await self.batch.eval(self._renew, (lock,), (token, TIER_LOCK_S))
+
+    async def _compute_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+        """`engine.difficulty.find_tiers` over the day's tier candidates, one candidate per
+        solver task (hints and game-over checks take turns with it), stopping once easy,
+        hard and expert each have their first deal: the same deals as one find_tiers call."""
+        if not self.certify:
+            return self._uncertified_tiers(variant_id, date)
+        deals: dict[str, TierDeal] = {}
+        try:
+            for index in range(self.tier_deals):
+                if len(deals) == len(OWN_TIERS):
+                    break
+                seed = tier_candidate_seed(self.secret, variant_id, date, index)
+                tier, par, score = await self.pool.run(
+                    _rate_tier, variant_id, seed, self.tier_nodes
+                )
+                if tier in OWN_TIERS and tier not in deals:
+                    deals[tier] = TierDeal(variant_id, date, tier, seed, par, True, score)
+        except KeyError as exc:  # the engine has no difficulty model for this variant
+            log.warning("%s %s: no tiers certified: %s", variant_id, date, exc)
+            return DayTiers(variant_id, date, {})
+        missing = [t for t in OWN_TIERS if t not in deals]
+        if missing:
+            log.warning("%s %s: no %s deal in budget", variant_id, date, ", ".join(missing))
+        return DayTiers(variant_id, date, deals)
+
+    def _uncertified_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+        """Each tier's first playable seed of its own sequence, unrated."""
+        deals = {}
+        for tier in OWN_TIERS:
+            seed = tier_own_seed(self.secret, variant_id, date, tier, 0)
+            for index in range(MAX_CANDIDATES):
+                seed = tier_own_seed(self.secret, variant_id, date, tier, index)
+                if offers_a_move(variant_id, seed):
+                    break
+            deals[tier] = TierDeal(variant_id, date, tier, seed, None, False)
+        return DayTiers(variant_id, date, deals)
+
     @translate_redis_errors
     async def peek(self, variant_id: str, date: dt.date) -> Deal | None:
         """The deal if it has been computed, without computing it."""
@@ -407,13 +666,21 @@ class DailyDeals:
         return Deal.load(variant_id, date, raw) if raw else None
 
     @translate_redis_errors
-    async def revealed(self, date: dt.date) -> dict[str, int]:
-        """The seeds of a day that is over; raises ValueError for today and later."""
+    async def revealed(self, date: dt.date, tier: str | None = None) -> dict[str, int]:
+        """The seeds of a day that is over (of one of its tiers: ``tier``; the daily deals
+        are the medium tier); raises ValueError for today and later."""
         if date >= utc_date(self.clock.now_ms()):
             raise ValueError("seeds are revealed once the day is over (UTC)")
         from engine import VARIANT_IDS
 
         out = {}
+        if tier is not None and tier != keys.DAILY_TIER:
+            for variant_id in VARIANT_IDS:
+                found = await self.peek_tiers(variant_id, date)
+                tier_deal = found.deals.get(tier) if found else None
+                if tier_deal is not None:
+                    out[variant_id] = tier_deal.seed
+            return out
         for variant_id in VARIANT_IDS:
             raw = await self.r.get(keys.daily_deal(variant_id, date))
             if raw:

@@ -166,6 +166,25 @@ class GameService:
             return self._build(record, [])
         return await self.current(record.game_id, player_id=record.player_id)
 
+    async def start_tier(
+        self,
+        variant: str,
+        date: dt.date,
+        player_id: str,
+        tier: str,
+        seed: int,
+        *,
+        catchup: bool = False,
+    ) -> LiveGame:
+        """The player's game of one tier of a day (ranked, or a catch-up game): created now,
+        or the one already started (one attempt per tier and day)."""
+        record = await self.store.start_tier(
+            variant, date, player_id, tier, seed, self.clock.now_ms(), catchup=catchup
+        )
+        if record.seq == 0 and not record.finished and record.game_id not in self._cache:
+            return self._build(record, [])
+        return await self.current(record.game_id, player_id)
+
     async def get(self, game_id: str, player_id: str) -> LiveGame:
         """The player's game, from the cache when it is current. Raises NotFound."""
         live = self._cache.get(game_id)

@@ -41,7 +41,7 @@ from server.boards.leaderboard import (
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
-from server.games.daily import DAY_MS, day_start_ms
+from server.players.crowns import Crowns
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
@@ -193,7 +193,7 @@ local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry}
 if a.held ~= '' then
   fields[#fields + 1] = 'held'
   fields[#fields + 1] = a.held
-else
+elseif a.board ~= false then
   fields[#fields + 1] = 'pending'
   fields[#fields + 1] = '1'
 end
@@ -324,6 +324,10 @@ class GameRecord:
     held: str | None = None
     #: The review of a held result: "cleared" or "confirmed" (None: not reviewed yet).
     review: str | None = None
+    #: The day's tier the game plays ("medium" for the daily game; None for a race game).
+    tier: str | None = None
+    #: A catch-up game of a past day of the month: on no board, in no history.
+    catchup: bool = False
 
     @property
     def finished(self) -> bool:
@@ -336,8 +340,12 @@ class GameRecord:
 
     @property
     def day_end_ms(self) -> int:
-        """When a daily game's UTC day ends (its writes stop); 0 for a race game."""
-        return day_start_ms(self.date) + DAY_MS if self.kind == "daily" else 0
+        """When a daily game's UTC day ends (its writes stop; a catch-up game's month); 0 for
+        a race game."""
+        if self.kind != "daily":
+            return 0
+        k = keys.parse_game_id(self.game_id)
+        return k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
 
 
 _KINDS: dict[str, Literal["daily", "race", "free"]] = {
@@ -363,6 +371,7 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
             hints=int(d.get("hints", 0)),
             rollover=d.get("rollover") == "1",
         )
+    k = keys.parse_game_id(d["game_id"])
     return GameRecord(
         game_id=d["game_id"],
         kind=_KINDS.get(d.get("kind", ""), "daily"),
@@ -381,6 +390,8 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         entry=PendingEntry.loads(d["entry"]) if "entry" in d else None,
         held=d.get("held") or None,
         review=d.get("review") or None,
+        tier=k.tier if isinstance(k, keys.DailyGameKeys) else None,
+        catchup=isinstance(k, keys.DailyGameKeys) and k.catchup,
     )
 
 
@@ -437,11 +448,13 @@ class GameStore:
         self._enlist = LuaScript.of(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.batch)
+        #: Players' crowns per month, from each finished tier game (`server.players.crowns`).
+        self.crowns = Crowns(redis, commit=self.batch)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
         #: account's results are held either way.
         self.screen_results = True
         #: The day's par of a variant for the screen (the app sets it from its deal store).
-        self.par_of: Callable[[str, dt.date], Awaitable[int | None]] | None = None
+        self.par_of: Callable[[str, dt.date, str], Awaitable[int | None]] | None = None
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -450,6 +463,26 @@ class GameStore:
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
         await self.enlist(variant, date, game_id, now_ms)
+        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+
+    async def start_tier(
+        self,
+        variant: str,
+        date: dt.date,
+        player_id: str,
+        tier: str,
+        seed: int,
+        now_ms: int,
+        *,
+        catchup: bool = False,
+    ) -> GameRecord:
+        """The player's one game of a tier of (variant, date): ranked (enlisted in its day's
+        index like the daily game, so the day's close settles it), or a catch-up game of a
+        past day (on no board; its writes stop at its month's end). Returns the existing game
+        unchanged when there is one: one attempt per tier and day, ranked or catch-up."""
+        game_id = keys.tier_game_id(variant, date, player_id, tier, catchup=catchup)
+        if not catchup:
+            await self.enlist(variant, date, game_id, now_ms)
         return await self.start_game(game_id, "daily", variant, seed, now_ms)
 
     @translate_redis_errors
@@ -539,7 +572,7 @@ class GameStore:
         seq. Raises ``NotFound``, ``GameOver``, ``Conflict`` (stale seq), ``InvalidInput`` or
         ``StoreUnavailable``."""
         k = keys.parse_game_id(game_id)
-        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        day_end = k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
         return await self.append(k.game, k.log, k.times, expected_seq, move_text, now_ms, day_end)
 
     async def append(
@@ -614,10 +647,11 @@ class GameStore:
             # outboxes are written before the game's step either way: a result the screen
             # holds leaves the board's outbox at its next read (nothing is owed there).
             # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
-            outboxes = (
+            outboxes: tuple[asyncio.Future[object], ...] = (
                 self.history.mark_pending_soon(k.player_id, k.game_id),
-                self.entries.enqueue_soon(k, expire_at),
             )
+            if not k.catchup:  # a catch-up game is on no board: the player's outbox only
+                outboxes += (self.entries.enqueue_soon(k, expire_at),)
             verdict = await self._screen(k, result, now_ms, final_move, outboxes)
             return await self._finish_daily(
                 k,
@@ -760,7 +794,7 @@ class GameStore:
         if self.par_of is None:
             return None
         try:
-            return await self.par_of(k.variant, k.date)
+            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER)
         except StoreUnavailable:
             return None
 
@@ -779,7 +813,7 @@ class GameStore:
         # profile read) and the board's (written below, or by the next read of the board). A
         # held result is listed on the review desk (`server.fairplay.review`) before its
         # game's step marks it held: a round trip more, only for a held result.
-        if held:
+        if held and not k.catchup:  # a catch-up game is on no board: nothing to review
             await self._hold(k, now_ms)
         arg = json.dumps(
             {
@@ -790,8 +824,9 @@ class GameStore:
                 "entry": entry.dumps(),
                 "fields": {f: str(v) for f, v in result.fields().items()},
                 "held": held,
-                "day_end": day_start_ms(k.date) + DAY_MS,
+                "day_end": k.end_ms,
                 "rollover": rollover,
+                "board": not k.catchup,
             },
             separators=(",", ":"),
         )
@@ -805,6 +840,9 @@ class GameStore:
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
         record = _record(res[1])
+        if k.catchup:  # on no board: its entry ranks nowhere
+            await self.record_history(record)
+            return record, entry_from_json(0, k.player_id, entry.data)
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
@@ -856,32 +894,48 @@ class GameStore:
 
     def _record_history_soon(self, record: GameRecord) -> asyncio.Future[object] | None:
         """The history's record of a finished daily game not held, queued in this
-        iteration's batch (None: nothing to record)."""
+        iteration's batch (None: nothing to record). A tier game other than the daily
+        (medium) one, or a catch-up game, earns crowns only (streaks stay daily); a won daily
+        game earns its crowns before its history's record takes it out of the outbox."""
         r = record.result
         if record.kind != "daily" or r is None or record.finished_at_ms is None or record.flagged:
             return None
-        return self.history.record_soon(
-            DailyResult(
-                variant=record.variant,
-                date=record.date,
-                player_id=record.player_id,
-                won=r.won,
-                resigned=r.resigned,
-                cleared=r.cleared,
-                score=r.score,
-                points=r.points,
-                time_ms=r.time_ms,
-                moves=r.moves,
-                hints=r.hints,
-                finished_at_ms=record.finished_at_ms,
+        tier = record.tier or keys.DAILY_TIER
+        if record.catchup or tier != keys.DAILY_TIER:
+            return asyncio.ensure_future(
+                self.crowns.award(
+                    record.player_id, record.variant, record.date, tier, record.game_id, won=r.won
+                )
             )
+        result = DailyResult(
+            variant=record.variant,
+            date=record.date,
+            player_id=record.player_id,
+            won=r.won,
+            resigned=r.resigned,
+            cleared=r.cleared,
+            score=r.score,
+            points=r.points,
+            time_ms=r.time_ms,
+            moves=r.moves,
+            hints=r.hints,
+            finished_at_ms=record.finished_at_ms,
         )
+        if r.won:  # crowns first (idempotent): a crash between leaves the game owed
+            return asyncio.ensure_future(self._crowned_then_recorded(record, tier, result))
+        return self.history.record_soon(result)
+
+    async def _crowned_then_recorded(
+        self, record: GameRecord, tier: str, result: DailyResult
+    ) -> None:
+        await self.crowns.award(record.player_id, record.variant, record.date, tier, None, won=True)
+        await self.history.record(result)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:
         """Count one hint on a game in play (durably, before the hint is sent)."""
         k = keys.parse_game_id(game_id)
-        day_end = day_start_ms(k.date) + DAY_MS if isinstance(k, keys.DailyGameKeys) else 0
+        day_end = k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
         n = int(cast(int, await self.batch.eval(self._hint, (k.game,), (now_ms, day_end))))
         if n == -1:
             raise NotFound("no such game")

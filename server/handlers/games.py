@@ -21,12 +21,13 @@ from engine.words import log_words, move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
 from protocol.fields import RULES_FREE
 from protocol.messages import Finish
-from protocol.version import DESCRIPTORS, RESUME
+from protocol.version import DESCRIPTORS, RESUME, TIERS
 from server.boards.leaderboard import BoardRef, Entry
 from server.games.announce import result_of, with_entry
 from server.games.daily import utc_date
 from server.games.descriptors import VARIANT_INFO, VARIANT_INFO_RULES_FREE
 from server.games.service import LiveGame
+from server.handlers.tiers import day_tiers, game_par, start_tier_game
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
@@ -131,7 +132,7 @@ async def welcome(
     if not new_player:  # a new player has no race, queue or game yet: nothing to read
         race = await s.races.active_race(player.id)
         queued = await s.races.queued_as(player.id)
-        daily = await _daily_games(s, player.id, utc_date(now)) if resume else None
+        daily = await _daily_games(s, player.id, utc_date(now), version) if resume else None
     # After the welcome (never before it): this connection hears of every race the player
     # enters from any connection, follows the race or queue the player is in, wherever it
     # was joined, and gets the race's state at once.
@@ -142,6 +143,10 @@ async def welcome(
         session.after_reply.append(
             functools.partial(s.matchmaking.resume, session, player.id, queued)
         )
+    tiers = None
+    if version >= TIERS:
+        today = utc_date(now)
+        tiers = (await day_tiers(s, player.id, [today], today))[today]
     return p.Welcome(
         id=req_id,
         version=version,
@@ -156,6 +161,7 @@ async def welcome(
         if version >= DESCRIPTORS
         else None,
         features=tuple(sorted(session.features)) if features is not None else None,
+        tiers=tiers,
     )
 
 
@@ -169,11 +175,19 @@ def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
     )
 
 
-async def _daily_games(s: Services, pid: str, date: dt.date) -> tuple[DailyGame, ...]:
-    """The player's daily games of `date` (started ones), in the order of the variants."""
-    records = await s.store.get_many([keys.daily_game_id(v, date, pid) for v in VARIANT_IDS])
+async def _daily_games(s: Services, pid: str, date: dt.date, version: int) -> tuple[DailyGame, ...]:
+    """The player's daily games of `date` (started ones), in the order of the variants;
+    version 8: every tier's (labelled), older versions the daily game (medium) only."""
+    tiers = keys.TIER_NAMES if version >= TIERS else (keys.DAILY_TIER,)
+    ids = [keys.tier_game_id(v, date, pid, t) for v in VARIANT_IDS for t in tiers]
+    records = await s.store.get_many(ids)
     return tuple(
-        DailyGame(variant=r.variant, game_id=r.game_id, finished=r.finished)
+        DailyGame(
+            variant=r.variant,
+            game_id=r.game_id,
+            finished=r.finished,
+            tier=r.tier if version >= TIERS else None,
+        )
         for r in records
         if r is not None
     )
@@ -212,12 +226,13 @@ async def ping(session: Session, req: p.Ping) -> p.ServerMessage:
 async def game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameState:
     s = session.services
     live, entry = await with_entry(s.games, s.leaderboard, live)
-    deal = None
+    par = None
     if live.record.kind == "daily":
-        deal = await session.services.deals.peek(live.record.variant, live.record.date)
+        par = await game_par(s, live.record)
     view = s.games.view(live)
     resume = session.version is not None and session.version >= p.RESUME
     rules_free = RULES_FREE in session.features
+    tiers = session.speaks(TIERS) and live.record.kind == "daily"
     return p.GameState(
         id=req_id,
         game_id=live.record.game_id,
@@ -230,7 +245,7 @@ async def game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSta
         elapsed_ms=live.elapsed_ms,
         finished=live.record.finished,
         result=result_of(live, entry, session.version),
-        par=deal.par if deal else None,
+        par=par,
         hints=live.record.hints,
         log=tuple(live.log) if resume else None,
         log_text=_log_words(s, live) if resume and rules_free else None,
@@ -239,6 +254,8 @@ async def game_reply(session: Session, req_id: int, live: LiveGame) -> p.GameSta
         if rules_free and live.record.kind == "daily"
         else None,
         free=True if live.record.kind == "free" and session.speaks(p.ACCOUNTS) else None,
+        tier=live.record.tier if tiers else None,
+        catchup=live.record.catchup if tiers else None,
     )
 
 
@@ -297,10 +314,36 @@ async def daily_start(session: Session, req: p.DailyStart) -> p.ServerMessage:
     player = session.require_player()
     variant = _variant(req.variant)
     s = session.services
+    if req.tier is not None or req.date is not None:
+        _need_tiers(session, "'tier' and 'date'")
+        live, _ = await start_tier_game(session, variant, req.tier or keys.DAILY_TIER, req.date)
+        return await game_reply(session, req.id, live)
     date = utc_date(s.clock.now_ms())
     deal = await s.deals.get(variant, date)
     live = await s.games.start_daily(variant, date, player.id, deal.seed)
     return await game_reply(session, req.id, live)
+
+
+def _need_tiers(session: Session, what: str) -> None:
+    if not session.speaks(TIERS):
+        raise p.BadRequest(
+            f"{what} need protocol version {TIERS}; this connection speaks {session.version}"
+        )
+
+
+def _board(session: Session, variant: str, date: dt.date, tier: str | None) -> BoardRef:
+    if tier is not None:
+        _need_tiers(session, "leaderboards per 'tier'")
+    return BoardRef.daily(_variant(variant), date, tier)
+
+
+async def _board_par(session: Session, variant: str, date: dt.date, tier: str | None) -> int | None:
+    if tier is None or tier == keys.DAILY_TIER:
+        deal = await session.services.deals.peek(variant, date)
+        return deal.par if deal else None
+    found = await session.services.deals.peek_tiers(variant, date)
+    tier_deal = found.deals.get(tier) if found else None
+    return tier_deal.par if tier_deal else None
 
 
 async def game_get(session: Session, req: p.GameGet) -> p.ServerMessage:
@@ -430,10 +473,10 @@ async def finish(session: Session, req: Finish) -> p.ServerMessage:
 async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMessage:
     player = session.require_player()
     date = _date(session, req.date)
-    board = BoardRef.daily(_variant(req.variant), date)
+    board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
-    deal = await session.services.deals.peek(req.variant, date)
+    par = await _board_par(session, req.variant, date, req.tier)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -442,17 +485,18 @@ async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMe
         total=await lb.total(board),
         offset=req.offset,
         entries=tuple(entry_of(e, player.id) for e in entries),
-        par=deal.par if deal else None,
+        par=par,
+        tier=req.tier,
     )
 
 
 async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.ServerMessage:
     player = session.require_player()
     date = _date(session, req.date)
-    board = BoardRef.daily(_variant(req.variant), date)
+    board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
-    deal = await session.services.deals.peek(req.variant, date)
+    par = await _board_par(session, req.variant, date, req.tier)
     return p.Leaderboard(
         id=req.id,
         variant=req.variant,
@@ -461,14 +505,15 @@ async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.Se
         total=await lb.total(board),
         offset=entries[0].rank - 1 if entries else 0,
         entries=tuple(entry_of(e, player.id) for e in entries),
-        par=deal.par if deal else None,
+        par=par,
+        tier=req.tier,
     )
 
 
 async def leaderboard_rank(session: Session, req: p.LeaderboardRank) -> p.ServerMessage:
     player = session.require_player()
     date = _date(session, req.date)
-    board = BoardRef.daily(_variant(req.variant), date)
+    board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entry = await lb.rank(board, player.id)
     return p.PlayerRank(
@@ -477,6 +522,7 @@ async def leaderboard_rank(session: Session, req: p.LeaderboardRank) -> p.Server
         date=date.isoformat(),
         total=await lb.total(board),
         entry=entry_of(entry, player.id) if entry else None,
+        tier=req.tier,
     )
 
 

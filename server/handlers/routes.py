@@ -8,6 +8,7 @@ from server.handlers.games import GAME_ROUTES
 from server.handlers.races import RACE_ROUTES
 from server.handlers.social import SOCIAL_ROUTES
 from server.handlers.solver import SOLVER_ROUTES
+from server.handlers.tiers import TIER_ROUTES
 from server.transport.router import Router
 
 __all__ = ["ALL_ROUTES", "app_router"]
@@ -20,6 +21,7 @@ ALL_ROUTES: tuple[Router, ...] = (
     SOCIAL_ROUTES,
     ACCOUNT_ROUTES,
     FREE_ROUTES,
+    TIER_ROUTES,
 )
 
 

@@ -23,7 +23,7 @@ async def profile_get(session: Session, req: p.ProfileGet) -> p.ServerMessage:
     me = session.require_player()
     profiles = session.services.profiles
     who = await profiles.player(me, req.player_id, req.name)
-    return await profiles.profile(req.id, me, who)
+    return await profiles.profile(req.id, me, who, months=session.speaks(p.TIERS))
 
 
 async def history_get(session: Session, req: p.HistoryGet) -> p.ServerMessage:

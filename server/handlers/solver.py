@@ -49,8 +49,10 @@ async def daily_seeds(session: Session, req: p.DailySeeds) -> p.ServerMessage:
     session.require_player()
     s = session.services
     date = dt.date.fromisoformat(req.date)
+    if req.tier is not None and not session.speaks(p.TIERS):
+        raise p.BadRequest(f"'tier' needs protocol version {p.TIERS}")
     try:
-        seeds = await s.deals.revealed(date)
+        seeds = await s.deals.revealed(date, req.tier)
     except ValueError as exc:
         raise p.ProtocolError(str(exc), code=p.ErrorCode.NOT_FOUND) from None
     # Over by this process's clock is not enough: published once every game of the day is
@@ -61,7 +63,7 @@ async def daily_seeds(session: Session, req: p.DailySeeds) -> p.ServerMessage:
             f" (closed at the day's end); retry in {SEEDS_RETRY_MS // 1000} s",
             code=p.ErrorCode.NOT_FOUND,
         )
-    return p.SeedsReply(id=req.id, date=req.date, seeds=dict(seeds))
+    return p.SeedsReply(id=req.id, date=req.date, seeds=dict(seeds), tier=req.tier)
 
 
 async def game_export(session: Session, req: p.GameExport) -> p.ServerMessage:

@@ -130,7 +130,10 @@ class Profiles:
             else None,
         )
 
-    async def profile(self, req_id: int, me: Player, who: Player) -> p.Profile:
+    async def profile(
+        self, req_id: int, me: Player, who: Player, *, months: bool = False
+    ) -> p.Profile:
+        """The player's profile; ``months`` (version 8): with crowns and badge per month."""
         today = utc_date(self.clock.now_ms())
         await self.settle(who.id)
         first = today - dt.timedelta(days=self.store.retention_days)
@@ -163,6 +166,13 @@ class Profiles:
             daily=tuple(_daily(s, marked) for s in stats if s.played),
             races=tuple(races),
             recent=tuple(recent),
+            months=await self._months(who.id) if months else None,
+        )
+
+    async def _months(self, pid: str) -> tuple[p.MonthCrowns, ...]:
+        return tuple(
+            p.MonthCrowns(month=m.month, crowns=m.crowns, badge=m.badge.value if m.badge else None)
+            for m in await self.store.crowns.months(pid)
         )
 
     async def page(

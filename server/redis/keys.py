@@ -24,6 +24,13 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>:<pid>}:log       list   its move texts in order ("undo" for undo)
     sol:{d:<variant>:<date>}:deal            string the day's deal JSON (seed, par; secret)
     sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
+    sol:{d:<variant>:<date>}:tiers           string the day's tier deals JSON (seeds; secret)
+    sol:{d:<variant>:<date>}:tiers-lock      string held by the process certifying the tiers
+    sol:{t:<tier>:<variant>:<date>}:board|members|entries|outbox  a tier's own board (as daily)
+    sol:{t:<tier>:<variant>:<date>:<pid>}:g|log|times  a ranked tier game (as a daily game)
+    sol:{c:<tier>:<variant>:<date>:<pid>}:g|log|times  a catch-up game (on no board)
+    sol:{h:<pid>}:crowns:<YYYY-MM>           hash   "<variant>|<date>|<tier>" -> crowns won
+    sol:{h:<pid>}:months                     zset   month number (year*12+month-1) -> crowns
     sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
     sol:{r:<race_id>}:racers                 hash   pid -> name
     sol:{r:<race_id>}:order                  list   pids in joining order
@@ -95,7 +102,12 @@ Channels (pub/sub fan-out between server processes; payloads are `server.redis.p
 
 Game ids: ``d.<variant>.<YYYY-MM-DD>.<player_id>`` (daily games), ``r.<race_id>.<player_id>``
 (race games; a race id starts with its UTC creation date, ``YYYYMMDD-<random>``),
-``f.<free_id>.<player_id>`` (free games, unranked: a free id has a race id's shape).
+``f.<free_id>.<player_id>`` (free games, unranked: a free id has a race id's shape),
+``t.<tier>.<variant>.<YYYY-MM-DD>.<player_id>`` (a ranked tier game of that day: easy, hard
+or expert; the medium tier is the daily game itself) and
+``c.<tier>.<variant>.<YYYY-MM-DD>.<player_id>`` (a catch-up game of a past day of the month,
+any tier: on no board, in no history). A ranked tier game is enlisted in its day's
+``started`` index like a daily game, so the day's close settles it too.
 """
 
 from __future__ import annotations
@@ -141,6 +153,7 @@ __all__ = [
     "signin_attempts",
     "signin_code",
     "signin_code_of",
+    "tier_game_id",
     "valid_player_id",
     "valid_race_id",
     "valid_variant",
@@ -154,7 +167,15 @@ _PID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 RACE_ID_PATTERN = r"(\d{8})-[A-Za-z0-9_]{4,24}"
 _RACE_RE = re.compile(RACE_ID_PATTERN)
 _FREE_GAME_RE = re.compile(rf"f\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
-_GAME_ID_RE = re.compile(r"d\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})\.([A-Za-z0-9_-]{1,32})")
+_GAME_ID_RE = re.compile(
+    r"(?:d|([tc])\.(easy|medium|hard|expert))\.([a-z0-9_-]{1,32})\.(\d{4}-\d{2}-\d{2})"
+    r"\.([A-Za-z0-9_-]{1,32})"
+)
+#: The tiers of a day, easiest first (`engine.difficulty.Tier` values; the medium tier is the
+#: daily game).
+TIER_NAMES: tuple[str, ...] = ("easy", "medium", "hard", "expert")
+#: The tier the daily game stands for.
+DAILY_TIER = "medium"
 _RACE_GAME_RE = re.compile(rf"r\.({RACE_ID_PATTERN})\.([A-Za-z0-9_-]{{1,32}})")
 
 
@@ -258,8 +279,16 @@ def signin_attempts(group: str, hour: int) -> str:
 # -- daily boards and games ---------------------------------------------------------------
 
 
-def daily_tag(variant: str, date: dt.date) -> str:
+def _tier(tier: str) -> str:
+    if tier not in TIER_NAMES:
+        raise ValueError(f"bad tier: {tier!r}")
+    return tier
+
+
+def daily_tag(variant: str, date: dt.date, tier: str | None = None) -> str:
     """Hash tag of one day's board, its outbox and its deal (not of its games)."""
+    if tier is not None and tier != DAILY_TIER:  # a tier's own board
+        return f"{{t:{_tier(tier)}:{_variant(variant)}:{date.isoformat()}}}"
     return f"{{d:{_variant(variant)}:{date.isoformat()}}}"
 
 
@@ -268,21 +297,21 @@ def daily_game_tag(variant: str, date: dt.date, pid: str) -> str:
     return f"{{d:{_variant(variant)}:{date.isoformat()}:{_pid(pid)}}}"
 
 
-def daily_board(variant: str, date: dt.date) -> str:
-    return f"{PREFIX}{daily_tag(variant, date)}:board"
+def daily_board(variant: str, date: dt.date, tier: str | None = None) -> str:
+    return f"{PREFIX}{daily_tag(variant, date, tier)}:board"
 
 
-def daily_members(variant: str, date: dt.date) -> str:
-    return f"{PREFIX}{daily_tag(variant, date)}:members"
+def daily_members(variant: str, date: dt.date, tier: str | None = None) -> str:
+    return f"{PREFIX}{daily_tag(variant, date, tier)}:members"
 
 
-def daily_entries(variant: str, date: dt.date) -> str:
-    return f"{PREFIX}{daily_tag(variant, date)}:entries"
+def daily_entries(variant: str, date: dt.date, tier: str | None = None) -> str:
+    return f"{PREFIX}{daily_tag(variant, date, tier)}:entries"
 
 
-def daily_outbox(variant: str, date: dt.date) -> str:
+def daily_outbox(variant: str, date: dt.date, tier: str | None = None) -> str:
     """The board's finishes whose entry may not be written yet (see `server.boards.leaderboard`)."""
-    return f"{PREFIX}{daily_tag(variant, date)}:outbox"
+    return f"{PREFIX}{daily_tag(variant, date, tier)}:outbox"
 
 
 def daily_started(variant: str, date: dt.date) -> str:
@@ -313,6 +342,15 @@ def daily_deal(variant: str, date: dt.date) -> str:
 
 def daily_deal_lock(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:deal-lock"
+
+
+def daily_tiers(variant: str, date: dt.date) -> str:
+    """The day's tier deals (JSON: each tier's seed and par, or its absence; secret)."""
+    return f"{PREFIX}{daily_tag(variant, date)}:tiers"
+
+
+def daily_tiers_lock(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:tiers-lock"
 
 
 def valid_race_id(race_id: str) -> bool:
@@ -346,41 +384,74 @@ def race_tag(race_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DailyGameKeys:
-    """A parsed daily game id with every key its scripts touch."""
+    """A parsed daily game id with every key its scripts touch: the daily game, a ranked tier
+    game (``tier`` set) or a catch-up game (``catchup``: its board keys are never written)."""
 
     game_id: str
     variant: str
     date: dt.date
     player_id: str
+    tier: str | None = None
+    catchup: bool = False
+
+    @property
+    def _tag(self) -> str:
+        if self.catchup:
+            scope = f"c:{self.tier}"
+        elif self.tier is not None and self.tier != DAILY_TIER:
+            scope = f"t:{self.tier}"
+        else:
+            return daily_game_tag(self.variant, self.date, self.player_id)
+        return f"{{{scope}:{self.variant}:{self.date.isoformat()}:{self.player_id}}}"
 
     @property
     def game(self) -> str:
-        return daily_game(self.variant, self.date, self.player_id)
+        return f"{PREFIX}{self._tag}:g"
 
     @property
     def log(self) -> str:
-        return daily_log(self.variant, self.date, self.player_id)
+        return f"{PREFIX}{self._tag}:log"
 
     @property
     def times(self) -> str:
         """The server-timed intervals of the game's moves (same slot as its log)."""
-        return daily_times(self.variant, self.date, self.player_id)
+        return f"{PREFIX}{self._tag}:times"
+
+    @property
+    def board_tier(self) -> str | None:
+        """The tier whose board the game is ranked on (None: the daily board)."""
+        return None if self.tier == DAILY_TIER else self.tier
 
     @property
     def board(self) -> str:
-        return daily_board(self.variant, self.date)
+        return daily_board(self.variant, self.date, self.board_tier)
 
     @property
     def members(self) -> str:
-        return daily_members(self.variant, self.date)
+        return daily_members(self.variant, self.date, self.board_tier)
 
     @property
     def entries(self) -> str:
-        return daily_entries(self.variant, self.date)
+        return daily_entries(self.variant, self.date, self.board_tier)
 
     @property
     def outbox(self) -> str:
-        return daily_outbox(self.variant, self.date)
+        return daily_outbox(self.variant, self.date, self.board_tier)
+
+    @property
+    def end_ms(self) -> int:
+        """When the game stops taking writes: its UTC day's end, or for a catch-up game the
+        end of its day's month (catch-up counts for that month only)."""
+        start = (self.date - dt.date(1970, 1, 1)).days * 86_400_000
+        if not self.catchup:
+            return start + 86_400_000
+        first = month_after(self.date)
+        return (first - dt.date(1970, 1, 1)).days * 86_400_000
+
+
+def month_after(date: dt.date) -> dt.date:
+    """The first day of the month after ``date``'s."""
+    return dt.date(date.year + date.month // 12, date.month % 12 + 1, 1)
 
 
 def daily_game_id(variant: str, date: dt.date, pid: str) -> str:
@@ -426,6 +497,16 @@ def free_started(pid: str, hour: int) -> str:
 GameKeys: TypeAlias = "DailyGameKeys | RaceGameKeys | FreeGameKeys"
 
 
+def tier_game_id(variant: str, date: dt.date, pid: str, tier: str, *, catchup: bool = False) -> str:
+    """The id of a player's game of one tier of a day: the daily game for the ranked medium
+    tier, ``t.`` for another ranked tier, ``c.`` for a catch-up game."""
+    if catchup:
+        return f"c.{_tier(tier)}.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
+    if tier == DAILY_TIER:
+        return daily_game_id(variant, date, pid)
+    return f"t.{_tier(tier)}.{_variant(variant)}.{date.isoformat()}.{_pid(pid)}"
+
+
 def parse_game_id(game_id: str) -> GameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
     f = _FREE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
@@ -447,12 +528,16 @@ def parse_game_id(game_id: str) -> GameKeys:
     m = _GAME_ID_RE.fullmatch(game_id) if isinstance(game_id, str) else None
     if m is None:
         raise NotFound("no such game")
-    variant, date_s, pid = m.groups()
+    scope, tier, variant, date_s, pid = m.groups()
+    if scope == "t" and tier == DAILY_TIER:
+        raise NotFound("no such game")  # the ranked medium tier is the daily game
     try:
         date = dt.date.fromisoformat(date_s)
     except ValueError:
         raise NotFound("no such game") from None
-    return DailyGameKeys(game_id, variant, date, pid)
+    if scope is None:
+        return DailyGameKeys(game_id, variant, date, pid, DAILY_TIER)
+    return DailyGameKeys(game_id, variant, date, pid, tier, catchup=scope == "c")
 
 
 def race_of_game(game_id: str, player_id: str) -> str | None:
@@ -697,6 +782,16 @@ def history_stats(pid: str, variant: str) -> str:
 
 def history_pending(pid: str) -> str:
     return f"{PREFIX}{history_tag(pid)}:pending"
+
+
+def crowns(pid: str, year: int, month: int) -> str:
+    """A player's crowns of one month: "<variant>|<date>|<tier>" -> crowns (set once)."""
+    return f"{PREFIX}{history_tag(pid)}:crowns:{int(year):04d}-{int(month):02d}"
+
+
+def crown_months(pid: str) -> str:
+    """A player's months with crowns: month number (year * 12 + month - 1) -> crowns."""
+    return f"{PREFIX}{history_tag(pid)}:months"
 
 
 def race_watchers(race_id: str) -> str:

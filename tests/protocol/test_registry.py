@@ -71,8 +71,10 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "free.start",
         "race.rematch",
         "race.decline",
+        "calendar.get",
     }
     assert set(p.SERVER_MESSAGES) == {
+        "calendar",
         "welcome",
         "pong",
         "game",

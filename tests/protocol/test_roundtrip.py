@@ -42,6 +42,9 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.RaceDecline(id=45, race_id="20240610-0f1e2d3c4b5a"),
     p.TokenRevokeAll(id=41),
     p.DailyStart(id=3, variant="fourteen-out"),
+    p.DailyStart(id=3, variant="fourteen-out", tier="expert", date="2024-06-03"),
+    p.CalendarGet(id=60, month="2024-06", variant="triple-deck"),
+    p.CalendarGet(id=61),
     p.GameGet(id=4, game_id="daily:2024-06-10:fourteen-out:p_1"),
     p.Move(id=5, game_id="g1", move="3 7"),
     p.Move(id=6, game_id="g1", move="w f", expected_seq=12),
@@ -111,6 +114,47 @@ DAY = p.DayResult(
 BOARD = p.SpectatorBoard(player_id="p_1", name="alice", seq=4, as_of=5005, view=VIEW)
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
+    p.Calendar(
+        id=60,
+        month="2024-06",
+        today="2024-06-02",
+        days=(
+            p.CalendarDay(
+                date="2024-06-01",
+                catchup_open=True,
+                variants=(
+                    p.VariantDay(
+                        variant="fourteen-out",
+                        tiers=(
+                            p.TierCell(tier="easy", state="won", catchup=True),
+                            p.TierCell(tier="medium", state="lost"),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        crowns=1,
+    ),
+    p.Welcome(
+        id=0,
+        version=8,
+        player_id="p_1",
+        name="alice",
+        server_time=1,
+        variants=("fourteen-out",),
+        daily=(
+            p.DailyGame(
+                variant="fourteen-out",
+                game_id="t.hard.fourteen-out.2024-06-01.p_1",
+                finished=False,
+                tier="hard",
+            ),
+        ),
+        tiers=(
+            p.DayTier(variant="fourteen-out", tier="hard", state="playing", par=30),
+            p.DayTier(variant="fourteen-out", tier="expert", state="absent"),
+        ),
+    ),
     p.Welcome(
         id=0,
         version=3,

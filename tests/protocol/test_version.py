@@ -8,8 +8,8 @@ import protocol as p
 
 
 def test_current_version_is_supported() -> None:
-    assert p.PROTOCOL_VERSION == 7
-    assert {1, 2, 3, 4, 5, 6, 7} == p.SUPPORTED_VERSIONS, "version 1 to 6 clients keep working"
+    assert p.PROTOCOL_VERSION == 8
+    assert {1, 2, 3, 4, 5, 6, 7, 8} == p.SUPPORTED_VERSIONS, "version 1 to 7 clients keep working"
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_negotiate_without_common_version(offered: list[int]) -> None:
     with pytest.raises(p.UnsupportedVersion) as info:
         p.negotiate(offered)
     assert info.value.code == "unsupported_version"
-    assert "1, 2, 3, 4, 5, 6, 7" in info.value.message
+    assert "1, 2, 3, 4, 5, 6, 7, 8" in info.value.message
 
 
 def test_negotiate_from_a_decoded_hello() -> None:
@@ -46,6 +46,7 @@ def test_negotiate_from_a_decoded_hello() -> None:
     assert p.negotiate((4, 5)) == 5
     assert p.negotiate((5, 6)) == 6
     assert p.negotiate((6, 7)) == p.ACCOUNTS == 7
+    assert p.negotiate((6, 8)) == 8
 
 
 @given(st.lists(st.integers(1, 20), max_size=8), st.sets(st.integers(1, 20), min_size=1))

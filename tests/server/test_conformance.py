@@ -135,6 +135,10 @@ async def _requests(app: App, out: Results) -> None:
     await ask(me, "leaderboard.top", variant="fourteen-out", date=day0)
     await ask(me, "leaderboard.around", variant="fourteen-out", date=day0)
     await ask(me, "leaderboard.rank", variant="fourteen-out", date=day0)
+    # Version 8: a tier of today and the month's calendar.
+    hard = await me.request("daily.start", variant="fourteen-out", tier="hard")
+    assert hard["tier"] == "hard" and hard["game_id"] != gid, "a tier's own game"
+    await ask(me, "calendar.get")
     # Day 1: day 0 is over, its seeds and games are public.
     app.clock.advance(DAY_MS)
     assert await app.services.day_closer.sweep(dt.date.fromisoformat(day0)), "day 0 closed"

@@ -61,6 +61,7 @@ SCREENS = (
     Screen("races", "#/races", "section.races h1"),
     Screen("free", "#/free", "section.freeplay h1"),
     Screen("account", "#/account", "section.account h1"),
+    Screen("calendar", "#/calendar", "table.calendar"),
 )
 
 

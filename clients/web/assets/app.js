@@ -1,9 +1,11 @@
 // The page: the connection, the name form, the screens by URL (#/daily, #/game/ID, #/race,
 // #/race/ID, #/boards/VARIANT, #/rules/VARIANT, #/settings, #/player/NAME, #/history/VARIANT,
-// #/replay/GAME_ID, #/races, #/watch/ID, #/free, #/account) and the connection status line.
+// #/replay/GAME_ID, #/races, #/watch/ID, #/free, #/account,
+// #/calendar/MONTH) and the connection status line.
 
 import { AccountScreen, signinWithCode } from "./account.js";
 import { BoardsScreen } from "./boards.js";
+import { CalendarScreen } from "./calendar.js";
 import { freeLabel, FreePlayScreen } from "./freeplay.js";
 import { GameScreen, outcome } from "./game.js";
 import { HistoryScreen } from "./history.js";
@@ -178,6 +180,7 @@ class App {
       if (page === "settings") return this.show(settingsPanel(), { load: async () => {} });
       if (page === "free") return await this.openScreen(new FreePlayScreen(this));
       if (page === "account") return await this.openScreen(new AccountScreen(this));
+      if (page === "calendar") return await this.openCalendar(arg);
       return await this.openDaily();
     } catch (e) {
       const text = e.code === "not_found" ? "There is no such game (or it is not yours)." : describe(e);
@@ -247,6 +250,12 @@ class App {
     const b = new BoardsScreen(this, variant);
     this.show(b.node, b);
     await b.load();
+  }
+
+  async openCalendar(month) {
+    const c = new CalendarScreen(this, month);
+    this.show(c.node, c);
+    await c.load();
   }
 
   async rulesDoc() {

@@ -1,5 +1,5 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
-// reconnection with exponential backoff. The page speaks the newest protocol only (7): the
+// reconnection with exponential backoff. The page speaks the newest protocol only (8): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
 // (game ids are opaque here), and the board is the server's view, kept current by the lean
 // `moved` replies' `changes` (game.js; a `game.get` only on a gap). Version 7 adds signing in
@@ -7,7 +7,7 @@
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [7];
+export const PROTOCOL_VERSIONS = [8];
 /** A client without the rules: the server sends moves in card words, each move's changes to
  * the view, safe moves, hint penalties and foundation suits (docs/protocol.md, `hello`). */
 export const FEATURES = ["rules_free"];
@@ -145,7 +145,9 @@ export class Connection extends EventTarget {
     setVariants(w.variant_info);
     // Today's daily games by variant (ids as the server sent them; a `daily.start` adds one).
     this.dailyDate = new Date(w.server_time).toISOString().slice(0, 10);
-    this.daily = new Map((w.daily || []).map((d) => [d.variant, d.game_id]));
+    // The daily game of each variant is its medium tier; the other tiers are on the calendar.
+    const daily = (w.daily || []).filter((d) => !d.tier || d.tier === "medium");
+    this.daily = new Map(daily.map((d) => [d.variant, d.game_id]));
     this.offset = w.server_time - Date.now();
     this.online = true;
     this.everOnline = true;

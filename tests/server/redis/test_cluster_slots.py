@@ -98,6 +98,21 @@ def test_keys_used_together_share_a_slot() -> None:
     assert isinstance(d, keys.DailyGameKeys)
     assert len({slot(x) for x in (d.game, d.log, d.times)}) == 1
     assert len({slot(x) for x in (d.board, d.members, d.entries, d.outbox)}) == 1
+    # A tier game and a catch-up game: the same two steps on their own tags; a won tier's
+    # crowns in one script over the player's history keys (crowns, months, the outbox).
+    for game_id in (
+        keys.tier_game_id("fourteen-out", DAY, "p_1", "hard"),
+        keys.tier_game_id("fourteen-out", DAY, "p_1", "easy", catchup=True),
+    ):
+        t = keys.parse_game_id(game_id)
+        assert isinstance(t, keys.DailyGameKeys) and t.tier in ("hard", "easy")
+        assert len({slot(x) for x in (t.game, t.log, t.times)}) == 1
+        assert len({slot(x) for x in (t.board, t.members, t.entries, t.outbox)}) == 1
+    crowns = (keys.crowns("p_1", 2030, 6), keys.crown_months("p_1"), keys.history_pending("p_1"))
+    assert len({slot(x) for x in crowns}) == 1
+    assert slot(keys.daily_tiers("fourteen-out", DAY)) == slot(
+        keys.daily_board("fourteen-out", DAY)
+    )
 
 
 def test_days_races_and_games_spread_over_slots() -> None:
@@ -289,7 +304,8 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
 #: race's keys), the takeover of an end left `finishing` by a stopped process and an event
 #: emitted on its own (every change now announces itself in its own script; one race's keys),
 #: a past day's rank frozen into a profile (one player's history keys), and the fair-play
-#: screen's read of a finishing game (the scenario's app screens nothing; one game's keys).
+#: screen's read of a finishing game (the scenario's app screens nothing; one game's keys),
+#: and the crowns of a won tier.
 UNREACHED = {
     "services.store._screen_read",
     "services.races.store._forfeit",
@@ -297,4 +313,9 @@ UNREACHED = {
     "services.races.store._take_over",
     "services.races.store._emit",
     "services.store.history._final_rank",
+    # A won tier's crowns (the scenario wins no game): one player's history keys, checked
+    # statically above.
+    "services.store.crowns._award",
+    # The renewal of a tiers lock, due only while a certification rates past 100 s: one key.
+    "services.deals._renew",
 }

@@ -1,0 +1,84 @@
+// The month calendar (#/calendar, #/calendar/YYYY-MM): every day's tiers of every variant and
+// this player's state in each, the month's crowns and badge (protocol 8, `calendar.get`).
+// The states come from the server as they are; a tier that can be played links to
+// `daily.start` with its tier (and its date for a past day: a catch-up game).
+
+import { describe } from "./net.js";
+import { el, title } from "./ui.js";
+
+const TIERS = ["easy", "medium", "hard", "expert"];
+const MARK = { won: "✓", lost: "✗", playing: "▶", not_played: "·", absent: "–", pending: "…", upcoming: "" };
+const WORD = {
+  won: "won", lost: "lost", playing: "playing", not_played: "not played",
+  absent: "no deal that day", pending: "being prepared", upcoming: "to come",
+};
+
+function shiftMonth(month, by) {
+  const [y, m] = month.split("-").map(Number);
+  const d = new Date(Date.UTC(y, m - 1 + by, 1));
+  return d.toISOString().slice(0, 7);
+}
+
+export class CalendarScreen {
+  constructor(app, month) {
+    this.app = app;
+    this.month = month || null;
+    this.node = el("section.calendar", {}, el("p.muted", {}, "Loading the calendar…"));
+  }
+
+  async load() {
+    const cal = await this.app.conn.request({ type: "calendar.get", ...(this.month ? { month: this.month } : {}) });
+    this.render(cal);
+  }
+
+  /** Whether a tier of `day` can be started or resumed now (as the server's states say). */
+  playable(day, cell) {
+    if (cell.state === "playing") return true;
+    if (cell.state !== "not_played") return false;
+    return day.date === this.cal.today || day.catchup_open;
+  }
+
+  async play(variant, tier, date) {
+    try {
+      const req = { type: "daily.start", variant, tier };
+      if (date !== this.cal.today) req.date = date;
+      const g = await this.app.conn.request(req);
+      location.hash = `#/game/${encodeURIComponent(g.game_id)}`;
+    } catch (e) {
+      this.error.textContent = describe(e);
+    }
+  }
+
+  render(cal) {
+    this.cal = cal;
+    const variants = cal.days.length ? cal.days[0].variants.map((v) => v.variant) : [];
+    const badge = cal.badge ? ` · ${cal.badge} badge` : "";
+    const next = ["bronze", "silver", "gold", "diamond"].map((b, i) => [b, cal.thresholds[i]]).find(([, n]) => cal.crowns < n);
+    this.error = el("p.error", { role: "alert" });
+    const head = el("tr", {}, el("th", { scope: "col" }, "Day"),
+      ...variants.map((v) => el("th", { scope: "col" }, title(v))));
+    const rows = cal.days.map((day) => el("tr", { "data-date": day.date, class: day.date === cal.today ? "today" : "" },
+      el("th", { scope: "row" }, day.date.slice(8), day.catchup_open ? el("small.muted", {}, " catch-up") : ""),
+      ...day.variants.map((v) => el("td", {}, el("div.tiers", {}, ...v.tiers.map((cell) => {
+        const label = `${title(v.variant)} ${cell.tier}, ${day.date}: ${WORD[cell.state] || cell.state}${cell.catchup ? " (catch-up)" : ""}`;
+        const attrs = {
+          class: `tier ${cell.state}${cell.catchup ? " catchup" : ""}`, title: label, "aria-label": label,
+          "data-variant": v.variant, "data-tier": cell.tier, "data-state": cell.state,
+        };
+        if (!this.playable(day, cell)) return el("span", attrs, MARK[cell.state] ?? "?");
+        return el("button", { ...attrs, type: "button", onclick: () => this.play(v.variant, cell.tier, day.date) }, MARK[cell.state] ?? "?");
+      }))))));
+    this.node.replaceChildren(
+      el("h1", {}, "Calendar ", el("small", {}, cal.month)),
+      el("nav.tabs", { "aria-label": "Months" },
+        el("a", { href: `#/calendar/${shiftMonth(cal.month, -1)}` }, "← Previous month"),
+        el("a", { href: `#/calendar/${shiftMonth(cal.month, 1)}` }, "Next month →")),
+      el("p.crowns", { "data-crowns": String(cal.crowns) }, `${cal.crowns} crowns this month${badge}`,
+        next ? el("small.muted", {}, ` · ${next[1] - cal.crowns} more for ${next[0]}`) : ""),
+      el("p.muted", {}, `Each cell: ${TIERS.join(", ")}. ✓ won, ✗ lost, ▶ playing, · not played, – no deal that day. ` +
+        "Underlined: a catch-up game, played after its day and on no leaderboard. Crowns: easy 1, medium 2, hard 3, expert 4; " +
+        `badges at ${cal.thresholds.join(", ")} crowns.`),
+      this.error,
+      el("div.scroll", {}, el("table.calendar", {}, el("thead", {}, head), el("tbody", {}, ...rows))));
+  }
+}

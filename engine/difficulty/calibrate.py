@@ -1,0 +1,307 @@
+"""Fitting the difficulty model, checking it with simulated players, refitting from results.
+
+* `fit_model(samples)`: from (features, difficulty) samples, a `Model`: the terms are
+  standardised over the samples, the weights are a ridge least-squares fit of the difficulty
+  on them (`RIDGE`), and the cuts are the scores' quantiles `TIER_QUANTILES` (so about 35 %
+  of the deals are easy, 30 % medium, 23 % hard and 12 % expert).
+* `simulated_difficulty(outcomes)`: a deal's difficulty for the simulated players: the
+  share of their games lost plus the share of the points they left (the latter tells deals
+  apart where nobody wins, such as Triple Easthaven's for a greedy player).
+* `calibrate(variant, seeds, ...)`: rates the seeds, plays each rated deal at every
+  `Level.calibration()` level `trials` times, and reports per tier and level the win rate,
+  the moves and the modelled seconds (`Report`); `Report.monotonic()` checks that the win
+  rate falls and the points left rise from easy to expert.
+* `refit(variant, results)`: the same fit from real games, (features, won, seconds) rows:
+  a deal's difficulty is then its loss rate plus its players' time relative to the
+  variant's median (`TIME_WEIGHT`). Needs `MIN_RESULTS` rows and `MIN_DEALS` deals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import model_for
+from .features import Features, Measured, measure
+from .model import TERMS, Model, Tier, standardise, term_values
+from .player import Level, PlayOutcome, play
+
+#: Share of the deals below each cut (easy | medium | hard | expert).
+TIER_QUANTILES: tuple[float, float, float] = (0.35, 0.65, 0.88)
+#: Ridge penalty of the weight fit (on standardised terms; keeps collinear terms tame).
+RIDGE = 1.0
+#: Weight of the time term in a real result's difficulty.
+TIME_WEIGHT = 0.5
+#: Real results needed before `refit` answers.
+MIN_RESULTS = 200
+MIN_DEALS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One deal for a fit: its features and how hard it proved (higher is harder)."""
+
+    features: Features
+    difficulty: float
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One real game: the deal's features, whether the player won and the seconds taken."""
+
+    features: Features
+    won: bool
+    seconds: float
+
+
+def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
+    """Solve a small symmetric positive-definite system by Gaussian elimination."""
+    n = len(rhs)
+    a = [[*row, rhs[i]] for i, row in enumerate(matrix)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        p = a[col][col]
+        if abs(p) < 1e-12:
+            continue
+        for r in range(n):
+            if r != col:
+                f = a[r][col] / p
+                if f:
+                    for c in range(col, n + 1):
+                        a[r][c] -= f * a[col][c]
+    return [a[i][n] / a[i][i] if abs(a[i][i]) >= 1e-12 else 0.0 for i in range(n)]
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile of `values` (linear interpolation between order statistics)."""
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def fit_model(samples: Sequence[Sample]) -> Model:
+    """A model whose score is the ridge fit of the samples' difficulty on the standardised
+    terms, with cuts at `TIER_QUANTILES` of the samples' scores. Needs two samples or more."""
+    if len(samples) < 2:
+        raise ValueError("a fit needs two samples or more")
+    raw = [term_values(s.features) for s in samples]
+    means, spreads = standardise(raw)
+    z = [
+        [(x - m) / (s if s > 0 else 1.0) for x, m, s in zip(row, means, spreads, strict=True)]
+        for row in raw
+    ]
+    target_mean = sum(s.difficulty for s in samples) / len(samples)
+    y = [s.difficulty - target_mean for s in samples]
+    k = len(TERMS)
+    gram = [[sum(row[i] * row[j] for row in z) for j in range(k)] for i in range(k)]
+    for i in range(k):
+        gram[i][i] += RIDGE
+    rhs = [sum(row[i] * t for row, t in zip(z, y, strict=True)) for i in range(k)]
+    weights = tuple(round(w, 6) for w in _solve(gram, rhs))
+    partial = Model(means, spreads, weights, (0.0, 0.0, 0.0))
+    scores = [partial.score(s.features) for s in samples]
+    lo, mid, hi = (round(quantile(scores, q), 6) for q in TIER_QUANTILES)
+    return Model(means, spreads, weights, (lo, mid, hi))
+
+
+def simulated_difficulty(outcomes: Sequence[PlayOutcome]) -> float:
+    """Loss rate plus the mean share of points left, over a deal's simulated games."""
+    if not outcomes:
+        raise ValueError("no games")
+    lost = sum(0 if o.won else 1 for o in outcomes) / len(outcomes)
+    left = sum(1 - o.points / o.max_points for o in outcomes) / len(outcomes)
+    return lost + left
+
+
+def refit(results: Iterable[Result]) -> Model:
+    """Fit a variant's model from real games (see the module's text); ValueError with too few
+    results or deals. Games of one deal share its features: they are grouped by them."""
+    rows = list(results)
+    deals: dict[Features, list[Result]] = {}
+    for row in rows:
+        deals.setdefault(row.features, []).append(row)
+    if len(rows) < MIN_RESULTS or len(deals) < MIN_DEALS:
+        raise ValueError(
+            f"refit needs {MIN_RESULTS} results on {MIN_DEALS} deals; "
+            f"got {len(rows)} on {len(deals)}"
+        )
+    median = statistics.median(r.seconds for r in rows) or 1.0
+    samples = []
+    for features, games in deals.items():
+        lost = sum(0 if g.won else 1 for g in games) / len(games)
+        slow = statistics.fmean(g.seconds for g in games) / median
+        samples.append(Sample(features, lost + TIME_WEIGHT * slow))
+    return fit_model(samples)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """One calibration deal: what was measured and the simulated games, level by level."""
+
+    seed: int
+    measured: Measured
+    games: dict[Level, tuple[PlayOutcome, ...]]
+
+    def outcomes(self) -> list[PlayOutcome]:
+        return [o for games in self.games.values() for o in games]
+
+
+def collect(
+    variant: str,
+    seeds: Iterable[int],
+    *,
+    per_deal_nodes: int,
+    trials: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> list[Played]:
+    """Measure each seed and play it at every calibration level `trials` times."""
+    out = []
+    for count, seed in enumerate(seeds, start=1):
+        measured = measure(variant, seed, max_nodes=per_deal_nodes, max_seconds=None)
+        games = {
+            level: tuple(play(variant, seed, level, trial) for trial in range(trials))
+            for level in Level.calibration()
+        }
+        out.append(Played(seed, measured, games))
+        if progress is not None:
+            progress(count)
+    return out
+
+
+def fit_played(played: Sequence[Played]) -> Model:
+    """A model fitted on the winnable deals of a collection and their simulated games."""
+    return fit_model(
+        [
+            Sample(p.measured.features, simulated_difficulty(p.outcomes()))
+            for p in played
+            if p.measured.winnable
+        ]
+    )
+
+
+@dataclass(slots=True)
+class Cell:
+    """A tier's results at one level: games, wins, moves and modelled seconds."""
+
+    games: int = 0
+    wins: int = 0
+    moves: int = 0
+    seconds: float = 0.0
+    points_left: float = 0.0
+
+    def add(self, outcome: PlayOutcome) -> None:
+        self.games += 1
+        self.wins += outcome.won
+        self.moves += outcome.moves
+        self.seconds += outcome.seconds
+        self.points_left += 1 - outcome.points / outcome.max_points
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.games if self.games else 0.0
+
+    @property
+    def mean_moves(self) -> float:
+        return self.moves / self.games if self.games else 0.0
+
+    @property
+    def mean_seconds(self) -> float:
+        return self.seconds / self.games if self.games else 0.0
+
+    @property
+    def mean_left(self) -> float:
+        return self.points_left / self.games if self.games else 0.0
+
+
+@dataclass(slots=True)
+class Report:
+    """A calibration's figures: deals per tier, and per (tier, level) a `Cell`."""
+
+    variant: str
+    rated: int = 0
+    unrated: int = 0
+    deals: dict[Tier, int] = field(default_factory=dict)
+    cells: dict[tuple[Tier, Level], Cell] = field(default_factory=dict)
+
+    def tiers(self) -> list[Tier]:
+        return [t for t in Tier.ordered() if self.deals.get(t)]
+
+    def pooled(self, tier: Tier) -> Cell:
+        """A tier's games at every level together."""
+        total = Cell()
+        for level in Level.calibration():
+            c = self.cells[(tier, level)]
+            total.games += c.games
+            total.wins += c.wins
+            total.moves += c.moves
+            total.seconds += c.seconds
+            total.points_left += c.points_left
+        return total
+
+    def monotonic(self) -> bool:
+        """Over the tiers that have deals, all levels pooled: the win rate never rises and
+        the share of points left never falls from easy to expert."""
+        cells = [self.pooled(t) for t in self.tiers()]
+        return all(
+            b.win_rate <= a.win_rate and b.mean_left >= a.mean_left
+            for a, b in itertools.pairwise(cells)
+        )
+
+    def table(self) -> str:
+        """The figures as a Markdown table."""
+        lines = [
+            f"{self.variant}: {self.rated} deals rated, {self.unrated} not certified",
+            "",
+            "| tier | deals | level | win rate | points left | moves | seconds |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for tier in self.tiers():
+            rows = [(lv.skill.name, self.cells[(tier, lv)]) for lv in Level.calibration()]
+            for name, c in [*rows, ("all", self.pooled(tier))]:
+                lines.append(
+                    f"| {tier.value} | {self.deals[tier]} | {name} | "
+                    f"{c.win_rate:.0%} | {c.mean_left:.1%} | {c.mean_moves:.0f} | "
+                    f"{c.mean_seconds:.0f} |"
+                )
+        return "\n".join(lines)
+
+
+def tabulate(variant: str, played: Sequence[Played], model: Model) -> Report:
+    """Tier each winnable deal with `model` and sum its simulated games into the tier."""
+    report = Report(variant)
+    for tier in Tier.ordered():
+        for level in Level.calibration():
+            report.cells[(tier, level)] = Cell()
+    for p in played:
+        if not p.measured.winnable:
+            report.unrated += 1
+            continue
+        tier = model.tier(model.score(p.measured.features))
+        report.rated += 1
+        report.deals[tier] = report.deals.get(tier, 0) + 1
+        for level, games in p.games.items():
+            for game in games:
+                report.cells[(tier, level)].add(game)
+    return report
+
+
+def calibrate(
+    variant: str,
+    seeds: Iterable[int],
+    *,
+    per_deal_nodes: int,
+    trials: int = 2,
+    model: Model | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Report:
+    """Collect the seeds and tabulate them with `model` (default: the variant's own)."""
+    played = collect(
+        variant, seeds, per_deal_nodes=per_deal_nodes, trials=trials, progress=progress
+    )
+    return tabulate(variant, played, model if model is not None else model_for(variant))

@@ -1,0 +1,147 @@
+"""The difficulty score and the tiers: a documented formula with per-variant data.
+
+A deal's score is a weighted sum of its standardised features (docs/deals.md, "Difficulty"):
+
+    score = sum(weight[f] * (x[f] - mean[f]) / spread[f])  over the model's terms f
+
+where x[f] is the term's value on the deal (`term_values`), and mean, spread and weight are
+the variant's `Model` data below. Higher is harder. The tier is where the score falls among
+the variant's three cut points (`Model.cuts`, ascending): below the first is easy, then
+medium, hard, and expert from the last one up.
+
+The data are fitted by `calibrate.fit_model` on the variant's calibration seeds and written
+here by hand (they are part of the code: a tier must not change when a file changes);
+`calibrate.refit` fits them again from real results.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .features import Features
+
+
+class Tier(enum.Enum):
+    """A difficulty tier, easiest first."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+    EXPERT = "expert"
+
+    @property
+    def rank(self) -> int:
+        """0 for easy up to 3 for expert."""
+        return _RANKS[self]
+
+    @classmethod
+    def ordered(cls) -> tuple[Tier, ...]:
+        """The tiers, easiest first."""
+        return (cls.EASY, cls.MEDIUM, cls.HARD, cls.EXPERT)
+
+
+_RANKS = {tier: i for i, tier in enumerate(Tier.ordered())}
+
+#: The model's terms, in order: each is a number computed from the features.
+TERMS: tuple[str, ...] = (
+    "playout_loss",  # 1 - playout_wins
+    "playout_gap",  # 1 - playout_share
+    "greedy_gap",  # 1 - greedy_share: how far the greedy line falls short
+    "dead_end_share",
+    "log_nodes",
+    "line_moves",
+    "branching",
+    "hidden_share",
+)
+
+
+def term_values(features: Features) -> tuple[float, ...]:
+    """The model's terms on one deal, in `TERMS` order."""
+    return (
+        1.0 - features.playout_wins,
+        1.0 - features.playout_share,
+        1.0 - features.greedy_share,
+        features.dead_end_share,
+        features.log_nodes,
+        float(features.line_moves),
+        features.branching,
+        features.hidden_share,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """One variant's score data: per term its mean, spread and weight; the three cuts."""
+
+    means: tuple[float, ...]
+    spreads: tuple[float, ...]
+    weights: tuple[float, ...]
+    cuts: tuple[float, float, float]
+
+    def score(self, features: Features) -> float:
+        total = 0.0
+        for x, mean, spread, weight in zip(
+            term_values(features), self.means, self.spreads, self.weights, strict=True
+        ):
+            total += weight * (x - mean) / (spread if spread > 0 else 1.0)
+        return round(total, 6)
+
+    def tier(self, score: float) -> Tier:
+        for tier, cut in zip(Tier.ordered(), self.cuts, strict=False):
+            if score < cut:
+                return tier
+        return Tier.EXPERT
+
+
+def standardise(rows: list[tuple[float, ...]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Means and spreads (population standard deviations) of each term over `rows`."""
+    n = len(rows)
+    width = len(TERMS)
+    means = tuple(sum(r[i] for r in rows) / n for i in range(width))
+    spreads = tuple(math.sqrt(sum((r[i] - means[i]) ** 2 for r in rows) / n) for i in range(width))
+    return tuple(round(m, 6) for m in means), tuple(round(s, 6) for s in spreads)
+
+
+# -- the fitted data, per variant: `python -m engine rate --calibrate VARIANT --deals N --fit`
+# prints an entry (benchmarks/calibrate.py refits them all; docs/deals.md has the figures).
+
+MODELS: dict[str, Model] = {
+    "fourteen-out": Model(
+        means=(0.745455, 0.189825, 0.166853, 0.032685, 1.61094, 26.0, 3.919441, 0.0),
+        spreads=(0.29034, 0.148611, 0.175435, 0.119274, 0.397407, 0.0, 0.895676, 0.0),
+        weights=(0.147124, 0.071848, 0.080472, 0.023871, 0.033595, 0.0, -0.021706, 0.0),
+        cuts=(-0.09848, 0.103225, 0.30868),
+    ),
+    "triple-fourteens": Model(
+        means=(0.7075, 0.060449, 0.054616, 0.0, 1.947397, 78.0, 16.458462, 0.0),
+        spreads=(0.264705, 0.0392, 0.051109, 0.0, 0.268266, 0.0, 3.061403, 0.0),
+        weights=(0.093995, 0.003389, 0.022514, 0.0, -0.005933, 0.0, -0.05485, 0.0),
+        cuts=(-0.04571, 0.060746, 0.147837),
+    ),
+    "triple-triangle": Model(
+        means=(0.588129, 0.050874, 0.031603, 0.0, 2.257512, 47.363309, 1.899724, 0.787972),
+        spreads=(0.343704, 0.046402, 0.048103, 0.0, 0.876354, 3.007369, 0.093034, 0.014118),
+        weights=(0.141656, 0.008393, 0.060464, 0.0, 0.078669, 0.019967, 0.00349, -0.000869),
+        cuts=(-0.124303, 0.102145, 0.296618),
+    ),
+    "triple-deck": Model(
+        means=(1.0, 0.844275, 0.915705, 0.0, 2.250937, 353.666667, 4.202676, 0.390976),
+        spreads=(0.0, 0.079673, 0.070077, 0.0, 0.080544, 35.845347, 1.166001, 0.03603),
+        weights=(0.0, 0.038814, 0.012191, 0.0, -0.008464, 0.027736, 0.010839, 0.0391),
+        cuts=(-0.002604, 0.029648, 0.034381),
+    ),
+    "triple-deck-kings": Model(
+        means=(1.0, 0.923573, 0.934066, 0.0, 2.256716, 425.125, 3.817748, 0.351719),
+        spreads=(0.0, 0.064152, 0.081946, 0.0, 0.032719, 25.673126, 0.450071, 0.020447),
+        weights=(0.0, 0.037677, 0.040787, 0.0, -0.002845, 0.002684, 0.011035, -0.004181),
+        cuts=(0.006514, 0.041988, 0.063401),
+    ),
+    "triple-easthaven": Model(
+        means=(1.0, 0.808226, 0.932692, 0.0, 4.405033, 270.166667, 47.478631, 0.533237),
+        spreads=(0.0, 0.042688, 0.023914, 0.0, 0.007047, 5.639641, 4.500975, 0.011136),
+        weights=(0.0, 0.006096, -0.022038, 0.0, 0.037933, -0.00154, 0.014355, 0.002331),
+        cuts=(-0.020024, 0.012883, 0.03695),
+    ),
+}

@@ -1,0 +1,228 @@
+"""Simulated players: greedy with noise, at several skill levels, playing from their view.
+
+A simulated player knows what a person sees and nothing more: the legal moves of the position
+(which depend only on face-up cards), how many cards each move clears or scores and whether it
+turns a face-down card (both visible before the move: the count of face-down cards under a
+pile is on the table). It never reads a face-down card's identity or the stock order: the
+only thing it learns from a move that turned a card is what the view then shows.
+
+At each turn it rates every legal move (`_value`): points gained (cards cleared, or score for
+the Triple Deck games) first, then turning a face-down card, then the moves it leaves when the
+move turned nothing (for a move that turned a card this would read the new card, so it is not
+used). With probability `Skill.noise` it plays a move at random instead, and it never returns
+to a position it has already seen (a person does not shuttle a card back and forth); it stops
+when the game is won, when every move leads back, after as many turns in a row as the deal
+has cards with no move that gains points or turns a card (a person gives up too), or after
+`max_moves` moves.
+
+Time is modelled, not measured: each decision takes `Skill.base_s` seconds plus
+`Skill.per_bit_s` seconds per bit of choice (Hick's law: log2 of the legal moves + 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from dataclasses import dataclass
+from enum import Enum
+
+from ..game import Game
+from ..moves import Move
+from ..snapshots import Snapshot
+from ..state import TriPeaksState
+from ..variants import new_game
+
+#: How many of the best-rated moves a player weighs by the moves they leave.
+LOOK_AT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """One simulated player's parameters."""
+
+    name: str
+    noise: float  # probability of a random move instead of the best-rated one
+    base_s: float  # seconds per decision, at least
+    per_bit_s: float  # seconds per bit of choice (log2 of legal moves + 1)
+
+
+class Level(Enum):
+    """The skill levels used for calibration, weakest first."""
+
+    #: No noise: the deterministic greedy line (a feature of the deal, `features.measure`).
+    GREEDY = Skill("greedy", noise=0.0, base_s=1.2, per_bit_s=0.5)
+    NOVICE = Skill("novice", noise=0.30, base_s=2.5, per_bit_s=1.2)
+    CASUAL = Skill("casual", noise=0.12, base_s=1.8, per_bit_s=0.8)
+    SKILLED = Skill("skilled", noise=0.03, base_s=1.2, per_bit_s=0.5)
+
+    @classmethod
+    def calibration(cls) -> tuple[Level, ...]:
+        """The noisy levels a calibration plays, weakest first."""
+        return (cls.NOVICE, cls.CASUAL, cls.SKILLED)
+
+    @property
+    def skill(self) -> Skill:
+        value: Skill = self.value
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class PlayOutcome:
+    """How one simulated game went."""
+
+    won: bool
+    moves: int
+    seconds: float  # modelled thinking time
+    points: int  # cards cleared, or score for the scored variants
+    max_points: int
+
+
+def _hidden_count(game: Game) -> int:
+    """Face-down cards and cards in a hidden stock, as the player's view counts them."""
+    view = game.view()
+    count = 0
+    for key in ("piles", "tableau"):
+        piles = view.get(key)
+        if isinstance(piles, list):
+            for pile in piles:
+                if isinstance(pile, list):
+                    count += sum(1 for c in pile if c == "??" or c is None)
+    return count
+
+
+def _view_key(game: Game) -> str:
+    view = dict(game.view())
+    view.pop("moves", None)
+    view.pop("can_undo", None)
+    return repr(sorted(view.items()))
+
+
+class _Table:
+    """The game being played, with a way to try a move and take it back.
+
+    A move that turned a card cannot be undone through the engine (its undo snapshot is
+    dropped), so the position is then restored from a copy taken at the start of the turn."""
+
+    __slots__ = ("game", "pristine")
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.pristine: Game | None = None
+
+    def start_turn(self) -> None:
+        self.pristine = None
+
+    def _take_back(self, snapshot: Snapshot, history: int, moves: int, undoable: bool) -> None:
+        game = self.game
+        if undoable:
+            game._restore(snapshot)
+            del game._history[history:]
+            game.moves = moves
+        else:
+            assert self.pristine is not None
+            self.game = copy.deepcopy(self.pristine)
+        self.game.defer_over()
+
+    def try_move(self, move: Move) -> tuple[int, int, str, bool]:
+        """Play `move`, read what the view shows, take it back: (points gained, cards turned
+        under a pile, the key of the position reached, whether it showed any card)."""
+        game = self.game
+        if self.pristine is None:
+            self.pristine = copy.deepcopy(game)
+        before = game.points
+        snapshot = game._undo_snapshot(move)
+        history = len(game._history)
+        moves = game.moves
+        result = game.apply(move)
+        game.defer_over()  # the view must not judge the game over (Easthaven's is a search)
+        undoable = game._history[-1] is not None
+        gained = game.points - before
+        # Cards turned face up under a pile the move took from; a deal or draw from the
+        # stock shows cards too, but turns no face-down card of the layout.
+        turned = len(result.reveals) if move.src.isdigit() else 0
+        key = _view_key(game)
+        self._take_back(snapshot, history, moves, undoable)
+        return gained, turned, key, bool(result.reveals)
+
+    def mobility(self, move: Move) -> int:
+        """Legal moves after `move`, which shows no card (so this reads nothing hidden)."""
+        game = self.game
+        snapshot = game._undo_snapshot(move)
+        history = len(game._history)
+        moves = game.moves
+        game.apply(move)
+        game.defer_over()
+        count = sum(1 for _ in game.legal_moves())
+        self._take_back(snapshot, history, moves, game._history[-1] is not None)
+        return count
+
+
+def play(
+    variant: str, seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
+) -> PlayOutcome:
+    """Play one deal as a simulated player; deterministic for (variant, seed, level, trial)."""
+    skill = level.skill
+    table = _Table(new_game(variant, seed))
+    game = table.game
+    rng = random.Random(f"{variant}/{seed}/{skill.name}/{trial}")
+    limit = max_moves if max_moves is not None else 3 * game.total_cards + 100
+    seen = {_view_key(game)}
+    seconds = 0.0
+    stalled = 0
+    full = max_points(game)
+    while game.moves < limit and not game.won:
+        game.defer_over()
+        options = list(game.legal_moves())
+        if not options:
+            break
+        seconds += skill.base_s + skill.per_bit_s * math.log2(len(options) + 1)
+        rated: list[tuple[float, float, Move, str]] = []
+        shows: set[str] = set()  # keys of the positions reached by a move that showed cards
+        table.start_turn()
+        for move in options:
+            gained, turned, key, revealed = table.try_move(move)
+            if key in seen:
+                continue
+            if revealed:
+                shows.add(key)
+            rated.append((100.0 * gained + 30.0 * turned, rng.random(), move, key))
+        if not rated:
+            break
+        # Among the best-rated moves that turn no card, a few (`LOOK_AT`) are weighed by
+        # the moves they leave.
+        top = max(r[0] for r in rated)
+        tied = sorted((r for r in rated if r[0] == top and r[3] not in shows), key=lambda r: r[1])[
+            :LOOK_AT
+        ]
+        if len(tied) > 1:
+            weighed = {r[3] for r in tied}
+            rated = [r for r in rated if r[3] not in weighed] + [
+                (value + 0.5 * table.mobility(move), tie, move, key)
+                for value, tie, move, key in tied
+            ]
+        if rng.random() < skill.noise:
+            _, _, move, key = rated[rng.randrange(len(rated))]
+        else:
+            _, _, move, key = max(rated, key=lambda r: (r[0], r[1]))
+        game = table.game
+        best = max(rated, key=lambda r: r[0])[0]
+        stalled = 0 if best >= 30.0 else stalled + 1  # points or a turned card on offer
+        if stalled > game.total_cards:
+            break
+        game.apply(move)
+        game.defer_over()
+        seen.add(key)
+    return PlayOutcome(game.won, game.moves, round(seconds, 3), game.points, full)
+
+
+def max_points(game: Game) -> int:
+    """Points of a won game: every card cleared (Tri Peaks: the 28 tableau cards; its stock
+    stays), or the Triple Deck games' full score."""
+    if game.scored:
+        top = max(game.ranks)
+        return game.decks * 4 * top * (top + 1) // 2
+    state = game.full_state()
+    if isinstance(state, TriPeaksState):
+        return len(state.tableau)
+    return game.total_cards

@@ -1,0 +1,252 @@
+"""Tiers per day, catch-up games and the month calendar (protocol version 8, `TIER_ROUTES`).
+
+The medium tier of a (variant, day) is the daily game (``d.`` id, the daily board, the
+history); easy, hard and expert are games of their own (``t.`` ids, a board each), certified
+ahead by `server.games.deals.DailyDeals.prepare_tiers_ahead`, never on a request. A past day
+of the current month can be played as a catch-up game of any tier the player did not start on the
+day (``c.`` ids): on no board, in no history, its result marked ``catchup``; a won tier gives
+the month's crowns either way (`server.players.crowns`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from collections.abc import Sequence
+
+import protocol as p
+from engine import VARIANT_IDS
+from server.games.daily import utc_date
+from server.games.deals import DayTiers, Deal
+from server.games.service import LiveGame
+from server.games.store import GameRecord
+from server.players.crowns import BADGES, badge_for
+from server.redis import keys
+from server.runtime.errors import NotFound, SolverBusy
+from server.services import Services
+from server.transport.router import Router
+from server.transport.session import Session
+
+__all__ = ["TIER_ROUTES", "calendar_get", "day_tiers", "start_tier_game"]
+
+
+def _month_days(year: int, month: int) -> list[dt.date]:
+    return [dt.date(year, month, d) for d in range(1, calendar.monthrange(year, month)[1] + 1)]
+
+
+def same_month(a: dt.date, b: dt.date) -> bool:
+    return (a.year, a.month) == (b.year, b.month)
+
+
+async def _tier_seed(
+    s: Services, variant: str, date: dt.date, tier: str, *, today: bool
+) -> tuple[int, int | None]:
+    """(seed, par) of a tier's deal of ``date``; never certifies (`NotFound` when the tier
+    has no deal that day, `SolverBusy` while today's tiers are being certified)."""
+    deals = s.deals
+    if tier == keys.DAILY_TIER:
+        if today or not deals.certify:  # today's is computed ahead; uncertified costs nothing
+            deal: Deal | None = await deals.get(variant, date)
+        else:
+            deal = await deals.peek(variant, date)
+        if deal is None:
+            raise NotFound(f"no {tier} deal of {variant} on {date.isoformat()}")
+        return deal.seed, deal.par
+    found = await deals.tiers_for_request(variant, date)
+    if found is None:
+        if today:
+            raise SolverBusy(
+                f"the {date.isoformat()} tiers of {variant} are still being certified; "
+                "retry in a minute"
+            )
+        raise NotFound(f"no tiers of {variant} were dealt on {date.isoformat()}")
+    tier_deal = found.deals.get(tier)
+    if tier_deal is None:
+        raise NotFound(
+            f"no {tier} deal of {variant} on {date.isoformat()}: none was found "
+            "in the certification's budget (docs/deals.md)"
+        )
+    return tier_deal.seed, tier_deal.par
+
+
+async def start_tier_game(
+    session: Session, variant: str, tier: str, date_text: str | None
+) -> tuple[LiveGame, int | None]:
+    """`daily.start` with a ``tier`` or a ``date`` (version 8): the game and its par."""
+    s = session.services
+    me = session.require_player()
+    pid = me.id
+    today = utc_date(s.clock.now_ms())
+    date = dt.date.fromisoformat(date_text) if date_text else today
+    if date == today:
+        seed, par = await _tier_seed(s, variant, date, tier, today=True)
+        if tier == keys.DAILY_TIER:
+            return await s.games.start_daily(variant, date, pid, seed), par
+        return await s.games.start_tier(variant, date, pid, tier, seed), par
+    if date > today or not same_month(date, today):
+        raise p.BadRequest(
+            f"catch-up games are for the past days of this month ({today:%Y-%m}); "
+            f"{date.isoformat()} is not one"
+        )
+    # One attempt per tier and day: a tier started on its day answers that game.
+    ranked = keys.tier_game_id(variant, date, pid, tier)
+    existing = (await s.store.get_many([ranked]))[0]
+    if existing is not None:
+        live = await s.games.current(ranked, pid)
+        par = await _par(s, variant, date, tier)
+    else:
+        seed, par = await _tier_seed(s, variant, date, tier, today=False)
+        live = await s.games.start_tier(variant, date, pid, tier, seed, catchup=True)
+    if s.games.day_over(live) and not live.record.finished:  # closed lazily when read
+        live = await s.games.close_day(live.record.game_id, pid, me.name)
+    return live, par
+
+
+async def _par(s: Services, variant: str, date: dt.date, tier: str) -> int | None:
+    if tier == keys.DAILY_TIER:
+        deal = await s.deals.peek(variant, date)
+        return deal.par if deal else None
+    found = await s.deals.peek_tiers(variant, date)
+    tier_deal = found.deals.get(tier) if found else None
+    return tier_deal.par if tier_deal else None
+
+
+async def game_par(s: Services, record: GameRecord) -> int | None:
+    """The par of a daily, tier or catch-up game's deal."""
+    return await _par(s, record.variant, record.date, record.tier or keys.DAILY_TIER)
+
+
+def _state(record: GameRecord, now: int) -> str:
+    r = record.result
+    if r is not None:
+        return "won" if r.won else "lost"
+    return "lost" if now >= record.day_end_ms else "playing"
+
+
+async def day_tiers(
+    s: Services,
+    pid: str,
+    dates: Sequence[dt.date],
+    today: dt.date,
+    variants: Sequence[str] = VARIANT_IDS,
+) -> dict[dt.date, tuple[p.DayTier, ...]]:
+    """Each variant's tiers of each of ``dates`` with the player's state in each."""
+    now = s.clock.now_ms()
+    shown = [d for d in dates if d <= today]
+    pairs = [(v, d) for d in shown for v in variants]
+    deals, tiers = await s.deals.peek_days(pairs)
+    ids: list[str] = []
+    for d in shown:
+        for v in variants:
+            for t in keys.TIER_NAMES:
+                ids.append(keys.tier_game_id(v, d, pid, t))
+                ids.append(keys.tier_game_id(v, d, pid, t, catchup=True))
+    records = dict(zip(ids, await s.store.get_many(ids), strict=True))
+    out: dict[dt.date, tuple[p.DayTier, ...]] = {}
+    for d in dates:
+        cells: list[p.DayTier] = []
+        for v in variants:
+            for t in keys.TIER_NAMES:
+                if d > today:
+                    cells.append(p.DayTier(variant=v, tier=t, state="upcoming"))
+                    continue
+                cells.append(
+                    _cell(
+                        s, pid, (v, d, t), today, now, records, deals.get((v, d)), tiers.get((v, d))
+                    )
+                )
+        out[d] = tuple(cells)
+    return out
+
+
+def _cell(
+    s: Services,
+    pid: str,
+    key: tuple[str, dt.date, str],
+    today: dt.date,
+    now: int,
+    records: dict[str, GameRecord | None],
+    deal: Deal | None,
+    found: DayTiers | None,
+) -> p.DayTier:
+    variant, date, tier = key
+    par: int | None
+    if tier == keys.DAILY_TIER:
+        par = deal.par if deal else None
+        known, absent = deal is not None, False
+    else:
+        tier_deal = found.deals.get(tier) if found else None
+        par = tier_deal.par if tier_deal else None
+        known, absent = found is not None, found is not None and tier_deal is None
+    for catchup in (False, True):
+        game_id = keys.tier_game_id(variant, date, pid, tier, catchup=catchup)
+        record = records.get(game_id)
+        if record is not None:
+            return p.DayTier(
+                variant=variant,
+                tier=tier,
+                state=_state(record, now),
+                catchup=catchup,
+                game_id=game_id,
+                par=par,
+            )
+    if absent:
+        state = "absent"
+    elif known or not s.deals.certify:
+        state = "not_played"  # uncertified deals are dealt on request, at no cost
+    elif date == today:
+        state = "pending"
+    else:
+        state = "absent"
+    return p.DayTier(variant=variant, tier=tier, state=state, par=par)
+
+
+async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
+    pid = session.require_player().id
+    if not session.speaks(p.TIERS):
+        raise p.ProtocolError(
+            f"'calendar.get' needs protocol version {p.TIERS}", code=p.ErrorCode.UNKNOWN_TYPE
+        )
+    s = session.services
+    today = utc_date(s.clock.now_ms())
+    if req.month is None:
+        year, month = today.year, today.month
+    else:
+        year, month = int(req.month[:4]), int(req.month[5:])
+    if req.variant is not None and req.variant not in VARIANT_IDS:
+        raise NotFound(f"unknown variant {req.variant!r}; one of: {', '.join(VARIANT_IDS)}")
+    variants = VARIANT_IDS if req.variant is None else (req.variant,)
+    days = _month_days(year, month)
+    cells = await day_tiers(s, pid, days, today, variants)
+    crowns = sum((await s.store.crowns.of_month(pid, year, month)).values())
+    badge = badge_for(crowns)
+    return p.Calendar(
+        id=req.id,
+        month=f"{year:04d}-{month:02d}",
+        today=today.isoformat(),
+        days=tuple(
+            p.CalendarDay(
+                date=d.isoformat(),
+                catchup_open=d < today and same_month(d, today),
+                variants=tuple(
+                    p.VariantDay(
+                        variant=v,
+                        tiers=tuple(
+                            p.TierCell(tier=c.tier, state=c.state, catchup=c.catchup or None)
+                            for c in cells[d]
+                            if c.variant == v
+                        ),
+                    )
+                    for v in variants
+                ),
+            )
+            for d in days
+        ),
+        crowns=crowns,
+        badge=badge.value if badge else None,
+        thresholds=tuple(n for _, n in BADGES),
+    )
+
+
+#: The calendar (`calendar.get`); `daily.start`'s tiers are in `server.handlers.games`.
+TIER_ROUTES = Router().on(p.CalendarGet, calendar_get)
