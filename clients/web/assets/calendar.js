@@ -65,7 +65,7 @@ export class CalendarScreen {
           class: `tier ${cell.state}${cell.catchup ? " catchup" : ""}`, title: label, "aria-label": label,
           "data-variant": v.variant, "data-tier": cell.tier, "data-state": cell.state,
         };
-        if (!this.playable(day, cell)) return el("span", attrs, MARK[cell.state] ?? "?");
+        if (!this.playable(day, cell)) return el("span", { ...attrs, role: "img" }, MARK[cell.state] ?? "?");
         return el("button", { ...attrs, type: "button", onclick: () => this.play(v.variant, cell.tier, day.date) }, MARK[cell.state] ?? "?");
       }))))));
     this.node.replaceChildren(
@@ -79,6 +79,6 @@ export class CalendarScreen {
         "Underlined: a catch-up game, played after its day and on no leaderboard. Crowns: easy 1, medium 2, hard 3, expert 4; " +
         `badges at ${cal.thresholds.join(", ")} crowns.`),
       this.error,
-      el("div.scroll", {}, el("table.calendar", {}, el("thead", {}, head), el("tbody", {}, ...rows))));
+      el("div.scroll.panel", { tabindex: "0" }, el("table.calendar", {}, el("thead", {}, head), el("tbody", {}, ...rows))));
   }
 }
