@@ -83,20 +83,9 @@ class PlayOutcome:
     max_points: int
 
 
-def _hidden_count(game: Game) -> int:
-    """Face-down cards and cards in a hidden stock, as the player's view counts them."""
-    view = game.view()
-    count = 0
-    for key in ("piles", "tableau"):
-        piles = view.get(key)
-        if isinstance(piles, list):
-            for pile in piles:
-                if isinstance(pile, list):
-                    count += sum(1 for c in pile if c == "??" or c is None)
-    return count
-
-
 def _view_key(game: Game) -> str:
+    """The position as the player's view shows it (without the move count): what "seen
+    before" compares."""
     view = dict(game.view())
     view.pop("moves", None)
     view.pop("can_undo", None)
