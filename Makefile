@@ -108,12 +108,12 @@ chaos: $(STAMP) $(COMPILED) haproxy
 bench: $(STAMP) $(COMPILED) haproxy
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
-	$(BIN)/python benchmarks/calibrate.py
 	$(BIN)/python benchmarks/server_bench.py
 	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/python benchmarks/reconnect_storm.py
 	$(BIN)/python benchmarks/midnight_rush.py
+	$(BIN)/python benchmarks/calibrate.py
 	$(BIN)/pytest -q -m slow
 
 # Open data (docs/api.md): closed days FROM..TO (YYYY-MM-DD) to $(OUT)/results-DATE.ndjson.gz,

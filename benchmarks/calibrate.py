@@ -34,6 +34,9 @@ from engine.solvers import WINNABLE, solve
 from engine.variants import VARIANT_IDS, new_game
 
 NODES = 50_000
+#: Variants whose check is known not to be monotonic yet (docs/deals.md, "Calibration
+#: figures"): reported, but only a calibrated variant that stops being monotonic fails the run.
+NOT_YET_CALIBRATED = frozenset({"triple-deck", "triple-deck-kings", "triple-easthaven"})
 CHECK_FIRST = 100_000
 #: Default deals (fit, check) per variant: the big games take seconds a deal.
 SIZES: dict[str, tuple[int, int]] = {
@@ -105,7 +108,10 @@ def main() -> int:
                 checked = _gather(pool, variant, CHECK_FIRST, check_n, args.trials, args.jobs)
                 report = tabulate(variant, checked, fitted)
                 print(f"\n{report.table()}\nmonotonic (check seeds): {report.monotonic()}")
-                ok = ok and report.monotonic()
+                if variant in NOT_YET_CALIBRATED and not report.monotonic():
+                    print("(not calibrated yet: docs/deals.md, reported without failing)")
+                else:
+                    ok = ok and report.monotonic()
             if args.days:
                 first = dt.date(2026, 1, 1)
                 days = [(first + dt.timedelta(d)).isoformat() for d in range(args.days)]

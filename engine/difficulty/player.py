@@ -6,10 +6,11 @@ turns a face-down card (both visible before the move: the count of face-down car
 pile is on the table). It never reads a face-down card's identity or the stock order: the
 only thing it learns from a move that turned a card is what the view then shows.
 
-At each turn it rates every legal move (`_value`): points gained (cards cleared, or score for
-the Triple Deck games) first, then turning a face-down card, then the moves it leaves when the
-move turned nothing (for a move that turned a card this would read the new card, so it is not
-used). With probability `Skill.noise` it plays a move at random instead, and it never returns
+At each turn it rates every legal move: 100 per point gained (cards cleared, or score for
+the Triple Deck games), 30 per face-down card turned, `SHOW_VALUE` for a draw or deal from
+the stock; then, among the `LOOK_AT` best-rated moves that show no card, half a point per
+legal move they leave (for a move that shows a card this would read it, so it is not used).
+With probability `Skill.noise` it plays a move at random instead, and it never returns
 to a position it has already seen (a person does not shuttle a card back and forth); it stops
 when the game is won, when every move leads back, after as many turns in a row as the deal
 has cards with no move that gains points or turns a card (a person gives up too), or after
@@ -35,6 +36,10 @@ from ..variants import new_game
 
 #: How many of the best-rated moves a player weighs by the moves they leave.
 LOOK_AT = 4
+#: The value of a draw or deal from the stock, just below turning a face-down card: above
+#: a move that only shifts cards between piles (which would otherwise win on the moves it
+#: leaves, and a player would shuffle piles instead of going through the stock).
+SHOW_VALUE = 29.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,20 +83,9 @@ class PlayOutcome:
     max_points: int
 
 
-def _hidden_count(game: Game) -> int:
-    """Face-down cards and cards in a hidden stock, as the player's view counts them."""
-    view = game.view()
-    count = 0
-    for key in ("piles", "tableau"):
-        piles = view.get(key)
-        if isinstance(piles, list):
-            for pile in piles:
-                if isinstance(pile, list):
-                    count += sum(1 for c in pile if c == "??" or c is None)
-    return count
-
-
 def _view_key(game: Game) -> str:
+    """The position as the player's view shows it (without the move count): what "seen
+    before" compares."""
     view = dict(game.view())
     view.pop("moves", None)
     view.pop("can_undo", None)
@@ -184,9 +178,12 @@ def play(
             gained, turned, key, revealed = table.try_move(move)
             if key in seen:
                 continue
+            value = 100.0 * gained + 30.0 * turned
             if revealed:
                 shows.add(key)
-            rated.append((100.0 * gained + 30.0 * turned, rng.random(), move, key))
+                if not turned:  # a draw or deal from the stock: new cards to play
+                    value += SHOW_VALUE
+            rated.append((value, rng.random(), move, key))
         if not rated:
             break
         # Among the best-rated moves that turn no card, a few (`LOOK_AT`) are weighed by
