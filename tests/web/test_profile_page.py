@@ -5,6 +5,7 @@ rated races are listed, each a link to the race's result."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from playwright.sync_api import Browser, expect
@@ -108,3 +109,22 @@ def test_a_profile_lists_the_players_races_each_linked_to_its_result(
     expect(page.locator("h1")).to_have_text("Race result · Fourteen Out")
     expect(page.locator('table.standings a[data-player="lou"]')).to_be_visible()
     viewer.close()
+
+
+def test_a_profile_shows_crowns_and_badges_by_month(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """Protocol 8: the profile asks for and shows the player's crowns and badge per month
+    (`profile.months`, server-side exactness in tests/server/games/test_tiers.py); a player
+    with none is told how to earn them."""
+    ivy = open_player(browser, web_server.http, "ivy")
+    page = ivy.page
+    try:
+        page.click("#who")
+        panel = page.locator('section[aria-labelledby="p-months"]')
+        expect(panel.locator("h2")).to_have_text("Crowns and badges")
+        expect(panel).to_contain_text("No crowns yet: win a tier of the daily challenge")
+        replies = [json.loads(f) for f in ivy.frames if '"profile"' in f]
+        assert any(r.get("type") == "profile" and r.get("months") == [] for r in replies)
+    finally:
+        ivy.close()

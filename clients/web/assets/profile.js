@@ -47,7 +47,21 @@ export class ProfileScreen {
       el("p.muted", { "data-joined": "" }, `Playing since ${day(p.joined)}`,
         p.me ? el("span", {}, " · ", el("a", { href: "#/history" }, "Your history"))
           : null),
-      this.daily(p), this.races(p), this.recent(p), this.raceList(races));
+      this.daily(p), this.months(p), this.races(p), this.recent(p), this.raceList(races));
+  }
+
+  /** Crowns and badge of each month with crowns (protocol 8 `profile.months`, newest first). */
+  months(p) {
+    const months = p.months || [];
+    const badge = (b) => (b ? b[0].toUpperCase() + b.slice(1) : "—");
+    return el("section.panel", { "aria-labelledby": "p-months" },
+      el("h2", { id: "p-months" }, "Crowns and badges"),
+      months.length ? el("div.scroll", { tabindex: "0" }, el("table.ranking", { "data-months": "" },
+        el("thead", {}, el("tr", {}, ["Month", "Crowns", "Badge"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, months.map((m) => el("tr", { "data-month": m.month },
+          el("th", { scope: "row" }, m.month), el("td", {}, String(m.crowns)),
+          el("td", { "data-badge": m.badge || "" }, badge(m.badge)))))))
+        : el("p.muted", {}, "No crowns yet: win a tier of the daily challenge (see the Calendar)."));
   }
 
   daily(p) {
