@@ -21,7 +21,8 @@ from engine.deals import MAX_SEED
 from server.games.deals import offers_a_move
 from server.games.service import GameService, LiveGame
 from server.redis import keys
-from server.redis.batch import Batcher, LuaScript
+from server.redis.batch import Batcher
+from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import LimitReached
 
@@ -29,21 +30,6 @@ __all__ = ["FREE_SEED_BASE", "FreeGames", "free_seed"]
 
 #: The least free seed: every daily and race seed is below it (53 bits).
 FREE_SEED_BASE: Final = 1 << 53
-HOUR_MS: Final = 3_600_000
-
-# KEYS: the player's counter of the hour.  ARGV: limit, ttl (ms).
-# Counts one free game; 0 (nothing counted) once the limit is reached.
-_COUNT_LUA = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-if n > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return 0
-end
-return 1
-"""
 
 
 def free_seed(variant: str) -> int:
@@ -61,19 +47,17 @@ class FreeGames:
         self._games = games
         self._clock = clock
         self._commit = commit
-        self._count = LuaScript.of(_COUNT_LUA)
         self.per_hour = per_hour
 
     async def start(self, variant: str, player_id: str) -> LiveGame:
         """A new free game of ``variant`` for the player. Raises ``LimitReached`` past
         `per_hour` games this hour."""
         now = self._clock.now_ms()
-        if self.per_hour:
-            key = keys.free_started(player_id, now // HOUR_MS)
-            if not await self._commit.eval(self._count, (key,), (self.per_hour, HOUR_MS)):
-                raise LimitReached(
-                    f"{self.per_hour} free games an hour at most; finish one of yours "
-                    "(game.get resumes it) or try again later"
-                )
+        key = keys.free_started(player_id, now // HOUR_MS)
+        if not await take_hourly(self._commit, key, self.per_hour):
+            raise LimitReached(
+                f"{self.per_hour} free games an hour at most; finish one of yours "
+                "(game.get resumes it) or try again later"
+            )
         game_id = keys.free_game_id(now, player_id)
         return await self._games.start_game(game_id, "free", variant, free_seed(variant))

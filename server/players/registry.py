@@ -16,6 +16,7 @@ import redis.asyncio
 from server.players.names import fold_name, is_reserved
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
+from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
     InvalidInput,
@@ -86,23 +87,8 @@ end
 return tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0')
 """
 
-# KEYS: the address group's counter of the hour.  ARGV: limit, ttl (ms).
-# Counts one new player; 0 (nothing counted) once the limit is reached.
-_ACCOUNT_QUOTA_LUA = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-if n > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return 0
-end
-return 1
-"""
-
 #: Players `backfill_folds` reads per HSCAN step.
 BACKFILL_BATCH = 500
-HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +140,6 @@ class PlayerRegistry:
         self._commit = commit or Batcher(redis)
         self._create = LuaScript.of(_CREATE_LUA)
         self._rotate = LuaScript.of(_ROTATE_LUA)
-        self._quota = LuaScript.of(_ACCOUNT_QUOTA_LUA)
         #: New players per address group and hour (`register`'s ``address``); 0: no limit.
         self.accounts_per_hour = accounts_per_hour
 
@@ -189,9 +174,8 @@ class PlayerRegistry:
         """Count one new player of ``address`` (its key, or None when not counted)."""
         if address is None or not self.accounts_per_hour:
             return None
-        hour = self._clock.now_ms() // HOUR_MS
-        key = keys.accounts_by_address(address, hour)
-        if not await self._commit.eval(self._quota, (key,), (self.accounts_per_hour, HOUR_MS)):
+        key = keys.accounts_by_address(address, self._clock.now_ms() // HOUR_MS)
+        if not await take_hourly(self._commit, key, self.accounts_per_hour):
             raise LimitReached(
                 f"too many new players from this address ({self.accounts_per_hour} an hour); "
                 "try again later or play with your token"

@@ -26,6 +26,7 @@ from protocol.signin import SIGNIN_ALPHABET, SIGNIN_CODE_LENGTH, normalize_code,
 from server.players.registry import Player, PlayerRegistry, hash_token
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
+from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
 
@@ -35,7 +36,6 @@ __all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "SigninCodes", "new_code"
 CODE_TTL_MS: Final = 5 * 60_000
 #: Devices signed in by a code one player may hold (`token.revoke_all` drops them all).
 MAX_DEVICES: Final = 32
-HOUR_MS: Final = 3_600_000
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
 # again when the player has none).  ARGV: the code's value ("<pid>|<expires at ms>": the app's
@@ -80,20 +80,6 @@ redis.call('SADD', KEYS[4], ARGV[2])
 return 1
 """
 
-# KEYS: the address group's counter of the hour.  ARGV: limit, ttl (ms).
-# Counts one attempt; 0 (nothing counted) once the limit is reached.
-_ATTEMPT_LUA = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-if n > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return 0
-end
-return 1
-"""
-
 
 def new_code() -> str:
     """Eight characters of the alphabet, from `secrets` (never `random`)."""
@@ -129,7 +115,6 @@ class SigninCodes:
         self._commit = commit
         self._issue = LuaScript.of(_ISSUE_LUA)
         self._redeem = LuaScript.of(_REDEEM_LUA)
-        self._attempt = LuaScript.of(_ATTEMPT_LUA)
         #: Codes tried per client address group and hour; 0: no limit.
         self.attempts_per_hour = attempts_per_hour
 
@@ -207,11 +192,10 @@ class SigninCodes:
         raise RuntimeError("could not allocate a unique token")  # ~impossible
 
     async def _count_attempt(self, address: str | None) -> None:
-        if address is None or not self.attempts_per_hour:
+        if address is None:
             return
-        hour = self._clock.now_ms() // HOUR_MS
-        key = keys.signin_attempts(address, hour)
-        if not await self._commit.eval(self._attempt, (key,), (self.attempts_per_hour, HOUR_MS)):
+        key = keys.signin_attempts(address, self._clock.now_ms() // HOUR_MS)
+        if not await take_hourly(self._commit, key, self.attempts_per_hour):
             raise LimitReached(
                 f"too many sign-in codes tried from this address ({self.attempts_per_hour} "
                 "an hour); try again later"
