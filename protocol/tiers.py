@@ -28,8 +28,8 @@ __all__ = [
     "VariantDay",
 ]
 
-#: A month, ``YYYY-MM``.
-MONTH: Final = Str(7, 7, r"[0-9]{4}-(0[1-9]|1[0-2])", "a month YYYY-MM")
+#: A month, ``YYYY-MM`` (1970-01 to 2999-12: a calendar has no other).
+MONTH: Final = Str(7, 7, r"(19[7-9][0-9]|2[0-9]{3})-(0[1-9]|1[0-2])", "a month YYYY-MM")
 MonthText = Annotated[str, MONTH]
 #: A month's badge by its crowns.
 BADGE: Final = Str(4, 7, r"bronze|silver|gold|diamond", "a badge")

@@ -901,10 +901,13 @@ class GameStore:
         if record.kind != "daily" or r is None or record.finished_at_ms is None or record.flagged:
             return None
         tier = record.tier or keys.DAILY_TIER
+        # Crowns are for a tier won without hints: a hint is the solver's move, and a bot
+        # taking every move as a hint would win any deal (docs/fairplay.md).
+        crowned = r.won and not r.hints
         if record.catchup or tier != keys.DAILY_TIER:
             return asyncio.ensure_future(
                 self.crowns.award(
-                    record.player_id, record.variant, record.date, tier, record.game_id, won=r.won
+                    record.player_id, record.variant, record.date, tier, record.game_id, won=crowned
                 )
             )
         result = DailyResult(
@@ -921,7 +924,7 @@ class GameStore:
             hints=r.hints,
             finished_at_ms=record.finished_at_ms,
         )
-        if r.won:  # crowns first (idempotent): a crash between leaves the game owed
+        if crowned:  # crowns first (idempotent): a crash between leaves the game owed
             return asyncio.ensure_future(self._crowned_then_recorded(record, tier, result))
         return self.history.record_soon(result)
 

@@ -306,3 +306,30 @@ async def test_a_held_tier_result_earns_no_crowns(config: Config) -> None:
         cal = await bot.request("calendar.get")
         assert cal["crowns"] == 0 and cells(cal, JUNE_30)["expert"] == ("won", False)
         assert (await bot.request("profile.get"))["months"] == []
+
+
+async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
+    """The cheat: a bot asks a hint for every move of past days' catch-up games and of today's
+    tiers, and wins them all. A win with a hint counts as a win (calendar, history) but earns
+    no crowns; the same tier won without one does."""
+    bot, amy = await player(app, "hintbot"), await player(app, "amy")
+    for c, hinted in ((bot, True), (amy, False)):
+        for date in (JUNE_29, None):
+            g = await start(c, "expert", date)
+            if hinted:
+                hint = await c.request("hint", game_id=g["game_id"])
+                assert hint["type"] == "hint", hint
+            won = await win(c, g)
+            assert won["result"]["hints"] == (1 if hinted else 0)
+    bot_cal, amy_cal = await bot.request("calendar.get"), await amy.request("calendar.get")
+    assert bot_cal["crowns"] == 0 and cells(bot_cal, JUNE_30)["expert"] == ("won", False)
+    assert cells(bot_cal, JUNE_29)["expert"] == ("won", True)
+    assert amy_cal["crowns"] == 8
+    assert (await bot.request("profile.get"))["months"] == []
+
+
+async def test_a_calendar_month_outside_the_calendar_is_bad_request(app: App) -> None:
+    amy = await player(app, "amy")
+    for month in ("0000-01", "1969-12", "3000-01", "2030-13"):
+        reply = await amy.request("calendar.get", month=month)
+        assert (reply["type"], reply.get("code")) == ("error", "bad_request"), (month, reply)
