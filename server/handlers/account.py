@@ -12,7 +12,7 @@ from __future__ import annotations
 import protocol as p
 from server.handlers.games import welcome
 from server.runtime.errors import LimitReached
-from server.transport.address import address_group
+from server.transport.address import address_group, address_network
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -66,7 +66,7 @@ async def signin_redeem(session: Session, req: p.SigninRedeem) -> p.ServerMessag
         )
     try:
         player, token = await session.services.signin.redeem(
-            req.code, address_group(session.address)
+            req.code, address_group(session.address), address_network(session.address)
         )
     except LimitReached as exc:
         raise p.ProtocolError(str(exc), code=p.ErrorCode.LIMIT_REACHED) from None

@@ -36,6 +36,8 @@ __all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "SigninCodes", "new_code"
 CODE_TTL_MS: Final = 5 * 60_000
 #: Devices signed in by a code one player may hold (`token.revoke_all` drops them all).
 MAX_DEVICES: Final = 32
+#: Sign-in attempts a /24 (IPv4) or /48 (IPv6) may make an hour, in per-address limits.
+NETWORK_FACTOR: Final = 5
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
 # again when the player has none).  ARGV: the code's value ("<pid>|<expires at ms>": the app's
@@ -139,12 +141,17 @@ class SigninCodes:
         raise RuntimeError("could not store a sign-in code")  # ~impossible
 
     @translate_redis_errors
-    async def redeem(self, typed: str, address: str | None) -> tuple[Player, str]:
+    async def redeem(
+        self, typed: str, address: str | None, network: str | None = None
+    ) -> tuple[Player, str]:
         """The player a live code belongs to and a new token of theirs for this device; the
         code dies. Raises ``LimitReached`` past `attempts_per_hour` attempts from
-        ``address`` (the client's address group), ``InvalidCode`` for any code that is not
-        live (malformed, wrong, used or expired: one answer for all)."""
+        ``address`` (the client's address group) or `NETWORK_FACTOR` times as many from
+        ``network`` (its /24 or /48: a guesser spreading over a site's addresses),
+        ``InvalidCode`` for any code that is not live (malformed, wrong, used or expired: one
+        answer for all)."""
         await self._count_attempt(address)
+        await self._count_attempt(network, NETWORK_FACTOR)
         code = normalize_code(typed)
         if code is None:
             raise InvalidCode("no such sign-in code (wrong, used or expired)")
@@ -191,12 +198,13 @@ class SigninCodes:
                 ), token
         raise RuntimeError("could not allocate a unique token")  # ~impossible
 
-    async def _count_attempt(self, address: str | None) -> None:
+    async def _count_attempt(self, address: str | None, factor: int = 1) -> None:
         if address is None:
             return
         key = keys.signin_attempts(address, self._clock.now_ms() // HOUR_MS)
-        if not await take_hourly(self._commit, key, self.attempts_per_hour):
+        if not await take_hourly(self._commit, key, self.attempts_per_hour * factor):
+            where = "this address" if factor == 1 else "this network"
             raise LimitReached(
-                f"too many sign-in codes tried from this address ({self.attempts_per_hour} "
-                "an hour); try again later"
+                f"too many sign-in codes tried from {where} "
+                f"({self.attempts_per_hour * factor} an hour); try again later"
             )

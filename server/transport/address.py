@@ -91,6 +91,20 @@ def address_group(address: str) -> str:
     return str(ip)
 
 
+def address_network(address: str) -> str:
+    """A wider net than `address_group`, for limits a spread of addresses must not multiply:
+    the IPv4 address's /24, the IPv6 address's /48 (what one site is usually given)."""
+    ip = _parse(address)
+    if ip is None:
+        return address or "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        else:
+            return str(ipaddress.ip_network(f"{ip}/48", strict=False))
+    return str(ipaddress.ip_network(f"{ip}/24", strict=False))
+
+
 def origin_allowed(origin: str | None, host: str | None, allowed: Iterable[str]) -> bool:
     """Whether a WebSocket upgrade with this ``Origin`` may proceed: no Origin (not a
     browser), the server's own origin (``Host`` as the browser reached it; either scheme, as

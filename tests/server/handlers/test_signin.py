@@ -3,12 +3,15 @@ to become someone else. Real server, real Redis, real WebSockets."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio
+import websockets
 
 from protocol.signin import SIGNIN_ALPHABET
 from server.players.signin import CODE_TTL_MS
@@ -199,3 +202,36 @@ async def test_a_redeemed_device_is_no_new_account(
         )
         await refused.close()
         await first.close()
+
+
+async def redeem_from(url: str, address: str, code: str) -> dict[str, Any]:
+    """One connection, forwarded for ``address`` by a trusted proxy, redeeming ``code``."""
+    async with websockets.connect(url, additional_headers={"X-Forwarded-For": address}) as ws:
+        await ws.send(
+            json.dumps({"type": "signin.redeem", "id": 1, "versions": list(V7), "code": code})
+        )
+        reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        return reply
+
+
+async def test_a_guesser_spread_over_a_network_is_stopped_per_network(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The cheat: guess codes from a fresh IPv6 /64 each time (a site's /48 holds 65,536 of
+    them). Each /48 (or IPv4 /24) may try five times the per-address limit an hour."""
+    cfg = unthrottled_config(
+        redis_url,
+        tmp_path,
+        b"signin",
+        signin_attempts_per_address_hour=2,
+        trusted_proxies=("127.0.0.0/8",),
+    )
+    async with serve(cfg) as app:
+        answers = []
+        for i in range(14):  # 14 /64s of one /48, two tries each would allow 28
+            address = f"2001:db8:1:{i:x}::1"
+            answers.append((await redeem_from(app.url, address, "ABCD-EFGH"))["code"])
+        assert answers[:10] == ["invalid_code"] * 10
+        assert set(answers[10:]) == {"limit_reached"}, answers
+        other_site = await redeem_from(app.url, "2001:db8:2::1", "ABCD-EFGH")
+        assert other_site["code"] == "invalid_code", "another /48 is not held back"
