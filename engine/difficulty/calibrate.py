@@ -10,7 +10,8 @@
 * `calibrate(variant, seeds, ...)`: rates the seeds, plays each rated deal at every
   `Level.calibration()` level `trials` times, and reports per tier and level the win rate,
   the moves and the modelled seconds (`Report`); `Report.monotonic()` checks that the win
-  rate falls and the points left rise from easy to expert.
+  rate falls and the points left rise from easy to expert; with fewer than `MIN_WINS` wins
+  in all (the scored Triple Deck games) the points share alone is the ordered outcome.
 * `refit(variant, results)`: the same fit from real games, (features, won, seconds) rows:
   a deal's difficulty is then its loss rate plus its players' time relative to the
   variant's median (`TIME_WEIGHT`). Needs `MIN_RESULTS` rows and `MIN_DEALS` deals.
@@ -38,6 +39,9 @@ TIME_WEIGHT = 0.5
 #: Real results needed before `refit` answers.
 MIN_RESULTS = 200
 MIN_DEALS = 20
+#: Wins (all tiers and levels) below which a check orders the points share alone: a full
+#: clear of a scored Triple Deck game is too rare for the simulated players to rank tiers.
+MIN_WINS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,19 +248,33 @@ class Report:
             total.points_left += c.points_left
         return total
 
+    def wins_count(self) -> bool:
+        """Whether the win rate is an outcome the tiers must order: the simulated players
+        won at least `MIN_WINS` games over all tiers. Below that (the scored Triple Deck
+        games, where a full clear is rare for them) the outcome is the points share alone."""
+        return sum(self.pooled(t).wins for t in self.tiers()) >= MIN_WINS
+
+    @property
+    def outcome(self) -> str:
+        """The outcome `monotonic` orders: "wins and points share" or "points share"."""
+        return "wins and points share" if self.wins_count() else "points share"
+
     def monotonic(self) -> bool:
-        """Over the tiers that have deals, all levels pooled: the win rate never rises and
-        the share of points left never falls from easy to expert."""
+        """Over the tiers that have deals, all levels pooled: the share of points left never
+        falls from easy to expert, and (when wins are not too rare, `wins_count`) the win
+        rate never rises."""
         cells = [self.pooled(t) for t in self.tiers()]
+        wins = self.wins_count()
         return all(
-            b.win_rate <= a.win_rate and b.mean_left >= a.mean_left
+            (not wins or b.win_rate <= a.win_rate) and b.mean_left >= a.mean_left
             for a, b in itertools.pairwise(cells)
         )
 
     def table(self) -> str:
         """The figures as a Markdown table."""
         lines = [
-            f"{self.variant}: {self.rated} deals rated, {self.unrated} not certified",
+            f"{self.variant}: {self.rated} deals rated, {self.unrated} not certified; "
+            f"outcome ordered: {self.outcome}",
             "",
             "| tier | deals | level | win rate | points left | moves | seconds |",
             "|---|---|---|---|---|---|---|",

@@ -15,6 +15,9 @@ from engine import new_game
 from engine.difficulty import Features, Rating, Tier, find_tiers, rate
 from engine.difficulty.calibrate import (
     MIN_RESULTS,
+    MIN_WINS,
+    Cell,
+    Report,
     Result,
     Sample,
     calibrate,
@@ -22,7 +25,7 @@ from engine.difficulty.calibrate import (
     refit,
 )
 from engine.difficulty.model import MODELS
-from engine.difficulty.player import Level, play
+from engine.difficulty.player import Level, PlayOutcome, play
 from engine.errors import UnknownVariant
 from engine.solvers import solve
 from engine.variants import VARIANT_IDS
@@ -206,3 +209,33 @@ def test_rating_is_a_frozen_value() -> None:
     assert isinstance(rating, Rating)
     with pytest.raises(dataclasses.FrozenInstanceError):
         rating.score = 0.0  # type: ignore[misc]
+
+
+def _outcome(won: bool, points: int) -> PlayOutcome:
+    return PlayOutcome(won=won, moves=50, seconds=60.0, points=points, max_points=100)
+
+
+def _report(per_tier: list[tuple[int, int]]) -> Report:
+    # Each tier: (wins, points scored by every game) over 10 games per calibration level.
+    report = Report("triple-deck")
+    for tier, (wins, points) in zip(Tier.ordered(), per_tier, strict=True):
+        report.deals[tier] = 10
+        for level in Level.calibration():
+            cell = report.cells[(tier, level)] = Cell()
+            for game in range(10):
+                cell.add(_outcome(game < wins, 100 if game < wins else points))
+    return report
+
+
+def test_points_share_is_the_outcome_when_wins_are_too_rare() -> None:
+    # Three stray wins in the hard tier out of 120 games: too few to rank tiers, so the
+    # points share alone is ordered (it falls from easy to expert here).
+    rare = _report([(0, 80), (0, 60), (1, 40), (0, 20)])
+    assert sum(rare.pooled(t).wins for t in rare.tiers()) < MIN_WINS
+    assert rare.outcome == "points share" and rare.monotonic()
+    assert "outcome ordered: points share" in rare.table()
+    # The same points with enough wins out of order: the win rate counts and fails.
+    many = _report([(1, 80), (1, 60), (3, 40), (1, 20)])
+    assert many.outcome == "wins and points share" and not many.monotonic()
+    # Points share out of order fails whatever the wins.
+    assert not _report([(0, 60), (0, 80), (0, 40), (0, 20)]).monotonic()
