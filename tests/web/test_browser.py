@@ -361,9 +361,15 @@ def test_two_browsers_race_each_other(
             alice.wait_moves(n)
             expect(b.locator('[data-racer="alice"] [data-progress]')).to_have_text(str(2 * n))
         bob.shot("race-running")
-        b.wait_for_timeout(1100)  # the clocks show a second or more
+        # The clocks show a second or more (each ticks on its page's timer: polled, as a
+        # loaded machine may run a page's timer late).
+        for page in (a, b):
+            page.wait_for_function(
+                "() => { const t = document.querySelector('.game .clock')?.textContent || '';"
+                " const m = t.match(/(\\d+):(\\d+)/); return !!m && (+m[1] * 60 + +m[2]) >= 1; }",
+                timeout=10_000,
+            )
         shown = {p: _seconds(p.inner_text(".game .clock")) for p in (a, b)}
-        assert min(shown.values()) >= 1, shown
         for player in (bob, alice):
             resign(player)
         for page in (a, b):
