@@ -80,6 +80,9 @@ class LiveGame:
     log: list[str] = field(default_factory=list)
     #: A daily game's UTC day end (ms): no write after it (docs/fairplay.md); 0 for a race.
     day_end_ms: int = 0
+    #: The moves in card words as this process said them (`engine.words`), kept while they
+    #: are the whole log (a log only grows), for a client without the rules; None: not made.
+    words: list[str] | None = None
 
     @property
     def elapsed_ms(self) -> int:

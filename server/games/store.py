@@ -95,6 +95,20 @@ local function push_move(game, log, times, text, now, seq, last)
   redis.call('HSET', game, 'last_move_at_ms', now, 'seq', seq + 1)
   return seq + 1
 end
+
+-- A finish's write: the final move `a.move` when `a.final`, then the game's record marked
+-- finished at `a.now` with `extra` (field, value pairs) and the result fields `a.fields`.
+-- `st`: the caller's HMGET of status, seq, last_move_at_ms (seq already checked).
+local function seal(game, log, times, a, st, extra)
+  if a.final == true then push_move(game, log, times, a.move, a.now, a.seq, st[3]) end
+  local fields = {'status', 'finished', 'finished_at_ms', a.now}
+  for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  for f, v in pairs(a.fields) do
+    fields[#fields + 1] = f
+    fields[#fields + 1] = v
+  end
+  redis.call('HSET', game, unpack(fields))
+end
 """
 
 # A daily game's day is over for a write whose `now` is at or past its day's end, or once any
@@ -188,24 +202,19 @@ if a.rollover ~= true then
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
-local fields = {'status', 'finished', 'finished_at_ms', a.now, 'entry', a.entry}
+local extra = {'entry', a.entry}
 if a.held ~= '' then
-  fields[#fields + 1] = 'held'
-  fields[#fields + 1] = a.held
+  extra[#extra + 1] = 'held'
+  extra[#extra + 1] = a.held
 elseif a.board ~= false then
-  fields[#fields + 1] = 'pending'
-  fields[#fields + 1] = '1'
+  extra[#extra + 1] = 'pending'
+  extra[#extra + 1] = '1'
 end
 if a.rollover == true then
-  fields[#fields + 1] = 'day_over'
-  fields[#fields + 1] = a.now
+  extra[#extra + 1] = 'day_over'
+  extra[#extra + 1] = a.now
 end
-for f, v in pairs(a.fields) do
-  fields[#fields + 1] = f
-  fields[#fields + 1] = v
-end
-redis.call('HSET', KEYS[1], unpack(fields))
+seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -221,13 +230,7 @@ local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms')
 if not st[1] then return {-1} end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
-local fields = {'status', 'finished', 'finished_at_ms', a.now}
-for f, v in pairs(a.fields) do
-  fields[#fields + 1] = f
-  fields[#fields + 1] = v
-end
-redis.call('HSET', KEYS[1], unpack(fields))
+seal(KEYS[1], KEYS[2], KEYS[3], a, st, {})
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -253,13 +256,7 @@ if st[1] == 'finished' then
           redis.call('HGET', KEYS[6], pid) or ''}
 end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.final == true then push_move(KEYS[1], KEYS[2], KEYS[3], a.move, a.now, a.seq, st[3]) end
-local fields = {'status', 'finished', 'finished_at_ms', a.now}
-for f, v in pairs(a.fields) do
-  fields[#fields + 1] = f
-  fields[#fields + 1] = v
-end
-redis.call('HSET', KEYS[1], unpack(fields))
+seal(KEYS[1], KEYS[2], KEYS[3], a, st, {})
 write_entry(KEYS[4], KEYS[5], KEYS[6], pid, a.score, a.member, a.data, a.exp)
 return {0, redis.call('HGETALL', KEYS[1]), entry_rank(KEYS[4], KEYS[5], pid) or 0,
         redis.call('HGET', KEYS[6], pid) or ''}

@@ -11,7 +11,6 @@ import datetime as dt
 import functools
 import logging
 import time
-from collections import OrderedDict
 
 import protocol as p
 from engine import UNDO, VARIANT_IDS, IllegalMove
@@ -272,41 +271,26 @@ def _safe(s: Services, live: LiveGame, view: View | None = None) -> tuple[p.Safe
     return safe
 
 
-#: Recent games' moves in words, by game id, as this process said them: a log only grows
-#: (an undo is a move), so the words of a game's first `seq` moves never change. A reload
-#: then costs no replay; a game played on another process is replayed once (15-50 µs a move
-#: in pure Python, e.g. 15 ms for 1,000 Triple Deck moves).
-_WORDS: OrderedDict[str, list[str]] = OrderedDict()
-_WORDS_GAMES = 2048
-
-
-def _words_said(game_id: str, seq: int, text: str) -> None:
-    """A lean reply's `text`: the words of move `seq`, kept when the earlier ones are."""
-    words = _WORDS.get(game_id)
-    if words is not None and len(words) == seq - 1:
-        words.append(text)
-        _WORDS.move_to_end(game_id)
+def _words_said(live: LiveGame, text: str) -> None:
+    """A lean reply's `text`: the words of move `live.seq`, kept when the earlier ones are."""
+    if live.words is not None and len(live.words) == live.seq - 1:
+        live.words.append(text)
 
 
 def _log_words(s: Services, live: LiveGame) -> tuple[str, ...] | None:
     """The game's moves in card words: as kept, or by `engine.words.log_words` (a replay from
     the seed, counted as engine time); None if the log does not replay (never expected)."""
-    game_id = live.record.game_id
-    kept = _WORDS.get(game_id)
-    if kept is not None and len(kept) == live.seq:
-        _WORDS.move_to_end(game_id)
-        return tuple(kept)
+    if live.words is not None and len(live.words) == live.seq:
+        return tuple(live.words)
     started = time.perf_counter()
     try:
         words = log_words(live.record.variant, live.record.seed, live.log)
     except IllegalMove:
-        log.exception("game %s: its log does not replay", game_id)
+        log.exception("game %s: its log does not replay", live.record.game_id)
         return None
     finally:
         s.games.count_engine(live.record.variant, time.perf_counter() - started)
-    _WORDS[game_id] = words
-    while len(_WORDS) > _WORDS_GAMES:
-        _WORDS.popitem(last=False)
+    live.words = words
     return tuple(words)
 
 
@@ -398,7 +382,7 @@ async def _play(
     lean = played.view is None and RULES_FREE in session.features
     said, changes, safe = _follow(session, live, played.events) if lean else (None, None, None)
     if said is not None:
-        _words_said(game_id, live.seq, said)
+        _words_said(live, said)
     return p.Moved(
         id=req_id,
         game_id=game_id,
