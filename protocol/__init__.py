@@ -58,6 +58,13 @@ from protocol.codec import (
     encode_request,
     parse_frame,
 )
+from protocol.devices import (
+    DeviceInfo,
+    DeviceRevoke,
+    DevicesGet,
+    DeviceSignedIn,
+    DevicesReply,
+)
 from protocol.errors import (
     ERROR_CODES,
     BadRequest,
@@ -175,6 +182,7 @@ from protocol.variants import Family, VariantInfo
 from protocol.version import (
     ACCOUNTS,
     DESCRIPTORS,
+    DEVICES,
     FAIR_PLAY,
     LEAN_MOVES,
     MOVE_VIEWS,
@@ -193,6 +201,7 @@ __all__ = [
     "CLIENT_MESSAGES",
     "COMPILED",
     "DESCRIPTORS",
+    "DEVICES",
     "ERROR_CODES",
     "FAIR_PLAY",
     "LEAN_MOVES",
@@ -218,6 +227,11 @@ __all__ = [
     "DailyStats",
     "DayResult",
     "DayTier",
+    "DeviceInfo",
+    "DeviceRevoke",
+    "DeviceSignedIn",
+    "DevicesGet",
+    "DevicesReply",
     "EncodeError",
     "ErrorCode",
     "ErrorReply",

@@ -16,6 +16,7 @@ from server.games.free import FreeGames
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
+from server.players.devices import Devices
 from server.players.profiles import Profiles
 from server.players.registry import PlayerRegistry
 from server.players.signin import SigninCodes
@@ -57,6 +58,7 @@ class Services:
     hints: HintGate
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
     signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
+    devices: Devices  # the player's devices (`devices`, `device.revoke`), trust periods
     free: FreeGames  # free (unranked) games: `free.start`
     rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
     #: Set when a session of this process revoked its player's other sessions: the app's
@@ -153,7 +155,9 @@ class Services:
                 clock,
                 store.batch,
                 attempts_per_hour=config.signin_attempts_per_address_hour,
+                attempts_per_account_hour=config.signin_attempts_per_account_hour,
             ),
+            devices=Devices(client, clock, store.batch, config.device_trust_days * 86_400_000),
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
             rematches=rematches,
         )

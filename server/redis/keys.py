@@ -243,6 +243,19 @@ def player_devices(pid: str) -> str:
     return f"{_PLAYERS}devices:{_pid(pid)}"
 
 
+def player_device_info(pid: str) -> str:
+    """Device id -> ``how|signed in at ms|token digest|name`` of each of the player's devices
+    signed in by a code (`server.players.devices`; the original device is the player hash's
+    ``token_hash``, ``orig_*`` fields)."""
+    return f"{_PLAYERS}devinfo:{_pid(pid)}"
+
+
+def player_revoked(pid: str) -> str:
+    """Token digests of the player's devices revoked one by one (`device.revoke`): the
+    session sweep closes the sessions still open with them."""
+    return f"{_PLAYERS}revoked:{_pid(pid)}"
+
+
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -481,6 +494,16 @@ class FreeGameKeys:
     @property
     def times(self) -> str:
         return self._key("times")
+
+
+def signin_attempts_of(pid: str, hour: int) -> str:
+    """Sign-in codes tried naming one account (`signin.redeem` with ``name``) in one hour."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:signin"
+
+
+def free_hints(pid: str, hour: int) -> str:
+    """Hints in free games the player asked for in one hour, for their per-hour limit."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:fhint"
 
 
 def free_game_id(now_ms: int, pid: str) -> str:
