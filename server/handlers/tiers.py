@@ -3,9 +3,10 @@
 The medium tier of a (variant, day) is the daily game (``d.`` id, the daily board, the
 history); easy, hard and expert are games of their own (``t.`` ids, a board each), certified
 ahead by `server.games.deals.DailyDeals.prepare_tiers_ahead`, never on a request. A past day
-of the current month can be played as a catch-up game of any tier the player did not start on the
-day (``c.`` ids): on no board, in no history, its result marked ``catchup``; a won tier gives
-the month's crowns either way (`server.players.crowns`).
+of the current month, from the day the player's account was created (UTC) on, can be played
+as a catch-up game of any tier the player did not start on the day (``c.`` ids): on no board,
+in no history, its result marked ``catchup``; a won tier gives the month's crowns either way
+(`server.players.crowns`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,12 @@ async def start_tier_game(
         raise p.BadRequest(
             f"catch-up games are for the past days of this month ({today:%Y-%m}); "
             f"{date.isoformat()} is not one"
+        )
+    joined = utc_date(me.created_at_ms)
+    if date < joined:
+        raise p.BadRequest(
+            f"catch-up games are open from the day you joined ({joined.isoformat()}) on; "
+            f"{date.isoformat()} is before it"
         )
     # One attempt per tier and day: a tier started on its day answers that game.
     ranked = keys.tier_game_id(variant, date, pid, tier)
@@ -202,7 +209,8 @@ def _cell(
 
 
 async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
-    pid = session.require_player().id
+    me = session.require_player()
+    pid = me.id
     if not session.speaks(p.TIERS):
         raise p.ProtocolError(
             f"'calendar.get' needs protocol version {p.TIERS}", code=p.ErrorCode.UNKNOWN_TYPE
@@ -217,6 +225,7 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
         raise NotFound(f"unknown variant {req.variant!r}; one of: {', '.join(VARIANT_IDS)}")
     variants = VARIANT_IDS if req.variant is None else (req.variant,)
     days = _month_days(year, month)
+    joined = utc_date(me.created_at_ms)  # no catch-up before the account existed
     cells = await day_tiers(s, pid, days, today, variants)
     crowns = sum((await s.store.crowns.of_month(pid, year, month)).values())
     badge = badge_for(crowns)
@@ -227,7 +236,7 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
         days=tuple(
             p.CalendarDay(
                 date=d.isoformat(),
-                catchup_open=d < today and same_month(d, today),
+                catchup_open=joined <= d < today and same_month(d, today),
                 variants=tuple(
                     p.VariantDay(
                         variant=v,

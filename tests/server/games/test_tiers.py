@@ -23,6 +23,7 @@ from engine import from_view
 from engine.solvers import WINNABLE, solve
 from server.config import Config
 from server.games.daily import day_start_ms
+from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
@@ -31,6 +32,7 @@ V8 = (1, 2, 3, 4, 5, 6, 7, 8)
 V6 = (1, 2, 3, 4, 5, 6)
 SECRET = b"tiers-1"
 JUNE_29, JUNE_30, JULY_1 = dt.date(2030, 6, 29), dt.date(2030, 6, 30), dt.date(2030, 7, 1)
+JUNE_1 = dt.date(2030, 6, 1)
 TIERS = ("easy", "medium", "hard", "expert")
 HOUR_MS = 3_600_000
 
@@ -51,9 +53,14 @@ async def app(config: Config) -> AsyncIterator[App]:
 
 
 async def player(app: App, name: str, versions: tuple[int, ...] = V8) -> Client:
+    """A player who joined on the month's first day (catch-up games open from then on)."""
     c = await Client.connect(app.url)
     await c.hello(name=name, versions=versions)
-    return c
+    await app.services.redis.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
+    await c.close()
+    again = await Client.connect(app.url)
+    await again.hello(token=c.token, versions=versions)
+    return again
 
 
 async def start(c: Client, tier: str, date: dt.date | None = None) -> dict[str, Any]:
@@ -333,3 +340,22 @@ async def test_a_calendar_month_outside_the_calendar_is_bad_request(app: App) ->
     for month in ("0000-01", "1969-12", "3000-01", "2030-13"):
         reply = await amy.request("calendar.get", month=month)
         assert (reply["type"], reply.get("code")) == ("error", "bad_request"), (month, reply)
+
+
+async def test_catch_up_opens_on_the_day_the_account_was_created(app: App) -> None:
+    """A new account cannot play the month's earlier days as catch-up games (crowns for days
+    it did not exist); its first day on is open, and the calendar says which."""
+    app.clock.set(at(JUNE_29, 9))
+    newcomer = await Client.connect(app.url)
+    await newcomer.hello(name="newcomer", versions=V8)  # joined June 29
+    app.clock.set(at(JUNE_30, 20))
+    for date in (dt.date(2030, 6, 1), dt.date(2030, 6, 28)):
+        reply = await newcomer.request(
+            "daily.start", variant="fourteen-out", tier="easy", date=date.isoformat()
+        )
+        assert (reply["type"], reply["code"]) == ("error", "bad_request"), reply
+        assert "joined (2030-06-29)" in reply["message"], reply
+    g = await start(newcomer, "easy", JUNE_29)  # the day it joined is open
+    assert g["catchup"] is True
+    cal = await newcomer.request("calendar.get")
+    assert [d["catchup_open"] for d in cal["days"]] == [False] * 28 + [True, False]
