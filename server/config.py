@@ -105,6 +105,9 @@ class Config:
     # Free games (`free.start`, unranked) one player may start per hour; 0: no limit (a bare
     # Config()); the command line's default is 60.
     free_games_per_hour: int = 0
+    # Hints in free games one player may ask per hour (they also run only on the solver's
+    # spare capacity); 0: no limit (a bare Config()); the command line's default is 30.
+    free_hints_per_hour: int = 0
     hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
     # The HTTP API (/api/v1, docs/api.md): requests per second per client address group and
     # its burst (0: no limit, a bare Config(); the command line's default is 5/s, bursts of
@@ -178,6 +181,7 @@ class Config:
             connections_per_address=a.connections_per_address,
             signin_attempts_per_address_hour=a.signin_attempts_per_address_hour,
             signin_attempts_per_account_hour=a.signin_attempts_per_account_hour,
+            free_hints_per_hour=a.free_hints_per_hour,
             device_trust_days=a.device_trust_days,
             free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
@@ -350,6 +354,12 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         "(default 5)",
     )
     p.add_argument(
+        "--free-hints-per-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_FREE_HINTS_PER_HOUR") or 30),
+        help="hints one player may ask per hour in free (unranked) games; 0: no limit (default 30)",
+    )
+    p.add_argument(
         "--device-trust-days",
         type=int,
         default=int(env.get("SOLITAIRE_DEVICE_TRUST_DAYS") or d.device_trust_days),
@@ -438,6 +448,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "signin_attempts_per_address_hour",
             "signin_attempts_per_account_hour",
             "device_trust_days",
+            "free_hints_per_hour",
             "free_games_per_hour",
             "connections_per_address",
             "api_rate",

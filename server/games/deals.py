@@ -273,6 +273,33 @@ class SolverPool:
         self._pool: ProcessPoolExecutor | None = None
         self._pids: multiprocessing.SimpleQueue[int] | None = None
         self._known: set[int] = set()
+        #: Jobs in the pool now (waiting or running), and of them the spare ones (`run_spare`).
+        self.busy = 0
+        self.spare_busy = 0
+
+    def spare_slots(self) -> int:
+        """Spare jobs the pool runs at once: one worker is always left to the others."""
+        return max(1, self.workers - 1)
+
+    def spare_free(self) -> bool:
+        """Whether a spare job (`run_spare`) would be taken now."""
+        return self.spare_busy < self.spare_slots() and self.busy < self.workers
+
+    async def run_spare(self, fn: Callable[..., R], *args: object) -> R:
+        """Run ``fn`` on spare capacity only (free games' hints): at once on an idle worker
+        or not at all (``SolverBusy``), at most `spare_slots` at a time. Certification and
+        daily hints (`run`) then never queue behind spare jobs while a second worker exists,
+        and with one worker wait at most one spare job's budget."""
+        if not self.spare_free():
+            raise SolverBusy(
+                "the solver is busy with today's deals and daily hints; free-game hints "
+                "wait for a free worker: retry in a few seconds"
+            )
+        self.spare_busy += 1
+        try:
+            return await self.run(fn, *args)
+        finally:
+            self.spare_busy -= 1
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -296,6 +323,7 @@ class SolverPool:
 
     async def run(self, fn: Callable[..., R], *args: object) -> R:
         pool = self._executor()
+        self.busy += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except BrokenProcessPool:
@@ -303,6 +331,8 @@ class SolverPool:
                 self._drop()
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
+        finally:
+            self.busy -= 1
 
     def _drop(self) -> None:
         self._pool = None
