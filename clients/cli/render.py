@@ -822,10 +822,10 @@ def devices_table(
     """The player's devices (protocol 9), oldest first: fits 80 columns."""
     table = Table(title="Your devices", title_style="bold", header_style="bold cyan")
     table.add_column("Device", no_wrap=True)
-    table.add_column("Name", max_width=18, overflow="ellipsis", no_wrap=True)
+    table.add_column("Name", max_width=14, overflow="ellipsis", no_wrap=True)
     table.add_column("Signed in", no_wrap=True)
     table.add_column("UTC", no_wrap=True)
-    table.add_column("", no_wrap=True)
+    table.add_column("", no_wrap=True, min_width=12)
     for d in devices:
         how = "first device" if d.how == "original" else "with a code"
         mark = "this device" if d.current else ("can sign out" if d.can_revoke else "")
@@ -839,6 +839,15 @@ def devices_table(
         style="dim",
     )
     return Group(table, note)
+
+
+def device_signed_in(name: str, device: str) -> Text:
+    """A code signed a new device in as this player (protocol 9 push)."""
+    return Text(
+        f"A new device signed in as you ({name or 'unnamed'}, {device}). Not yours? "
+        f"'solitaire device-revoke {device}'.",
+        style="bold yellow",
+    )
 
 
 def signed_in(name: str, url: str, profile: str | None) -> Text:

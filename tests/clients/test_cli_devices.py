@@ -3,8 +3,13 @@ NAME` against a real server (protocol 9), output checked at 80 columns."""
 
 from __future__ import annotations
 
+import io
 import re
 
+from rich.console import Console
+
+import protocol as p
+from clients.cli import render
 from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ServerProcess
 
@@ -50,3 +55,31 @@ def test_devices_are_listed_and_a_newer_one_signed_out(
     assert gone.code != 0
     unknown = home.run("device-revoke", "nosuchdev")
     assert unknown.code == 2 and "no device" in unknown.err
+
+
+def test_the_device_table_and_the_sign_in_notice_fit_80_columns() -> None:
+    devices = (
+        p.DeviceInfo(
+            device="original",
+            name="",
+            how="original",
+            signed_in_at=1_907_755_200_000,
+            current=False,
+            can_revoke=False,
+        ),
+        p.DeviceInfo(
+            device="Xq3-k9Zp",
+            name="A very long device name given by a client",
+            how="code",
+            signed_in_at=1_907_841_600_000,
+            current=True,
+            can_revoke=False,
+        ),
+    )
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console.print(render.devices_table(devices, 1_908_446_400_000, 1_907_841_600_000))
+    console.print(render.device_signed_in("Firefox on Linux", "Xq3-k9Zp"))
+    text = console.export_text()
+    assert fits_80(text), text
+    assert "2030-06-15 12:00" in text and "this device" in text and "7 more day(s)" in text
+    assert "solitaire device-revoke Xq3-k9Zp" in text.replace("\n", " ")
