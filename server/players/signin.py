@@ -189,7 +189,8 @@ class SigninCodes:
         many from ``network`` (its /24 or /48: a guesser spreading over a site's addresses).
         With ``name`` (the account's), the attempt is counted against that account instead
         (`attempts_per_account_hour`; past them ``LimitReached`` and the account's live code
-        dies), and a code of another account is wrong. ``InvalidCode`` for any code that is
+        dies), and a code of another account is wrong; a name of no account is counted as a
+        nameless attempt. ``InvalidCode`` for any code that is
         not live (malformed, wrong, used, expired or another account's: one answer)."""
         named: str | None = None
         if name is None:
@@ -197,7 +198,9 @@ class SigninCodes:
             await self._count_attempt(network, NETWORK_FACTOR)
         else:
             named = await self._players.id_for_name(name)
-            if named is None:
+            if named is None:  # no account to count against: the address pays for it
+                await self._count_attempt(address)
+                await self._count_attempt(network, NETWORK_FACTOR)
                 raise InvalidCode("no such sign-in code (wrong, used or expired)")
             await self._count_account_attempt(named)
         code = normalize_code(typed)

@@ -194,6 +194,8 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
         code = (await owner.request("signin.code"))["code"]
         r = await try_redeem(app, code)  # nameless: still blocked
         assert r["code"] == "limit_reached", r
+        r = await try_redeem(app, code, name="nobody_here")  # no such account: the address's
+        assert r["code"] == "limit_reached", r
         wrong_account = await owner_of(app, "other")
         r = await try_redeem(app, code, name="other")  # the code is not other's
         assert r["code"] == "invalid_code", r
