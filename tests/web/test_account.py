@@ -79,7 +79,8 @@ def test_the_account_page_lists_devices_and_signs_a_new_one_out(
         p2.fill('input[name="code"]', code)
         p2.click('[data-action="redeem"]')
         p2.wait_for_selector('#who:text-is("dee")')
-        expect(page.locator(".toast")).to_contain_text("A new device signed in as you")
+        expect(page.locator(".toast")).to_have_count(1)  # said once, by the account page
+        expect(page.locator(".toast")).to_contain_text("Sign it out below")
         expect(rows).to_have_count(2)
         newer = page.locator('table.devices tr[data-how="code"]')
         expect(newer).to_contain_text("on Linux")  # the name the phone's browser gave
@@ -100,6 +101,20 @@ def test_the_account_page_lists_devices_and_signs_a_new_one_out(
         assert p2.evaluate("localStorage.getItem('solitaire.token')") is None
         sent = [m["type"] for m in dee.sent_requests()]
         assert "devices" in sent and "device.revoke" in sent
+
+        # On any other page the player is told too.
+        page.click('[data-action="signin-code"]')
+        expect(page.locator("[data-signin-code]")).not_to_have_text(code)  # a new one
+        code = page.locator("[data-signin-code]").inner_text()
+        page.click('[data-nav="daily"]')
+        tablet = open_player(browser, web_server.http, None)
+        try:
+            tablet.page.fill('input[name="code"]', code)
+            tablet.page.click('[data-action="redeem"]')
+            tablet.page.wait_for_selector('#who:text-is("dee")')
+            expect(page.locator(".toast").last).to_contain_text("Sign it out under Account")
+        finally:
+            tablet.close()
     finally:
         phone.close()
         dee.close()

@@ -18,7 +18,7 @@ import { rematchDeclined, showRematchOffer } from "./rematch.js";
 import { openReplay } from "./replay.js";
 import { rulesPage, rulesSummary } from "./rules.js";
 import { initSettings, settingsPanel } from "./settings.js";
-import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
+import { clock, dialog, el, points, scoring, title, toast, variantInfo } from "./ui.js";
 import { openWatch } from "./watch.js";
 
 /** The page and its argument from the address: "#/watch/ID" -> ["watch", "ID", …]. */
@@ -134,6 +134,10 @@ class App {
     if (this.watching && this.watching.push(msg)) return; // the race this page watches
     if (msg.type === "race.rematch_offer") return showRematchOffer(this, msg);
     if (msg.type === "race.rematch_declined") return rematchDeclined(msg);
+    if (msg.type === "device.signed_in") { // protocol 9; the account page says it itself
+      if (!(this.screen instanceof AccountScreen)) toast(`A new device signed in as you: ${msg.name || "unnamed"}. Not yours? Sign it out under Account.`);
+      return;
+    }
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
