@@ -18,6 +18,8 @@ Modules
 ``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
 ``freeplay``  free play: ``free.start`` (version 7)
 ``rematch``   ``race.rematch``, ``race.decline`` and their pushes (version 7)
+``tiers``     ``calendar.get`` and the calendar (version 8)
+``devices``   ``devices``, ``device.revoke``, ``device.signed_in`` (version 9)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
