@@ -50,20 +50,36 @@ async def test_free_game_hints_are_limited_per_hour_but_daily_hints_are_not(
 async def test_a_flood_of_free_hints_leaves_the_solver_to_certification(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
-    """Six players flood free-game hints: at most `spare_slots` reach the solver at once (a
-    worker stays free); while certification fills every worker, free hints are refused at
-    once instead of queueing ahead of it, and daily hints still queue and are served."""
+    """Free-game hints take at most `spare_slots` workers (all but one): while those are
+    busy, six players' free hints are refused at once and a daily hint is still served;
+    while certification fills every worker, free hints are refused at once instead of
+    queueing ahead of it, and served again once it is done."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"fhint2")) as app:
         pool = app.services.deals.pool
+        assert pool.spare_slots() == max(1, pool.workers - 1)
         players = [await free_player(app.url, f"flood{i}") for i in range(6)]
+        daily_player = await Client.connect(app.url)
+        await daily_player.hello(name="dailyone", versions=V8)
+        daily = await daily_player.request("daily.start", variant="fourteen-out")
+
+        # Every worker started (as after the day's first hints).
+        await asyncio.gather(*(pool.run(time.sleep, 0.2) for _ in range(pool.workers)))
+        # Free hints in flight on every spare worker (long ones: 1.5 s each).
+        in_flight = [
+            asyncio.ensure_future(pool.run_spare(time.sleep, 1.5))
+            for _ in range(pool.spare_slots())
+        ]
+        await asyncio.sleep(0.2)
         replies = await asyncio.gather(
             *(c.request("hint", game_id=g, timeout=30) for c, g in players)
         )
-        served = [r for r in replies if r["type"] == "hint"]
-        refused = [r for r in replies if r["type"] == "error"]
-        assert 1 <= len(served) <= pool.spare_slots() < max(2, pool.workers + 1), replies
-        assert {r["code"] for r in refused} == {"unavailable"}, refused
-        assert len(served) + len(refused) == 6
+        assert [r.get("code") for r in replies] == ["unavailable"] * 6, replies
+        assert "free-game hints wait" in replies[0]["message"]
+        served = await daily_player.request("hint", game_id=daily["game_id"], timeout=30)
+        assert served["type"] == "hint", served
+        if pool.workers > 1:  # a worker was left free: no wait behind the free hints
+            assert not all(f.done() for f in in_flight), "the daily hint did not wait"
+        await asyncio.gather(*in_flight)
 
         # Certification takes every worker (the day's deals at midnight).
         certifying = [asyncio.ensure_future(pool.run(time.sleep, 1.5)) for _ in range(pool.workers)]
@@ -78,3 +94,4 @@ async def test_a_flood_of_free_hints_leaves_the_solver_to_certification(
         assert r["type"] == "hint", r  # and served once a worker is free
         for c, _ in players:
             await c.close()
+        await daily_player.close()
