@@ -297,7 +297,10 @@ async def tiers(request: web.Request) -> web.Response:
         "ends_at": day_start_ms(date) + DAY_MS,
         "variants": variants,
     }
-    return etags.respond_json(request, body, etags.CLOSED if closed else etags.LIVE)
+    # A closed day's tiers are final, unless some are still dealt on request (--no-certify,
+    # this month: a catch-up start deals them, and their seeds show then).
+    final = closed and all(t["state"] != "on_request" for v in variants for t in v["tiers"])
+    return etags.respond_json(request, body, etags.CLOSED if final else etags.LIVE)
 
 
 async def results(request: web.Request) -> web.Response:

@@ -179,7 +179,9 @@ async def test_a_days_tiers_say_par_certified_absent_and_seeds_only_once_closed(
     secrets_ = {str(d.seed) for d in certified.deals.values()}
     assert not any(s in answer.body.decode() for s in secrets_), "no seed of an open day"
     # A past day of the month: uncertified tiers nobody started are dealt by the first start.
-    before = (await api.get("/api/v1/days/2030-06-29/tiers")).json()
+    answer = await api.get("/api/v1/days/2030-06-29/tiers")
+    before = answer.json()
+    assert answer.headers["Cache-Control"] == "public, max-age=5", "closed, yet still changing"
     other = next(v for v in before["variants"] if v["variant"] == "triple-triangle")
     assert {t["state"] for t in other["tiers"] if t["tier"] != "medium"} == {"on_request"}
     june_29 = fourteen_out(before)
