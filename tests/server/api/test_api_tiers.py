@@ -11,7 +11,9 @@ variants' tiers are dealt on request and 2030-06-29's are its own sequences' fir
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from engine.solvers import WINNABLE, solve
 from server.games.daily import day_start_ms
 from server.games.deals import DailyDeals, DayTiers, SolverPool
 from server.runtime.clock import ManualClock
-from tests.support.apiclient import ApiClient
+from tests.support.apiclient import ApiClient, schema_validate
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
@@ -100,6 +102,17 @@ async def play(c: Client, tier: str, date: dt.date | None = None, *, win: bool) 
     return str(g["game_id"])
 
 
+async def next_line(content: aiohttp.StreamReader, timeout: float = 5.0) -> dict[str, Any]:
+    """The stream's next line that is not blank, checked against the OpenAPI document."""
+    while True:
+        raw = await asyncio.wait_for(content.readline(), timeout)
+        assert raw, "the stream ended"
+        if raw.strip():
+            line: dict[str, Any] = json.loads(raw)
+            schema_validate(line, "BoardStreamLine")
+            return line
+
+
 def fourteen_out(day: dict[str, Any]) -> dict[str, dict[str, Any]]:
     v = next(v for v in day["variants"] if v["variant"] == "fourteen-out")
     return {t["tier"]: t for t in v["tiers"]}
@@ -149,6 +162,7 @@ async def test_a_days_tiers_say_par_certified_absent_and_seeds_only_once_closed(
     amy = await player(app, "amy")
     await play(amy, "hard", win=True)
     await play(amy, "easy", JUNE_29, win=False)  # deals June 29's tiers (uncertified)
+    await app.services.deals.prepare_tiers_ahead()  # today's, as the server does at start
     answer = await api.get("/api/v1/days/2030-06-30/tiers")
     day = answer.json()
     assert answer.headers["Cache-Control"] == "public, max-age=5"
@@ -235,3 +249,32 @@ async def test_a_players_crowns_and_badge_per_month(app: App, api: ApiClient) ->
         {"month": "2030-07", "crowns": 3},
         {"month": "2030-06", "crowns": 27, "badge": "bronze"},
     ]
+
+
+async def test_a_tiers_live_board_streams_its_own_results(app: App) -> None:
+    amy, bea = await player(app, "amy"), await player(app, "bea")
+    await play(amy, "hard", win=False)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{app.http}/api/v1/live/fourteen-out/board?tier=hard") as r,
+    ):
+        assert r.status == 200
+        head = await next_line(r.content)
+        assert head == {
+            "type": "board",
+            "variant": "fourteen-out",
+            "tier": "hard",
+            "date": "2030-06-30",
+            "total": 1,
+        }
+        first = await next_line(r.content)
+        assert first["tier"] == "hard" and first["entry"]["name"] == "amy"
+        await play(bea, "medium", win=False)  # the daily board's: not on this stream
+        await play(bea, "hard", JUNE_29, win=True)  # a catch-up: on no board
+        await play(bea, "hard", win=True)
+        line = await next_line(r.content, timeout=2.0)
+        assert line["type"] == "entry" and line["tier"] == "hard"
+        assert (line["entry"]["name"], line["entry"]["rank"], line["total"]) == ("bea", 1, 2)
+    async with aiohttp.ClientSession() as session:
+        bad = await session.get(f"{app.http}/api/v1/live/fourteen-out/board?tier=hardest")
+        assert bad.status == 400 and (await bad.json())["error"]["code"] == "bad_request"
