@@ -1,7 +1,8 @@
 """The browser's month calendar (protocol 8): the days of the month with each variant's tiers
-as the server states them, a tier started from its cell, a past day's as a catch-up game, a
-tier won through the page with its crowns on the calendar and the profile, and the crowns of
-the month. Headless Chromium against the real server subprocess."""
+as the server states them, a tier started from its cell, the days before the player joined
+not offered as catch-up games, a tier won through the page with its crowns on the calendar
+and the profile, and the crowns of the month. Headless Chromium against the real server
+subprocess."""
 
 from __future__ import annotations
 
