@@ -331,3 +331,35 @@ async def test_a_catch_up_start_waits_for_the_background_certification(
         assert found is not None and found.deals == {}, "no candidate in a budget of none"
         absent = await amy.request("daily.start", variant=VARIANT, tier="easy", date="2030-06-01")
         assert (absent["type"], absent["code"]) == ("error", "not_found"), absent
+
+
+async def test_a_catch_up_solver_line_at_speed_is_held_against_its_own_par(
+    config: Config, redis_client: redis.asyncio.Redis
+) -> None:
+    """The fair-play screen knows a catch-up game's par: its catch-up deal's (June 1's own
+    hard deal is uncertified here, without a par). A bot replaying the catch-up deal's solver
+    line, no undo, at 450 ms a move (above Fourteen Out's pace floor of 300 ms, under twice
+    it) is held as a replayed line: `flagged`, and no crowns."""
+    d = certifier(redis_client, ManualClock(at(JUNE_1, 1)))
+    try:
+        deal = (await d.tiers(VARIANT, JUNE_1, catchup=True)).deals["hard"]
+    finally:
+        d.pool.close()
+    assert deal.par is not None
+    screened = replace(config, fair_play_screen=True)
+    async with serve(screened, ManualClock(at(JUNE_2, 10))) as app:
+        bot = await player(app, "bot")
+        g = await start(bot, "hard", JUNE_1)
+        assert g["par"] == deal.par
+        line = solve(from_view(g["view"]), max_nodes=300_000).solution
+        assert len(line) <= deal.par, "the solver's line, at most par long"
+        reply: dict[str, Any] = {}
+        for seq, move in enumerate(line):
+            app.clock.advance(450)
+            reply = await bot.request(
+                "move", game_id=g["game_id"], move=str(move), expected_seq=seq
+            )
+            assert reply["type"] == "moved", reply
+        assert reply["finished"] and reply["result"]["won"] and reply["result"]["catchup"]
+        assert reply["result"]["status"] == "flagged", reply["result"]
+        assert (await bot.request("calendar.get"))["crowns"] == 0
