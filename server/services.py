@@ -163,11 +163,16 @@ class Services:
         )
 
 
-def _par_of(deals: DailyDeals) -> Callable[[str, dt.date, str], Awaitable[int | None]]:
-    """The par of a day's tier for the fair-play screen (`GameStore.par_of`): the certified
-    deals' winning line length, None when the deal was not certified (or has no par)."""
+def _par_of(deals: DailyDeals) -> Callable[[str, dt.date, str, bool], Awaitable[int | None]]:
+    """The par of a day's tier (``catchup``: of its catch-up deal) for the fair-play screen
+    (`GameStore.par_of`): the certified deals' winning line length, None when the deal was
+    not certified (or has no par)."""
 
-    async def par(variant: str, date: dt.date, tier: str) -> int | None:
+    async def par(variant: str, date: dt.date, tier: str, catchup: bool) -> int | None:
+        if catchup:
+            found = await deals.peek_tiers(variant, date, catchup=True)
+            own = found.deals.get(tier) if found is not None else None
+            return own.par if own is not None and own.certified else None
         if tier == keys.DAILY_TIER:
             deal = await deals.peek(variant, date)
             return deal.par if deal is not None and deal.certified else None

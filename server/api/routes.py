@@ -236,8 +236,9 @@ def _tier_state(s: Services, date: dt.date, today: dt.date, stored: bool, absent
         return "dealt"
     if absent:
         return "absent"
-    if not s.deals.certify and date.year == today.year and date.month == today.month:
-        return "on_request"  # uncertified: dealt by its first start (a catch-up too)
+    if not s.deals.certify and date >= today:
+        return "on_request"  # uncertified: dealt by its first start (a catch-up game plays
+        # the day's catch-up deal instead: a past day's tiers are dealt on their day or never)
     return "pending" if date == today else "absent"
 
 
@@ -247,6 +248,7 @@ def _day_tier(
     key: tuple[dt.date, dt.date, bool],
     deal: Deal | None,
     found: DayTiers | None,
+    catchups: DayTiers | None,
 ) -> DayTierJson:
     date, today, closed = key
     if tier == keys.DAILY_TIER:
@@ -265,16 +267,25 @@ def _day_tier(
         "par": par,
         "certified": certified,
         "seed": seed if closed else None,  # secret until the day is closed
+        # ``catchups`` is given once the month is closed only (`DayCloser.month_closed`).
+        "catchup_seed": catchup.seed
+        if catchups and (catchup := catchups.deals.get(tier))
+        else None,
     }
 
 
 async def tiers(request: web.Request) -> web.Response:
-    """The day's tiers of every variant: which exist, their par, the seeds once closed."""
+    """The day's tiers of every variant: which exist, their par, the seeds once closed (the
+    catch-up deals' seeds once the month is closed)."""
     s = _services(request)
     today = _today(s)
     date = _date(request.match_info["date"], today)
     closed = await _closed(s, date)
     deals, found = await s.deals.peek_days([(v, date) for v in VARIANT_IDS])
+    month_closed = closed and await s.day_closer.month_closed(date)
+    catchups = (
+        await s.deals.peek_catchup_days([(v, date) for v in VARIANT_IDS]) if month_closed else {}
+    )
     variants: list[VariantTiersJson] = []
     for v in VARIANT_IDS:
         head = deal_json(v, None, False, None)
@@ -285,7 +296,12 @@ async def tiers(request: web.Request) -> web.Response:
                 "par_kind": head["par_kind"],
                 "tiers": [
                     _day_tier(
-                        s, t, (date, today, closed), deals.get((v, date)), found.get((v, date))
+                        s,
+                        t,
+                        (date, today, closed),
+                        deals.get((v, date)),
+                        found.get((v, date)),
+                        catchups.get((v, date)),
                     )
                     for t in keys.TIER_NAMES
                 ],
@@ -297,9 +313,8 @@ async def tiers(request: web.Request) -> web.Response:
         "ends_at": day_start_ms(date) + DAY_MS,
         "variants": variants,
     }
-    # A closed day's tiers are final, unless some are still dealt on request (--no-certify,
-    # this month: a catch-up start deals them, and their seeds show then).
-    final = closed and all(t["state"] != "on_request" for v in variants for t in v["tiers"])
+    # A closed day's tiers are final once its month is closed too (its catch-up seeds show).
+    final = month_closed
     return etags.respond_json(request, body, etags.CLOSED if final else etags.LIVE)
 
 
@@ -430,6 +445,12 @@ async def replay(request: web.Request) -> web.Response:
             ApiErrorCode.NOT_FOUND,
             f"a game of {ref.date.isoformat()} is replayed once the day is over and every game"
             " of it settled",
+        )
+    if ref.catchup and not await s.day_closer.month_closed(ref.date):
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND,
+            "a catch-up game plays its day's catch-up deal, secret until the month is over: "
+            f"replayed once {ref.date:%Y-%m} is closed",
         )
     record, moves = await s.store.load(game_id)
     if not record.finished or record.result is None:

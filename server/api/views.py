@@ -110,6 +110,9 @@ class DayTierJson(TypedDict):
     certified: bool
     #: Only once the day is closed.
     seed: int | None
+    #: The seed of the day's catch-up deal of the tier (catch-up games play it, not the
+    #: day's own deal): only once the day's month is closed (no catch-up game of it is left).
+    catchup_seed: int | None
 
 
 class VariantTiersJson(TypedDict):

@@ -451,7 +451,7 @@ class GameStore:
         #: account's results are held either way.
         self.screen_results = True
         #: The day's par of a variant for the screen (the app sets it from its deal store).
-        self.par_of: Callable[[str, dt.date, str], Awaitable[int | None]] | None = None
+        self.par_of: Callable[[str, dt.date, str, bool], Awaitable[int | None]] | None = None
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -791,7 +791,7 @@ class GameStore:
         if self.par_of is None:
             return None
         try:
-            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER)
+            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER, k.catchup)
         except StoreUnavailable:
             return None
 

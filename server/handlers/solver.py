@@ -107,6 +107,8 @@ async def game_export(session: Session, req: p.GameExport) -> p.ServerMessage:
         over = race.status == "finished"
     else:  # its day over and every game of it settled (the closed marker in Redis)
         over = record.date < today and await s.day_closer.day_closed(record.date)
+        if record.catchup:  # its deal is the day's catch-up deal: secret till the month closes
+            over = over and await s.day_closer.month_closed(record.date)
     if not over or not record.finished:
         raise p.ProtocolError(
             "a game's moves are published once its race is over, or its day is over and"

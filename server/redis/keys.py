@@ -26,6 +26,8 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
     sol:{d:<variant>:<date>}:tiers           string the day's tier deals JSON (seeds; secret)
     sol:{d:<variant>:<date>}:tiers-lock      string held by the process certifying the tiers
+    sol:{d:<variant>:<date>}:catchup         string the day's catch-up deals JSON (secret all month)
+    sol:{d:<variant>:<date>}:catchup-lock    string held by the process certifying them
     sol:{t:<tier>:<variant>:<date>}:board|members|entries|outbox  a tier's own board (as daily)
     sol:{t:<tier>:<variant>:<date>:<pid>}:g|log|times  a ranked tier game (as a daily game)
     sol:{c:<tier>:<variant>:<date>:<pid>}:g|log|times  a catch-up game (on no board)
@@ -364,6 +366,16 @@ def daily_tiers(variant: str, date: dt.date) -> str:
 
 def daily_tiers_lock(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:tiers-lock"
+
+
+def daily_catchup(variant: str, date: dt.date) -> str:
+    """The day's catch-up deals (JSON: each of the four tiers' seed and par, or its absence),
+    apart from the day's own deals: secret until the day's month is closed."""
+    return f"{PREFIX}{daily_tag(variant, date)}:catchup"
+
+
+def daily_catchup_lock(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:catchup-lock"
 
 
 def valid_race_id(race_id: str) -> bool:

@@ -36,6 +36,8 @@ V8 = (1, 2, 3, 4, 5, 6, 7, 8)
 SECRET = b"tiers-1"
 JUNE_29, JUNE_30, JULY_1 = dt.date(2030, 6, 29), dt.date(2030, 6, 30), dt.date(2030, 7, 1)
 JUNE_1 = dt.date(2030, 6, 1)
+#: Every catch-up deal of June 27 and 28 is winnable with the secret (June 29's expert is not).
+JUNE_28 = dt.date(2030, 6, 28)
 HOUR_MS = 3_600_000
 #: The certification's budget: candidates 0-5 rate medium, medium, expert, medium, hard, hard.
 NODES, CANDIDATES = 3_000, 6
@@ -168,7 +170,7 @@ async def test_a_days_tiers_say_par_certified_absent_and_seeds_only_once_closed(
 ) -> None:
     amy = await player(app, "amy")
     await play(amy, "hard", win=True)
-    await play(amy, "easy", JUNE_29, win=False)  # deals June 29's tiers (uncertified)
+    await play(amy, "easy", JUNE_29, win=False)  # June 29's catch-up deal, not its own
     await app.services.deals.prepare_tiers_ahead()  # today's, as the server does at start
     answer = await api.get("/api/v1/days/2030-06-30/tiers")
     day = answer.json()
@@ -186,6 +188,7 @@ async def test_a_days_tiers_say_par_certified_absent_and_seeds_only_once_closed(
         "par": None,
         "certified": False,
         "seed": None,
+        "catchup_seed": None,
     }
     for name in ("hard", "expert"):
         deal = certified.deals[name]
@@ -199,18 +202,17 @@ async def test_a_days_tiers_say_par_certified_absent_and_seeds_only_once_closed(
     assert all(t["seed"] is None for v in day["variants"] for t in v["tiers"])
     secrets_ = {str(d.seed) for d in certified.deals.values()}
     assert not any(s in answer.body.decode() for s in secrets_), "no seed of an open day"
-    # A past day of the month: uncertified tiers nobody started are dealt by the first start.
+    # A past day of the month: nothing was dealt on June 29 (the server started on June 30),
+    # and a catch-up game deals none of the day's tiers: it plays the day's catch-up deal.
     answer = await api.get("/api/v1/days/2030-06-29/tiers")
     before = answer.json()
-    assert answer.headers["Cache-Control"] == "public, max-age=5", "closed, yet still changing"
-    other = next(v for v in before["variants"] if v["variant"] == "triple-triangle")
-    assert {t["state"] for t in other["tiers"] if t["tier"] != "medium"} == {"on_request"}
-    june_29 = fourteen_out(before)
-    assert june_29["easy"]["state"] == "dealt" and not june_29["easy"]["certified"]
-    # June 29 is over and its games settled (a catch-up game is not one of them): closed.
+    # June 29 is over and its games settled (a catch-up game is not one of them): closed,
+    # yet not final: its catch-up seeds are published when June is closed.
     assert before["closed"]
-    june_29_seeds = await amy.request("daily.seeds", date="2030-06-29", tier="easy")
-    assert june_29["easy"]["seed"] == june_29_seeds["seeds"]["fourteen-out"]
+    assert answer.headers["Cache-Control"] == "public, max-age=5"
+    assert {t["state"] for v in before["variants"] for t in v["tiers"]} == {"absent"}
+    assert all(t["seed"] is None for v in before["variants"] for t in v["tiers"])
+    assert all(t["catchup_seed"] is None for v in before["variants"] for t in v["tiers"])
 
     # Closed: every dealt tier's seed is published (the seeds `daily.seeds` reveals).
     app.clock.set(at(JULY_1, 0.5))
@@ -236,15 +238,15 @@ async def test_a_players_crowns_and_badge_per_month(app: App, api: ApiClient) ->
     await play(amy, "hard", win=True)  # 3 crowns
     await play(amy, "expert", win=True)  # 4
     await play(amy, "medium", win=False)  # none
-    await play(amy, "expert", JUNE_29, win=True)  # a catch-up win counts too: 4
+    await play(amy, "expert", JUNE_28, win=True)  # a catch-up win counts too: 4
     ws = await amy.request("profile.get", name="amy")
     months = (await api.get("/api/v1/players/amy")).json()["months"]
     assert months == [{"month": "2030-06", "crowns": 11}] == ws["months"]
-    # 20 crowns make bronze: June 28's and 29's tiers as catch-up games (one of them, June
-    # 29's expert, won already: no tier counts twice).
-    for date in (dt.date(2030, 6, 28), JUNE_29):
+    # 20 crowns make bronze: June 27's and 28's tiers as catch-up games (one of them, June
+    # 28's expert, won already: no tier counts twice).
+    for date in (dt.date(2030, 6, 27), JUNE_28):
         for tier in ("easy", "medium", "hard", "expert"):
-            if (date, tier) != (JUNE_29, "expert"):
+            if (date, tier) != (JUNE_28, "expert"):
                 await play(amy, tier, date, win=True)
     months = (await api.get("/api/v1/players/amy")).json()["months"]
     assert months == [{"month": "2030-06", "crowns": 27, "badge": "bronze"}]

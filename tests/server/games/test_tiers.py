@@ -2,9 +2,11 @@
 server, real Redis and real WebSockets on a manual clock.
 
 Deals are uncertified here (a bare Config: `--no-certify`): each tier is its own sequence's
-first playable seed. With the secret ``tiers-1`` every Fourteen Out tier of 2030-06-29,
-2030-06-30 and 2030-07-01 is winnable (the first test checks it), so a player wins them with
-the solver's line from the view, as a client may (Fourteen Out shows every card).
+first playable seed, and so is each catch-up deal (of its own sequences, not the day's).
+With the secret ``tiers-1`` every Fourteen Out tier of 2030-06-29, 2030-06-30 and 2030-07-01
+is winnable (the first test checks it), and so are the catch-up deals of 2030-06-28 (not
+June 29's expert one), so a player wins them with the solver's line from the view, as a
+client may (Fourteen Out shows every card).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ V6 = (1, 2, 3, 4, 5, 6)
 SECRET = b"tiers-1"
 JUNE_29, JUNE_30, JULY_1 = dt.date(2030, 6, 29), dt.date(2030, 6, 30), dt.date(2030, 7, 1)
 JUNE_1 = dt.date(2030, 6, 1)
+#: A day whose every catch-up deal is winnable with the secret.
+JUNE_28 = dt.date(2030, 6, 28)
 TIERS = ("easy", "medium", "hard", "expert")
 HOUR_MS = 3_600_000
 
@@ -261,16 +265,16 @@ async def test_calendar_states_and_days(app: App) -> None:
 
 
 async def test_badges_are_exact_across_a_month_end_and_a_restart(config: Config) -> None:
-    """20 crowns in June (bronze): every tier of June 30 on the day and of June 29 as
-    catch-up. A catch-up game of June 28 still open at midnight counts for nothing after the
+    """20 crowns in June (bronze): every tier of June 30 on the day and of June 28 as
+    catch-up. A catch-up game of June 29 still open at midnight counts for nothing after the
     month's end; a restarted server (the clock moved into July) keeps June's badge, and
     July's crowns start from zero."""
     async with serve(config, ManualClock(at(JUNE_30, 21))) as app:
         amy = await player(app, "amy")
         for tier in TIERS:
             await win(amy, await start(amy, tier))
-            await win(amy, await start(amy, tier, JUNE_29))
-        late = await start(amy, "easy", dt.date(2030, 6, 28))
+            await win(amy, await start(amy, tier, JUNE_28))
+        late = await start(amy, "easy", JUNE_29)
         cal = await amy.request("calendar.get")
         assert cal["crowns"] == 20 and cal["badge"] == "bronze"
         token = amy.token
@@ -283,7 +287,7 @@ async def test_badges_are_exact_across_a_month_end_and_a_restart(config: Config)
         june = await amy.request("calendar.get", month="2030-06")
         assert june["crowns"] == 20 and june["badge"] == "bronze"
         assert not any(d["catchup_open"] for d in june["days"]), "June is over"
-        assert cells(june, dt.date(2030, 6, 28))["easy"] == ("lost", True)
+        assert cells(june, JUNE_29)["easy"] == ("lost", True)
         july = await amy.request("calendar.get")
         assert july["month"] == "2030-07" and july["crowns"] == 0 and "badge" not in july
         await win(amy, await start(amy, "expert"))
@@ -321,7 +325,7 @@ async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
     no crowns; the same tier won without one does."""
     bot, amy = await player(app, "hintbot"), await player(app, "amy")
     for c, hinted in ((bot, True), (amy, False)):
-        for date in (JUNE_29, None):
+        for date in (JUNE_28, None):
             g = await start(c, "expert", date)
             if hinted:
                 hint = await c.request("hint", game_id=g["game_id"])
@@ -330,7 +334,7 @@ async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
             assert won["result"]["hints"] == (1 if hinted else 0)
     bot_cal, amy_cal = await bot.request("calendar.get"), await amy.request("calendar.get")
     assert bot_cal["crowns"] == 0 and cells(bot_cal, JUNE_30)["expert"] == ("won", False)
-    assert cells(bot_cal, JUNE_29)["expert"] == ("won", True)
+    assert cells(bot_cal, JUNE_28)["expert"] == ("won", True)
     assert amy_cal["crowns"] == 8
     assert (await bot.request("profile.get"))["months"] == []
 
