@@ -612,7 +612,15 @@ class GameStore:
         if record.screen is not None:
             raw = await self.entries.resolve_due(k, record.screen)
             if raw is not None:
-                return _record(raw)
+                held = _record(raw)
+                await self.record_history(held)  # held: out of the player's outbox
+                return held
+            # A finish cut short after its first trip, whose outbox write may have failed
+            # beside its step (a cluster): its history is recorded here too (idempotent).
+            await self.entries.write(k, record.pending_entry)
+            settled = replace(record, pending_entry=None, screen=None)
+            await self.record_history(settled)
+            return settled
         await self.entries.write(k, record.pending_entry)
         return replace(record, pending_entry=None, screen=None)
 
