@@ -38,6 +38,7 @@ gap are the ones who close it, at the cost of one ``ZCARD`` inside scripts they 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import time
@@ -453,12 +454,17 @@ class BoardEntries:
     async def written(
         write: asyncio.Future[object], cleared: asyncio.Future[object] | None
     ) -> tuple[int, str]:
-        """The rank and stored entry of a `write_soon`; its first error, if any."""
+        """The rank and stored entry of a `write_soon`; its first error, if any. Both futures
+        are awaited in turn (they are answered in the same batch): no gather, no task."""
+        try:
+            rank, data = cast(tuple[int, str], await write)
+        except BaseException:
+            if cleared is not None:
+                with contextlib.suppress(Exception):
+                    await cleared  # retrieved: its error is not the one to report
+            raise
         if cleared is not None:
-            await asyncio.gather(write, cleared, return_exceptions=True)
-            if write.exception() is None and (error := cleared.exception()) is not None:
-                raise error
-        rank, data = cast(tuple[int, str], await write)
+            await cleared
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:

@@ -374,7 +374,12 @@ _KINDS: dict[str, Literal["daily", "race", "free"]] = {
 }
 
 
-def _record(raw: dict[str, str] | list[str]) -> GameRecord:
+def _record(
+    raw: dict[str, str] | list[str], k: keys.GameKeys | None = None, *, settled: bool = False
+) -> GameRecord:
+    """A stored record (a hash, or HGETALL's field/value list); ``k``: its game's keys, when
+    the caller has them; ``settled``: as it is once its board's step is done (no ``pending``
+    entry, no "screen due")."""
     d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
     result = None
     if d.get("status") == "finished":
@@ -390,7 +395,11 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
             hints=int(d.get("hints", 0)),
             rollover=d.get("rollover") == "1",
         )
-    k = keys.parse_game_id(d["game_id"])
+    if k is None:
+        k = keys.parse_game_id(d["game_id"])
+    raw_entry = d.get("entry")
+    entry = PendingEntry.loads(raw_entry) if raw_entry is not None else None
+    daily = k if isinstance(k, keys.DailyGameKeys) else None
     return GameRecord(
         game_id=d["game_id"],
         kind=_KINDS.get(d.get("kind", ""), "daily"),
@@ -405,13 +414,13 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
         result=result,
         hints=int(d.get("hints", 0)),
-        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d else None,
-        entry=PendingEntry.loads(d["entry"]) if "entry" in d else None,
+        pending_entry=entry if d.get("pending") and not settled else None,
+        entry=entry,
         held=d.get("held") or None,
         review=d.get("review") or None,
-        tier=k.tier if isinstance(k, keys.DailyGameKeys) else None,
-        catchup=isinstance(k, keys.DailyGameKeys) and k.catchup,
-        screen=d.get("screen") or None,
+        tier=daily.tier if daily is not None else None,
+        catchup=daily is not None and daily.catchup,
+        screen=None if settled else d.get("screen") or None,
     )
 
 
@@ -905,23 +914,25 @@ class GameStore:
             list[Any],
             await self.batch.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
         )
-        record = await self._stepped(k, res)
+        d = await self._stepped(k, res)
         if k.catchup:  # on no board: its entry ranks nowhere
+            record = _record(d, k)
             await self.record_history(record)
             return record, entry_from_json(0, k.player_id, entry.data)
-        if record.screen is not None:  # another process's finish left it "screen due"
-            raw = await self.entries.resolve_due(k, record.screen)
-            record = _record(raw) if raw is not None else record
-        return await self._published(k, record)
+        if (due := d.get("screen")) is not None:  # another finish left it "screen due"
+            raw = await self.entries.resolve_due(k, due)
+            d = _fields(raw) if raw is not None else d
+        return await self._published(k, d)
 
-    async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> GameRecord:
-        """The record the game's step of a daily finish returned, or its error."""
+    async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> dict[str, str]:
+        """The record (its fields) the game's step of a daily finish returned, or its
+        error."""
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
             await self.entries.dequeue(k)
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
-        return _record(res[1])
+        return _fields(res[1])
 
     async def _finish_daily_due(
         self,
@@ -958,35 +969,38 @@ class GameStore:
         for f in (history_f, board_f):
             if f.exception() is not None:
                 log.warning("outbox of %s not written: %s", k.game_id, f.exception())
-        record = await self._stepped(k, cast(list[Any], step_f.result()))
+        d = await self._stepped(k, cast(list[Any], step_f.result()))
         if (error := marked_f.exception()) is not None:
             raise error  # the mark unknown: the game stays "screen due" for its readers
-        if record.screen is not None and marked_f.result():  # its own, or a crashed finish's
-            record = _record(await self.entries.hold(k, marked_verdict(record.screen)))
-        return await self._published(k, record)
+        if (screen := d.get("screen")) is not None and marked_f.result():  # its, or a crash's
+            d = _fields(await self.entries.hold(k, marked_verdict(screen)))
+        return await self._published(k, d)
 
     async def _published(
-        self, k: keys.DailyGameKeys, record: GameRecord
+        self, k: keys.DailyGameKeys, d: dict[str, str]
     ) -> tuple[GameRecord, Entry]:
         """The board's step of a finished daily game (not catch-up; its screen resolved),
-        with its history's record: its stored entry and rank (none if held)."""
+        with its history's record, from its stored fields ``d``: the record as it is then,
+        its stored entry and rank (none if held)."""
+        record = _record(d, k, settled=True)
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
             return record, entry_from_json(0, k.player_id, record.entry.data)
-        # Step 2 with the stored entry (another process's, if it finished first), and the
-        # history's record beside it (independent of the board): one batch, no task each.
-        # The history's command is queued first; the board's coroutine queues its own before
-        # it first waits, so all go in the same batch.
+        # Step 2 with the stored entry (another process's, if it finished first; None: only
+        # read, nothing owed), the marks' clearing and the history's record beside it
+        # (independent of the board): one batch, queued as futures (the board's coroutine
+        # queues its own before it first waits).
         history = self._record_history_soon(record)
         try:
-            rank, raw_entry = await self.entries.write(k, record.pending_entry)
+            rank, raw_entry = await self.entries.write(
+                k, record.entry if d.get("pending") else None
+            )
         finally:
-            if history is not None:
+            if history is not None and not history.done():  # answered in the same batch
                 await asyncio.gather(history, return_exceptions=True)
         if history is not None:
             self._history_recorded(record, history)
-        record = replace(record, pending_entry=None, screen=None)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
@@ -1078,6 +1092,11 @@ class GameStore:
     def _check_move(self, text: str) -> None:
         if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+def _fields(raw: list[str]) -> dict[str, str]:
+    """A record's fields from HGETALL's field/value list."""
+    return dict(zip(raw[::2], raw[1::2], strict=True))
 
 
 def _finish_arg(
