@@ -47,7 +47,7 @@ from server.boards.leaderboard import (
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
-from server.players.crowns import Crowns
+from server.players.crowns import CROWNS, Crowns
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
@@ -1065,15 +1065,9 @@ class GameStore:
             hints=r.hints,
             finished_at_ms=record.finished_at_ms,
         )
-        if crowned:  # crowns first (idempotent): a crash between leaves the game owed
-            return asyncio.ensure_future(self._crowned_then_recorded(record, tier, result))
+        if crowned:  # crowns first, in the record's script (its keys share the tag)
+            return self.history.record_soon(result, crowns=(tier, CROWNS[tier]))
         return self.history.record_soon(result)
-
-    async def _crowned_then_recorded(
-        self, record: GameRecord, tier: str, result: DailyResult
-    ) -> None:
-        await self.crowns.award(record.player_id, record.variant, record.date, tier, None, won=True)
-        await self.history.record(result)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:

@@ -42,7 +42,9 @@ class DiesAfterTheFirstTrip(BoardEntries):
 class HistoryDiesToo(History):
     """The same process's history record of that second trip: it never runs either."""
 
-    def record_soon(self, result: DailyResult) -> asyncio.Future[object]:
+    def record_soon(
+        self, result: DailyResult, *, crowns: tuple[str, int] | None = None
+    ) -> asyncio.Future[object]:
         failed: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         failed.set_exception(StoreUnavailable("died between the two round trips"))
         return failed
