@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import redis.asyncio
 
 from server.boards.leaderboard import BoardRef, Leaderboard, prepare_entry
-from server.games.store import FinalResult, GameStore, PlayedLog
+from server.games.store import FinalResult, GameRecord, GameStore, PlayedLog
 from server.redis import keys
 from server.redis.embedded import connect
 
@@ -32,7 +32,6 @@ VARIANT = "fourteen-out"
 #: CPU measured: a move's, beside a finish's), then is finished as `GameService` finishes a
 #: game it has cached (`GameStore.finish(played=...)`: the screen runs here, two round trips).
 STARTED_MS, MOVED_MS = 1_000, 1_500
-ONE_MOVE = PlayedLog(("m",), (MOVED_MS - STARTED_MS,), MOVED_MS)
 
 
 @dataclass
@@ -89,9 +88,12 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
     store = GameStore(client)
     date = DATE + dt.timedelta(days=1)
     ids = [keys.daily_game_id(VARIANT, date, _pid(i)) for i in range(n)]
-    await _concurrently(
-        n, concurrency, lambda i: store.start_game(ids[i], "daily", VARIANT, 1, STARTED_MS)
-    )
+    records: dict[int, GameRecord] = {}
+
+    async def start(i: int) -> None:
+        records[i] = await store.start_game(ids[i], "daily", VARIANT, 1, STARTED_MS)
+
+    await _concurrently(n, concurrency, start)
     cpu = time.process_time()
     await _concurrently(n, concurrency, lambda i: store.append_move(ids[i], 0, "m", MOVED_MS))
     append_cpu = (time.process_time() - cpu) / n * 1e6
@@ -108,7 +110,8 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
             time_ms=rng.randrange(10**6),
             moves=rng.randrange(200),
         )
-        await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 1, played=ONE_MOVE)
+        played = PlayedLog(("m",), (MOVED_MS - STARTED_MS,), MOVED_MS, records[i])
+        await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 1, played=played)
 
     cpu, batches = time.process_time(), store.batch.batches
     finish_rate = await _concurrently(n, concurrency, finish)

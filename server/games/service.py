@@ -104,7 +104,7 @@ class LiveGame:
         log older than the times list, or a race game: None, the store reads it)."""
         if self.race_id is not None or len(self.times) != len(self.log):
             return None
-        return PlayedLog(self.log, self.times, self.last_move_at_ms)
+        return PlayedLog(self.log, self.times, self.last_move_at_ms, self.record)
 
 
 @dataclass(frozen=True, slots=True)

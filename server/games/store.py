@@ -196,7 +196,9 @@ return 1
 #       the day's end (ms), whether this is the close at the day's end, whether the game is on a
 #       board, and (optional) the screen's verdict JSON without the account's mark when the
 #       mark is read in the same round trip: the record is then "finished, screen due"
-#       (field ``screen``) until the mark is known (`BoardEntries.resolve_due`).
+#       (field ``screen``) until the mark is known (`BoardEntries.resolve_due`); and
+#       (optional) ``brief`` with ``hints``: the caller has the record cached, so a first
+#       finish returns {0} alone, and a hint count other than the cached one is stale too.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
 # (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
@@ -206,7 +208,7 @@ _FINISH_GAME_LUA = (
     + _LUA_DAY_OVER
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints')
 if not st[1] then return {-1} end
 if a.rollover ~= true then
   if st[4] == '1' then return {-5, tonumber(st[2])} end
@@ -216,6 +218,7 @@ if a.rollover ~= true then
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.brief == true and tonumber(st[5] or '0') ~= a.hints then return {-3, tonumber(st[2])} end
 local extra = {'entry', a.entry}
 if a.held ~= '' then
   extra[#extra + 1] = 'held'
@@ -233,6 +236,7 @@ if a.rollover == true then
   extra[#extra + 1] = a.now
 end
 seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
+if a.brief == true then return {0} end
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -434,6 +438,10 @@ class PlayedLog:
     moves: Sequence[str]
     intervals_ms: Sequence[int]
     last_move_at_ms: int
+    #: The game's record as cached (playing, at that seq): the finish's step then does not
+    #: send the record back (its hint count is checked instead, the rest does not change
+    #: during play), and the finished record is made from it here.
+    record: GameRecord | None = None
 
 
 def new_game_fields(
@@ -718,7 +726,7 @@ class GameStore:
                 cached = await self._screen_played(k, result, now_ms, final_move, played)
                 if not cached.held:  # held by its pace: the path below (the desk first)
                     return await self._finish_daily_due(
-                        k, result, pending, now_ms, final_move, expected_seq, cached
+                        k, result, pending, now_ms, final_move, expected_seq, cached, played
                     )
             # Round trip 1: the screen's read, the account's mark and both outboxes (the
             # history's, the board's), independent, so one batch of the group commit. The
@@ -922,7 +930,7 @@ class GameStore:
         if (due := d.get("screen")) is not None:  # another finish left it "screen due"
             raw = await self.entries.resolve_due(k, due)
             d = _fields(raw) if raw is not None else d
-        return await self._published(k, d)
+        return await self._published(k, _record(d, k, settled=True), "pending" in d)
 
     async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> dict[str, str]:
         """The record (its fields) the game's step of a daily finish returned, or its
@@ -943,6 +951,7 @@ class GameStore:
         final_move: str | None,
         expected_seq: int,
         verdict: Verdict,
+        played: PlayedLog,
     ) -> tuple[GameRecord, Entry]:
         """A daily finish screened from the caller's cached game, in two round trips:
 
@@ -961,7 +970,9 @@ class GameStore:
         board_f = self.entries.enqueue_soon(k, entry.expire_at)
         marked_f = self.batch.run_soon(fp, "HEXISTS", fp, k.player_id)
         due = verdict.dumps()
-        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, "", False, due)
+        base = played.record
+        brief = base is not None and base.game_id == k.game_id and not base.finished
+        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief)
         step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), (arg,))
         await asyncio.gather(history_f, board_f, marked_f, step_f, return_exceptions=True)
         # The step decides (its error first: a stale seq wrote nothing). An outbox that
@@ -969,20 +980,30 @@ class GameStore:
         for f in (history_f, board_f):
             if f.exception() is not None:
                 log.warning("outbox of %s not written: %s", k.game_id, f.exception())
-        d = await self._stepped(k, cast(list[Any], step_f.result()))
+        res = cast(list[Any], step_f.result())
+        screen: str | None
+        if base is not None and brief and len(res) == 1 and int(res[0]) == 0:
+            # Finished now as sent: the record is the cached one finished (no read-back).
+            last = now_ms if final_move is not None else played.last_move_at_ms
+            record = _finished(base, result, entry, now_ms, expected_seq, final_move, last)
+            owed, screen = True, due
+        else:  # an error, or finished already (maybe by another process: its record)
+            d = await self._stepped(k, res)
+            record, owed, screen = _record(d, k, settled=True), "pending" in d, d.get("screen")
         if (error := marked_f.exception()) is not None:
             raise error  # the mark unknown: the game stays "screen due" for its readers
-        if (screen := d.get("screen")) is not None and marked_f.result():  # its, or a crash's
+        if screen is not None and marked_f.result():  # its own, or a crashed finish's
             d = _fields(await self.entries.hold(k, marked_verdict(screen)))
-        return await self._published(k, d)
+            record, owed = _record(d, k, settled=True), "pending" in d
+        return await self._published(k, record, owed)
 
     async def _published(
-        self, k: keys.DailyGameKeys, d: dict[str, str]
+        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool
     ) -> tuple[GameRecord, Entry]:
         """The board's step of a finished daily game (not catch-up; its screen resolved),
-        with its history's record, from its stored fields ``d``: the record as it is then,
-        its stored entry and rank (none if held)."""
-        record = _record(d, k, settled=True)
+        with its history's record: ``record`` as it is once settled, ``owed`` whether its
+        entry is still owed to the board. Returns it with its stored entry and rank (none
+        if held)."""
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
@@ -993,9 +1014,7 @@ class GameStore:
         # queues its own before it first waits).
         history = self._record_history_soon(record)
         try:
-            rank, raw_entry = await self.entries.write(
-                k, record.entry if d.get("pending") else None
-            )
+            rank, raw_entry = await self.entries.write(k, record.entry if owed else None)
         finally:
             if history is not None and not history.done():  # answered in the same batch
                 await asyncio.gather(history, return_exceptions=True)
@@ -1088,6 +1107,37 @@ class GameStore:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
 
 
+def _finished(
+    base: GameRecord,
+    result: FinalResult,
+    entry: PendingEntry,
+    now_ms: int,
+    expected_seq: int,
+    final_move: str | None,
+    last_move_at_ms: int,
+) -> GameRecord:
+    """The record a brief daily step (`_FINISH_GAME_LUA`) stored, from the cached one it
+    checked (seq and hints: nothing else of a record changes during play), once settled."""
+    return GameRecord(
+        game_id=base.game_id,
+        kind=base.kind,
+        variant=base.variant,
+        date=base.date,
+        player_id=base.player_id,
+        seed=base.seed,
+        started_at_ms=base.started_at_ms,
+        status="finished",
+        seq=expected_seq + (final_move is not None),
+        last_move_at_ms=last_move_at_ms,
+        finished_at_ms=now_ms,
+        result=result,
+        hints=result.hints,
+        entry=entry,
+        tier=base.tier,
+        catchup=base.catchup,
+    )
+
+
 def _fields(raw: list[str]) -> dict[str, str]:
     """A record's fields from HGETALL's field/value list."""
     return dict(zip(raw[::2], raw[1::2], strict=True))
@@ -1103,6 +1153,7 @@ def _finish_arg(
     held: str,
     rollover: bool,
     due: str = "",
+    brief: bool = False,
 ) -> str:
     """The one JSON argument of a daily game's step (`_FINISH_GAME_LUA`)."""
     return json.dumps(
@@ -1118,6 +1169,8 @@ def _finish_arg(
             "rollover": rollover,
             "board": not k.catchup,
             "due": due,
+            "brief": brief,
+            "hints": result.hints,
         },
         separators=(",", ":"),
     )

@@ -195,3 +195,30 @@ async def test_the_cached_times_are_the_stored_ones_across_processes(
     assert verdict.evidence.intervals_ms == (3_000, 5_000, 7_000)
     times = await redis_client.lrange(keys.daily_times("triple-deck", D, "p1"), 0, -1)
     assert [int(t) for t in times] == [3_000, 5_000, 7_000]
+
+
+async def test_a_brief_step_returns_the_record_redis_holds(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """With the cached record, the step sends nothing back: the finished record made from the
+    cache is the stored one; a hint added elsewhere since it was cached makes it stale."""
+    store = GameStore(redis_client)
+    start = await store.start_daily("klondike", D, "p1", 1, T0)
+    await store.append_move(start.game_id, 0, "a", T0 + 4_000)
+    await store.append_move(start.game_id, 1, "b", T0 + 10_000)
+    cached = PlayedLog(["a", "b"], [4_000, 6_000], T0 + 10_000, start)
+    assert await store.add_hint(start.game_id, T0 + 11_000) == 1  # another process's hint
+    with pytest.raises(Conflict):  # the result counts no hint: refused, nothing written
+        await store.finish(start.game_id, WIN, "A", T0 + 90_000, "c", 2, played=cached)
+    hinted = FinalResult(True, True, False, 52, 520, 52, 120_000, 3, hints=1)
+    record, entry = await store.finish(
+        start.game_id, hinted, "A", T0 + 90_000, "c", 2, played=cached
+    )
+    assert record == await store.get(start.game_id)
+    assert record.result == hinted and record.seq == 3 and record.last_move_at_ms == T0 + 90_000
+    assert entry.rank == 1 and entry.hints == 1
+    tier = await store.start_tier("klondike", D, "p1", "hard", 1, T0)  # no final move
+    cached = PlayedLog([], [], T0, tier)
+    record, _ = await store.finish(tier.game_id, WIN, "A", T0 + 5_000, None, 0, played=cached)
+    assert record == await store.get(tier.game_id)
+    assert record.seq == 0 and record.last_move_at_ms == T0 and record.tier == "hard"
