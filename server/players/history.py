@@ -9,7 +9,9 @@ Instead the history is derived from the stored result, exactly once:
 1. before the finish script, the game id goes into the player's ``pending`` set (an outbox);
 2. after it, `History.record` runs one script on the player's keys that adds the day's result
    unless it is already there (``HSETNX``), updates the totals and streak runs from the stored
-   days, trims days older than `keys.HISTORY_KEEP_DAYS`, and takes the game out of ``pending``;
+   days, trims days older than `keys.HISTORY_KEEP_DAYS`, and takes the game out of ``pending``
+   (a won daily game's crowns first, in the same script: `server.players.crowns` keys share
+   the player's tag);
 3. if a process dies between the two scripts, the game stays pending, and the next read of
    the player's profile or history records it from the stored game (`server.players.profiles`).
 
