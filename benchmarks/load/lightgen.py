@@ -376,7 +376,7 @@ class _Player(asyncio.Protocol):
                 return
             if self.view and reply.get("seq") == self.seq:  # the check at a game's end
                 view = dict(reply.get("view") or {})
-                if reply.get("finished") and not self.view.get("over"):
+                if view.get("over") and not self.view.get("over"):
                     # The game ended after its last reply (the search that goes on after it;
                     # the `game.finished` push, on which the browser reloads the game): only
                     # the end's own fields differ from what the moves' changes said.
