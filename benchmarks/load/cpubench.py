@@ -21,10 +21,14 @@ saturates first; CPU time per request is not. For each measured window the bench
 Runs are fixed amounts of work measured from before the first connection to after the last
 reply: whole games, never a time window cut out of them (the cost of a move depends on how
 far its game is, and games started together stay in step). In order: an unmeasured warm-up,
-the mixed load (``--players`` players split evenly over the variants, ``--games`` games
-each), the echo with the same players and frames (5x the games: it is fast), then each
-variant alone (about ``--variant-moves`` moves). The machine's busy cores outside the
-benchmark's processes are reported too: on a shared machine other people's work changes CPU
+an unmeasured browser-style warm-up that checks the views it follows (each game's view built
+from the moves' ``changes`` alone against ``game.get`` at its end), the mixed load
+(``--players`` players split evenly over the variants, ``--games`` games each) played by the
+CLI-style client, the same played by the browser-style client (``lightgen.CLIENTS``:
+``hello.features: ["rules_free"]``, it follows ``moved.changes``), the echo with the same
+players and frames (5x the games: it is fast), then each variant alone (about
+``--variant-moves`` moves). The machine's busy cores outside the benchmark's processes are
+reported too: on a shared machine other people's work changes CPU
 time per request as well (caches, SMT siblings), by up to 2x from one minute to the next
 here, so compare figures of one run, or medians of several.
 
