@@ -145,7 +145,7 @@ async def welcome(
     tiers = None
     if version >= TIERS:
         today = utc_date(now)
-        tiers = (await day_tiers(s, player.id, [today], today))[today]
+        tiers = (await day_tiers(s, player.id, [today], today, played=not new_player))[today]
     return p.Welcome(
         id=req_id,
         version=version,

@@ -173,8 +173,13 @@ async def day_tiers(
     dates: Sequence[dt.date],
     today: dt.date,
     variants: Sequence[str] = VARIANT_IDS,
+    *,
+    played: bool = True,
 ) -> dict[dt.date, tuple[p.DayTier, ...]]:
-    """Each variant's tiers of each of ``dates`` with the player's state in each."""
+    """Each variant's tiers of each of ``dates`` with the player's state in each.
+    ``played=False``: the player has no game yet (created by this very `hello`), so none
+    of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
+    `welcome` more server CPU than 10 moves: docs/performance.md)."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
     pairs = [(v, d) for d in shown for v in variants]
@@ -186,7 +191,7 @@ async def day_tiers(
             for t in keys.TIER_NAMES:
                 ids.append(keys.tier_game_id(v, d, pid, t))
                 ids.append(keys.tier_game_id(v, d, pid, t, catchup=True))
-    records = dict(zip(ids, await s.store.get_many(ids), strict=True))
+    records = dict(zip(ids, await s.store.get_many(ids), strict=True)) if played else {}
     out: dict[dt.date, tuple[p.DayTier, ...]] = {}
     for d in dates:
         cells: list[p.DayTier] = []
