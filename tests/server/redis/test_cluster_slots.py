@@ -333,4 +333,9 @@ UNREACHED = {
     "services.store.crowns._award",
     # The renewal of a tiers lock, due only while a certification rates past 100 s: one key.
     "services.deals._renew",
+    # A won daily game's history with its crowns (the scenario wins no game) and a "screen
+    # due" result held for a marked account (the scenario screens nothing): one player's
+    # history keys, one game's keys.
+    "services.store.history._record_crowned",
+    "services.store.entries._hold_due",
 }
