@@ -197,6 +197,13 @@ def register(player: Player, name: str) -> None:
     page.fill('input[name="name"]', name)
     page.click('form.welcome button[type="submit"]')
     expect(page.locator("#who")).to_have_text(name)
+    landed(page)
+
+
+def landed(page: Page) -> None:
+    """Until the page opened at the site's root (registered, or reloaded there) shows its
+    first screen, the daily list: only then may a test open another address (see
+    `register`)."""
     expect(page.locator("#main section.daily .deal").first).to_be_visible()
 
 

@@ -22,6 +22,7 @@ from tests.web.browser import (
     TIMEOUT_MS,
     Player,
     WebServer,
+    landed,
     open_player,
     play_line,
     winning_line,
@@ -206,6 +207,7 @@ def test_a_gap_in_seq_is_a_resync(browser: Browser, web_server: WebServer) -> No
 
         page.route_web_socket(re.compile(r".*/ws$"), route)
         page.reload()
+        landed(page)  # else the late daily list may cover the game opened next
         seed = web_server.seed("triple-triangle")
         line = winning_line("triple-triangle", seed)
         start(mia, web_server.http, "triple-triangle")
