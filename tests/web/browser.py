@@ -191,8 +191,8 @@ def open_player(
 def register(player: Player, name: str) -> None:
     """Register `name` on the welcome form (at the site's root) and wait until the page has
     landed: the daily list is on screen. The page's first screen appears only after its rules
-    are fetched; an address opened before then would be covered by that late daily list (a
-    leaderboard or a profile that never shows), so nothing may navigate before it is there."""
+    are fetched; tests start from that settled page (the page itself drops a late daily list
+    when another address was opened meanwhile: test_resilience.py plays that)."""
     page = player.page
     page.fill('input[name="name"]', name)
     page.click('form.welcome button[type="submit"]')

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import websockets.sync.client
-from playwright.sync_api import Browser, WebSocketRoute, expect
+from playwright.sync_api import Browser, Route, WebSocketRoute, expect
 
 from engine import VARIANT_IDS, new_game
 from tests.support.procs import ServerProcess
@@ -199,3 +199,32 @@ def test_queued_racers_are_matched_and_a_reload_mid_race_resumes(
     finally:
         erin.close()
         frank.close()
+
+
+def test_an_address_opened_while_the_rules_load_is_not_covered_by_the_daily_list(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """On a slow network the first screen (the daily list) waits for `/rules.json`; a player
+    who opens a profile meanwhile keeps the profile: the late daily list is dropped, not
+    drawn over it."""
+    player = open_player(browser, web_server.http, None)
+    page = player.page
+    held: list[Route] = []
+    page.route("**/rules.json", lambda route: held.append(route))
+    page.fill('input[name="name"]', "slow_sue")
+    page.click('form.welcome button[type="submit"]')
+    expect(page.locator("#who")).to_have_text("slow_sue")
+    page.goto(web_server.http + "/#/player/slow_sue")
+    expect(page.locator("h1")).to_contain_text("slow_sue (you)")
+    assert held, "the rules are still on their way"
+    for route in held:
+        route.continue_()
+    # The rules arrived and the page had time to draw what it would draw with them.
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/rules.json'))"
+    )
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 250)))")
+    expect(page.locator("section.daily")).to_have_count(0)
+    expect(page.locator("h1")).to_contain_text("slow_sue (you)")
+    assert not player.errors, player.errors
+    player.close()
