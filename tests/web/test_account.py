@@ -127,7 +127,7 @@ def test_free_play_deals_an_unranked_game(ann: Player) -> None:
     page.click('[data-action="free"]')
     expect(page.locator("[data-free]")).to_have_text("Free play — unranked")
     page.wait_for_selector(".board.pairing")
-    assert re.search(r"#/game/f\.", page.url), page.url
+    expect(page).to_have_url(re.compile(r"#/game/f\."))
     ann.shot("free-play")
     first = page.url
     page.locator('[data-action="resign"]').click()
@@ -140,7 +140,7 @@ def test_free_play_deals_an_unranked_game(ann: Player) -> None:
     page.click('[data-nav="free"]')
     page.click('[data-action="free"]')
     expect(page.locator("[data-free]")).to_be_visible()
-    assert page.url != first
+    expect(page).not_to_have_url(first)
     page.click('[data-nav="daily"]')
     expect(page.locator('.deal[data-state="new"]')).to_have_count(6)
 
