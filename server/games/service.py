@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from engine import VARIANT_IDS, Game, IllegalMove, OverStepper, new_game
+from engine import VARIANT_IDS, Game, IllegalMove, OverState, OverStepper, new_game
 from engine import variant as variant_of
-from engine.views import Event, json_map
+from engine.views import Event, View, json_map
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
 from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore, PlayedLog
@@ -326,9 +326,29 @@ class GameService:
     def view(self, live: LiveGame) -> dict[str, object]:
         """The game's whole view (what its player sees), its engine time counted."""
         started = time.perf_counter()
-        view = json_map(live.game.view())
+        view = json_map(self.told(live))
         self.count_engine(live.record.variant, time.perf_counter() - started)
         return view
+
+    @staticmethod
+    def told(live: LiveGame) -> View:
+        """The engine's view of `live` as a player is told it: ``over`` only once the game
+        is finished (``over`` never true while ``finished`` is false, docs/protocol.md).
+
+        A game-over search that ends after its move's reply (`_judge`) records its verdict
+        in the engine at once, but the game is finished (its result durable in Redis, then
+        ``game.finished`` pushed) only once `_finish_over` has run: until then the position
+        is shown as it was before the verdict (not over, undo and moves as they stand),
+        never a game over that no result backs yet. The same during a move's own finish
+        (its result is being written) for a `game.get` from the player's other window."""
+        game = live.game
+        if live.record.finished or game.over_state is not OverState.OVER:
+            return game.view()
+        game.defer_over()  # the view of the unjudged position: no await, nobody sees between
+        try:
+            return game.view()
+        finally:
+            game.settle_over(True)
 
     async def _play(
         self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
