@@ -123,7 +123,7 @@ def _value(table: _Table, move: Move, level: Level, hold: int) -> float:
         turns = len(pile.up) == 1 and pile.down > 0
         if not turns and _held(table, pile.up[-1], hold):
             return 0.0
-        return _TO_FOUNDATION + card_bonus(turns) + pile.up[-1].rank
+        return _TO_FOUNDATION + _turn_bonus(turns) + pile.up[-1].rank
     if move.count == len(pile.up):  # the whole face-up part leaves
         if pile.down:
             prefer = pile.down if level is not Level.NOVICE else 0
@@ -145,7 +145,7 @@ def _held(table: _Table, card: Card, hold: int) -> bool:
     return card.rank > table.top_rank - hold
 
 
-def card_bonus(turns: bool) -> float:
+def _turn_bonus(turns: bool) -> float:
     """A foundation move that also turns a face-down card goes first."""
     return 100.0 if turns else 0.0
 
