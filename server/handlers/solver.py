@@ -23,6 +23,12 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     live = await s.games.get(req.game_id, player.id)
     if live.record.kind == "race":  # daily and free games take hints
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
+    if live.record.catchup:  # one secret deal per variant, day and tier, crowned by everyone
+        raise p.ProtocolError(
+            "no hints in catch-up games: every player plays the same catch-up deal, and a"
+            " hinted line could be replayed by another account for crowns",
+            code=p.ErrorCode.CONFLICT,
+        )
     await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
