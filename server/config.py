@@ -108,6 +108,10 @@ class Config:
     # Hints in free games one player may ask per hour (they also run only on the solver's
     # spare capacity); 0: no limit (a bare Config()); the command line's default is 30.
     free_hints_per_hour: int = 0
+    # Solver time (ms) one player's hints may take per hour, in every game kind (a search that
+    # finds no move costs as much as one that does); past it `limit_reached` until the next
+    # hour. 0: no limit (a bare Config()); the command line's default is 60000 (60 s).
+    hint_solver_ms_per_hour: int = 0
     hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
     # The HTTP API (/api/v1, docs/api.md): requests per second per client address group and
     # its burst (0: no limit, a bare Config(); the command line's default is 5/s, bursts of
@@ -182,6 +186,7 @@ class Config:
             signin_attempts_per_address_hour=a.signin_attempts_per_address_hour,
             signin_attempts_per_account_hour=a.signin_attempts_per_account_hour,
             free_hints_per_hour=a.free_hints_per_hour,
+            hint_solver_ms_per_hour=a.hint_solver_ms_per_hour,
             device_trust_days=a.device_trust_days,
             free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
@@ -360,6 +365,13 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         help="hints one player may ask per hour in free (unranked) games; 0: no limit (default 30)",
     )
     p.add_argument(
+        "--hint-solver-ms-per-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_HINT_SOLVER_MS_PER_HOUR") or 60_000),
+        help="solver time (ms) one player's hints may take per hour, found move or not; "
+        "past it hints answer limit_reached until the next hour. 0: no limit (default 60000)",
+    )
+    p.add_argument(
         "--device-trust-days",
         type=int,
         default=int(env.get("SOLITAIRE_DEVICE_TRUST_DAYS") or d.device_trust_days),
@@ -449,6 +461,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "signin_attempts_per_account_hour",
             "device_trust_days",
             "free_hints_per_hour",
+            "hint_solver_ms_per_hour",
             "free_games_per_hour",
             "connections_per_address",
             "api_rate",

@@ -118,7 +118,11 @@ def _print_held(rows: Sequence[HeldResult], out: TextIO) -> None:
         print("no results held for review", file=out)
     for h in rows:
         e, v = h.verdict.evidence, h.verdict
-        print(f"{h.game_id}  player {h.player_id}  finished {_ms(h.finished_at_ms)}", file=out)
+        kind = "  (catch-up: crowns only)" if h.catchup else ""
+        print(
+            f"{h.game_id}  player {h.player_id}  finished {_ms(h.finished_at_ms)}{kind}",
+            file=out,
+        )
         outcome = "won" if h.won else "not won"
         print(
             f"  {outcome}, {h.moves} moves, time {h.time_ms} ms, {h.hints} hints"

@@ -2,7 +2,9 @@
 
 * A result the screen held (`server.fairplay.screen`) is listed in ``sol:{fp}:held``. `clear`
   writes its entry to its board as it would have been written at its finish (the same rank
-  key and member: it takes the rank it earned); `confirm` keeps it off for good.
+  key and member: it takes the rank it earned); `confirm` keeps it off for good. A held
+  catch-up result (on no board) is listed too: `clear` awards its crowns (the history's
+  record), `confirm` keeps it crownless.
 * `mark` records a confirmed cheater in ``sol:{fp}:marked`` and takes the account's entries
   off every daily board it is on (past days included: the player's history lists them) and
   off every race rating board; its later results are held at their finish and its race
@@ -110,6 +112,8 @@ class HeldResult:
     time_ms: int
     hints: int
     verdict: Verdict
+    #: A catch-up game (on no board): clearing it awards its crowns only.
+    catchup: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +208,7 @@ class ReviewDesk:
                     time_ms=r.time_ms,
                     hints=r.hints,
                     verdict=Verdict.loads(held),
+                    catchup=record.catchup,
                 )
             )
         return out
@@ -236,7 +241,9 @@ class ReviewDesk:
         if before.held is None or before.review is not None:
             raise Conflict(f"{game_id} is not a result awaiting review")
         detail = "entered its board"
-        if await self._r.hexists(keys.fairplay_marked(), before.player_id):
+        if before.catchup:  # on no board: the history's record below awards its crowns
+            detail = "a catch-up result: its crowns awarded"
+        elif await self._r.hexists(keys.fairplay_marked(), before.player_id):
             detail = "the account is marked: enters the board when unmarked"
         elif before.entry is not None:
             await self.entries.write(k, before.entry)

@@ -260,6 +260,14 @@ def hint_for(game: Game, budget_s: float) -> str | None:
     return hint(game, max_seconds=budget_s)
 
 
+def timed_hint(game: Game, budget_s: float) -> tuple[str | None, float]:
+    """`hint_for` and the seconds the search took in its worker (queueing not included): what
+    the player's hourly solver budget is charged, move found or not."""
+    started = time.perf_counter()
+    move = hint_for(game, budget_s)
+    return move, time.perf_counter() - started
+
+
 #: Address space a game-over search may use in a worker (the largest measured from play, 701,498
 #: positions, needs about 300 MB); past it the search fails with MemoryError and the game stays
 #: open, instead of the worker taking the machine's memory.
@@ -304,6 +312,10 @@ class SolverPool:
         #: Jobs in the pool now (waiting or running), and of them the spare ones (`run_spare`).
         self.busy = 0
         self.spare_busy = 0
+        #: Hints (`run_hint`) in the pool now, and the lane they wait in before it (made on
+        #: first use, in the running loop).
+        self.hints_busy = 0
+        self._hint_lane: asyncio.Semaphore | None = None
 
     def spare_slots(self) -> int:
         """Spare jobs the pool runs at once: one worker is always left to the others."""
@@ -328,6 +340,21 @@ class SolverPool:
             return await self.run(fn, *args)
         finally:
             self.spare_busy -= 1
+
+    async def run_hint(self, fn: Callable[..., R], *args: object) -> R:
+        """Run a daily or tier game's hint behind certification: at most `spare_slots` hints
+        are in the pool at a time, the others wait in this process's lane (not in the pool's
+        queue), so a certification job (`run`) queues behind at most that many hints, each
+        bounded by the hint budget, however many hints are asked for. A flood of hints by
+        many players slows hints, never the day's certification."""
+        if self._hint_lane is None:
+            self._hint_lane = asyncio.Semaphore(self.spare_slots())
+        async with self._hint_lane:
+            self.hints_busy += 1
+            try:
+                return await self.run(fn, *args)
+            finally:
+                self.hints_busy -= 1
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:

@@ -914,8 +914,9 @@ class GameStore:
         # The outboxes are written (`finish`): the history's (recorded below, or by the next
         # profile read) and the board's (written below, or by the next read of the board). A
         # held result is listed on the review desk (`server.fairplay.review`) before its
-        # game's step marks it held: a round trip more, only for a held result.
-        if held and not k.catchup:  # a catch-up game is on no board: nothing to review
+        # game's step marks it held: a round trip more, only for a held result. A held
+        # catch-up result too (on no board, but its crowns wait for the reviewer's clear).
+        if held:
             await self._hold(k, now_ms)
         arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
         res = cast(

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import protocol as p
 from engine.words import move_text
 from protocol.fields import RULES_FREE
 from server.games.daily import utc_date
-from server.games.deals import hint_for
+from server.games.deals import timed_hint
 from server.redis import keys
 from server.redis.keys import RaceGameKeys, parse_game_id
-from server.redis.quota import HOUR_MS, take_hourly
+from server.redis.quota import HOUR_MS, hourly_spent, spend_hourly, take_hourly
 from server.runtime.errors import GameOver, SolverBusy
 from server.transport.router import Router
 from server.transport.session import Session
@@ -23,11 +24,18 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     live = await s.games.get(req.game_id, player.id)
     if live.record.kind == "race":  # daily and free games take hints
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
+    if live.record.catchup:  # one secret deal per variant, day and tier, crowned by everyone
+        raise p.ProtocolError(
+            "no hints in catch-up games: every player plays the same catch-up deal, and a"
+            " hinted line could be replayed by another account for crowns",
+            code=p.ErrorCode.CONFLICT,
+        )
     await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
     pool = s.deals.pool
     async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
+        budget = await _solver_budget(session, player.id)
         if live.record.kind == "free":  # unranked: a few an hour, on spare capacity only
             if not pool.spare_free():  # refused before it is counted
                 raise SolverBusy(
@@ -35,9 +43,11 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
                     "wait for a free worker: retry in a few seconds"
                 )
             await _count_free_hint(session, player.id)
-            move = await pool.run_spare(hint_for, live.game, s.config.hint_budget_s)
-        else:
-            move = await pool.run(hint_for, live.game, s.config.hint_budget_s)
+            move, took_s = await pool.run_spare(timed_hint, live.game, s.config.hint_budget_s)
+        else:  # behind certification (`SolverPool.run_hint`)
+            move, took_s = await pool.run_hint(timed_hint, live.game, s.config.hint_budget_s)
+        if budget is not None:  # charged move found or not: a fruitless search costs the same
+            await spend_hourly(s.store.batch, budget, max(1, math.ceil(took_s * 1000)))
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
         hints = await s.games.add_hint(live, player.name)
@@ -53,6 +63,26 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     )
 
 
+async def _solver_budget(session: Session, pid: str) -> str | None:
+    """The key of the player's hourly solver budget for hints
+    (`Config.hint_solver_ms_per_hour`; None: no budget); `limit_reached` once this hour's
+    hints took it all. Checked before the search, charged after it with what it took."""
+    s = session.services
+    limit = s.config.hint_solver_ms_per_hour
+    if not limit:
+        return None
+    now = s.clock.now_ms()
+    key = keys.hint_solver_ms(pid, now // HOUR_MS)
+    if await hourly_spent(s.store.batch, key) >= limit:
+        wait_min = math.ceil((HOUR_MS - now % HOUR_MS) / 60_000)
+        raise p.ProtocolError(
+            f"your hints took their {limit / 1000:g} s of solver time this hour (a search"
+            f" that finds no move counts too); try again in {wait_min} min",
+            code=p.ErrorCode.LIMIT_REACHED,
+        )
+    return key
+
+
 async def _count_free_hint(session: Session, pid: str) -> None:
     """One free-game hint of the player's hour (`Config.free_hints_per_hour`); every hint
     the solver takes up counts (a search costs the same whether it finds a move or not);
@@ -61,8 +91,7 @@ async def _count_free_hint(session: Session, pid: str) -> None:
     key = keys.free_hints(pid, s.clock.now_ms() // HOUR_MS)
     if not await take_hourly(s.store.batch, key, s.config.free_hints_per_hour):
         raise p.ProtocolError(
-            f"free games take {s.config.free_hints_per_hour} hints an hour; try again later "
-            "(daily games' hints are not limited so)",
+            f"free games take {s.config.free_hints_per_hour} hints an hour; try again later",
             code=p.ErrorCode.LIMIT_REACHED,
         )
 

@@ -140,6 +140,7 @@ __all__ = [
     "free_game_id",
     "free_started",
     "hint_lock",
+    "hint_solver_ms",
     "new_race_id",
     "parse_game_id",
     "player",
@@ -516,6 +517,11 @@ def signin_attempts_of(pid: str, hour: int) -> str:
 def free_hints(pid: str, hour: int) -> str:
     """Hints in free games the player asked for in one hour, for their per-hour limit."""
     return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:fhint"
+
+
+def hint_solver_ms(pid: str, hour: int) -> str:
+    """Solver time (ms) the player's hints took in one hour, for its per-hour budget."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:hintms"
 
 
 def free_game_id(now_ms: int, pid: str) -> str:

@@ -3,11 +3,15 @@
 One script serves every quota of the server (new players per client address, sign-in codes
 tried per address, free games started per player): a refused attempt is not counted, so a
 client that waits for the next hour is not punished for the refusals.
+
+A budget per key and hour (the solver time of a player's hints) is checked before the work
+(`hourly_spent`) and charged after it with what the work took (`spend_hourly`): a search
+that finds nothing costs as much as one that does.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 from server.redis.batch import Batcher, LuaScript
 
@@ -29,6 +33,18 @@ return 1
 
 _TAKE = LuaScript.of(_TAKE_LUA)
 
+# KEYS: the budget's counter of the hour.  ARGV: amount, ttl (ms).  Adds the amount (its
+# first amount of the hour starts the key's expiry); returns the hour's total.
+_SPEND_LUA = """
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n == tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return n
+"""
+
+_SPEND = LuaScript.of(_SPEND_LUA)
+
 
 async def take_hourly(commit: Batcher, key: str, limit: int) -> bool:
     """Count one under ``key`` (a key naming its hour: server/redis/keys.py); False, with
@@ -38,4 +54,15 @@ async def take_hourly(commit: Batcher, key: str, limit: int) -> bool:
     return bool(await commit.eval(_TAKE, (key,), (limit, HOUR_MS)))
 
 
-__all__ = ["HOUR_MS", "take_hourly"]
+async def hourly_spent(commit: Batcher, key: str) -> int:
+    """What was charged under ``key`` (a key naming its hour) this hour so far."""
+    raw = await commit.run(key, "GET", key)
+    return int(cast(str | bytes | int, raw)) if raw is not None else 0
+
+
+async def spend_hourly(commit: Batcher, key: str, amount: int) -> int:
+    """Charge ``amount`` (> 0) under ``key``; the hour's total now."""
+    return int(cast(int, await commit.eval(_SPEND, (key,), (amount, HOUR_MS))))
+
+
+__all__ = ["HOUR_MS", "hourly_spent", "spend_hourly", "take_hourly"]

@@ -320,22 +320,23 @@ async def test_a_held_tier_result_earns_no_crowns(config: Config) -> None:
 
 
 async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
-    """The cheat: a bot asks a hint for every move of past days' catch-up games and of today's
-    tiers, and wins them all. A win with a hint counts as a win (calendar, history) but earns
-    no crowns; the same tier won without one does."""
+    """The cheat: a bot asks a hint for every move of today's tiers and wins them. A win with
+    a hint counts as a win (calendar, history) but earns no crowns; the same tier won without
+    one does. Past days' catch-up games take no hints at all (docs/fairplay.md)."""
     bot, amy = await player(app, "hintbot"), await player(app, "amy")
+    catchup = await start(bot, "expert", JUNE_28)
+    refused = await bot.request("hint", game_id=catchup["game_id"])
+    assert refused["type"] == "error" and refused["code"] == "conflict", refused
     for c, hinted in ((bot, True), (amy, False)):
-        for date in (JUNE_28, None):
-            g = await start(c, "expert", date)
-            if hinted:
-                hint = await c.request("hint", game_id=g["game_id"])
-                assert hint["type"] == "hint", hint
-            won = await win(c, g)
-            assert won["result"]["hints"] == (1 if hinted else 0)
+        g = await start(c, "expert")
+        if hinted:
+            hint = await c.request("hint", game_id=g["game_id"])
+            assert hint["type"] == "hint", hint
+        won = await win(c, g)
+        assert won["result"]["hints"] == (1 if hinted else 0)
     bot_cal, amy_cal = await bot.request("calendar.get"), await amy.request("calendar.get")
     assert bot_cal["crowns"] == 0 and cells(bot_cal, JUNE_30)["expert"] == ("won", False)
-    assert cells(bot_cal, JUNE_28)["expert"] == ("won", True)
-    assert amy_cal["crowns"] == 8
+    assert amy_cal["crowns"] == 4
     assert (await bot.request("profile.get"))["months"] == []
 
 
