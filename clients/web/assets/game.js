@@ -51,6 +51,12 @@ export class GameScreen {
     document.addEventListener("keydown", this.keys);
   }
 
+  /** Hints are offered except in races and catch-up games (the server refuses them there:
+   * every player of a catch-up deal plays the same one, docs/fairplay.md). */
+  get hintable() {
+    return !this.race && !(this.game && this.game.catchup);
+  }
+
   destroy() {
     clearInterval(this.timer);
     document.removeEventListener("keydown", this.keys);
@@ -96,14 +102,14 @@ export class GameScreen {
       el("span", { "data-stat": "moves" }, `Moves ${v.moves}`),
       el("span", { "data-stat": "points" }, progress),
       par && el("span", { "data-stat": "par" }, par),
-      !this.race && el("span", { "data-stat": "hints" },
+      this.hintable && el("span", { "data-stat": "hints" },
         `Hints ${this.hints}${this.hints ? ` (+${clock(this.penaltyMs())})` : ""}`));
     const off = this.finished || this.busy;
     const actions = el("div.actions", {},
       el("button", { "data-action": "undo", onclick: () => this.undo(), disabled: off || !v.can_undo,
         title: info.undo_counts ? "Undo (U): counts as a move" : "Undo (U)" },
         info.undo_counts ? "Undo (+1 move)" : "Undo"),
-      !this.race && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
+      this.hintable && el("button", { "data-action": "hint", onclick: () => this.hint(), disabled: off, title: "Hint (H)" },
         `Hint (+${Math.round(this.penaltyStep() / 1000)} s)`),
       el("button.danger", { "data-action": "resign", onclick: () => this.resign(), disabled: this.finished }, finishLabel),
       el("button", { onclick: () => this.app.showRules(v.variant) }, "Rules"),
@@ -125,10 +131,10 @@ export class GameScreen {
       missing > 0 ? el("p.muted", {}, `${missing} earlier move${missing > 1 ? "s" : ""} made on another device`) : null,
       this.seq === 0 ? el("p.muted", {}, "No moves yet.") : null,
       list);
-    // Only the keys that do something in this variant (and no hint key in a race).
+    // Only the keys that do something in this variant (no hint key where hints are refused).
     const keys = ["Click or drag a card, then its place · Keys: arrows move, Enter picks and plays, Esc cancels",
       info.undo_counts ? "U undo (counts as a move)" : "U undo"];
-    if (!this.race) keys.push("H hint");
+    if (this.hintable) keys.push("H hint");
     if (info.stock) keys.push(`D ${info.stock}`);
     this.body.replaceChildren(
       el("div.gamebar", {},
@@ -193,7 +199,7 @@ export class GameScreen {
     if (document.querySelector("dialog[open]") || e.ctrlKey || e.metaKey || e.altKey) return;
     if (!this.view || this.finished || !document.body.contains(this.node)) return;
     if (e.key === "u") this.undo();
-    else if (e.key === "h" && !this.race) this.hint();
+    else if (e.key === "h" && this.hintable) this.hint();
     else if (e.key === "d" && variantInfo(this.view.variant).stock && !this.board.node.contains(e.target)) this.play("d");
   }
 
