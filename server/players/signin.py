@@ -30,7 +30,12 @@ from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
 from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock
-from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
+from server.runtime.errors import (
+    InvalidCode,
+    LimitReached,
+    TokenRevoked,
+    translate_redis_errors,
+)
 
 __all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "Redeemed", "SigninCodes", "new_code"]
 
@@ -42,11 +47,17 @@ MAX_DEVICES: Final = 32
 NETWORK_FACTOR: Final = 5
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
-# again when the player has none).  ARGV: the code's value ("<pid>|<expires at ms>": the app's
-# clock decides when it dies, PX only cleans up), new code digest, ttl ms, the old digest ("").
+# again when the player has none), by_token.  ARGV: the code's value ("<pid>|<expires at
+# ms>": the app's clock decides when it dies, PX only cleans up), new code digest, ttl ms,
+# the old digest (""), the pid, the asking session's token digest.
 # Returns 1 when stored, 0 when the player's old code changed meanwhile (the caller reads it
-# again), -1 when the new digest is taken (another player's live code: the caller draws again).
+# again), -1 when the new digest is taken (another player's live code: the caller draws
+# again), -2 when the asking session's token is dead (revoked or rotated away): such a
+# session neither gets a code nor kills the live one.
 _ISSUE_LUA = """
+if redis.call('HGET', KEYS[4], ARGV[6]) ~= ARGV[5] then
+  return -2
+end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[4] then
   return 0
 end
@@ -155,7 +166,9 @@ class SigninCodes:
 
     @translate_redis_errors
     async def issue(self, player: Player) -> IssuedCode:
-        """A new code for ``player``; the player's previous code, if live, dies."""
+        """A new code for ``player`` (as its session knows it: its `token_hash`); the
+        player's previous code, if live, dies. ``TokenRevoked`` when the session's token is
+        dead (its device revoked, or the token rotated away): nothing changes."""
         mine = keys.signin_code_of(player.id)
         for _ in range(8):
             old = cast(str | None, await self._r.get(mine)) or ""
@@ -166,9 +179,18 @@ class SigninCodes:
             expires = self._clock.now_ms() + CODE_TTL_MS
             res = await self._commit.eval(
                 self._issue,
-                (new_key, mine, old_key),
-                (f"{player.id}|{expires}", digest, CODE_TTL_MS, old),
+                (new_key, mine, old_key, keys.players_by_token()),
+                (
+                    f"{player.id}|{expires}",
+                    digest,
+                    CODE_TTL_MS,
+                    old,
+                    player.id,
+                    player.token_hash or "-",
+                ),
             )
+            if res == -2:
+                raise TokenRevoked("this session's token was revoked; say hello again")
             if res == 1:
                 return IssuedCode(code=show_code(code), expires_at_ms=expires)
         raise RuntimeError("could not store a sign-in code")  # ~impossible

@@ -11,6 +11,8 @@ from typing import Any
 import redis.asyncio
 
 from server.players.devices import DEFAULT_TRUST_MS
+from server.players.registry import hash_token
+from server.redis import keys
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
@@ -235,3 +237,53 @@ async def test_name_and_device_need_version_9(
         assert phone.player_id == owner.player_id
         await owner.close()
         await phone.close()
+
+
+async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The zombie of the review: a thief opens a second connection with its token T1, rotates
+    to T2 on the first, and hopes the zombie outlives the owner's `device.revoke`. A
+    rotated-away token's sessions close (4001); a dead token's session gets no code."""
+    async with serve(unthrottled_config(redis_url, tmp_path, b"dev7")) as app:
+        owner = await owner_of(app, "alice")
+        code = (await owner.request("signin.code"))["code"]
+        thief = await redeem_on(app, code, device="phone")
+        zombie = await Client.connect(app.url)
+        await zombie.hello(token=thief.token, versions=V9)
+        rotated = await thief.request("token.rotate")
+        assert rotated["type"] == "token", rotated
+
+        assert await closed_with(zombie, 3.0) == (4001, "token revoked")
+        assert (await thief.request("ping"))["type"] == "pong"  # the rotating one stays
+        listed = await owner.request("devices")
+        dev = next(d["device"] for d in listed["devices"] if d["how"] == "code")
+        after = await owner.request("device.revoke", device=dev)
+        assert [d["how"] for d in after["devices"]] == ["original"], after
+        assert await closed_with(thief, 3.0) == (4001, "token revoked")
+        # The owner's live code is still the owner's: no zombie killed it.
+        code = (await owner.request("signin.code"))["code"]
+        phone = await redeem_on(app, code)
+        assert phone.player_id == owner.player_id
+        await phone.close()
+        await owner.close()
+
+
+async def test_a_session_whose_token_died_gets_no_sign_in_code(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Between the token's death and the sweep, a sensitive request checks the token itself:
+    `signin.code` from a dead token is refused and leaves the owner's live code alone."""
+    async with serve(unthrottled_config(redis_url, tmp_path, b"dev8")) as app:
+        owner = await owner_of(app, "alice")
+        thief = await redeem_on(app, (await owner.request("signin.code"))["code"])
+        live = (await owner.request("signin.code"))["code"]
+        # The thief's token dies in Redis without this process hearing of it (as when the
+        # owner revokes on another process, before that process's sweep).
+        await redis_client.hdel(keys.players_by_token(), hash_token(thief.token))
+        r = await thief.request("signin.code")
+        assert (r["type"], r["code"]) == ("error", "not_authenticated"), r
+        phone = await redeem_on(app, live)
+        assert phone.player_id == owner.player_id
+        await phone.close()
+        await owner.close()
