@@ -212,7 +212,7 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
             assert r["code"] == "invalid_code", r
         r = await try_redeem(app, "ZZZZ-ZZZZ", name="pupil")
         assert r["code"] == "limit_reached", r
-        assert "void" in r["message"]
+        assert "without the name" in r["message"], r
         r = await try_redeem(app, code, name="pupil")
         assert r["code"] == "limit_reached", r
         app.clock.advance(3_600_000)
@@ -287,3 +287,64 @@ async def test_a_session_whose_token_died_gets_no_sign_in_code(
         assert phone.player_id == owner.player_id
         await phone.close()
         await owner.close()
+
+
+async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Review F2: six named guesses used to void the victim's code, and every later guess
+    voided the next one, for free. Now the code dies once, when the tries are first used up;
+    the victim is told, signs in without the name, and the guesser's address runs dry."""
+    config = unthrottled_config(
+        redis_url,
+        tmp_path,
+        b"dev9",
+        signin_attempts_per_address_hour=20,
+        signin_attempts_per_account_hour=5,
+    )
+    async with serve(config) as app:
+        victim = await owner_of(app, "victim")
+        old_client = await Client.connect(app.url)  # a version 8 session: no push for it
+        await old_client.hello(token=victim.token, versions=(8,))
+        first = (await victim.request("signin.code"))["code"]
+        for _ in range(5):
+            r = await try_redeem(app, "2222-2222", name="victim")
+            assert r["code"] == "invalid_code", r
+        r = await try_redeem(app, "2222-2222", name="victim")
+        assert r["code"] == "limit_reached", r
+        assert "without the name" in r["message"], r
+        told = await victim.push("signin.tries_used")
+        hour = 3_600_000
+        assert told["until"] == (app.clock.now_ms() // hour + 1) * hour
+        r = await try_redeem(app, first)
+        assert r["code"] == "invalid_code", r  # voided once, when the tries ran out
+
+        # Every further guess is refused and kills nothing: the victim's new code works
+        # without the name (from the same address: named guesses have their own counter).
+        fresh = (await victim.request("signin.code"))["code"]
+        for _ in range(3):
+            r = await try_redeem(app, "2222-2222", name="victim")
+            assert r["code"] == "limit_reached", r
+        r = await try_redeem(app, fresh, name="victim")  # named: refused, the code lives on
+        assert r["code"] == "limit_reached", r
+        phone = await redeem_on(app, fresh)
+        assert phone.player_id == victim.player_id
+        await asyncio.sleep(0.3)
+        assert [m["type"] for m in victim.seen].count("signin.tries_used") == 1
+        assert not any(m.get("type") == "signin.tries_used" for m in old_client.seen)
+
+        # The guesser's address pays for named guesses: 20 an hour (10 spent above).
+        others = [await owner_of(app, n) for n in ("bob", "carol", "dave")]
+        for who in ("bob", "carol"):
+            for _ in range(5):
+                r = await try_redeem(app, "2222-2222", name=who)
+                assert r["code"] == "invalid_code", r
+        dave_code = (await others[2].request("signin.code"))["code"]
+        r = await try_redeem(app, "2222-2222", name="dave")
+        assert r["code"] == "limit_reached" and "this address" in r["message"], r
+        r = await try_redeem(app, dave_code, name="dave")  # the address, not dave, is out
+        assert r["code"] == "limit_reached", r
+        dave_phone = await redeem_on(app, dave_code)  # dave's code was never voided
+        assert dave_phone.player_id == others[2].player_id
+        for c in (victim, old_client, phone, dave_phone, *others):
+            await c.close()
