@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio
+import websockets
 
 from server.players.devices import DEFAULT_TRUST_MS
 from server.players.registry import hash_token
@@ -347,4 +348,33 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
         dave_phone = await redeem_on(app, dave_code)  # dave's code was never voided
         assert dave_phone.player_id == others[2].player_id
         for c in (victim, old_client, phone, dave_phone, *others):
+            await c.close()
+
+
+async def test_a_zombie_on_another_process_is_closed_by_that_process_sweep(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The zombie said hello on another server process than the one that served the
+    rotation: that process's sweep (every 2 s) closes it, and until then it cannot ask the
+    owner's sign-in code, rotate, or list or revoke devices."""
+    async with (
+        serve(unthrottled_config(redis_url, tmp_path / "one", b"dev10")) as one,
+        serve(unthrottled_config(redis_url, tmp_path / "two", b"dev10")) as two,
+    ):
+        owner = await owner_of(one, "alice")
+        thief = await redeem_on(one, (await owner.request("signin.code"))["code"])
+        zombie = await Client.connect(two.url)
+        await zombie.hello(token=thief.token, versions=V9)
+        live = (await owner.request("signin.code"))["code"]
+        assert (await thief.request("token.rotate"))["type"] == "token"
+        for ask in ("signin.code", "token.rotate", "devices"):
+            try:
+                r = await zombie.request(ask, timeout=2.0)
+            except (websockets.ConnectionClosed, TimeoutError):
+                break  # the sweep was quicker (closed before or after the request went)
+            assert (r["type"], r["code"]) == ("error", "not_authenticated"), r
+        assert await closed_with(zombie, 5.0) == (4001, "token revoked")
+        phone = await redeem_on(one, live)  # the owner's code survived the zombie
+        assert phone.player_id == owner.player_id
+        for c in (owner, thief, phone):
             await c.close()
