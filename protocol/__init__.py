@@ -19,7 +19,8 @@ Modules
 ``freeplay``  free play: ``free.start`` (version 7)
 ``rematch``   ``race.rematch``, ``race.decline`` and their pushes (version 7)
 ``tiers``     ``calendar.get`` and the calendar (version 8)
-``devices``   ``devices``, ``device.revoke``, ``device.signed_in`` (version 9)
+``devices``   ``devices``, ``device.revoke``, ``device.signed_in``, ``signin.tries_used``
+              (version 9)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -66,6 +67,7 @@ from protocol.devices import (
     DevicesGet,
     DeviceSignedIn,
     DevicesReply,
+    SigninTriesUsed,
 )
 from protocol.errors import (
     ERROR_CODES,
@@ -316,6 +318,7 @@ __all__ = [
     "SigninCode",
     "SigninCodeReply",
     "SigninRedeem",
+    "SigninTriesUsed",
     "SpectatorBoard",
     "Struct",
     "TierCell",

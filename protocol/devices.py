@@ -6,7 +6,9 @@ or last revoked every session, and each one signed in by a code), answered by ``
 a code is on trial for a trust period (7 days by default): until ``trusted_at`` it may
 revoke only devices signed in after it, and not ``token.revoke_all`` (error code
 ``not_trusted_yet``). When a code signs a new device in, the player's other sessions get a
-``device.signed_in`` push. The server decides everything a client shows (``can_revoke``).
+``device.signed_in`` push; when someone uses up the account's named sign-in tries for the
+hour, they get a ``signin.tries_used`` push. The server decides everything a client shows
+(``can_revoke``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "DeviceSignedIn",
     "DevicesGet",
     "DevicesReply",
+    "SigninTriesUsed",
 ]
 
 #: A device's id: ``original`` or 8 url-safe characters (never a credential).
@@ -89,5 +92,15 @@ class DeviceSignedIn(Push, type="device.signed_in"):
     signed_in_at: Millis
 
 
-for _cls in (DevicesGet, DeviceRevoke, DeviceInfo, DevicesReply, DeviceSignedIn):
+@dataclass(frozen=True, kw_only=True)
+class SigninTriesUsed(Push, type="signin.tries_used"):
+    """Someone used up this account's named sign-in tries (``signin.redeem`` with its
+    ``name``) for the hour: its live sign-in code died, and until ``until`` (server ms)
+    named redemptions are refused. Told to the player's sessions that speak version 9: ask a
+    new code and redeem it without the name."""
+
+    until: Millis
+
+
+for _cls in (DevicesGet, DeviceRevoke, DeviceInfo, DevicesReply, DeviceSignedIn, SigninTriesUsed):
     fields_of(_cls)

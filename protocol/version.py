@@ -70,7 +70,9 @@ month). Older versions see exactly one daily game per variant, as before.
 
 Version 9 (devices): ``devices`` lists the player's devices (how and when each signed in) and
 ``device.revoke`` signs one out (both answered by ``devices``); a ``device.signed_in`` push
-tells the player's other sessions when a code signs a new device in. A device signed in by a
+tells the player's other sessions when a code signs a new device in, and a
+``signin.tries_used`` push when someone used up the account's named sign-in tries for the
+hour. A device signed in by a
 code is on trial for a trust period: it may not revoke older devices nor every session
 (``token.revoke_all``), error code ``not_trusted_yet`` (versions 5 to 8 get
 ``limit_reached``). ``signin.redeem`` takes ``name`` (the account's name: its attempts are
@@ -103,7 +105,8 @@ TIERS: Final = 8
 
 DEVICES: Final = 9
 """The first version with the device list (``devices``, ``device.revoke``,
-``device.signed_in``), trust periods (``not_trusted_yet``) and named ``signin.redeem``."""
+``device.signed_in``, ``signin.tries_used``), trust periods (``not_trusted_yet``) and named
+``signin.redeem``."""
 
 SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9})
 """Every protocol version this package can speak."""

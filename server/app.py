@@ -191,7 +191,8 @@ async def _close_idle(app: web.Application) -> None:
 
 async def _sweep_sessions(app: web.Application) -> None:
     """Close the sessions whose player revoked every session (`token.revoke_all`) since they
-    said hello, or whose device was revoked (`device.revoke`): every `SESSION_SWEEP_S`
+    said hello, or whose token died on its own since (`device.revoke`, or `token.rotate`
+    from another connection of the same device): every `SESSION_SWEEP_S`
     seconds (two pipelined reads: the epochs of the players connected here and their revoked
     devices), and at once when a session of this process revoked."""
     services = app[SERVICES]
@@ -215,6 +216,8 @@ async def _sweep_sessions(app: web.Application) -> None:
             log.warning("session sweep failed", exc_info=True)
             continue
         for (conn, player), gone in zip(sessions, revoked_one, strict=True):
+            if conn.session.player is not player:
+                continue  # its token changed since the read (`token.rotate`): the next sweep
             if epochs.get(player.id, 0) > player.epoch or gone:
                 conn.close_soon(*TOKEN_REVOKED_CLOSE)
 

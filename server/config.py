@@ -347,16 +347,16 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         "--signin-attempts-per-address-hour",
         type=int,
         default=int(env.get("SOLITAIRE_SIGNIN_ATTEMPTS_PER_ADDRESS_HOUR") or 20),
-        help="sign-in codes one client address may try per hour, right or wrong; "
-        "0: no limit (default 20)",
+        help="sign-in codes one client address may try per hour, right or wrong (named "
+        "and nameless tries each); 0: no limit (default 20)",
     )
     p.add_argument(
         "--signin-attempts-per-account-hour",
         type=int,
         default=int(env.get("SOLITAIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT_HOUR") or 5),
-        help="sign-in codes tried per hour naming one account (signin.redeem with name), "
-        "instead of per address; past them the account's live code dies. 0: no limit "
-        "(default 5)",
+        help="sign-in codes tried per hour naming one account (signin.redeem with name); "
+        "past them named redemptions of it are refused for the hour and its live code "
+        "dies once. 0: no limit (default 5)",
     )
     p.add_argument(
         "--free-hints-per-hour",

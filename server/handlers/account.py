@@ -31,6 +31,7 @@ async def token_rotate(session: Session, req: p.TokenRotate) -> p.ServerMessage:
     player = session.require_player()
     _need_v5(session, req.type)
     session.player, token = await session.services.players.rotate(player)
+    session.services.sessions_revoked.set()  # the old token's other sessions close now
     return p.TokenReply(id=req.id, player_id=player.id, token=token)
 
 
@@ -64,7 +65,7 @@ async def signin_code(session: Session, req: p.SigninCode) -> p.ServerMessage:
     """A one-time code that signs another device in as this player (the old one dies)."""
     player = session.require_player()
     _need_v7(session, req.type)
-    issued = await session.services.signin.issue(player)
+    issued = await session.services.signin.issue(player)  # TokenRevoked: a dead token
     return p.SigninCodeReply(id=req.id, code=issued.code, expires_at=issued.expires_at_ms)
 
 

@@ -22,7 +22,7 @@ from typing import Final, cast
 
 import redis.asyncio
 
-from server.players.registry import Player
+from server.players.registry import REVOKED_TTL_MS, Player
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock
@@ -32,8 +32,6 @@ __all__ = ["DEFAULT_TRUST_MS", "REVOKED_TTL_MS", "Device", "Devices", "RevokeRef
 
 #: A code device's trial: 7 days.
 DEFAULT_TRUST_MS: Final = 7 * 24 * 3_600_000
-#: How long a revoked digest is kept for the sweep (sessions live far shorter).
-REVOKED_TTL_MS: Final = 30 * 24 * 3_600_000
 
 # The shared head of both scripts: the player's devices as flat records.
 # KEYS: by_token, player hash, devices set, device info, revoked set.

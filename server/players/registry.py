@@ -9,7 +9,7 @@ import re
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import redis.asyncio
 
@@ -53,7 +53,10 @@ return 1
 
 # KEYS: by_token, player hash, the player's devices, their records (`keys.player_device_info`),
 # the revoked digests.  ARGV: pid, the caller's token hash, the new token hash, "1" to revoke
-# every session (the player's `epoch` goes up), now ms, a code device's trial ms.
+# every session (the player's `epoch` goes up), now ms, a code device's trial ms, the revoked
+# digests' ttl ms. A plain rotation puts the old digest in the revoked set: every session
+# still open with the old token (another connection of the device) is closed by the sweep,
+# so a device's sessions all hold its current token and `device.revoke` closes them all.
 # A device signed in by a code (its hash in the devices set) replaces its own token only (its
 # record follows); the first device's token is the hash's `token_hash`. Revoking every
 # session drops every token of the player, devices included: the new one is the only one
@@ -90,6 +93,10 @@ if ARGV[4] == '1' then
 end
 redis.call('HDEL', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
+if ARGV[4] ~= '1' then
+  redis.call('SADD', KEYS[5], ARGV[2])
+  redis.call('PEXPIRE', KEYS[5], ARGV[7])
+end
 if ARGV[4] ~= '1' and redis.call('SREM', KEYS[3], ARGV[2]) == 1 then
   redis.call('SADD', KEYS[3], ARGV[3])
   if mine then
@@ -110,6 +117,10 @@ if ARGV[4] == '1' then
 end
 return tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0')
 """
+
+#: How long a dead token's digest stays in `keys.player_revoked` (a revoked device's, a
+#: rotated-away one's): longer than any connection lives.
+REVOKED_TTL_MS: Final = 30 * 24 * 3_600_000
 
 #: Players `backfill_folds` reads per HSCAN step.
 BACKFILL_BATCH = 500
@@ -233,8 +244,10 @@ class PlayerRegistry:
         self, player: Player, revoke_all: bool = False, trust_ms: int = 0
     ) -> tuple[Player, str]:
         """A new token for ``player`` (as its session knows it: its `token_hash`); the old
-        one stops working at once. ``revoke_all`` also raises the player's epoch: every
-        other session of the player is closed (the app's session sweep reads `epochs`).
+        one stops working at once, and every other session still open with it is closed by
+        the session sweep (its digest joins `keys.player_revoked`). ``revoke_all`` also
+        raises the player's epoch: every other session of the player is closed (the app's
+        session sweep reads `epochs`).
         Returns the player as the session now is, and the new token; raises
         ``TokenRevoked`` when the session's token was replaced or revoked meanwhile and
         ``NotTrusted`` when ``revoke_all`` comes from a device signed in by a code less than
@@ -258,6 +271,7 @@ class PlayerRegistry:
                     "1" if revoke_all else "0",
                     self._clock.now_ms(),
                     trust_ms,
+                    REVOKED_TTL_MS,
                 ),
             )
             epoch = cast(int, res)

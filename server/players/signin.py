@@ -30,7 +30,12 @@ from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
 from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock
-from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
+from server.runtime.errors import (
+    InvalidCode,
+    LimitReached,
+    TokenRevoked,
+    translate_redis_errors,
+)
 
 __all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "Redeemed", "SigninCodes", "new_code"]
 
@@ -42,11 +47,17 @@ MAX_DEVICES: Final = 32
 NETWORK_FACTOR: Final = 5
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
-# again when the player has none).  ARGV: the code's value ("<pid>|<expires at ms>": the app's
-# clock decides when it dies, PX only cleans up), new code digest, ttl ms, the old digest ("").
+# again when the player has none), by_token.  ARGV: the code's value ("<pid>|<expires at
+# ms>": the app's clock decides when it dies, PX only cleans up), new code digest, ttl ms,
+# the old digest (""), the pid, the asking session's token digest.
 # Returns 1 when stored, 0 when the player's old code changed meanwhile (the caller reads it
-# again), -1 when the new digest is taken (another player's live code: the caller draws again).
+# again), -1 when the new digest is taken (another player's live code: the caller draws
+# again), -2 when the asking session's token is dead (revoked or rotated away): such a
+# session neither gets a code nor kills the live one.
 _ISSUE_LUA = """
+if redis.call('HGET', KEYS[4], ARGV[6]) ~= ARGV[5] then
+  return -2
+end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[4] then
   return 0
 end
@@ -155,7 +166,9 @@ class SigninCodes:
 
     @translate_redis_errors
     async def issue(self, player: Player) -> IssuedCode:
-        """A new code for ``player``; the player's previous code, if live, dies."""
+        """A new code for ``player`` (as its session knows it: its `token_hash`); the
+        player's previous code, if live, dies. ``TokenRevoked`` when the session's token is
+        dead (its device revoked, or the token rotated away): nothing changes."""
         mine = keys.signin_code_of(player.id)
         for _ in range(8):
             old = cast(str | None, await self._r.get(mine)) or ""
@@ -166,9 +179,18 @@ class SigninCodes:
             expires = self._clock.now_ms() + CODE_TTL_MS
             res = await self._commit.eval(
                 self._issue,
-                (new_key, mine, old_key),
-                (f"{player.id}|{expires}", digest, CODE_TTL_MS, old),
+                (new_key, mine, old_key, keys.players_by_token()),
+                (
+                    f"{player.id}|{expires}",
+                    digest,
+                    CODE_TTL_MS,
+                    old,
+                    player.id,
+                    player.token_hash or "-",
+                ),
             )
+            if res == -2:
+                raise TokenRevoked("this session's token was revoked; say hello again")
             if res == 1:
                 return IssuedCode(code=show_code(code), expires_at_ms=expires)
         raise RuntimeError("could not store a sign-in code")  # ~impossible
@@ -187,10 +209,12 @@ class SigninCodes:
         code dies. Without ``name``, raises ``LimitReached`` past `attempts_per_hour`
         attempts from ``address`` (the client's address group) or `NETWORK_FACTOR` times as
         many from ``network`` (its /24 or /48: a guesser spreading over a site's addresses).
-        With ``name`` (the account's), the attempt is counted against that account instead
-        (`attempts_per_account_hour`; past them ``LimitReached`` and the account's live code
-        dies), and a code of another account is wrong; a name of no account is counted as a
-        nameless attempt. ``InvalidCode`` for any code that is
+        With ``name`` (the account's), the attempt is counted against that account
+        (`attempts_per_account_hour`; past them ``LimitReached`` for named attempts only, and
+        the first refusal of the hour voids the account's live code and tells its devices)
+        and against the address and network on named counters of their own (same limits);
+        a code of another account is wrong; a name of no account is counted as a nameless
+        attempt. ``InvalidCode`` for any code that is
         not live (malformed, wrong, used, expired or another account's: one answer)."""
         named: str | None = None
         if name is None:
@@ -202,6 +226,8 @@ class SigninCodes:
                 await self._count_attempt(address)
                 await self._count_attempt(network, NETWORK_FACTOR)
                 raise InvalidCode("no such sign-in code (wrong, used or expired)")
+            await self._count_attempt(address, named=True)  # the address pays too
+            await self._count_attempt(network, NETWORK_FACTOR, named=True)
             await self._count_account_attempt(named)
         code = normalize_code(typed)
         if code is None:
@@ -263,33 +289,55 @@ class SigninCodes:
 
     async def _announce(self, pid: str, device: str, name: str, at_ms: int) -> None:
         """Tell the player's other sessions (version 9) a new device signed in."""
-        push = pd.DeviceSignedIn(device=device, name=name, signed_in_at=at_ms)
-        with contextlib.suppress(Exception):  # the sign-in stands; its list shows the device
+        await self._publish(pid, pd.DeviceSignedIn(device=device, name=name, signed_in_at=at_ms))
+
+    async def _publish(self, pid: str, push: pubsub.PlayerPushBody) -> None:
+        """Push to the player's version 9 sessions on every process (best effort: what it
+        tells stands without it)."""
+        with contextlib.suppress(Exception):
             await self._r.publish(
                 keys.player_channel(pid),
                 pubsub.encode(pubsub.PlayerPush(player_id=pid, push=push)),
             )
 
     async def _count_account_attempt(self, pid: str) -> None:
-        key = keys.signin_attempts_of(pid, self._clock.now_ms() // HOUR_MS)
-        if not await take_hourly(self._commit, key, self.attempts_per_account_hour):
+        """Count a named try against account ``pid``; past `attempts_per_account_hour`,
+        ``LimitReached``. The first refusal of the hour voids the account's live code and
+        tells its version 9 sessions (`signin.tries_used`); later ones change nothing, so a
+        guesser cannot kill each new code of the owner's with one more try."""
+        hour = self._clock.now_ms() // HOUR_MS
+        key = keys.signin_attempts_of(pid, hour)
+        if await take_hourly(self._commit, key, self.attempts_per_account_hour):
+            return
+        until = (hour + 1) * HOUR_MS
+        first = await self._r.set(keys.signin_tries_used_of(pid, hour), "1", nx=True, px=HOUR_MS)
+        if first:
             mine = keys.signin_code_of(pid)
             digest = cast(str | None, await self._r.get(mine))
             if digest:
                 await self._commit.eval(self._void, (mine, keys.signin_code(digest)), (digest,))
-            raise LimitReached(
-                f"too many sign-in codes tried for this account "
-                f"({self.attempts_per_account_hour} an hour); its code is void: ask for a "
-                "new one and sign in without the name, or try again later"
-            )
+            await self._publish(pid, pd.SigninTriesUsed(until=until))
+        raise LimitReached(
+            f"too many sign-in codes tried naming this account "
+            f"({self.attempts_per_account_hour} an hour); sign in without the name (a new "
+            "code from your signed-in device, redeemed without the name, still works), or "
+            "name the account again after the hour"
+        )
 
-    async def _count_attempt(self, address: str | None, factor: int = 1) -> None:
+    async def _count_attempt(
+        self, address: str | None, factor: int = 1, *, named: bool = False
+    ) -> None:
+        """Count a try against ``address`` (an address group, or a network with ``factor``
+        5); named tries have counters of their own at the same limits, so a burnt address
+        still lets its users sign in by name, and a name guesser's address pays."""
         if address is None:
             return
-        key = keys.signin_attempts(address, self._clock.now_ms() // HOUR_MS)
+        hour = self._clock.now_ms() // HOUR_MS
+        key = (keys.signin_named_attempts if named else keys.signin_attempts)(address, hour)
         if not await take_hourly(self._commit, key, self.attempts_per_hour * factor):
             where = "this address" if factor == 1 else "this network"
+            what = "sign-in codes naming an account" if named else "sign-in codes"
             raise LimitReached(
-                f"too many sign-in codes tried from {where} "
+                f"too many {what} tried from {where} "
                 f"({self.attempts_per_hour * factor} an hour); try again later"
             )

@@ -259,7 +259,8 @@ class RaceFanout:
                 await self._forget_race(race_id)
         elif isinstance(msg, pubsub.PlayerPush):  # version 7 pushes: to the sessions speaking it
             device = msg.push.device if isinstance(msg.push, p.DeviceSignedIn) else None
-            version = p.ACCOUNTS if device is None else p.DEVICES
+            devices = isinstance(msg.push, p.DeviceSignedIn | p.SigninTriesUsed)
+            version = p.DEVICES if devices else p.ACCOUNTS
             for conn in list(self._by_player.get(msg.player_id, ())):
                 if not (isinstance(conn, Versioned) and conn.speaks(version)):
                     continue

@@ -156,6 +156,8 @@ __all__ = [
     "signin_attempts",
     "signin_code",
     "signin_code_of",
+    "signin_named_attempts",
+    "signin_tries_used_of",
     "tier_game_id",
     "valid_player_id",
     "valid_race_id",
@@ -290,6 +292,14 @@ def signin_attempts(group: str, hour: int) -> str:
     if not _ADDRESS_GROUP_RE.fullmatch(group):
         group = "unknown"
     return f"{PREFIX}{{lim:{int(hour)}:{group}}}:signin"
+
+
+def signin_named_attempts(group: str, hour: int) -> str:
+    """Sign-in codes tried naming an account (`signin.redeem` with ``name``) from one client
+    address group in one hour: a limit of their own, apart from the nameless tries."""
+    if not _ADDRESS_GROUP_RE.fullmatch(group):
+        group = "unknown"
+    return f"{PREFIX}{{lim:{int(hour)}:{group}}}:signin_named"
 
 
 # -- daily boards and games ---------------------------------------------------------------
@@ -512,6 +522,12 @@ class FreeGameKeys:
 def signin_attempts_of(pid: str, hour: int) -> str:
     """Sign-in codes tried naming one account (`signin.redeem` with ``name``) in one hour."""
     return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:signin"
+
+
+def signin_tries_used_of(pid: str, hour: int) -> str:
+    """Set once an hour when the account's named sign-in tries are used up: its live code is
+    voided and its devices told then only, not at every later refused try."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:signin_used"
 
 
 def free_hints(pid: str, hour: int) -> str:

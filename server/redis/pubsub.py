@@ -79,7 +79,7 @@ class GameEnded:
 
 
 #: Pushes one player's sessions get wherever they are (protocol 7 rematches).
-PlayerPushBody = pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn
+PlayerPushBody = pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn | pd.SigninTriesUsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +224,10 @@ def decode(data: bytes | str) -> PubSubMessage:
             push = decode_server(json.dumps(_field(obj, "push")))
         except ProtocolError as exc:
             raise PubSubDecodeError(exc.message) from None
-        if not isinstance(push, pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn):
+        if not isinstance(
+            push,
+            pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn | pd.SigninTriesUsed,
+        ):
             raise PubSubDecodeError(f"not a player push: {push.type}")
         return PlayerPush(player_id=pid, push=push)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

@@ -113,6 +113,7 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.rematch_declined",
         "devices",
         "device.signed_in",
+        "signin.tries_used",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]

@@ -385,6 +385,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
         trusted_at=604_800_002,
     ),
     p.DeviceSignedIn(device="Xq3-k9Zp", name="phone", signed_in_at=2),
+    p.SigninTriesUsed(until=3_600_000),
 ]
 
 

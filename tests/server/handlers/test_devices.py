@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio
+import websockets
 
 from server.players.devices import DEFAULT_TRUST_MS
+from server.players.registry import hash_token
+from server.redis import keys
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
@@ -210,7 +213,7 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
             assert r["code"] == "invalid_code", r
         r = await try_redeem(app, "ZZZZ-ZZZZ", name="pupil")
         assert r["code"] == "limit_reached", r
-        assert "void" in r["message"]
+        assert "without the name" in r["message"], r
         r = await try_redeem(app, code, name="pupil")
         assert r["code"] == "limit_reached", r
         app.clock.advance(3_600_000)
@@ -235,3 +238,143 @@ async def test_name_and_device_need_version_9(
         assert phone.player_id == owner.player_id
         await owner.close()
         await phone.close()
+
+
+async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The zombie of the review: a thief opens a second connection with its token T1, rotates
+    to T2 on the first, and hopes the zombie outlives the owner's `device.revoke`. A
+    rotated-away token's sessions close (4001); a dead token's session gets no code."""
+    async with serve(unthrottled_config(redis_url, tmp_path, b"dev7")) as app:
+        owner = await owner_of(app, "alice")
+        code = (await owner.request("signin.code"))["code"]
+        thief = await redeem_on(app, code, device="phone")
+        zombie = await Client.connect(app.url)
+        await zombie.hello(token=thief.token, versions=V9)
+        rotated = await thief.request("token.rotate")
+        assert rotated["type"] == "token", rotated
+
+        assert await closed_with(zombie, 3.0) == (4001, "token revoked")
+        assert (await thief.request("ping"))["type"] == "pong"  # the rotating one stays
+        listed = await owner.request("devices")
+        dev = next(d["device"] for d in listed["devices"] if d["how"] == "code")
+        after = await owner.request("device.revoke", device=dev)
+        assert [d["how"] for d in after["devices"]] == ["original"], after
+        assert await closed_with(thief, 3.0) == (4001, "token revoked")
+        # The owner's live code is still the owner's: no zombie killed it.
+        code = (await owner.request("signin.code"))["code"]
+        phone = await redeem_on(app, code)
+        assert phone.player_id == owner.player_id
+        await phone.close()
+        await owner.close()
+
+
+async def test_a_session_whose_token_died_gets_no_sign_in_code(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Between the token's death and the sweep, a sensitive request checks the token itself:
+    `signin.code` from a dead token is refused and leaves the owner's live code alone."""
+    async with serve(unthrottled_config(redis_url, tmp_path, b"dev8")) as app:
+        owner = await owner_of(app, "alice")
+        thief = await redeem_on(app, (await owner.request("signin.code"))["code"])
+        live = (await owner.request("signin.code"))["code"]
+        # The thief's token dies in Redis without this process hearing of it (as when the
+        # owner revokes on another process, before that process's sweep).
+        await redis_client.hdel(keys.players_by_token(), hash_token(thief.token))
+        r = await thief.request("signin.code")
+        assert (r["type"], r["code"]) == ("error", "not_authenticated"), r
+        phone = await redeem_on(app, live)
+        assert phone.player_id == owner.player_id
+        await phone.close()
+        await owner.close()
+
+
+async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Review F2: six named guesses used to void the victim's code, and every later guess
+    voided the next one, for free. Now the code dies once, when the tries are first used up;
+    the victim is told, signs in without the name, and the guesser's address runs dry."""
+    config = unthrottled_config(
+        redis_url,
+        tmp_path,
+        b"dev9",
+        signin_attempts_per_address_hour=20,
+        signin_attempts_per_account_hour=5,
+    )
+    async with serve(config) as app:
+        victim = await owner_of(app, "victim")
+        old_client = await Client.connect(app.url)  # a version 8 session: no push for it
+        await old_client.hello(token=victim.token, versions=(8,))
+        first = (await victim.request("signin.code"))["code"]
+        for _ in range(5):
+            r = await try_redeem(app, "2222-2222", name="victim")
+            assert r["code"] == "invalid_code", r
+        r = await try_redeem(app, "2222-2222", name="victim")
+        assert r["code"] == "limit_reached", r
+        assert "without the name" in r["message"], r
+        told = await victim.push("signin.tries_used")
+        hour = 3_600_000
+        assert told["until"] == (app.clock.now_ms() // hour + 1) * hour
+        r = await try_redeem(app, first)
+        assert r["code"] == "invalid_code", r  # voided once, when the tries ran out
+
+        # Every further guess is refused and kills nothing: the victim's new code works
+        # without the name (from the same address: named guesses have their own counter).
+        fresh = (await victim.request("signin.code"))["code"]
+        for _ in range(3):
+            r = await try_redeem(app, "2222-2222", name="victim")
+            assert r["code"] == "limit_reached", r
+        r = await try_redeem(app, fresh, name="victim")  # named: refused, the code lives on
+        assert r["code"] == "limit_reached", r
+        phone = await redeem_on(app, fresh)
+        assert phone.player_id == victim.player_id
+        await asyncio.sleep(0.3)
+        assert [m["type"] for m in victim.seen].count("signin.tries_used") == 1
+        assert not any(m.get("type") == "signin.tries_used" for m in old_client.seen)
+
+        # The guesser's address pays for named guesses: 20 an hour (10 spent above).
+        others = [await owner_of(app, n) for n in ("bob", "carol", "dave")]
+        for who in ("bob", "carol"):
+            for _ in range(5):
+                r = await try_redeem(app, "2222-2222", name=who)
+                assert r["code"] == "invalid_code", r
+        dave_code = (await others[2].request("signin.code"))["code"]
+        r = await try_redeem(app, "2222-2222", name="dave")
+        assert r["code"] == "limit_reached" and "this address" in r["message"], r
+        r = await try_redeem(app, dave_code, name="dave")  # the address, not dave, is out
+        assert r["code"] == "limit_reached", r
+        dave_phone = await redeem_on(app, dave_code)  # dave's code was never voided
+        assert dave_phone.player_id == others[2].player_id
+        for c in (victim, old_client, phone, dave_phone, *others):
+            await c.close()
+
+
+async def test_a_zombie_on_another_process_is_closed_by_that_process_sweep(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The zombie said hello on another server process than the one that served the
+    rotation: that process's sweep (every 2 s) closes it, and until then it cannot ask the
+    owner's sign-in code, rotate, or list or revoke devices."""
+    async with (
+        serve(unthrottled_config(redis_url, tmp_path / "one", b"dev10")) as one,
+        serve(unthrottled_config(redis_url, tmp_path / "two", b"dev10")) as two,
+    ):
+        owner = await owner_of(one, "alice")
+        thief = await redeem_on(one, (await owner.request("signin.code"))["code"])
+        zombie = await Client.connect(two.url)
+        await zombie.hello(token=thief.token, versions=V9)
+        live = (await owner.request("signin.code"))["code"]
+        assert (await thief.request("token.rotate"))["type"] == "token"
+        for ask in ("signin.code", "token.rotate", "devices"):
+            try:
+                r = await zombie.request(ask, timeout=2.0)
+            except (websockets.ConnectionClosed, TimeoutError):
+                break  # the sweep was quicker (closed before or after the request went)
+            assert (r["type"], r["code"]) == ("error", "not_authenticated"), r
+        assert await closed_with(zombie, 5.0) == (4001, "token revoked")
+        phone = await redeem_on(one, live)  # the owner's code survived the zombie
+        assert phone.player_id == owner.player_id
+        for c in (owner, thief, phone):
+            await c.close()

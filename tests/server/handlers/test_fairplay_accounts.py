@@ -129,10 +129,11 @@ async def test_token_rotate_replaces_the_token_at_once(
         assert (stale["type"], stale["code"]) == ("error", "not_authenticated"), stale
         fresh = await v5(app, token=new)
         assert fresh.player_id == a.player_id
-        # The other session stays open; its own token is gone, so it cannot rotate it.
-        assert (await other.request("ping"))["type"] == "pong"
-        r = await other.request("token.rotate")
-        assert (r["type"], r["code"]) == ("error", "not_authenticated"), r
+        # The other session opened with the old token is closed: a dead token keeps no
+        # session (a zombie connection would outlive the device's `device.revoke`).
+        await asyncio.wait_for(other.ws.wait_closed(), 3.0)
+        assert (other.ws.close_code, other.ws.close_reason) == (4001, "token revoked")
+        assert (await a.request("ping"))["type"] == "pong"  # the rotating session stays
         # Rotating again from the session that holds the current token works.
         again = await fresh.request("token.rotate")
         assert again["type"] == "token" and again["token"] not in (old, new)
