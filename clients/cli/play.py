@@ -90,6 +90,9 @@ async def _push(
     if isinstance(msg, p.DeviceSignedIn):  # protocol 9: told while playing
         out.show(render.device_signed_in(msg.name, msg.device))
         return False
+    if isinstance(msg, p.SigninTriesUsed):  # protocol 9: someone guessed codes by our name
+        out.show(render.signin_tries_used(msg.until))
+        return False
     return on_push is not None and await on_push(msg)
 
 

@@ -850,6 +850,16 @@ def device_signed_in(name: str, device: str) -> Text:
     )
 
 
+def signin_tries_used(until: int) -> Text:
+    """Someone used up this account's named sign-in tries (protocol 9 push)."""
+    return Text(
+        f"Someone tried sign-in codes with your name until they were used up: your live code "
+        f"is void, and until {_utc(until)} UTC a new one works only without your name "
+        "('solitaire signin CODE').",
+        style="bold yellow",
+    )
+
+
 def signed_in(name: str, url: str, profile: str | None) -> Text:
     where = f" (profile {profile})" if profile else ""
     return Text(f"Signed in as {name} on {url}{where}.", style="bold")

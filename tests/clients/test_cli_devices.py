@@ -79,7 +79,9 @@ def test_the_device_table_and_the_sign_in_notice_fit_80_columns() -> None:
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     console.print(render.devices_table(devices, 1_908_446_400_000, 1_907_841_600_000))
     console.print(render.device_signed_in("Firefox on Linux", "Xq3-k9Zp"))
+    console.print(render.signin_tries_used(1_907_845_200_000))
     text = console.export_text()
     assert fits_80(text), text
     assert "2030-06-15 12:00" in text and "this device" in text and "7 more day(s)" in text
     assert "solitaire device-revoke Xq3-k9Zp" in text.replace("\n", " ")
+    assert "until 2030-06-16 13:00 UTC" in text.replace("\n", " "), text

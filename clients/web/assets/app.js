@@ -138,6 +138,10 @@ class App {
       if (!(this.screen instanceof AccountScreen)) toast(`A new device signed in as you: ${msg.name || "unnamed"}. Not yours? Sign it out under Account.`);
       return;
     }
+    if (msg.type === "signin.tries_used") { // protocol 9: someone guessed codes by this name
+      toast("Someone used up the sign-in tries by your name: your sign-in code is void. Ask a new one and redeem it without your name.");
+      return;
+    }
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
