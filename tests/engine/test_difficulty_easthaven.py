@@ -1,0 +1,52 @@
+"""Triple Easthaven's simulated player (engine/difficulty/easthaven_player.py) and its tiers."""
+
+from __future__ import annotations
+
+import time
+
+from engine import new_game
+from engine.difficulty.easthaven_player import TACTICS, _moves, _plan, _read, _text
+from engine.difficulty.player import Level, play
+
+VARIANT = "triple-easthaven"
+
+
+def test_the_player_plans_from_the_view_and_its_moves_are_legal() -> None:
+    game = new_game(VARIANT, 7)
+    piles, down, found, stock = _read(dict(game.view()))
+    assert stock == 120 and down == (2,) * 12 and all(len(p) == 1 for p in piles)
+    # Every move of the model, pruned or not, is a legal move of the engine, and the
+    # unpruned list is exactly the engine's legal moves.
+    game.defer_over()
+    engine_moves = {str(m) for m in game.legal_moves()}
+    ours = {str(game.parse_move(_text(m))) for m in _moves(piles, down, found, stock, pruned=False)}
+    assert ours == engine_moves
+    line = _plan(piles, down, found, TACTICS["casual"], set())
+    assert line is not None
+    for move in line:
+        game.defer_over()
+        game.play(_text(move))
+
+
+def test_the_lookahead_player_is_strong_and_fast() -> None:
+    # The shared greedy player left about 80 % of the points; this one wins most deals
+    # with two moves of lookahead, in well under a second of CPU a game.
+    start = time.process_time()
+    games = [play(VARIANT, seed, Level.GREEDY) for seed in range(4)]
+    per_game = (time.process_time() - start) / len(games)
+    assert per_game < 1.0
+    assert all(g.max_points == 156 for g in games)
+    assert sum(g.won for g in games) >= 3
+    assert all(g.won == (g.points == 156) for g in games)
+    # Deterministic for (seed, level, trial); another trial is another game.
+    assert play(VARIANT, 0, Level.NOVICE, 0) == play(VARIANT, 0, Level.NOVICE, 0)
+
+
+def test_skill_levels_keep_a_spread() -> None:
+    seeds = range(10, 16)
+    share = {
+        level: sum(play(VARIANT, s, level).points for s in seeds) / (156 * len(seeds))
+        for level in Level.calibration()
+    }
+    assert share[Level.NOVICE] < share[Level.SKILLED]
+    assert share[Level.NOVICE] < 0.9
