@@ -103,7 +103,9 @@ def main() -> int:
             if args.daily_only:
                 fitted = MODELS[variant]
             else:
-                fitted = fit_played(_gather(pool, variant, 0, fit_n, args.trials, args.jobs))
+                fitted = fit_played(
+                    _gather(pool, variant, 0, fit_n, args.trials, args.jobs), variant
+                )
                 print(model_source(variant, fitted))
                 checked = _gather(pool, variant, CHECK_FIRST, check_n, args.trials, args.jobs)
                 report = tabulate(variant, checked, fitted)

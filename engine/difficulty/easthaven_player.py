@@ -80,16 +80,25 @@ Found = tuple[tuple[int, int, int], ...]
 PlanMove = tuple[str, int, int, int]
 
 
+_RANKS: Final = tuple(c % 13 + 1 for c in range(52))
+_SUITS: Final = tuple(c // 13 for c in range(52))
+#: _BUILDS[lower][upper]: may `lower` sit on `upper` (one rank lower, the other colour)?
+_BUILDS: Final = tuple(
+    tuple(_RANKS[lo] == _RANKS[up] - 1 and _RED[_SUITS[lo]] != _RED[_SUITS[up]] for up in range(52))
+    for lo in range(52)
+)
+
+
 def _rank(c: int) -> int:
-    return c % 13 + 1
+    return _RANKS[c]
 
 
 def _suit(c: int) -> int:
-    return c // 13
+    return _SUITS[c]
 
 
 def _builds_on(lower: int, upper: int) -> bool:
-    return _rank(lower) == _rank(upper) - 1 and _RED[_suit(lower)] != _RED[_suit(upper)]
+    return _BUILDS[lower][upper]
 
 
 def _run(up: tuple[int, ...]) -> int:
@@ -109,13 +118,17 @@ def _plays(c: int, found: Found) -> bool:
 
 def _need(c: int, found: Found) -> int:
     """Ranks the card's suit still needs on a foundation before the card plays."""
-    r = _rank(c) - 1
-    below = [h for h in found[_suit(c)] if h <= r]
-    return r - max(below) if below else 13
+    r = _RANKS[c] - 1
+    best = -1
+    for h in found[_SUITS[c]]:
+        if best < h <= r:
+            best = h
+    return r - best if best >= 0 else 13
 
 
 def _value(piles: Piles, down: tuple[int, ...], found: Found) -> float:
     total = 100.0 * sum(sum(f) for f in found) - TURN * sum(down)
+    builds = _BUILDS
     for up, d in zip(piles, down, strict=True):
         n = len(up)
         if n == 0:
@@ -126,10 +139,11 @@ def _value(piles: Piles, down: tuple[int, ...], found: Found) -> float:
         segments = 1
         i = n - 1
         while i > 0:
-            if not _builds_on(up[i], up[i - 1]):
+            below = up[i - 1]
+            if not builds[up[i]][below]:
                 segments += 1
             if segments > 1:
-                total -= BLOCK * (segments - 1) / (1 + _need(up[i - 1], found))
+                total -= BLOCK * (segments - 1) / (1 + _need(below, found))
             i -= 1
         total -= DOWN * d * segments
     return total

@@ -5,8 +5,12 @@ from __future__ import annotations
 import time
 
 from engine import new_game
+from engine.difficulty import Features
+from engine.difficulty.calibrate import LEFT_OUT, Sample, fit_model
 from engine.difficulty.easthaven_player import TACTICS, _moves, _plan, _read, _text
+from engine.difficulty.model import TERMS
 from engine.difficulty.player import Level, play
+from engine.solvers import WINNABLE, solve
 
 VARIANT = "triple-easthaven"
 
@@ -50,3 +54,23 @@ def test_skill_levels_keep_a_spread() -> None:
     }
     assert share[Level.NOVICE] < share[Level.SKILLED]
     assert share[Level.NOVICE] < 0.9
+
+
+def test_easthavens_fit_leaves_the_node_count_out() -> None:
+    # Easthaven's solver stops after about half its node budget whatever the deal: the
+    # count measures the budget, so a fit leaves it out and a deal's score does not depend
+    # on the budget it was rated with (the server rates with --tier-nodes).
+    low = solve(new_game(VARIANT, 0), max_nodes=5_000)
+    high = solve(new_game(VARIANT, 0), max_nodes=30_000)
+    assert low.verdict == high.verdict == WINNABLE and low.solution == high.solution
+    assert high.stats.nodes > 4 * low.stats.nodes
+
+    def features(x: float, nodes: int) -> Features:
+        return Features(260, nodes, 8, 0, 0.0, 45.0, 144, 0.55, 1 - x, 1 - x, 1 - x / 2)
+
+    samples = [Sample(features(i / 30, 10_000 + 997 * i), i / 30) for i in range(30)]
+    model = fit_model(samples, leave_out=LEFT_OUT[VARIANT])
+    index = TERMS.index("log_nodes")
+    assert model.weights[index] == 0.0 and model.spreads[index] == 0.0
+    assert model.score(features(0.5, 2_000)) == model.score(features(0.5, 25_000))
+    assert fit_model(samples).weights[index] != 0.0
