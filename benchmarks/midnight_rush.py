@@ -27,7 +27,6 @@ then one JSON line (also written to ``--json``).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime as dt
 import json
@@ -36,7 +35,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,18 +48,21 @@ from benchmarks.load.topology import (  # noqa: E402
     Lost,
     Player,
     Stack,
+    arguments,
     cpu_by_role,
     cpu_share,
+    crowd,
     lb_log_size,
     lb_marked_down,
     loop_lag_max_ms,
     machine,
     percentile_ms,
-    report,
-    run_limited,
-    source_address,
+    run_bench,
+    set_up,
+    sizes,
     start_stack,
-    work_dir,
+    table_text,
+    variant_of,
 )
 from engine import VARIANT_IDS  # noqa: E402
 from server.games.daily import day_start_ms  # noqa: E402
@@ -208,35 +210,19 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
     #: time.time() at the servers' midnight.
     midnight_wall = (midnight_ms - offset_ms) / 1000
     stack = await asyncio.to_thread(start_stack, workdir, _flags(offset_ms, cfg.solver_budget_s))
-    players = [
-        Player(i, stack.url, source_address(i, cfg.addresses), VERSIONS) for i in range(cfg.players)
-    ]
+    players = crowd(stack.url, cfg.players, cfg.addresses, VERSIONS)
     try:
-        ready: list[Player] = []
         setup_errors, errors = Errors(), Errors()
-        t0 = time.monotonic()
 
-        async def connect_one(i: int) -> None:
-            p = players[i]
-            try:
-                await p.open()
-                welcome = await p.hello()
-                if welcome.type != "welcome":
-                    setup_errors.add(f"hello: {welcome.code}")
-                    return
-                if cfg.old_games:
-                    variant = VARIANT_IDS[i % len(VARIANT_IDS)]
-                    game = await p.request("daily.start", variant=variant)
-                    if game.type != "game" or game.text("date") != OLD_DAY.isoformat():
-                        setup_errors.add(f"old day's daily.start: {game.code or game.text('date')}")
-                        return
-            except Lost as exc:
-                setup_errors.add(str(exc))
-                return
-            ready.append(p)
+        async def old_game(p: Player) -> str | None:
+            if not cfg.old_games:
+                return None
+            game = await p.request("daily.start", variant=variant_of(p))
+            if game.type != "game" or game.text("date") != OLD_DAY.isoformat():
+                return f"old day's daily.start: {game.code or game.text('date')}"
+            return None
 
-        await run_limited(len(players), cfg.setup_concurrency, connect_one)
-        setup_s = time.monotonic() - t0
+        ready, setup_s = await set_up(players, cfg.setup_concurrency, setup_errors, old_game)
         # The new day's deals, stored ahead by the servers' background preparation.
         stored: dict[str, Deal] = {}
         while time.time() < midnight_wall - 1.0:
@@ -267,7 +253,7 @@ async def rush(cfg: RushConfig, workdir: Path) -> Figures:
 
         async def start_one(p: Player) -> None:
             nonlocal first_sent, last_reply, with_par, par_mismatch
-            variant = VARIANT_IDS[p.index % len(VARIANT_IDS)]
+            variant = variant_of(p)
             at = midnight_wall + AFTER_MIDNIGHT_S + rng.uniform(0, 1.0 - AFTER_MIDNIGHT_S)
             await asyncio.sleep(max(0.0, at - time.time()))
             sent = time.monotonic()
@@ -373,17 +359,11 @@ def table(f: Figures) -> str:
         ("errors", json.dumps(f.errors) if f.errors else "none"),
         ("setup errors", json.dumps(f.setup_errors) if f.setup_errors else "none"),
     ]
-    width = max(len(k) for k, _ in rows)
-    m = f.machine
-    head = f"midnight rush: {m.get('cores')} cores ({m.get('cpu')}), load {m.get('load_1m_before')}"
-    return "\n".join([head, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return table_text("midnight rush", f.machine, rows)
 
 
 def main(argv: Sequence[str] | None = None) -> Figures:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--quick", action="store_true", help="300 players, 30 s before midnight")
-    ap.add_argument("--players", type=int, default=None)
-    ap.add_argument("--addresses", type=int, default=None, help="client source addresses")
+    ap = arguments(__doc__, "300 players, 30 s before midnight")
     ap.add_argument("--lead", type=float, default=None, help="seconds from start to midnight")
     ap.add_argument("--solver-budget", type=float, default=RushConfig.solver_budget_s)
     ap.add_argument(
@@ -391,21 +371,16 @@ def main(argv: Sequence[str] | None = None) -> Figures:
         action="store_true",
         help="players have no old-day game open (nothing to close at midnight): a control",
     )
-    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    ap.add_argument("--keep", type=Path, default=None, help="work dir kept (logs) instead of tmp")
     a = ap.parse_args(argv)
-    players = a.players or (300 if a.quick else RushConfig.players)
+    players, addresses = sizes(a, RushConfig.players)
     cfg = RushConfig(
         players=players,
-        addresses=a.addresses or max(1, players // 10),
+        addresses=addresses,
         lead_s=a.lead or (30.0 if a.quick else RushConfig.lead_s),
         solver_budget_s=a.solver_budget,
         old_games=not a.no_old_games,
     )
-    with work_dir(a.keep, "rush-") as where:
-        figures = asyncio.run(rush(cfg, where))
-    report("midnight_rush", asdict(figures), table(figures), a.json)
-    return figures
+    return run_bench("midnight_rush", a, lambda where: rush(cfg, where), table)
 
 
 if __name__ == "__main__":

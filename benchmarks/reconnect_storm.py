@@ -26,7 +26,6 @@ line (also written to ``--json``).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime as dt
 import json
@@ -35,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,19 +48,22 @@ from benchmarks.load.topology import (  # noqa: E402
     Errors,
     Lost,
     Player,
+    arguments,
     cpu_by_role,
     cpu_share,
+    crowd,
     lb_counters,
     lb_log_size,
     lb_marked_down,
     loop_lag_max_ms,
     machine,
     percentile_ms,
-    report,
-    run_limited,
-    source_address,
+    run_bench,
+    set_up,
+    sizes,
     start_stack,
-    work_dir,
+    table_text,
+    variant_of,
 )
 from engine import VARIANT_IDS  # noqa: E402
 from tests.support.balancer import Balancer  # noqa: E402
@@ -132,9 +134,7 @@ class _Back:
 class Storm:
     def __init__(self, cfg: StormConfig, url: str) -> None:
         self.cfg = cfg
-        self.players = [
-            Player(i, url, source_address(i, cfg.addresses), VERSIONS) for i in range(cfg.players)
-        ]
+        self.players = crowd(url, cfg.players, cfg.addresses, VERSIONS)
         self.ready: list[Player] = []
         self.setup_errors = Errors()
         self.errors = Errors()
@@ -145,35 +145,25 @@ class Storm:
         )
         self.moves = {v: s[0].moves for v, s in plays.items()}
 
-    async def setup(self) -> None:
-        async def one(i: int) -> None:
-            p = self.players[i]
-            variant = VARIANT_IDS[i % len(VARIANT_IDS)]
-            try:
-                await p.open()
-                welcome = await p.hello()
-                if welcome.type != "welcome":
-                    self.setup_errors.add(f"hello: {welcome.code}")
-                    return
-                game = await p.request("daily.start", variant=variant)
-                if game.type != "game":
-                    self.setup_errors.add(f"daily.start: {game.code}")
-                    return
-                p.game_id, p.seq = game.text("game_id"), game.number("seq")
-                for move in self.moves[variant]:
-                    moved = await p.request(
-                        "move", game_id=p.game_id, move=move, expected_seq=p.seq
-                    )
-                    if moved.type != "moved":
-                        self.setup_errors.add(f"move: {moved.code}")
-                        return
-                    p.seq = moved.number("seq")
-            except Lost as exc:
-                self.setup_errors.add(str(exc))
-                return
-            self.ready.append(p)
+    async def setup(self) -> float:
+        """Every player starts its daily game and plays its moves: how long it took (s)."""
 
-        await run_limited(len(self.players), self.cfg.setup_concurrency, one)
+        async def play(p: Player) -> str | None:
+            game = await p.request("daily.start", variant=variant_of(p))
+            if game.type != "game":
+                return f"daily.start: {game.code}"
+            p.game_id, p.seq = game.text("game_id"), game.number("seq")
+            for move in self.moves[variant_of(p)]:
+                moved = await p.request("move", game_id=p.game_id, move=move, expected_seq=p.seq)
+                if moved.type != "moved":
+                    return f"move: {moved.code}"
+                p.seq = moved.number("seq")
+            return None
+
+        self.ready, took = await set_up(
+            self.players, self.cfg.setup_concurrency, self.setup_errors, play
+        )
+        return took
 
     async def watch(self, p: Player) -> None:
         """Wait for the connection to close; then reconnect, hello and resume."""
@@ -237,9 +227,7 @@ async def storm(cfg: StormConfig, workdir: Path) -> Figures:
     stack = await asyncio.to_thread(start_stack, workdir, flags)
     try:
         run = Storm(cfg, stack.url)
-        t0 = time.monotonic()
-        await run.setup()
-        setup_s = time.monotonic() - t0
+        setup_s = await run.setup()
         await asyncio.sleep(0.5)  # let every process count its connections
         victim = stack.servers[0]
         on_killed = int(cpumeter.total(cpumeter.scrape(victim.port), "solitaire_connections"))
@@ -342,39 +330,26 @@ def table(f: Figures) -> str:
         ("errors", json.dumps(f.errors) if f.errors else "none"),
         ("setup errors", json.dumps(f.setup_errors) if f.setup_errors else "none"),
     ]
-    width = max(len(k) for k, _ in rows)
-    m = f.machine
-    head = (
-        f"reconnect storm: {m.get('cores')} cores ({m.get('cpu')}), load {m.get('load_1m_before')}"
-    )
-    return "\n".join([head, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return table_text("reconnect storm", f.machine, rows)
 
 
 def main(argv: Sequence[str] | None = None) -> Figures:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--quick", action="store_true", help="300 players")
-    ap.add_argument("--players", type=int, default=None)
-    ap.add_argument("--addresses", type=int, default=None, help="client source addresses")
+    ap = arguments(__doc__, "300 players")
     ap.add_argument("--moves", type=int, default=StormConfig.moves)
     ap.add_argument("--first-retry-ms", type=int, default=StormConfig.first_retry_ms)
     ap.add_argument(
         "--jitter", type=float, default=StormConfig.jitter, help="0.2: the browser's ± 20 %%"
     )
-    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    ap.add_argument("--keep", type=Path, default=None, help="work dir kept (logs) instead of tmp")
     a = ap.parse_args(argv)
-    players = a.players or (300 if a.quick else StormConfig.players)
+    players, addresses = sizes(a, StormConfig.players)
     cfg = StormConfig(
         players=players,
-        addresses=a.addresses or max(1, players // 10),
+        addresses=addresses,
         moves=a.moves,
         first_retry_ms=a.first_retry_ms,
         jitter=a.jitter,
     )
-    with work_dir(a.keep, "storm-") as where:
-        figures = asyncio.run(storm(cfg, where))
-    report("reconnect_storm", asdict(figures), table(figures), a.json)
-    return figures
+    return run_bench("reconnect_storm", a, lambda where: storm(cfg, where), table)
 
 
 if __name__ == "__main__":

@@ -310,7 +310,8 @@ class Bench:
         )
         say(
             f"  CPU of this process per daily finish {f.finish_cpu_us:.0f} us "
-            f"({f.finish_batches:.2f} pipelines each), per ZADD {f.zadd_cpu_us:.0f} us"
+            f"({f.finish_batches:.2f} pipelines each), per move appended "
+            f"{f.append_cpu_us:.0f} us, per ZADD {f.zadd_cpu_us:.0f} us"
         )
         say(f"  bulk load of {f.board_size:,} entries (pipelined): {f.load_s:.1f} s")
         for kind, q in f.query_ms.items():
@@ -323,6 +324,7 @@ class Bench:
             "zadd": f.zadd_per_s,
             "ratio": f.ratio,
             "finish_cpu_us": f.finish_cpu_us,
+            "append_cpu_us": f.append_cpu_us,
             "zadd_cpu_us": f.zadd_cpu_us,
             "queries": f.query_ms,
         }

@@ -430,6 +430,13 @@ class OverDecided:
         return OverDecided, (self.verdict,)
 
 
+def card_text(card: Card | None) -> str:
+    """How a face-up card is written in a view: a player's copy built with `from_view` turns
+    cards it cannot know (None), which it writes as face down (`HIDDEN`), as the view it was
+    built from would, never as "None"."""
+    return HIDDEN if card is None else card.text
+
+
 def card_or_hidden(text: str | None) -> Card | None:
     """Read a card written in a view; `??` (face down) reads as None."""
     if text is None or text == HIDDEN:

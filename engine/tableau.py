@@ -17,7 +17,7 @@ from typing import ClassVar, Final
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
-from .game import HIDDEN, Game, card_or_hidden, pile_number
+from .game import HIDDEN, Game, card_or_hidden, card_text, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer, token_count
 from .snapshots import FullSnapshot, PileMoveSnapshot, Snapshot
 from .state import PileState, TableauState, known_cards
@@ -297,13 +297,13 @@ class TableauGame(Game):
 
     def _piles_state(self) -> list[list[OrientedCard]]:
         return [
-            [{"card": str(c), "up": k >= self._down[i]} for k, c in enumerate(p)]
+            [{"card": card_text(c), "up": k >= self._down[i]} for k, c in enumerate(p)]
             for i, p in enumerate(self._piles)
         ]
 
     def _piles_view(self) -> list[PileView]:
         return [
-            {"down": self._down[i], "up": [str(c) for c in p[self._down[i] :]]}
+            {"down": self._down[i], "up": [card_text(c) for c in p[self._down[i] :]]}
             for i, p in enumerate(self._piles)
         ]
 

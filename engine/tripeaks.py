@@ -11,7 +11,7 @@ from typing import ClassVar, Final
 
 from .cards import Card, parse_card
 from .errors import OutOfSync
-from .game import HIDDEN, Game, card_or_hidden, pile_number
+from .game import HIDDEN, Game, card_or_hidden, card_text, pile_number
 from .moves import Move, MoveResult, Reveal, Transfer
 from .snapshots import Snapshot
 from .state import TriPeaksState, known_cards
@@ -168,7 +168,7 @@ class TriPeaks(Game):
     def _view_json(self) -> TriPeaksViewBody:
         return {
             "tableau": [
-                (str(c) if self._uncovered(i) else HIDDEN) if self._present[i] else None
+                (card_text(c) if self._uncovered(i) else HIDDEN) if self._present[i] else None
                 for i, c in enumerate(self._cards)
             ],
             "stock": len(self._stock),

@@ -46,6 +46,8 @@ _CARD_CODE: Final = re.compile(r"\b(10|[2-9AJQK])([CDHS])\b")
 #: Easthaven's foundations by suit: three per suit, in `SUITS` order.
 EASTHAVEN_FOUNDATION_SUITS: Final = "".join(s * 3 for s in SUITS)
 UNDO_TEXT: Final = "Undo (counts as a move)"
+#: `_safe_floors` of no foundation at all: every card is safe.
+_NO_FLOOR: Final = 99
 
 
 def card_words(code: str) -> str:
@@ -163,26 +165,32 @@ def log_words(variant: str, seed: int, log: Sequence[str]) -> list[str]:
     return out
 
 
-def _safe_card(view: View, code: str) -> bool:
-    c = parse_card(code)
+def _safe_floors(view: View) -> tuple[int, int]:
+    """The least foundation length a black card, and a red one, must find on the foundations
+    it could be wanted on (module text): every foundation for Triple Deck, those of the other
+    colour for Triple Easthaven. A card of rank r is safe when its floor is at least r - 1."""
+    lengths = [len(f) for f in tableau_view(view)["foundations"]]
     if view["variant"] in TRIPLE_DECK_VARIANTS:
-        return all(len(f) >= c.rank - 1 for f in view["foundations"])
-    if view["variant"] in EASTHAVEN_VARIANTS:
-        if c.rank <= 2:
-            return True
-        others = [
-            f
-            for f, suit in zip(view["foundations"], EASTHAVEN_FOUNDATION_SUITS, strict=True)
-            if (suit in "DH") != c.red
-        ]
-        return all(len(f) >= c.rank - 1 for f in others)
-    return False
+        least = min(lengths, default=_NO_FLOOR)
+        return least, least
+    red = [n for n, suit in zip(lengths, EASTHAVEN_FOUNDATION_SUITS, strict=True) if suit in "DH"]
+    black = [n for n, suit in zip(lengths, EASTHAVEN_FOUNDATION_SUITS, strict=True) if suit in "CS"]
+    return min(red, default=_NO_FLOOR), min(black, default=_NO_FLOOR)
+
+
+def _safe_card(view: View, code: str, floors: tuple[int, int]) -> bool:
+    """Whether the face-up card `code` is safe to put up (`floors`: `_safe_floors`)."""
+    c = parse_card(code)
+    if view["variant"] in EASTHAVEN_VARIANTS and c.rank <= 2:
+        return True
+    return floors[1 if c.red else 0] >= c.rank - 1
 
 
 def safe_moves(game: Game, view: View | None = None) -> list[Move]:
     """The foundation moves safe to play for the player now (see the module's text), in the
     order piles, then waste; empty for the variants without foundations to build. `view`:
-    the game's view, when the caller has it already."""
+    the game's view, when the caller has it already. Runs with each lean reply to the
+    browser: the foundations are read once per call, not once per candidate card."""
     if view is None:
         view = game.view()
     if not (view["variant"] in TRIPLE_DECK_VARIANTS or view["variant"] in EASTHAVEN_VARIANTS):
@@ -195,10 +203,12 @@ def safe_moves(game: Game, view: View | None = None) -> list[Move]:
     ]
     if view["variant"] in TRIPLE_DECK_VARIANTS and view["waste"]:
         sources.append(("w", view["waste"][-1]))
+    floors = _safe_floors(view)
     for src, code in sources:
-        move = Move(src, "f")
-        if _safe_card(view, code) and game.is_legal(move):
-            out.append(move)
+        if _safe_card(view, code, floors):
+            move = Move(src, "f")
+            if game.is_legal(move):
+                out.append(move)
     return out
 
 

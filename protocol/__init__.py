@@ -18,6 +18,8 @@ Modules
 ``signin``    sign-in codes: ``signin.code``, ``signin.redeem`` (version 7)
 ``freeplay``  free play: ``free.start`` (version 7)
 ``rematch``   ``race.rematch``, ``race.decline`` and their pushes (version 7)
+``tiers``     ``calendar.get`` and the calendar (version 8)
+``devices``   ``devices``, ``device.revoke``, ``device.signed_in`` (version 9)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -57,6 +59,13 @@ from protocol.codec import (
     encode,
     encode_request,
     parse_frame,
+)
+from protocol.devices import (
+    DeviceInfo,
+    DeviceRevoke,
+    DevicesGet,
+    DeviceSignedIn,
+    DevicesReply,
 )
 from protocol.errors import (
     ERROR_CODES,
@@ -175,6 +184,7 @@ from protocol.variants import Family, VariantInfo
 from protocol.version import (
     ACCOUNTS,
     DESCRIPTORS,
+    DEVICES,
     FAIR_PLAY,
     LEAN_MOVES,
     MOVE_VIEWS,
@@ -193,6 +203,7 @@ __all__ = [
     "CLIENT_MESSAGES",
     "COMPILED",
     "DESCRIPTORS",
+    "DEVICES",
     "ERROR_CODES",
     "FAIR_PLAY",
     "LEAN_MOVES",
@@ -218,6 +229,11 @@ __all__ = [
     "DailyStats",
     "DayResult",
     "DayTier",
+    "DeviceInfo",
+    "DeviceRevoke",
+    "DeviceSignedIn",
+    "DevicesGet",
+    "DevicesReply",
     "EncodeError",
     "ErrorCode",
     "ErrorReply",

@@ -52,6 +52,10 @@ class ErrorCode(StrEnum):
     ``game_over``."""
     INVALID_CODE = "invalid_code"
     """A sign-in code (``signin.redeem``) that is wrong, used already or expired. Version 7."""
+    NOT_TRUSTED_YET = "not_trusted_yet"
+    """A device signed in by a code is still in its trust period: it may not revoke older
+    devices (``device.revoke``) nor every session (``token.revoke_all``). Version 9 on;
+    versions 5 to 8 get ``limit_reached``."""
 
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(code.value for code in ErrorCode)

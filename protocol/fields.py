@@ -210,7 +210,7 @@ TEXT: Final = Str(0, 1024)
 
 RequestId = Annotated[int, REQUEST_ID]
 Version = Annotated[int, VERSION]
-Versions = Annotated[tuple[int, ...], ListOf(VERSION, 1, 8)]
+Versions = Annotated[tuple[int, ...], ListOf(VERSION, 1, 16)]
 VariantName = Annotated[str, VARIANT]
 VariantNames = Annotated[tuple[str, ...], ListOf(VARIANT, 0, 64)]
 GameId = Annotated[str, GAME_ID]

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Final
 
+from protocol.devices import DeviceLabel
 from protocol.events import Reply
-from protocol.fields import Features, Millis, Str, Versions
+from protocol.fields import DisplayName, Features, Millis, Str, Versions
 from protocol.messages import ClientMessage
 from protocol.schema import fields_of
 
@@ -68,6 +69,12 @@ class SigninRedeem(ClientMessage, type="signin.redeem"):
     code: TypedCode
     #: Optional behaviours asked for, as in ``hello`` (``rules_free``).
     features: Features | None = None
+    #: Version 9: the account's name. The attempt is then counted against that account
+    #: (a few an hour, its live code voided past them) instead of the client's address, and
+    #: a code of any other account is ``invalid_code``.
+    name: DisplayName | None = None
+    #: Version 9: a name for this device, shown in the player's device list.
+    device: DeviceLabel | None = None
 
 
 for _cls in (SigninCode, SigninCodeReply, SigninRedeem):

@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 8
+PROTOCOL_VERSION: Final = 9
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -67,6 +67,15 @@ lists every tier's games in ``daily``; ``game`` carries ``tier`` and ``catchup``
 leaderboard requests take ``tier``; ``calendar.get`` answers ``calendar`` (the month's days,
 tiers and states, crowns and badge); ``profile`` carries ``months`` (crowns and badge per
 month). Older versions see exactly one daily game per variant, as before.
+
+Version 9 (devices): ``devices`` lists the player's devices (how and when each signed in) and
+``device.revoke`` signs one out (both answered by ``devices``); a ``device.signed_in`` push
+tells the player's other sessions when a code signs a new device in. A device signed in by a
+code is on trial for a trust period: it may not revoke older devices nor every session
+(``token.revoke_all``), error code ``not_trusted_yet`` (versions 5 to 8 get
+``limit_reached``). ``signin.redeem`` takes ``name`` (the account's name: its attempts are
+then counted per account, not per client address) and ``device`` (a name for the device).
+Older versions get ``unknown_type`` for the new requests and no push.
 """
 
 LEAN_MOVES: Final = 2
@@ -92,7 +101,11 @@ ACCOUNTS: Final = 7
 TIERS: Final = 8
 """The first version with tiers per day, catch-up games, the calendar and badges."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8})
+DEVICES: Final = 9
+"""The first version with the device list (``devices``, ``device.revoke``,
+``device.signed_in``), trust periods (``not_trusted_yet``) and named ``signin.redeem``."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9})
 """Every protocol version this package can speak."""
 
 

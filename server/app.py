@@ -191,8 +191,9 @@ async def _close_idle(app: web.Application) -> None:
 
 async def _sweep_sessions(app: web.Application) -> None:
     """Close the sessions whose player revoked every session (`token.revoke_all`) since they
-    said hello: every `SESSION_SWEEP_S` seconds (one pipelined read of the epochs of the
-    players connected here), and at once when a session of this process revoked."""
+    said hello, or whose device was revoked (`device.revoke`): every `SESSION_SWEEP_S`
+    seconds (two pipelined reads: the epochs of the players connected here and their revoked
+    devices), and at once when a session of this process revoked."""
     services = app[SERVICES]
     revoked = services.sessions_revoked
     while True:
@@ -208,12 +209,13 @@ async def _sweep_sessions(app: web.Application) -> None:
             continue
         try:
             epochs = await services.players.epochs(player.id for _, player in sessions)
+            revoked_one = await services.players.revoked_sessions([pl for _, pl in sessions])
         except Exception:
             raise_if_cancelled()
             log.warning("session sweep failed", exc_info=True)
             continue
-        for conn, player in sessions:
-            if epochs.get(player.id, 0) > player.epoch:
+        for (conn, player), gone in zip(sessions, revoked_one, strict=True):
+            if epochs.get(player.id, 0) > player.epoch or gone:
                 conn.close_soon(*TOKEN_REVOKED_CLOSE)
 
 

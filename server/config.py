@@ -95,9 +95,19 @@ class Config:
     # Sign-in codes tried (`signin.redeem`) per client address and hour; 0: no limit (a bare
     # Config()); the command line's default is 20.
     signin_attempts_per_address_hour: int = 0
+    # Sign-in codes tried naming one account (`signin.redeem` with `name`) per hour; past
+    # them the account's live code dies. 0: no limit (a bare Config()); the command line's
+    # default is 5.
+    signin_attempts_per_account_hour: int = 0
+    # Days a device signed in by a code is on trial: it may not revoke older devices nor
+    # every session (`server.players.devices`); 0: no trial.
+    device_trust_days: int = 7
     # Free games (`free.start`, unranked) one player may start per hour; 0: no limit (a bare
     # Config()); the command line's default is 60.
     free_games_per_hour: int = 0
+    # Hints in free games one player may ask per hour (they also run only on the solver's
+    # spare capacity); 0: no limit (a bare Config()); the command line's default is 30.
+    free_hints_per_hour: int = 0
     hello_timeout: float = 10.0  # seconds a new connection has to say `hello`
     # The HTTP API (/api/v1, docs/api.md): requests per second per client address group and
     # its burst (0: no limit, a bare Config(); the command line's default is 5/s, bursts of
@@ -170,6 +180,9 @@ class Config:
             accounts_per_address_hour=a.accounts_per_address_hour,
             connections_per_address=a.connections_per_address,
             signin_attempts_per_address_hour=a.signin_attempts_per_address_hour,
+            signin_attempts_per_account_hour=a.signin_attempts_per_account_hour,
+            free_hints_per_hour=a.free_hints_per_hour,
+            device_trust_days=a.device_trust_days,
             free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
             api_rate=a.api_rate,
@@ -333,6 +346,27 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         "0: no limit (default 20)",
     )
     p.add_argument(
+        "--signin-attempts-per-account-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT_HOUR") or 5),
+        help="sign-in codes tried per hour naming one account (signin.redeem with name), "
+        "instead of per address; past them the account's live code dies. 0: no limit "
+        "(default 5)",
+    )
+    p.add_argument(
+        "--free-hints-per-hour",
+        type=int,
+        default=int(env.get("SOLITAIRE_FREE_HINTS_PER_HOUR") or 30),
+        help="hints one player may ask per hour in free (unranked) games; 0: no limit (default 30)",
+    )
+    p.add_argument(
+        "--device-trust-days",
+        type=int,
+        default=int(env.get("SOLITAIRE_DEVICE_TRUST_DAYS") or d.device_trust_days),
+        help="days a device signed in by a code may not sign older devices out nor revoke "
+        "every session; 0: no trial (default 7)",
+    )
+    p.add_argument(
         "--free-games-per-hour",
         type=int,
         default=int(env.get("SOLITAIRE_FREE_GAMES_PER_HOUR") or 60),
@@ -412,6 +446,9 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "loop_lag_interval_ms",
             "accounts_per_address_hour",
             "signin_attempts_per_address_hour",
+            "signin_attempts_per_account_hour",
+            "device_trust_days",
+            "free_hints_per_hour",
             "free_games_per_hour",
             "connections_per_address",
             "api_rate",

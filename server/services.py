@@ -16,6 +16,7 @@ from server.games.free import FreeGames
 from server.games.rollover import DayCloser
 from server.games.service import GameService
 from server.games.store import GameStore
+from server.players.devices import Devices
 from server.players.profiles import Profiles
 from server.players.registry import PlayerRegistry
 from server.players.signin import SigninCodes
@@ -57,6 +58,7 @@ class Services:
     hints: HintGate
     profiles: Profiles  # profiles and history pages (`profile.get`, `history.get`)
     signin: SigninCodes  # one-time sign-in codes (`signin.code`, `signin.redeem`)
+    devices: Devices  # the player's devices (`devices`, `device.revoke`), trust periods
     free: FreeGames  # free (unranked) games: `free.start`
     rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
     #: Set when a session of this process revoked its player's other sessions: the app's
@@ -153,17 +155,24 @@ class Services:
                 clock,
                 store.batch,
                 attempts_per_hour=config.signin_attempts_per_address_hour,
+                attempts_per_account_hour=config.signin_attempts_per_account_hour,
             ),
+            devices=Devices(client, clock, store.batch, config.device_trust_days * 86_400_000),
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
             rematches=rematches,
         )
 
 
-def _par_of(deals: DailyDeals) -> Callable[[str, dt.date, str], Awaitable[int | None]]:
-    """The par of a day's tier for the fair-play screen (`GameStore.par_of`): the certified
-    deals' winning line length, None when the deal was not certified (or has no par)."""
+def _par_of(deals: DailyDeals) -> Callable[[str, dt.date, str, bool], Awaitable[int | None]]:
+    """The par of a day's tier (``catchup``: of its catch-up deal) for the fair-play screen
+    (`GameStore.par_of`): the certified deals' winning line length, None when the deal was
+    not certified (or has no par)."""
 
-    async def par(variant: str, date: dt.date, tier: str) -> int | None:
+    async def par(variant: str, date: dt.date, tier: str, catchup: bool) -> int | None:
+        if catchup:
+            found = await deals.peek_tiers(variant, date, catchup=True)
+            own = found.deals.get(tier) if found is not None else None
+            return own.par if own is not None and own.certified else None
         if tier == keys.DAILY_TIER:
             deal = await deals.peek(variant, date)
             return deal.par if deal is not None and deal.certified else None

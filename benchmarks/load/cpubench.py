@@ -21,10 +21,14 @@ saturates first; CPU time per request is not. For each measured window the bench
 Runs are fixed amounts of work measured from before the first connection to after the last
 reply: whole games, never a time window cut out of them (the cost of a move depends on how
 far its game is, and games started together stay in step). In order: an unmeasured warm-up,
-the mixed load (``--players`` players split evenly over the variants, ``--games`` games
-each), the echo with the same players and frames (5x the games: it is fast), then each
-variant alone (about ``--variant-moves`` moves). The machine's busy cores outside the
-benchmark's processes are reported too: on a shared machine other people's work changes CPU
+an unmeasured browser-style warm-up that checks the views it follows (each game's view built
+from the moves' ``changes`` alone against ``game.get`` at its end), the mixed load
+(``--players`` players split evenly over the variants, ``--games`` games each) played by the
+CLI-style client, the same played by the browser-style client (``lightgen.CLIENTS``:
+``hello.features: ["rules_free"]``, it follows ``moved.changes``), the echo with the same
+players and frames (5x the games: it is fast), then each variant alone (about
+``--variant-moves`` moves). The machine's busy cores outside the benchmark's processes are
+reported too: on a shared machine other people's work changes CPU
 time per request as well (caches, SMT siblings), by up to 2x from one minute to the next
 here, so compare figures of one run, or medians of several.
 
@@ -184,6 +188,10 @@ class CpuBench:
         age_days = (dt.datetime.now(dt.UTC).date() - self.o.date).days
         retention = max(90, age_days + 30)
         return (
+            # Played at machine speed, every result would be held by the fair-play screen and
+            # skip its board write: the finish path measured would not be the players' one, and
+            # the boards would stay empty ("results written" below compares them).
+            "--no-fair-play-screen",
             "--no-certify",
             "--daily-secret",
             self.o.daily_secret,
@@ -203,9 +211,18 @@ class CpuBench:
 
     # -- one window -----------------------------------------------------------------------------
 
-    def window(self, target: Target, variants: Sequence[str], players: int, games: int) -> Window:
+    def window(
+        self,
+        target: Target,
+        variants: Sequence[str],
+        players: int,
+        games: int,
+        *,
+        client: str = "cli",
+        verify: bool = False,
+    ) -> Window:
         """``players`` players play ``games`` whole games each; measured from before the
-        first connection to after the last reply."""
+        first connection to after the last reply. ``client``: lightgen.CLIENTS."""
         o = self.o
         start_at = time.time() + o.spawn_s
         cfg = GenConfig(
@@ -221,6 +238,8 @@ class CpuBench:
             start_at=start_at,
             deadline=start_at + 600.0,
             tag=secrets.token_hex(2),
+            client=client,
+            verify=verify,
         )
         gen = Generator(cfg).start()
         try:
@@ -363,8 +382,25 @@ class CpuBench:
             good = self.check_deals(srv.port)
             say(f"  deal check: {good}/{len(o.variants)} served deals equal the precomputed ones")
             self.window(target, o.variants, min(o.players, 24), 1)  # warm-up, not measured
+            # The browser's warm-up checks what it follows: each game's view built from the
+            # moves' changes must equal the server's view at the game's end (game.get).
+            check = self.window(
+                target, o.variants, min(o.players, 24), 1, client="browser", verify=True
+            )
+            say(
+                f"  browser check: {check.gen.verified}/{check.gen.games} games followed by "
+                f"their changes alone end on the server's view; {check.gen.resyncs} resyncs, "
+                f"errors {sum(check.gen.errors.values())}"
+                + (f" e.g. {check.gen.error_examples[:2]}" if check.gen.errors else "")
+            )
             mixed = self.window(target, o.variants, o.players, self.games)
-            self.show(f"ours, mixed load of {len(o.variants)} variants", mixed)
+            self.show(f"ours, mixed load of {len(o.variants)} variants, CLI-style client", mixed)
+            browser = self.window(target, o.variants, o.players, self.games, client="browser")
+            self.show(
+                f"ours, mixed load of {len(o.variants)} variants, browser-style client "
+                "(rules_free, follows moved.changes)",
+                browser,
+            )
             # The echo right after (ours idles meanwhile), so that both see about the same
             # machine (other people's work on it changes from minute to minute).
             sizes = mixed.gen.mean_reply_sizes()
@@ -389,9 +425,10 @@ class CpuBench:
             per_variant: dict[str, Window] = {}
             for v in o.variants:
                 per_variant[v] = self.window(target, (v,), *self.variant_load(v))
-            finished = round(
-                cpumeter.total(cpumeter.scrape(srv.port), "solitaire_games_finished_total")
-            )
+            samples = cpumeter.scrape(srv.port)
+            finished = round(cpumeter.total(samples, "solitaire_games_finished_total"))
+            # A result the fair-play screen holds is on no board until a reviewer clears it.
+            held = round(cpumeter.total(samples, "solitaire_results_held_total"))
             written = count_board_entries(redis_url)
         finally:
             srv.stop()
@@ -400,9 +437,12 @@ class CpuBench:
         self.show_variants(per_variant)
         say(
             f"  results written: {written} board entries for {finished} games finished"
-            f"{'' if written == finished else '  <-- MISMATCH'}"
+            f"{f', {held} held by the fair-play screen' if held else ''}"
+            f"{'' if written == finished - held else '  <-- MISMATCH'}"
         )
-        return self.summarise(mixed, per_variant, echo, good, written, finished)
+        return self.summarise(
+            mixed, per_variant, echo, good, written, finished, held, browser, check
+        )
 
     def show_variants(self, per_variant: dict[str, Window]) -> None:
         say("  per variant (only that variant played, whole games):")
@@ -431,10 +471,15 @@ class CpuBench:
         deals_ok: int,
         written: int,
         finished: int,
+        held: int,
+        browser: Window,
+        check: Window,
     ) -> dict[str, Any]:
         server_us = mixed.per_move_us("server")
         echo_us = echo.per_request_us("server")
         ratio = echo_us / server_us if echo_us and server_us else None
+        browser_us = browser.per_move_us("server")
+        browser_ratio = echo_us / browser_us if echo_us and browser_us else None
         server_cpu = mixed.cpu("server")
         engine = mixed.metric("solitaire_engine_cpu_seconds_total")
         gc_s = mixed.metric("solitaire_gc_seconds_total")
@@ -449,6 +494,12 @@ class CpuBench:
         say(
             f"  loop lag in the server under the mixed load: p99 {_fmt(p99, '.1f')} ms, "
             f"max {_fmt(mx, '.1f')} ms"
+        )
+        b99, bmx = browser.lag_ms()
+        say(
+            f"  server CPU per move, CLI-style {_fmt(server_us)} µs, browser-style "
+            f"{_fmt(browser_us)} µs (ratio {_fmt(browser_ratio, '.3f')}; loop lag p99 "
+            f"{_fmt(b99, '.1f')} ms, max {_fmt(bmx, '.1f')} ms; {browser.gen.resyncs} resyncs)"
         )
         say(
             f"  GC: {_fmt(gc_share, '.1%')} of the server's CPU "
@@ -475,6 +526,23 @@ class CpuBench:
             "loop_lag_p99_ms": p99,
             "loop_lag_max_ms": mx,
             "engine_share": engine_share,
+            "browser": {
+                "server_cpu_us_per_move": browser_us,
+                "redis_cpu_us_per_move": browser.per_move_us("redis"),
+                "ratio": browser_ratio,
+                "loop_lag_p99_ms": b99,
+                "loop_lag_max_ms": bmx,
+                "engine_share": browser.engine_share(),
+                "resyncs": browser.gen.resyncs,
+                "moves": browser.moves,
+                "requests": browser.requests,
+                "reply_sizes": browser.gen.mean_reply_sizes(),
+                "machine": browser.machine(),
+                "errors": dict(browser.gen.errors),
+                "checked_games": check.gen.games,
+                "verified_games": check.gen.verified,
+                "check_errors": dict(check.gen.errors),
+            },
             "per_variant": {v: w.per_move_us("server") for v, w in per_variant.items()},
             # the generator's CPU / (wall x its processes), and per process
             "generator_utilisation": sum(gen_util) / len(gen_util) if gen_util else None,
@@ -530,6 +598,7 @@ class CpuBench:
             "deals_checked": deals_ok,
             "results_written": written,
             "games_finished": finished,
+            "results_held": held,
             "reply_sizes": mixed.gen.mean_reply_sizes(),
             "config": {
                 "date": self.o.date.isoformat(),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import redis.asyncio
 
 from server.boards.leaderboard import BoardRef, Leaderboard, prepare_entry
-from server.games.store import FinalResult, GameStore
+from server.games.store import FinalResult, GameRecord, GameStore, PlayedLog
 from server.redis import keys
 from server.redis.embedded import connect
 
@@ -28,6 +28,10 @@ from .generator import percentile
 
 DATE = dt.date(2030, 1, 1)
 VARIANT = "fourteen-out"
+#: Each game of the submissions is started at 1_000 ms and gets one move at 1_500 ms (its
+#: CPU measured: a move's, beside a finish's), then is finished as `GameService` finishes a
+#: game it has cached (`GameStore.finish(played=...)`: the screen runs here, two round trips).
+STARTED_MS, MOVED_MS = 1_000, 1_500
 
 
 @dataclass
@@ -43,8 +47,10 @@ class LeaderboardFigures:
     #: for a finished game, and a raw ZADD's through redis-py.
     finish_cpu_us: float = 0.0
     zadd_cpu_us: float = 0.0
-    #: Group-commit pipelines per finish (32 finishes share each of their three steps').
+    #: Group-commit pipelines per finish (32 finishes share each of their two steps').
     finish_batches: float = 0.0
+    #: This process's CPU per move appended through the same store (`GameStore.append`).
+    append_cpu_us: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -75,15 +81,22 @@ class Submissions:
     finish_cpu_us: float
     zadd_cpu_us: float
     finish_batches: float
+    append_cpu_us: float
 
 
 async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> Submissions:
     store = GameStore(client)
     date = DATE + dt.timedelta(days=1)
     ids = [keys.daily_game_id(VARIANT, date, _pid(i)) for i in range(n)]
-    await _concurrently(
-        n, concurrency, lambda i: store.start_game(ids[i], "daily", VARIANT, 1, 1_000)
-    )
+    records: dict[int, GameRecord] = {}
+
+    async def start(i: int) -> None:
+        records[i] = await store.start_game(ids[i], "daily", VARIANT, 1, STARTED_MS)
+
+    await _concurrently(n, concurrency, start)
+    cpu = time.process_time()
+    await _concurrently(n, concurrency, lambda i: store.append_move(ids[i], 0, "m", MOVED_MS))
+    append_cpu = (time.process_time() - cpu) / n * 1e6
     rng = random.Random(1)
 
     async def finish(i: int) -> None:
@@ -97,7 +110,8 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
             time_ms=rng.randrange(10**6),
             moves=rng.randrange(200),
         )
-        await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 0)
+        played = PlayedLog(("m",), (MOVED_MS - STARTED_MS,), MOVED_MS, records[i])
+        await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 1, played=played)
 
     cpu, batches = time.process_time(), store.batch.batches
     finish_rate = await _concurrently(n, concurrency, finish)
@@ -110,7 +124,7 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
     )
     zadd_cpu = (time.process_time() - cpu) / n * 1e6
     await client.delete(raw_key)
-    return Submissions(finish_rate, zadd_rate, finish_cpu, zadd_cpu, finish_batches)
+    return Submissions(finish_rate, zadd_rate, finish_cpu, zadd_cpu, finish_batches, append_cpu)
 
 
 async def bulk_load(
@@ -214,6 +228,7 @@ async def run(
             s.finish_cpu_us,
             s.zadd_cpu_us,
             s.finish_batches,
+            s.append_cpu_us,
         )
     finally:
         await client.aclose()

@@ -22,6 +22,18 @@ cost of a move depends on how far the game is (a Triple Easthaven move late in t
 costs several times an early one), so a time window cut out of games started together
 would weigh the moves by their position. Closed loop, no think time. Against the echo
 server the same frames are sent (the echo's replies carry no game).
+
+Two kinds of client (``GenConfig.client``):
+
+* ``cli``, the terminal client's requests: it runs the engine itself and follows ``moved.events``
+  (the server sends the lean reply of the player's version, nothing more);
+* ``browser``, the browser page's: ``hello.features: ["rules_free"]``, and it follows each
+  ``moved.changes`` as board.js does (``apply_changes``: plain data edits, no rule), checking
+  ``seq`` and asking ``game.get`` on a gap. The server then adds to every reply the move in
+  words, the changes and the safe moves (handlers/games.py ``_follow``): its cost per move
+  beside the CLI's is what this client measures. With ``verify`` each game ends with a
+  ``game.get`` whose view must equal the one followed (a check run outside the measured
+  windows: it adds a request per game).
 """
 
 from __future__ import annotations
@@ -41,7 +53,39 @@ from typing import Any, cast
 import msgpack  # type: ignore[import-untyped]
 
 _MASK = b"\x00\x00\x00\x00"
-_EXPECT = {"hello": "welcome", "daily.start": "game", "move": "moved", "resign": "finished"}
+_EXPECT = {
+    "hello": "welcome",
+    "daily.start": "game",
+    "move": "moved",
+    "resign": "finished",
+    "game.get": "game",
+}
+#: The view's fields a game's end decided after its last reply changes.
+_END_FIELDS = ("over", "won", "can_undo")
+#: The kinds of client (module docstring).
+CLIENTS = ("cli", "browser")
+
+
+def apply_changes(view: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The view a lean ``moved``'s ``changes`` leave (docs/protocol.md, "Following a game"; the
+    browser's ``applyChanges`` in clients/web/assets/board.js): a value replaces the view's; a
+    map for a list sets entries by index after cutting or extending the list to its
+    ``length``. No rule of any game is used."""
+    out = dict(view)
+    for key, value in changes.items():
+        old = out.get(key)
+        if isinstance(old, list) and isinstance(value, dict):
+            length = value.get("length")
+            items = list(old[:length] if isinstance(length, int) else old)
+            if isinstance(length, int):
+                items += [None] * (length - len(items))
+            for k, v in value.items():
+                if k != "length":
+                    items[int(k)] = v
+            out[key] = items
+        else:
+            out[key] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -60,6 +104,8 @@ class GenConfig:
     ramp_s: float = 0.5
     deadline: float = 0.0  # time.time(): no new request after this (a safety net)
     tag: str = "g"
+    client: str = "cli"  # CLIENTS: the terminal client's requests or the browser page's
+    verify: bool = False  # browser: end each game with a game.get checking the followed view
 
 
 @dataclass
@@ -72,6 +118,8 @@ class GenStats:
     players: int = 0
     games: int = 0
     move_ms: list[float] = field(default_factory=list)  # round trips
+    resyncs: int = 0  # browser: game.get after a gap in seq or a reply without changes
+    verified: int = 0  # browser with verify: games whose followed view equalled game.get's
 
     def error(self, key: str, example: str) -> None:
         self.errors[key] += 1
@@ -87,6 +135,8 @@ class GenStats:
         self.players += other.players
         self.games += other.games
         self.move_ms += other.move_ms
+        self.resyncs += other.resyncs
+        self.verified += other.verified
 
     def mean_reply_sizes(self) -> dict[str, int]:
         return {k: round(self.reply_bytes[k] / n) for k, n in self.requests.items() if n}
@@ -168,6 +218,9 @@ class _Player(asyncio.Protocol):
         self.mi = 0
         self.game_id = ""
         self.closing = False
+        self.browser = cfg.client == "browser"
+        self.view: dict[str, Any] = {}  # browser: the view followed by the moves' changes
+        self.seq = 0
 
     # -- transport ------------------------------------------------------------------------------
 
@@ -203,9 +256,14 @@ class _Player(asyncio.Protocol):
                 return
             self.upgraded = True
             self.gen.stats.players += 1
-            self.send(
-                {"type": "hello", "versions": [self.gen.cfg.protocol], "name": self.name}, "hello"
-            )
+            hello: dict[str, Any] = {
+                "type": "hello",
+                "versions": [self.gen.cfg.protocol],
+                "name": self.name,
+            }
+            if self.browser:
+                hello["features"] = ["rules_free"]
+            self.send(hello, "hello")
         pos, n = 0, len(buf)
         while n - pos >= 2:
             b0, length = buf[pos], buf[pos + 1] & 0x7F
@@ -292,9 +350,43 @@ class _Player(asyncio.Protocol):
                 self.send({"type": "resign", "game_id": self.game_id}, "resign")
                 return
             self.mi += 1
-            if (self.echo and self.finishes and self.mi == len(self.moves)) or (
+            finished = (self.echo and self.finishes and self.mi == len(self.moves)) or (
                 not self.echo and reply.get("finished")
-            ):
+            )
+            if self.browser and not self.echo:
+                changes = reply.get("changes")
+                if reply.get("seq") != self.seq + 1 or not isinstance(changes, dict):
+                    # A gap or a reply without changes: the browser asks for the game.
+                    st.resyncs += 1
+                    self.send({"type": "game.get", "game_id": self.game_id}, "game.get")
+                    return
+                self.view = apply_changes(self.view, changes)
+                self.seq += 1
+                if self.gen.cfg.verify and (finished or self.mi >= len(self.moves)):
+                    self.send({"type": "game.get", "game_id": self.game_id}, "game.get")
+                    return
+            if finished:
+                st.games += 1
+                self.next_game()
+            else:
+                self.next_move()
+        elif kind == "game.get":
+            if not ok:
+                self.close()
+                return
+            if self.view and reply.get("seq") == self.seq:  # the check at a game's end
+                view = dict(reply.get("view") or {})
+                if view.get("over") and not self.view.get("over"):
+                    # The game ended after its last reply (the search that goes on after it;
+                    # the `game.finished` push, on which the browser reloads the game): only
+                    # the end's own fields differ from what the moves' changes said.
+                    view.update({k: self.view.get(k) for k in _END_FIELDS})
+                if view == self.view:
+                    st.verified += 1
+                else:
+                    st.error("followed_view", f"{self.game_id} seq {self.seq}: views differ")
+            self.view, self.seq = dict(reply["view"]), int(reply["seq"])
+            if reply.get("finished"):
                 st.games += 1
                 self.next_game()
             else:
@@ -305,6 +397,8 @@ class _Player(asyncio.Protocol):
                 return
             self.game_id = "d.echo" if self.echo else str(reply["game_id"])
             self.mi = 0
+            if self.browser and not self.echo:
+                self.view, self.seq = dict(reply["view"]), int(reply.get("seq", 0))
             self.next_move()
         else:  # resign
             if ok:

@@ -7,10 +7,18 @@ compose use, with its production edge limits). `Player` is a light WebSocket cli
 talks to the balancer from its own loopback source address (127.77.x.y): HAProxy's
 per-address limits then see a few players per address, as behind home routers, instead of
 thousands from one. `machine` describes the host a figure was measured on.
+
+What the benchmarks on this topology (benchmarks/midnight_rush.py, reconnect_storm.py) share
+beside: `crowd` (``count`` new players over ``addresses`` source addresses, player i on the
+daily variant `variant_of` i mod 6), `set_up` (each connects, says hello and makes its first
+requests, a hundred at a time), the command line (`arguments` and `sizes`: ``--quick``,
+``--players``, ``--addresses``, ``--json``, ``--keep``), `run_bench` (the run in its work dir,
+then `report`) and `table_text` (the table under a head naming the machine).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import itertools
@@ -20,15 +28,20 @@ import platform
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import websockets
 from websockets.asyncio.client import ClientConnection
 
 from benchmarks.load import cpumeter, procs
+from engine import VARIANT_IDS
 from tests.support.balancer import Balancer
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: Replies slower than this count as lost.
 REQUEST_TIMEOUT_S = 15.0
@@ -36,6 +49,8 @@ REQUEST_TIMEOUT_S = 15.0
 #: 500 ms ± 20 %, then doubling up to 15 s.
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 15.0
+#: Players with ``--quick``.
+QUICK_PLAYERS = 300
 
 
 @dataclass
@@ -212,6 +227,49 @@ async def run_limited(n: int, limit: int, job: Callable[[int], Awaitable[None]])
     await asyncio.gather(*(worker() for _ in range(min(n, limit))))
 
 
+def crowd(url: str, count: int, addresses: int, versions: Sequence[int]) -> list[Player]:
+    """``count`` new players of ``url``, player i from `source_address` (i, ``addresses``)."""
+    return [Player(i, url, source_address(i, addresses), versions) for i in range(count)]
+
+
+def variant_of(player: Player) -> str:
+    """The daily variant a benchmark's player plays: player i, variant i mod 6."""
+    return VARIANT_IDS[player.index % len(VARIANT_IDS)]
+
+
+async def set_up(
+    players: Sequence[Player],
+    concurrency: int,
+    errors: Errors,
+    then: Callable[[Player], Awaitable[str | None]],
+) -> tuple[list[Player], float]:
+    """Each player connects, says ``hello`` (a new player) and makes its first requests
+    (``then``: what went wrong, or None), ``concurrency`` at a time; what fails is counted in
+    ``errors`` by kind. The players set up, and how long it took in seconds."""
+    ready: list[Player] = []
+    t0 = time.monotonic()
+
+    async def one(i: int) -> None:
+        p = players[i]
+        try:
+            await p.open()
+            welcome = await p.hello()
+            if welcome.type != "welcome":
+                errors.add(f"hello: {welcome.code}")
+                return
+            failed = await then(p)
+        except Lost as exc:
+            errors.add(str(exc))
+            return
+        if failed is not None:
+            errors.add(failed)
+            return
+        ready.append(p)
+
+    await run_limited(len(players), concurrency, one)
+    return ready, time.monotonic() - t0
+
+
 def percentile_ms(values: Sequence[float], q: float) -> float:
     """The q-th percentile (nearest rank) of durations in seconds, in milliseconds."""
     if not values:
@@ -360,3 +418,48 @@ def report(bench: str, figures: Mapping[str, object], text: str, json_out: Path 
     print(line)
     if json_out is not None:
         json_out.write_text(line + "\n")
+
+
+def table_text(title: str, host: Mapping[str, object], rows: Sequence[tuple[str, str]]) -> str:
+    """A benchmark's table: a head naming the machine (`machine`), one aligned row a figure."""
+    width = max(len(k) for k, _ in rows)
+    head = (
+        f"{title}: {host.get('cores')} cores ({host.get('cpu')}), load {host.get('load_1m_before')}"
+    )
+    return "\n".join([head, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+
+
+def arguments(doc: str | None, quick: str) -> argparse.ArgumentParser:
+    """The command line every benchmark on this topology takes (``quick``: what ``--quick``
+    runs); a benchmark adds its own options."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--players", type=int, default=None)
+    ap.add_argument("--addresses", type=int, default=None, help="client source addresses")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--keep", type=Path, default=None, help="work dir kept (logs) instead of tmp")
+    return ap
+
+
+def sizes(a: argparse.Namespace, players: int) -> tuple[int, int]:
+    """(players, source addresses) the command line asks for: ``--players``, else
+    `QUICK_PLAYERS` with ``--quick``, else ``players``; ``--addresses``, else one per ten."""
+    count = int(a.players or (QUICK_PLAYERS if a.quick else players))
+    return count, int(a.addresses or max(1, count // 10))
+
+
+F = TypeVar("F", bound="DataclassInstance")
+
+
+def run_bench(
+    bench: str,
+    a: argparse.Namespace,
+    run: Callable[[Path], Coroutine[object, object, F]],
+    table: Callable[[F], str],
+) -> F:
+    """``run`` in the work dir ``--keep`` names (else a temporary one), then its table and
+    JSON line (`report`, to ``--json`` too): its figures."""
+    with work_dir(a.keep, f"{bench}-") as where:
+        figures = asyncio.run(run(where))
+    report(bench, asdict(figures), table(figures), a.json)
+    return figures

@@ -27,7 +27,7 @@ from .account import cmd_token
 from .calendar import cmd_calendar
 from .commands import Ctx, cmd_daily, cmd_leaderboard, cmd_practice, cmd_rules, cmd_variants
 from .config import DEFAULT_SERVER
-from .devices import cmd_signin, cmd_signin_code
+from .devices import cmd_device_revoke, cmd_devices, cmd_signin, cmd_signin_code
 from .free import cmd_free
 from .race import cmd_race, cmd_rematch
 from .render import View
@@ -239,6 +239,15 @@ def build_parser() -> argparse.ArgumentParser:
     add("signin-code", cmd_signin_code, "show a one-time code to sign in on another device")
     sp = add("signin", cmd_signin, "sign in as your player with a code from another device")
     sp.add_argument("code", metavar="CODE", help="the code signin-code (or the browser) showed")
+    sp.add_argument(
+        "--account",
+        metavar="NAME",
+        help="your player's name: the attempt counts against that account, not this "
+        "address (for a shared network whose tries someone used up; protocol 9)",
+    )
+    add("devices", cmd_devices, "list the devices signed in as your player")
+    sp = add("device-revoke", cmd_device_revoke, "sign one of your devices out")
+    sp.add_argument("device", metavar="DEVICE", help="its id, as 'solitaire devices' lists it")
     return parser
 
 

@@ -29,7 +29,8 @@ MARKS = {
 }
 LEGEND = (
     "Each column: easy, medium, hard, expert. W won, L lost, P playing, . not played, "
-    "- no deal that day, ? being certified; lower case: a catch-up game (on no board). "
+    "- no deal that day, ? being certified; lower case: a catch-up game (on no board; a deal "
+    "of the same tier, not the day's own). "
     "Crowns: easy 1, medium 2, hard 3, expert 4."
 )
 

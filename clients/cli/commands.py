@@ -201,7 +201,10 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
             hint += f" --tier {tier}"
         if state.catchup:
             hint += f" --date {game.date}"
-            ctx.out.show(f"Catch-up game of {game.date} ({state.tier}): on no board.")
+            ctx.out.show(
+                f"Catch-up game of {game.date} ({state.tier}): a deal of that tier, not the"
+                " day's own; on no board."
+            )
         return await interactive(game, ctx.out, ctx.reader, session, resume_hint=hint)
     finally:
         await session.close()

@@ -1,10 +1,13 @@
-"""``solitaire signin-code`` and ``solitaire signin CODE``: the same player on another device.
+"""``solitaire signin-code``, ``solitaire signin CODE``, ``solitaire devices`` and
+``solitaire device-revoke DEVICE``: the same player on several devices.
 
 ``signin-code`` (on a device where the player is signed in) shows a one-time code, single use,
 valid 5 minutes; ``signin CODE`` (on the new device, or in another terminal profile) redeems
 it and stores the token the server gives this device under the profile chosen by ``--name`` or
-``--profile`` (the default one otherwise). No token is ever printed (protocol 7, docs/protocol.md
-§14).
+``--profile`` (the default one otherwise); ``--account NAME`` counts the attempt against that
+account instead of this address (protocol 9). ``devices`` lists the devices signed in as the
+player and ``device-revoke`` signs one out (protocol 9, docs/protocol.md §16). No token is
+ever printed (protocol 7, docs/protocol.md §14).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ async def cmd_signin(args: argparse.Namespace, ctx: Ctx) -> int:
     session = ServerSession(
         url,
         code=args.code,
+        code_account=args.account,
         on_token=save,
         on_notice=lambda text: ctx.err.print(render.notice(text)),
     )
@@ -71,6 +75,8 @@ async def cmd_signin(args: argparse.Namespace, ctx: Ctx) -> int:
         except RequestFailed as exc:
             if exc.code == p.ErrorCode.UNKNOWN_TYPE:
                 raise UsageError("this server has no sign-in codes (protocol 7)") from None
+            if exc.code == p.ErrorCode.BAD_REQUEST and args.account:
+                raise UsageError("this server cannot sign in by account (protocol 9)") from None
             if exc.code == p.ErrorCode.INVALID_CODE:
                 raise UsageError(
                     "that code is wrong, used or expired: show a new one with "
@@ -93,4 +99,73 @@ async def cmd_signin(args: argparse.Namespace, ctx: Ctx) -> int:
     return 0
 
 
-__all__ = ["cmd_signin", "cmd_signin_code"]
+async def _devices(session: ServerSession, revoke: str | None) -> p.DevicesReply:
+    """The device list, after signing ``revoke`` out when given."""
+    try:
+        if revoke is None:
+            return await session.request(lambda rid: p.DevicesGet(id=rid), p.DevicesReply)
+        return await session.request(
+            lambda rid: p.DeviceRevoke(id=rid, device=revoke), p.DevicesReply
+        )
+    except RequestFailed as exc:
+        if exc.code == p.ErrorCode.UNKNOWN_TYPE:
+            raise UsageError("this server has no device list (protocol 9)") from None
+        if exc.code in (
+            p.ErrorCode.NOT_FOUND,
+            p.ErrorCode.NOT_TRUSTED_YET,
+            p.ErrorCode.BAD_REQUEST,
+        ):
+            raise UsageError(exc.message) from None
+        raise
+
+
+def _emit(ctx: Ctx, command: str, reply: p.DevicesReply, now_ms: int) -> None:
+    if ctx.out.json:
+        ctx.out.emit(
+            {
+                "command": command,
+                "devices": [
+                    {
+                        "device": d.device,
+                        "name": d.name,
+                        "how": d.how,
+                        "signed_in_at": d.signed_in_at,
+                        "current": d.current,
+                        "can_revoke": d.can_revoke,
+                    }
+                    for d in reply.devices
+                ],
+                "trusted_at": reply.trusted_at,
+            }
+        )
+    else:
+        ctx.out.show(render.devices_table(reply.devices, reply.trusted_at, now_ms))
+
+
+async def cmd_devices(args: argparse.Namespace, ctx: Ctx) -> int:
+    """List the devices signed in as this player (protocol 9)."""
+    session = await open_session(ctx)
+    try:
+        reply = await _devices(session, None)
+        now = session.server_now_ms()
+    finally:
+        await session.close()
+    _emit(ctx, "devices", reply, now)
+    return 0
+
+
+async def cmd_device_revoke(args: argparse.Namespace, ctx: Ctx) -> int:
+    """Sign one device out (its token dies, its sessions close); list the devices left."""
+    session = await open_session(ctx)
+    try:
+        reply = await _devices(session, args.device)
+        now = session.server_now_ms()
+    finally:
+        await session.close()
+    if not ctx.out.json:
+        ctx.err.print(render.notice(f"Device {args.device} was signed out."))
+    _emit(ctx, "device-revoke", reply, now)
+    return 0
+
+
+__all__ = ["cmd_device_revoke", "cmd_devices", "cmd_signin", "cmd_signin_code"]

@@ -87,6 +87,9 @@ async def _push(
         await session.ensure_connected()
         out.show(render.RECONNECTED)
         return False
+    if isinstance(msg, p.DeviceSignedIn):  # protocol 9: told while playing
+        out.show(render.device_signed_in(msg.name, msg.device))
+        return False
     return on_push is not None and await on_push(msg)
 
 

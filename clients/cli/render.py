@@ -12,6 +12,7 @@ standings, and the client's notices. `View` is where the commands send what they
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -809,6 +810,44 @@ def signin_code(code: str, minutes: int) -> Text:
         style="dim",
     )
     return line
+
+
+def _utc(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def devices_table(
+    devices: Sequence[p.DeviceInfo], trusted_at: int | None, now_ms: int
+) -> RenderableType:
+    """The player's devices (protocol 9), oldest first: fits 80 columns."""
+    table = Table(title="Your devices", title_style="bold", header_style="bold cyan")
+    table.add_column("Device", no_wrap=True)
+    table.add_column("Name", max_width=14, overflow="ellipsis", no_wrap=True)
+    table.add_column("Signed in", no_wrap=True)
+    table.add_column("UTC", no_wrap=True)
+    table.add_column("", no_wrap=True, min_width=12)
+    for d in devices:
+        how = "first device" if d.how == "original" else "with a code"
+        mark = "this device" if d.current else ("can sign out" if d.can_revoke else "")
+        table.add_row(d.device, d.name or "-", how, _utc(d.signed_in_at), mark)
+    if trusted_at is None:
+        return table
+    days = max(1, -(-(trusted_at - now_ms) // 86_400_000))
+    note = Text(
+        f"This device signed in with a code: for {days} more day(s) (until "
+        f"{_utc(trusted_at)} UTC) it may sign out only devices newer than itself.",
+        style="dim",
+    )
+    return Group(table, note)
+
+
+def device_signed_in(name: str, device: str) -> Text:
+    """A code signed a new device in as this player (protocol 9 push)."""
+    return Text(
+        f"A new device signed in as you ({name or 'unnamed'}, {device}). Not yours? "
+        f"'solitaire device-revoke {device}'.",
+        style="bold yellow",
+    )
 
 
 def signed_in(name: str, url: str, profile: str | None) -> Text:

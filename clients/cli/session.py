@@ -89,12 +89,15 @@ class ServerSession:
         reconnect_deadline_s: float = RECONNECT_DEADLINE_S,
         binary: bool = False,
         code: str | None = None,
+        code_account: str | None = None,
     ) -> None:
         self.url = url
         self.token = token
         self.name = name
         #: A sign-in code (protocol 7) to redeem instead of the first `hello`.
         self.code = code
+        #: The account the code is for (protocol 9: counted per account, not per address).
+        self.code_account = code_account
         self.welcome: p.Welcome | None = None
         self.pushes: asyncio.Queue[p.ServerMessage] = asyncio.Queue()
         self.on_resume: list[Callable[[], Awaitable[None]]] = []
@@ -154,10 +157,17 @@ class ServerSession:
         self._reader = asyncio.create_task(self._read(ws))
         versions = tuple(sorted(p.SUPPORTED_VERSIONS))
         token, name, code = self.token, None if self.token else self.name, self.code
+        account = self.code_account
         try:
             if code is not None and token is None:  # a new device signs in with a code
                 reply = await self._roundtrip(
-                    lambda rid: p.SigninRedeem(id=rid, versions=versions, code=code)
+                    lambda rid: p.SigninRedeem(
+                        id=rid,
+                        versions=versions,
+                        code=code,
+                        name=account,
+                        device="terminal" if account else None,
+                    )
                 )
             else:
                 reply = await self._roundtrip(

@@ -42,6 +42,8 @@ LOOK_AT = 4
 #: a move that only shifts cards between piles (which would otherwise win on the moves it
 #: leaves, and a player would shuffle piles instead of going through the stock).
 SHOW_VALUE = 29.0
+#: Variants with a player of their own (`tripledeck_player.VARIANTS`).
+_OWN_PLAYER = frozenset({"triple-deck", "triple-deck-kings"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +160,14 @@ def play(
     variant: str, seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
 ) -> PlayOutcome:
     """Play one deal as a simulated player; deterministic for (variant, seed, level, trial).
-    Triple Easthaven has its own player, which looks a few moves ahead (`easthaven_player`)."""
+    The Triple Deck games have their own player (`tripledeck_player`), and so has Triple
+    Easthaven, which looks a few moves ahead (`easthaven_player`)."""
     if variant == EASTHAVEN:
         return play_easthaven(seed, level, trial, max_moves=max_moves)
+    if variant in _OWN_PLAYER:
+        from . import tripledeck_player  # imports this module
+
+        return tripledeck_player.play(variant, seed, level, trial, max_moves=max_moves)
     skill = level.skill
     table = _Table(new_game(variant, seed))
     game = table.game

@@ -26,6 +26,7 @@ from server.api.routes import (
     int_param,
     load_openapi,
     setup_routes,
+    tier_param,
     variant_param,
 )
 from server.api.streams import BoardFeeds, serve_race
@@ -104,14 +105,16 @@ def _head(request: web.Request) -> web.Response:
 
 
 async def live_board(request: web.Request) -> web.StreamResponse:
-    """Today's board of a variant as it fills: NDJSON, or SSE (``Accept: text/event-stream``)."""
+    """Today's board of a variant (of one tier: ``?tier=``) as it fills: NDJSON, or SSE
+    (``Accept: text/event-stream``)."""
     variant = variant_param(request.match_info["variant"])
+    tier = tier_param(request)
     top = int_param(request, "top", 10, 0, MAX_LIMIT)
     if request.method == "HEAD":
         return _head(request)
     group = _stream_group(request)
     try:
-        return await request.app[FEEDS].serve(request, variant, top)
+        return await request.app[FEEDS].serve(request, variant, top, tier)
     finally:
         request.app[STREAMS_OPEN].release(group)
 

@@ -31,9 +31,12 @@ from server.api.ratelimit import RateLimiter
 from server.api.views import (
     BoardJson,
     DayJson,
+    DayTierJson,
+    DayTiersJson,
     RaceBoardJson,
     ReplayJson,
     ReplayStepJson,
+    VariantTiersJson,
     board_entry,
     deal_json,
     plain,
@@ -42,6 +45,8 @@ from server.api.views import (
 )
 from server.boards.leaderboard import MAX_LIMIT, BoardRef, board_expire_at
 from server.games.daily import DAY_MS, day_start_ms, utc_date
+from server.games.deals import DayTiers, Deal
+from server.players.crowns import CROWNS
 from server.players.profiles import Profiles
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
@@ -128,6 +133,18 @@ def _date(text: str, today: dt.date) -> dt.date:
     return date
 
 
+def tier_param(request: web.Request) -> str:
+    """The ``tier`` query parameter; the medium tier (the daily game) when absent."""
+    text = request.query.get("tier")
+    if text is None:
+        return keys.DAILY_TIER
+    if text not in keys.TIER_NAMES:
+        raise ApiError(
+            ApiErrorCode.BAD_REQUEST, f"unknown tier {text!r}; one of: {', '.join(keys.TIER_NAMES)}"
+        )
+    return text
+
+
 def int_param(request: web.Request, name: str, default: int, lo: int, hi: int) -> int:
     raw = request.query.get(name)
     if raw is None:
@@ -179,22 +196,31 @@ async def day(request: web.Request) -> web.Response:
 
 
 async def board(request: web.Request) -> web.Response:
-    """A day's board of a variant, a page of it: the same rows as ``leaderboard.top``."""
+    """A day's board of a variant (of one tier: ``?tier=``; the medium tier's is the daily
+    board), a page of it: the same rows as ``leaderboard.top``. Catch-up games are on none."""
     s = _services(request)
     today = _today(s)
     date = _date(request.match_info["date"], today)
     variant = variant_param(request.match_info["variant"])
+    tier = tier_param(request)
     offset = int_param(request, "offset", 0, 0, 1_000_000)
     limit = int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     closed = await _closed(s, date)
-    ref = BoardRef.daily(variant, date)
+    ref = BoardRef.daily(variant, date, tier)
     rows = await s.leaderboard.top(ref, offset, limit)
-    deal = await s.deals.peek(variant, date)
+    if tier == keys.DAILY_TIER:
+        deal = await s.deals.peek(variant, date)
+        par = deal.par if deal else None
+    else:
+        found = await s.deals.peek_tiers(variant, date)
+        tier_deal = found.deals.get(tier) if found else None
+        par = tier_deal.par if tier_deal else None
     body: BoardJson = {
         "variant": variant,
         "date": date.isoformat(),
+        "tier": tier,
         "closed": closed,
-        "par": deal.par if deal else None,
+        "par": par,
         "total": await s.leaderboard.total(ref),
         "offset": offset,
         "limit": limit,
@@ -202,6 +228,94 @@ async def board(request: web.Request) -> web.Response:
     }
     # A closed day's board changes only by a fair-play review: revalidated, never immutable.
     return etags.respond_json(request, body, etags.REVIEWABLE if closed else etags.LIVE)
+
+
+def _tier_state(s: Services, date: dt.date, today: dt.date, stored: bool, absent: bool) -> str:
+    """A tier's state on a day (`DayTierJson.state`), from what is stored (never computed)."""
+    if stored:
+        return "dealt"
+    if absent:
+        return "absent"
+    if not s.deals.certify and date >= today:
+        return "on_request"  # uncertified: dealt by its first start (a catch-up game plays
+        # the day's catch-up deal instead: a past day's tiers are dealt on their day or never)
+    return "pending" if date == today else "absent"
+
+
+def _day_tier(
+    s: Services,
+    tier: str,
+    key: tuple[dt.date, dt.date, bool],
+    deal: Deal | None,
+    found: DayTiers | None,
+    catchups: DayTiers | None,
+) -> DayTierJson:
+    date, today, closed = key
+    if tier == keys.DAILY_TIER:
+        stored, absent = deal is not None, False
+        par, certified = (deal.par, deal.certified) if deal else (None, False)
+        seed = deal.seed if deal else None
+    else:
+        tier_deal = found.deals.get(tier) if found else None
+        stored, absent = tier_deal is not None, found is not None and tier_deal is None
+        par, certified = (tier_deal.par, tier_deal.certified) if tier_deal else (None, False)
+        seed = tier_deal.seed if tier_deal else None
+    return {
+        "tier": tier,
+        "state": _tier_state(s, date, today, stored, absent),
+        "crowns": CROWNS[tier],
+        "par": par,
+        "certified": certified,
+        "seed": seed if closed else None,  # secret until the day is closed
+        # ``catchups`` is given once the month is closed only (`DayCloser.month_closed`).
+        "catchup_seed": catchup.seed
+        if catchups and (catchup := catchups.deals.get(tier))
+        else None,
+    }
+
+
+async def tiers(request: web.Request) -> web.Response:
+    """The day's tiers of every variant: which exist, their par, the seeds once closed (the
+    catch-up deals' seeds once the month is closed)."""
+    s = _services(request)
+    today = _today(s)
+    date = _date(request.match_info["date"], today)
+    closed = await _closed(s, date)
+    deals, found = await s.deals.peek_days([(v, date) for v in VARIANT_IDS])
+    month_closed = closed and await s.day_closer.month_closed(date)
+    catchups = (
+        await s.deals.peek_catchup_days([(v, date) for v in VARIANT_IDS]) if month_closed else {}
+    )
+    variants: list[VariantTiersJson] = []
+    for v in VARIANT_IDS:
+        head = deal_json(v, None, False, None)
+        variants.append(
+            {
+                "variant": v,
+                "title": head["title"],
+                "par_kind": head["par_kind"],
+                "tiers": [
+                    _day_tier(
+                        s,
+                        t,
+                        (date, today, closed),
+                        deals.get((v, date)),
+                        found.get((v, date)),
+                        catchups.get((v, date)),
+                    )
+                    for t in keys.TIER_NAMES
+                ],
+            }
+        )
+    body: DayTiersJson = {
+        "date": date.isoformat(),
+        "closed": closed,
+        "ends_at": day_start_ms(date) + DAY_MS,
+        "variants": variants,
+    }
+    # A closed day's tiers are final once its month is closed too (its catch-up seeds show).
+    final = month_closed
+    return etags.respond_json(request, body, etags.CLOSED if final else etags.LIVE)
 
 
 async def results(request: web.Request) -> web.Response:
@@ -266,7 +380,7 @@ async def _player(s: Services, name: str) -> Player:
 async def profile(request: web.Request) -> web.Response:
     s = _services(request)
     who = await _player(s, request.match_info["name"])
-    prof = await _profiles(s).profile(0, who, who)
+    prof = await _profiles(s).profile(0, who, who, months=True)
     data = plain(prof)
     assert isinstance(data, dict)
     for private in ("id", "type", "me"):
@@ -331,6 +445,12 @@ async def replay(request: web.Request) -> web.Response:
             ApiErrorCode.NOT_FOUND,
             f"a game of {ref.date.isoformat()} is replayed once the day is over and every game"
             " of it settled",
+        )
+    if ref.catchup and not await s.day_closer.month_closed(ref.date):
+        raise ApiError(
+            ApiErrorCode.NOT_FOUND,
+            "a catch-up game plays its day's catch-up deal, secret until the month is over: "
+            f"replayed once {ref.date:%Y-%m} is closed",
         )
     record, moves = await s.store.load(game_id)
     if not record.finished or record.result is None:
@@ -536,6 +656,7 @@ def setup_routes(app: web.Application) -> None:
     r.add_get(PREFIX + "/openapi.json", openapi)
     r.add_get(PREFIX + "/days/{date}", day)
     r.add_get(PREFIX + "/days/{date}/boards/{variant}", board)
+    r.add_get(PREFIX + "/days/{date}/tiers", tiers)
     r.add_get(PREFIX + "/days/{date}/results.ndjson.gz", results)
     r.add_get(PREFIX + "/players/{name}", profile)
     r.add_get(PREFIX + "/players/{name}/history/{variant}", history)

@@ -51,6 +51,7 @@ from server.boards.leaderboard import MAX_LIMIT, BoardRef, entry_from_json
 from server.games.daily import DAY_MS, day_start_ms, utc_date
 from server.players.registry import Player
 from server.races.spectate import spectator_info
+from server.redis import keys
 from server.runtime.errors import raise_if_cancelled
 from server.services import Services
 
@@ -165,12 +166,15 @@ class _Reader:
 
 
 class BoardFeed:
-    """Today's board of one variant, polled once for all readers of this process."""
+    """Today's board of one variant's tier (medium: the daily board), polled once for all
+    readers of this process."""
 
-    def __init__(self, services: Services, variant: str, date: dt.date) -> None:
+    def __init__(
+        self, services: Services, variant: str, date: dt.date, tier: str = keys.DAILY_TIER
+    ) -> None:
         self.services = services
-        self.variant, self.date = variant, date
-        self.ref = BoardRef.daily(variant, date)
+        self.variant, self.date, self.tier = variant, date, tier
+        self.ref = BoardRef.daily(variant, date, tier)
         self.readers: set[_Reader] = set()
         self._known: set[str] | None = None  # board members
         self._task: asyncio.Task[None] | None = None
@@ -255,6 +259,7 @@ class BoardFeed:
         return {
             "type": kind,
             "variant": self.variant,
+            "tier": self.tier,
             "date": self.date.isoformat(),
             "total": total,
             "entry": dict(entry),
@@ -277,11 +282,11 @@ class BoardFeed:
 
 
 class BoardFeeds:
-    """This process's board feeds, by (variant, day)."""
+    """This process's board feeds, by (variant, day, tier)."""
 
     def __init__(self, services: Callable[[], Services]) -> None:
         self._services = services
-        self._feeds: dict[tuple[str, dt.date], BoardFeed] = {}
+        self._feeds: dict[tuple[str, dt.date, str], BoardFeed] = {}
         #: The race streams open here (ended at shutdown with the board streams).
         self.races: set[RaceReader] = set()
         #: Every stream open here, ended when its client goes.
@@ -290,14 +295,16 @@ class BoardFeeds:
     def readers(self) -> int:
         return sum(len(f.readers) for f in self._feeds.values())
 
-    async def serve(self, request: web.Request, variant: str, top: int) -> web.StreamResponse:
+    async def serve(
+        self, request: web.Request, variant: str, top: int, tier: str = keys.DAILY_TIER
+    ) -> web.StreamResponse:
         services = self._services()
         date = utc_date(services.clock.now_ms())
-        feed = self._feeds.get((variant, date))
+        feed = self._feeds.get((variant, date, tier))
         if feed is None:
             for key in [k for k, f in self._feeds.items() if not f.readers]:
                 del self._feeds[key]
-            feed = self._feeds[(variant, date)] = BoardFeed(services, variant, date)
+            feed = self._feeds[(variant, date, tier)] = BoardFeed(services, variant, date, tier)
         out = StreamWriter(request)
         reader = _Reader()
         feed.add(reader)  # before the snapshot: a row coming in meanwhile is not lost
@@ -307,7 +314,13 @@ class BoardFeeds:
             first, total = await feed.snapshot(min(top, MAX_LIMIT))
             await out.open()
             await out.send(
-                {"type": "board", "variant": variant, "date": date.isoformat(), "total": total}
+                {
+                    "type": "board",
+                    "variant": variant,
+                    "tier": tier,
+                    "date": date.isoformat(),
+                    "total": total,
+                }
             )
             for row in first:
                 await out.send(row)

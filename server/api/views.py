@@ -17,11 +17,14 @@ __all__ = [
     "BoardJson",
     "DayDealJson",
     "DayJson",
+    "DayTierJson",
+    "DayTiersJson",
     "RaceBoardJson",
     "RaceBoardRowJson",
     "RecentRaceJson",
     "ReplayJson",
     "ReplayStepJson",
+    "VariantTiersJson",
     "board_entry",
     "plain",
     "race_board_row",
@@ -86,12 +89,44 @@ class BoardEntryJson(TypedDict):
 class BoardJson(TypedDict):
     variant: str
     date: str
+    #: The board's tier ("medium": the daily game's board).
+    tier: str
     closed: bool
     par: int | None
     total: int
     offset: int
     limit: int
     entries: list[BoardEntryJson]
+
+
+class DayTierJson(TypedDict):
+    tier: str
+    #: "dealt" (its deal exists), "pending" (today's, still being certified) or "absent"
+    #: (none was found in the certification's budget, or nothing was dealt that day).
+    state: str
+    #: Crowns a win of it gives (`server.players.crowns.CROWNS`).
+    crowns: int
+    par: int | None
+    certified: bool
+    #: Only once the day is closed.
+    seed: int | None
+    #: The seed of the day's catch-up deal of the tier (catch-up games play it, not the
+    #: day's own deal): only once the day's month is closed (no catch-up game of it is left).
+    catchup_seed: int | None
+
+
+class VariantTiersJson(TypedDict):
+    variant: str
+    title: str
+    par_kind: str
+    tiers: list[DayTierJson]
+
+
+class DayTiersJson(TypedDict):
+    date: str
+    closed: bool
+    ends_at: int
+    variants: list[VariantTiersJson]
 
 
 class RaceBoardRowJson(TypedDict):

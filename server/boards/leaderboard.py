@@ -20,6 +20,13 @@ lives in its own slot (`server.redis.keys`), so its finish is two steps, the sec
 ``pending`` mark, then the board's script writes the entry and takes the game out of the
 board's ``outbox`` (one script, so the two never disagree), then the mark is cleared.
 
+A daily finish may also run its game's step beside the read of the account's fair-play mark
+(on another slot): the game is then "finished, screen due" (field ``screen``: the screen's
+verdict without the mark) until the mark is known. Whoever could publish such a result (the
+finish itself, the board's `BoardEntries.settle`, the game's next load, so the player's
+history and the review desk too) reads the mark first (`BoardEntries.resolve_due`): a marked
+account's result is listed on the review desk and held, never written to the board.
+
 Recovery when a process dies between the steps, so an entry is never missing where it can be
 seen: the game's next load (`GameStore.load`/`get`: resume, ``game.get``, ``hello``) writes it
 from the game's mark, and every leaderboard read of the board (top, around, rank; the script
@@ -31,6 +38,7 @@ gap are the ones who close it, at the cost of one ``ZCARD`` inside scripts they 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import time
@@ -40,6 +48,7 @@ from typing import Any, Literal, NamedTuple, cast
 
 import redis.asyncio
 
+from server.fairplay.screen import Reason, Verdict
 from server.games.daily import day_start_ms
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
@@ -48,6 +57,7 @@ from server.runtime.errors import translate_redis_errors
 
 __all__ = [
     "LUA_WRITE_ENTRY",
+    "MARKED_NOTE",
     "MAX_LIMIT",
     "MAX_MOVES",
     "MAX_POINTS",
@@ -63,6 +73,7 @@ __all__ = [
     "decode_rank_key",
     "encode_rank_key",
     "entry_from_json",
+    "marked_verdict",
     "prepare_entry",
 ]
 
@@ -289,6 +300,27 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('EXPIREAT', KEYS[1], ARGV[3])
 """
 
+# KEYS: game. ARGV: the verdict that holds the result. A "screen due" game of a marked
+# account (`BoardEntries.resolve_due`) is held: its mark of the board's step goes with the due
+# state (a held result owes its board nothing until reviewed). Nothing changes once the screen
+# is no longer due (resolved meanwhile). Returns the record (field/value list).
+_HOLD_DUE_LUA = """
+if redis.call('HEXISTS', KEYS[1], 'screen') == 1 then
+  redis.call('HSET', KEYS[1], 'held', ARGV[1])
+  redis.call('HDEL', KEYS[1], 'pending', 'screen')
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+#: The note of a result held because its account is marked (`server.games.store` too).
+MARKED_NOTE = "the account is marked"
+
+
+def marked_verdict(screen: str) -> str:
+    """A "screen due" verdict (JSON) once the account is known to be marked: held."""
+    return Verdict.loads(screen).with_reason(Reason.ACCOUNT_MARKED, MARKED_NOTE).dumps()
+
+
 # Rows are flattened as [outbox size, first_rank, total, pid1, json1, pid2, json2, ...].
 _LUA_ROWS = """
 local function rows(board, entries, outbox, start, stop)
@@ -355,6 +387,7 @@ class BoardEntries:
         self._commit = commit or Batcher(redis)
         self._write = LuaScript.of(_WRITE_LUA)
         self._enqueue = LuaScript.of(_ENQUEUE_LUA)
+        self._hold_due = LuaScript.of(_HOLD_DUE_LUA)
 
     async def enqueue(self, k: DailyGameKeys, expire_at: int) -> None:
         """Put a game in its board's outbox (before the game's step of its finish)."""
@@ -398,18 +431,40 @@ class BoardEntries:
         )
         if entry is None:
             return write, None
-        return write, self._commit.run_soon(k.game, "HDEL", k.game, "pending")
+        return write, self._commit.run_soon(k.game, "HDEL", k.game, "pending", "screen")
+
+    async def resolve_due(self, k: DailyGameKeys, screen: str) -> list[str] | None:
+        """A "screen due" game (module docstring): None when its account is not marked (the
+        caller writes its entry, which ends the due state); otherwise it is held and its record
+        returned (field/value list). One round trip to read the mark, two more to hold."""
+        fp = keys.fairplay_marked()
+        if not await self._commit.run(fp, "HEXISTS", fp, k.player_id):
+            return None
+        return await self.hold(k, marked_verdict(screen))
+
+    async def hold(self, k: DailyGameKeys, verdict: str) -> list[str]:
+        """Hold a "screen due" game with ``verdict``: listed on the review desk first (a
+        listed game that is not held is skipped by the desk; a held one is never off it),
+        then marked held in its record. Returns the record (field/value list)."""
+        desk = keys.fairplay_held()
+        await self._commit.run(desk, "ZADD", desk, "NX", _wall_ms(), k.game_id)
+        return cast(list[str], await self._commit.eval(self._hold_due, (k.game,), (verdict,)))
 
     @staticmethod
     async def written(
         write: asyncio.Future[object], cleared: asyncio.Future[object] | None
     ) -> tuple[int, str]:
-        """The rank and stored entry of a `write_soon`; its first error, if any."""
+        """The rank and stored entry of a `write_soon`; its first error, if any. Both futures
+        are awaited in turn (they are answered in the same batch): no gather, no task."""
+        try:
+            rank, data = cast(tuple[int, str], await write)
+        except BaseException:
+            if cleared is not None:
+                with contextlib.suppress(Exception):
+                    await cleared  # retrieved: its error is not the one to report
+            raise
         if cleared is not None:
-            await asyncio.gather(write, cleared, return_exceptions=True)
-            if write.exception() is None and (error := cleared.exception()) is not None:
-                raise error
-        rank, data = cast(tuple[int, str], await write)
+            await cleared
         return int(rank), str(data)
 
     async def settle(self, board: BoardRef) -> int:
@@ -427,11 +482,14 @@ class BoardEntries:
             if not isinstance(k, DailyGameKeys):  # never put there: drop it
                 await self._r.zrem(board.outbox_key, game_id)
                 continue
-            status, pending, raw, held = cast(
+            status, pending, raw, held, screen = cast(
                 list[str | None],
-                await self._r.hmget(k.game, ["status", "pending", "entry", "held"]),
+                await self._r.hmget(k.game, ["status", "pending", "entry", "held", "screen"]),
             )
             if status == "finished":
+                if screen is not None and await self.resolve_due(k, screen) is not None:
+                    await self.write(k, None)  # held: nothing owed, it leaves the outbox
+                    continue
                 # Owed: the mark says so, or a finished result the screen did not hold whose
                 # mark went in the batch of a board step that failed (`write`). Writing an
                 # entry the board has is a no-op (exactly once).

@@ -114,14 +114,21 @@ class TierDeal:
     score: float | None = None  # the model's difficulty score
 
 
+#: Tiers of a day's catch-up deals: all four (the medium catch-up is not the daily deal).
+CATCHUP_TIERS: tuple[str, ...] = keys.TIER_NAMES
+
+
 @dataclass(frozen=True, slots=True)
 class DayTiers:
     """A day's tier deals of one variant: easy, hard and expert (absent: no deal of that tier
-    was found in the certification's budget); the medium tier is the daily `Deal`."""
+    was found in the certification's budget); the medium tier is the daily `Deal`. The day's
+    catch-up deals are one too, of all four tiers (``names`` = `CATCHUP_TIERS`)."""
 
     variant: str
     date: dt.date
     deals: dict[str, TierDeal]
+    #: The tiers it deals (absent ones stored as null).
+    names: tuple[str, ...] = OWN_TIERS
 
     def dump(self) -> str:
         return json.dumps(
@@ -131,15 +138,17 @@ class DayTiers:
                     if (d := self.deals.get(t)) is not None
                     else None
                 )
-                for t in OWN_TIERS
+                for t in self.names
             }
         )
 
     @classmethod
-    def load(cls, variant_id: str, date: dt.date, raw: str | bytes) -> DayTiers:
+    def load(
+        cls, variant_id: str, date: dt.date, raw: str | bytes, names: tuple[str, ...] = OWN_TIERS
+    ) -> DayTiers:
         d = json.loads(raw)
         deals = {}
-        for tier in OWN_TIERS:
+        for tier in names:
             x = d.get(tier)
             if x is not None:
                 deals[tier] = TierDeal(
@@ -151,7 +160,7 @@ class DayTiers:
                     bool(x["certified"]),
                     None if x.get("score") is None else float(x["score"]),
                 )
-        return cls(variant_id, date, deals)
+        return cls(variant_id, date, deals, names)
 
 
 def tier_candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
@@ -162,6 +171,25 @@ def tier_candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: in
 def tier_own_seed(secret: bytes, variant_id: str, date: dt.date, tier: str, index: int) -> int:
     """An uncertified tier's index-th seed (``--no-certify``: each tier its own sequence)."""
     return daily_seed(secret, f"{variant_id}@{tier}#{index}", date)
+
+
+def catchup_candidate_seed(secret: bytes, variant_id: str, date: dt.date, index: int) -> int:
+    """The index-th candidate of the day's catch-up sequence: apart from the daily's and the
+    tiers' sequences, so a day's published seeds say nothing of its catch-up deals."""
+    return daily_seed(secret, f"{variant_id}@catchup#{index}", date)
+
+
+def catchup_own_seed(secret: bytes, variant_id: str, date: dt.date, tier: str, index: int) -> int:
+    """An uncertified catch-up deal's index-th seed (``--no-certify``: each tier its own)."""
+    return daily_seed(secret, f"{variant_id}@catchup:{tier}#{index}", date)
+
+
+def catchup_days(today: dt.date) -> list[dt.date]:
+    """The days whose catch-up deals the background pass certifies on ``today``: the past
+    days of the month, newest first (playable now), then today (playable from tomorrow on),
+    unless today is the month's last day (then it never is)."""
+    past = [today - dt.timedelta(days=n) for n in range(1, today.day)]
+    return past if (today + dt.timedelta(days=1)).month != today.month else [*past, today]
 
 
 def _rate_tier(variant_id: str, seed: int, nodes: int) -> tuple[str | None, int | None, float]:
@@ -273,6 +301,33 @@ class SolverPool:
         self._pool: ProcessPoolExecutor | None = None
         self._pids: multiprocessing.SimpleQueue[int] | None = None
         self._known: set[int] = set()
+        #: Jobs in the pool now (waiting or running), and of them the spare ones (`run_spare`).
+        self.busy = 0
+        self.spare_busy = 0
+
+    def spare_slots(self) -> int:
+        """Spare jobs the pool runs at once: one worker is always left to the others."""
+        return max(1, self.workers - 1)
+
+    def spare_free(self) -> bool:
+        """Whether a spare job (`run_spare`) would be taken now."""
+        return self.spare_busy < self.spare_slots() and self.busy < self.workers
+
+    async def run_spare(self, fn: Callable[..., R], *args: object) -> R:
+        """Run ``fn`` on spare capacity only (free games' hints): at once on an idle worker
+        or not at all (``SolverBusy``), at most `spare_slots` at a time. Certification and
+        daily hints (`run`) then never queue behind spare jobs while a second worker exists,
+        and with one worker wait at most one spare job's budget."""
+        if not self.spare_free():
+            raise SolverBusy(
+                "the solver is busy with today's deals and daily hints; free-game hints "
+                "wait for a free worker: retry in a few seconds"
+            )
+        self.spare_busy += 1
+        try:
+            return await self.run(fn, *args)
+        finally:
+            self.spare_busy -= 1
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -296,6 +351,7 @@ class SolverPool:
 
     async def run(self, fn: Callable[..., R], *args: object) -> R:
         pool = self._executor()
+        self.busy += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except BrokenProcessPool:
@@ -303,6 +359,8 @@ class SolverPool:
                 self._drop()
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
+        finally:
+            self.busy -= 1
 
     def _drop(self) -> None:
         self._pool = None
@@ -397,6 +455,9 @@ class DailyDeals:
         self.tier_deals = tier_deals
         self._tiers: dict[tuple[str, dt.date], DayTiers] = {}
         self._tier_tasks: dict[tuple[str, dt.date], asyncio.Task[DayTiers]] = {}
+        #: The days' catch-up deals (`catchup`), as the tiers.
+        self._catchup: dict[tuple[str, dt.date], DayTiers] = {}
+        self._catchup_tasks: dict[tuple[str, dt.date], asyncio.Task[DayTiers]] = {}
 
     def lock_ttl_s(self) -> int:
         """How long a deal's lock lasts: longer than its computation can take (every
@@ -503,65 +564,111 @@ class DailyDeals:
                 except StoreUnavailable:
                     log.warning("cannot prepare %s %s: Redis unavailable", variant_id, date)
 
-    async def prepare_tiers_ahead(self) -> None:
-        """Certify today's and tomorrow's tiers of every variant (background task, after
-        `prepare_ahead`: the only place tiers are certified)."""
+    async def prepare_tiers_ahead(self, variants: Sequence[str] | None = None) -> None:
+        """Certify today's and tomorrow's tiers of every variant, then the catch-up deals of
+        this month's days (`catchup_days`: each once, today's a day before it is playable)
+        (background task, after `prepare_ahead`: the only place tiers are certified). Without
+        certification catch-up deals cost nothing and are dealt on their first use.
+        ``variants``: these only (every variant by default)."""
         from engine import VARIANT_IDS
 
         today = utc_date(self.clock.now_ms())
-        for date in (today, today + dt.timedelta(days=1)):
-            for variant_id in VARIANT_IDS:
+        todo = [(d, False) for d in (today, today + dt.timedelta(days=1))]
+        if self.certify:
+            todo += [(d, True) for d in catchup_days(today)]
+        for date, catchup in todo:
+            what = "catch-up deals" if catchup else "tiers"
+            for variant_id in VARIANT_IDS if variants is None else variants:
                 try:
-                    await self.tiers(variant_id, date)
+                    await self.tiers(variant_id, date, catchup=catchup)
                 except StoreUnavailable:
-                    log.warning("cannot prepare %s %s tiers: Redis unavailable", variant_id, date)
+                    log.warning(
+                        "cannot prepare %s %s %s: Redis unavailable", variant_id, date, what
+                    )
                 except Exception:  # a dead worker, a bug: nothing stored, tried again later
                     raise_if_cancelled()
-                    log.exception("certifying the %s %s tiers failed", variant_id, date)
+                    log.exception("certifying the %s %s %s failed", variant_id, date, what)
 
     # -- tiers --------------------------------------------------------------------------------
 
-    async def tiers(self, variant_id: str, date: dt.date) -> DayTiers:
-        """The day's tier deals, certifying them (or waiting for the process that does) when
-        none are stored. Certification runs only from `prepare_tiers_ahead`; a request asks
-        `tiers_for_request`, which never certifies."""
-        cached = self._tiers.get((variant_id, date))
+    def _kind(
+        self, catchup: bool
+    ) -> tuple[
+        dict[tuple[str, dt.date], DayTiers], dict[tuple[str, dt.date], asyncio.Task[DayTiers]]
+    ]:
+        """The cache and the tasks of the tiers, or of the catch-up deals."""
+        if catchup:
+            return self._catchup, self._catchup_tasks
+        return self._tiers, self._tier_tasks
+
+    async def tiers(self, variant_id: str, date: dt.date, *, catchup: bool = False) -> DayTiers:
+        """The day's tier deals (``catchup``: its catch-up deals), certifying them (or waiting
+        for the process that does) when none are stored. Certification runs only from
+        `prepare_tiers_ahead`; a request asks `tiers_for_request`, which never certifies."""
+        cache, tasks = self._kind(catchup)
+        cached = cache.get((variant_id, date))
         if cached is not None:
             return cached
-        task = self._tier_tasks.get((variant_id, date))
+        task = tasks.get((variant_id, date))
         if task is None:
-            task = asyncio.create_task(self._obtain_tiers(variant_id, date))
+            task = asyncio.create_task(self._obtain_tiers(variant_id, date, catchup))
             task.add_done_callback(_retrieved_tiers)
-            self._tier_tasks[(variant_id, date)] = task
+            tasks[(variant_id, date)] = task
         try:
             found = await asyncio.shield(task)
         finally:
             if task.done():
-                self._tier_tasks.pop((variant_id, date), None)
-        self._tiers[(variant_id, date)] = found
+                tasks.pop((variant_id, date), None)
+        cache[(variant_id, date)] = found
         return found
 
-    async def tiers_for_request(self, variant_id: str, date: dt.date) -> DayTiers | None:
-        """The day's tier deals for a player's request: the stored ones, never certified here
-        (None while the background certification has not stored them). Without
-        certification (``--no-certify``) they cost nothing and are dealt at once."""
-        found = await self.peek_tiers(variant_id, date)
+    async def tiers_for_request(
+        self, variant_id: str, date: dt.date, *, catchup: bool = False
+    ) -> DayTiers | None:
+        """The day's tier deals (``catchup``: its catch-up deals) for a player's request: the
+        stored ones, never certified here (None while the background certification has not
+        stored them). Without certification (``--no-certify``) they cost nothing and are
+        dealt at once."""
+        found = await self.peek_tiers(variant_id, date, catchup=catchup)
         if found is None and not self.certify:
-            return await self.tiers(variant_id, date)
+            return await self.tiers(variant_id, date, catchup=catchup)
         return found
 
     @translate_redis_errors
-    async def peek_tiers(self, variant_id: str, date: dt.date) -> DayTiers | None:
-        """The day's tier deals if they have been certified, without certifying them."""
-        cached = self._tiers.get((variant_id, date))
+    async def peek_tiers(
+        self, variant_id: str, date: dt.date, *, catchup: bool = False
+    ) -> DayTiers | None:
+        """The day's tier deals (``catchup``: its catch-up deals) if they have been certified,
+        without certifying them."""
+        cache, _ = self._kind(catchup)
+        cached = cache.get((variant_id, date))
         if cached is not None:
             return cached
-        raw = await self.r.get(keys.daily_tiers(variant_id, date))
+        key = keys.daily_catchup if catchup else keys.daily_tiers
+        raw = await self.r.get(key(variant_id, date))
         if not raw:
             return None
-        found = DayTiers.load(variant_id, date, raw)
-        self._tiers[(variant_id, date)] = found
+        found = DayTiers.load(variant_id, date, raw, CATCHUP_TIERS if catchup else OWN_TIERS)
+        cache[(variant_id, date)] = found
         return found
+
+    @translate_redis_errors
+    async def peek_catchup_days(
+        self, days: Sequence[tuple[str, dt.date]]
+    ) -> dict[tuple[str, dt.date], DayTiers]:
+        """The stored catch-up deals of several (variant, day)s in one round trip (none
+        certified): for the month calendar and the API's tiers."""
+        wanted = [d for d in days if d not in self._catchup]
+        if wanted:
+            async with self.r.pipeline(transaction=False) as pipe:  # slots apart: no MGET
+                for variant_id, date in wanted:
+                    pipe.get(keys.daily_catchup(variant_id, date))
+                raws = cast(list[str | None], await pipe.execute())
+            for (variant_id, date), raw in zip(wanted, raws, strict=True):
+                if raw:
+                    found = DayTiers.load(variant_id, date, raw, CATCHUP_TIERS)
+                    self._catchup[(variant_id, date)] = found
+        return {d: self._catchup[d] for d in days if d in self._catchup}
 
     @translate_redis_errors
     async def peek_days(
@@ -587,23 +694,29 @@ class DailyDeals:
         return deals, tiers
 
     @translate_redis_errors
-    async def _obtain_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+    async def _obtain_tiers(self, variant_id: str, date: dt.date, catchup: bool) -> DayTiers:
         """As `_obtain` for the deal: one certification per (variant, day) across every
         process (the lock), the first stored result served by all (``SET NX``)."""
-        key = keys.daily_tiers(variant_id, date)
-        lock = keys.daily_tiers_lock(variant_id, date)
+        if catchup:
+            key, lock = (
+                keys.daily_catchup(variant_id, date),
+                keys.daily_catchup_lock(variant_id, date),
+            )
+        else:
+            key, lock = keys.daily_tiers(variant_id, date), keys.daily_tiers_lock(variant_id, date)
+        names = CATCHUP_TIERS if catchup else OWN_TIERS
         while True:
             raw = await self.r.get(key)
             if raw:
-                return DayTiers.load(variant_id, date, raw)
+                return DayTiers.load(variant_id, date, raw, names)
             token = f"{os.getpid()}:{secrets.token_hex(8)}"
             if await self.r.set(lock, token, nx=True, ex=TIER_LOCK_S):
                 renew = asyncio.create_task(self._keep_lock(lock, token))
                 try:
                     raw = await self.r.get(key)
                     if raw:
-                        return DayTiers.load(variant_id, date, raw)
-                    found = await self._compute_tiers(variant_id, date)
+                        return DayTiers.load(variant_id, date, raw, names)
+                    found = await self._compute_tiers(variant_id, date, catchup)
                     if await self.r.set(key, found.dump(), ex=self.retention_s, nx=True):
                         return found
                     continue
@@ -619,42 +732,51 @@ class DailyDeals:
             with contextlib.suppress(Exception):  # else it expires, and another may begin
                 await self.batch.eval(self._renew, (lock,), (token, TIER_LOCK_S))
 
-    async def _compute_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+    async def _compute_tiers(self, variant_id: str, date: dt.date, catchup: bool) -> DayTiers:
         """`engine.difficulty.find_tiers` over the day's tier candidates, one candidate per
         solver task (hints and game-over checks take turns with it), stopping once easy,
-        hard and expert each have their first deal: the same deals as one find_tiers call."""
+        hard and expert each have their first deal: the same deals as one find_tiers call.
+        The catch-up deals are found the same way over the day's catch-up candidates, for
+        all four tiers (medium too: the daily deal's seed is published when its day ends)."""
+        names = CATCHUP_TIERS if catchup else OWN_TIERS
+        what = "catch-up deals" if catchup else "tiers"
         if not self.certify:
-            return self._uncertified_tiers(variant_id, date)
+            return self._uncertified_tiers(variant_id, date, catchup)
+        candidate = catchup_candidate_seed if catchup else tier_candidate_seed
         deals: dict[str, TierDeal] = {}
         try:
             for index in range(self.tier_deals):
-                if len(deals) == len(OWN_TIERS):
+                if len(deals) == len(names):
                     break
-                seed = tier_candidate_seed(self.secret, variant_id, date, index)
+                seed = candidate(self.secret, variant_id, date, index)
                 tier, par, score = await self.pool.run(
                     _rate_tier, variant_id, seed, self.tier_nodes
                 )
-                if tier in OWN_TIERS and tier not in deals:
+                if tier in names and tier not in deals:
                     deals[tier] = TierDeal(variant_id, date, tier, seed, par, True, score)
         except KeyError as exc:  # the engine has no difficulty model for this variant
-            log.warning("%s %s: no tiers certified: %s", variant_id, date, exc)
-            return DayTiers(variant_id, date, {})
-        missing = [t for t in OWN_TIERS if t not in deals]
+            log.warning("%s %s: no %s certified: %s", variant_id, date, what, exc)
+            return DayTiers(variant_id, date, {}, names)
+        missing = [t for t in names if t not in deals]
         if missing:
-            log.warning("%s %s: no %s deal in budget", variant_id, date, ", ".join(missing))
-        return DayTiers(variant_id, date, deals)
+            log.warning(
+                "%s %s: no %s deal in budget (%s)", variant_id, date, ", ".join(missing), what
+            )
+        return DayTiers(variant_id, date, deals, names)
 
-    def _uncertified_tiers(self, variant_id: str, date: dt.date) -> DayTiers:
+    def _uncertified_tiers(self, variant_id: str, date: dt.date, catchup: bool) -> DayTiers:
         """Each tier's first playable seed of its own sequence, unrated."""
+        names = CATCHUP_TIERS if catchup else OWN_TIERS
+        own = catchup_own_seed if catchup else tier_own_seed
         deals = {}
-        for tier in OWN_TIERS:
-            seed = tier_own_seed(self.secret, variant_id, date, tier, 0)
+        for tier in names:
+            seed = own(self.secret, variant_id, date, tier, 0)
             for index in range(MAX_CANDIDATES):
-                seed = tier_own_seed(self.secret, variant_id, date, tier, index)
+                seed = own(self.secret, variant_id, date, tier, index)
                 if offers_a_move(variant_id, seed):
                     break
             deals[tier] = TierDeal(variant_id, date, tier, seed, None, False)
-        return DayTiers(variant_id, date, deals)
+        return DayTiers(variant_id, date, deals, names)
 
     @translate_redis_errors
     async def peek(self, variant_id: str, date: dt.date) -> Deal | None:

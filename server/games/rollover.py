@@ -23,6 +23,7 @@ the slot that admits new games of the day, so no process publishes early by its 
 from __future__ import annotations
 
 import asyncio
+import calendar
 import datetime as dt
 import logging
 from typing import cast
@@ -45,7 +46,7 @@ from server.runtime.errors import (
     translate_redis_errors,
 )
 
-__all__ = ["CLOSE_LOOKBACK_DAYS", "MISSING_GRACE_MS", "DayCloser"]
+__all__ = ["CLOSE_LOOKBACK_DAYS", "MISSING_GRACE_MS", "DayCloser", "last_of_month"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,11 @@ redis.call('SET', KEYS[2], ARGV[1])
 redis.call('EXPIREAT', KEYS[2], ARGV[2])
 return 1
 """
+
+
+def last_of_month(date: dt.date) -> dt.date:
+    """The last day of ``date``'s month."""
+    return dt.date(date.year, date.month, calendar.monthrange(date.year, date.month)[1])
 
 
 class DayCloser:
@@ -138,6 +144,14 @@ class DayCloser:
                     return await self.sweep(date)
                 return False
         return True
+
+    async def month_closed(self, date: dt.date) -> bool:
+        """True once ``date``'s month is over and its last day closed: no catch-up game of
+        the month can start or take a move any more (a catch-up start needs a day of the
+        current month, a catch-up game's writes stop at the month's end), so the month's
+        catch-up deals are published (docs/fairplay.md)."""
+        last = last_of_month(date)
+        return utc_date(self.clock.now_ms()) > last and await self.day_closed(last)
 
     @translate_redis_errors
     async def sweep(self, date: dt.date) -> bool:

@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from engine import VARIANT_IDS, Game, IllegalMove, OverStepper, new_game
+from engine import VARIANT_IDS, Game, IllegalMove, OverState, OverStepper, new_game
 from engine import variant as variant_of
-from engine.views import Event, json_map
+from engine.views import Event, View, json_map
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
-from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore
+from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore, PlayedLog
 from server.redis.keys import RaceGameKeys, parse_game_id
 from server.runtime.clock import Clock
 from server.runtime.errors import (
@@ -78,6 +78,10 @@ class LiveGame:
     undone_at: int = -1
     #: The stored move texts in order (`undo` included): the game's log, `seq` long.
     log: list[str] = field(default_factory=list)
+    #: The server's interval before each move (its `times` list as the append script writes
+    #: it: now minus the previous move's time), `seq` long: the fair-play screen of the
+    #: game's finish runs from here (`PlayedLog`), its seq checked by the finish's step.
+    times: list[int] = field(default_factory=list)
     #: A daily game's UTC day end (ms): no write after it (docs/fairplay.md); 0 for a race.
     day_end_ms: int = 0
     #: The moves in card words as this process said them (`engine.words`), kept while they
@@ -88,6 +92,19 @@ class LiveGame:
     def elapsed_ms(self) -> int:
         """Server-measured time from the deal being served to the last move."""
         return max(0, self.last_move_at_ms - self.record.started_at_ms)
+
+    def logged(self, stored: str, now: int) -> None:
+        """A move the store has appended at `now`: the log, its time and interval."""
+        self.log.append(stored)
+        self.times.append(max(0, now - self.last_move_at_ms))
+        self.last_move_at_ms = now
+
+    def played(self) -> PlayedLog | None:
+        """What the screen of this game's finish reads, if this process has all of it (a
+        log older than the times list, or a race game: None, the store reads it)."""
+        if self.race_id is not None or len(self.times) != len(self.log):
+            return None
+        return PlayedLog(self.log, self.times, self.last_move_at_ms, self.record)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +233,12 @@ class GameService:
             return await self.refresh(live)
 
     async def _load(self, game_id: str) -> LiveGame:
-        record, moves = await self.store.load(game_id)
-        return self._build(record, moves)
+        record, moves, times = await self.store.load_played(game_id)
+        return self._build(record, moves, times)
 
-    def _build(self, record: GameRecord, moves: list[str]) -> LiveGame:
+    def _build(
+        self, record: GameRecord, moves: list[str], times: list[int] | None = None
+    ) -> LiveGame:
         """The engine state of a stored game and its log, cached."""
         game_id = record.game_id
         started = time.perf_counter()
@@ -245,6 +264,7 @@ class GameService:
             k.times,
             race_id,
             log=list(moves),
+            times=[] if times is None else times,
             day_end_ms=record.day_end_ms,
         )
         self._cache[game_id] = live
@@ -306,9 +326,29 @@ class GameService:
     def view(self, live: LiveGame) -> dict[str, object]:
         """The game's whole view (what its player sees), its engine time counted."""
         started = time.perf_counter()
-        view = json_map(live.game.view())
+        view = json_map(self.told(live))
         self.count_engine(live.record.variant, time.perf_counter() - started)
         return view
+
+    @staticmethod
+    def told(live: LiveGame) -> View:
+        """The engine's view of `live` as a player is told it: ``over`` only once the game
+        is finished (``over`` never true while ``finished`` is false, docs/protocol.md).
+
+        A game-over search that ends after its move's reply (`_judge`) records its verdict
+        in the engine at once, but the game is finished (its result durable in Redis, then
+        ``game.finished`` pushed) only once `_finish_over` has run: until then the position
+        is shown as it was before the verdict (not over, undo and moves as they stand),
+        never a game over that no result backs yet. The same during a move's own finish
+        (its result is being written) for a `game.get` from the player's other window."""
+        game = live.game
+        if live.record.finished or game.over_state is not OverState.OVER:
+            return game.view()
+        game.defer_over()  # the view of the unjudged position: no await, nobody sees between
+        try:
+            return game.view()
+        finally:
+            game.settle_over(True)
 
     async def _play(
         self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
@@ -453,16 +493,20 @@ class GameService:
             if over:
                 result = self._result(live, game, resigned=False, last_move_at=now)
                 record, entry = await self.store.finish(
-                    live.record.game_id, result, name, now, stored, live.seq
+                    live.record.game_id,
+                    result,
+                    name,
+                    now,
+                    stored,
+                    live.seq,
+                    played=live.played(),
                 )
                 self._sealed(live, record)
                 live.seq += 1
-                live.log.append(stored)
-                live.last_move_at_ms = now
+                live.logged(stored, now)
                 return Played(live, stored, events, entry)
             live.seq = await self._append(live, stored, now)
-            live.log.append(stored)
-            live.last_move_at_ms = now
+            live.logged(stored, now)
             if outcome.undo:
                 live.undone_at = live.seq
             if over is None and live.judging is None:
@@ -586,7 +630,13 @@ class GameService:
         result = self._result(live, live.game, resigned=False, last_move_at=live.last_move_at_ms)
         try:
             record, entry = await self.store.finish(
-                live.record.game_id, result, name, self.clock.now_ms(), None, live.seq
+                live.record.game_id,
+                result,
+                name,
+                self.clock.now_ms(),
+                None,
+                live.seq,
+                played=live.played(),
             )
         except StoreUnavailable:  # maybe finished in Redis: the next load completes it
             self.forget(live.record.game_id)
@@ -644,7 +694,13 @@ class GameService:
                 )
                 try:
                     record, entry = await self.store.finish(
-                        game_id, result, name, self.clock.now_ms(), None, live.seq
+                        game_id,
+                        result,
+                        name,
+                        self.clock.now_ms(),
+                        None,
+                        live.seq,
+                        played=live.played(),
                     )
                 except Conflict as exc:
                     if isinstance(exc, GameOver) or attempt == 1:
@@ -679,7 +735,13 @@ class GameService:
                 )
                 try:
                     record, entry = await self.store.finish(
-                        game_id, result, name, self.clock.now_ms(), None, live.seq
+                        game_id,
+                        result,
+                        name,
+                        self.clock.now_ms(),
+                        None,
+                        live.seq,
+                        played=live.played(),
                     )
                 except Conflict as exc:
                     if isinstance(exc, GameOver):

@@ -11,10 +11,14 @@ its board is elsewhere, and finishing it is two single-slot steps:
    the outbox (`BoardEntries.write`); then the ``pending`` mark is cleared.
 
 `finish` returns (and the player is told) only after both steps: an acknowledged result is on
-its board. Three round trips (docs/performance.md): the screen's read with both outboxes; the
-game's step; the board's step with the history's record and the mark's clearing. If the
-process dies or Redis fails between them, the next load of the game or read of its board
-writes the entry (`server.boards.leaderboard`). A race game shares its race's slot and
+its board. Two round trips when the caller has the game cached (`PlayedLog`: the screen runs
+in the process): both outboxes, the account's fair-play mark and the game's step, which leaves
+the game "screen due" (field ``screen``: the mark is on another slot); then the board's step
+with the history's record and the marks' clearing (a marked account's result is held
+instead). Three otherwise (docs/performance.md): the screen's read with the mark and both
+outboxes; the game's step; the board's step. If the process dies or Redis fails between them,
+the next load of the game or read of its board writes the entry, after reading the account's
+mark if the screen is due (`server.boards.leaderboard`). A race game shares its race's slot and
 finishes in one script. The caller must acknowledge a move only after :meth:`append_move`
 returns: the move is then in Redis (and its AOF).
 """
@@ -33,15 +37,17 @@ import redis.asyncio
 
 from server.boards.leaderboard import (
     LUA_WRITE_ENTRY,
+    MARKED_NOTE,
     BoardEntries,
     Entry,
     PendingEntry,
     board_expire_at,
     entry_from_json,
+    marked_verdict,
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
-from server.players.crowns import Crowns
+from server.players.crowns import CROWNS, Crowns
 from server.players.history import DailyResult, History
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
@@ -55,7 +61,7 @@ from server.runtime.errors import (
     translate_redis_errors,
 )
 
-__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore", "new_game_fields"]
+__all__ = ["UNDO", "FinalResult", "GameRecord", "GameStore", "PlayedLog", "new_game_fields"]
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +155,11 @@ return {0, push_move(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], seq, st[3])}
 # like every other: redis-py's cluster MULTI pipeline failed with an AttributeError instead of
 # a connection error while a master died, tests/server/redis/test_cluster_faults.py).
 _LOAD_LUA = "return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}"
+# The same with the move times (the cached game's, `GameService`): KEYS game, log, times.
+_LOAD_PLAYED_LUA = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1),
+        redis.call('LRANGE', KEYS[3], 0, -1)}
+"""
 
 # What the fair-play screen reads of a game about to finish, at one instant.
 _SCREEN_READ_LUA = """
@@ -179,10 +190,15 @@ return 1
 """
 
 # KEYS: game, log, times. The game's step of a daily finish.
-# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held, day_end, rollover}:
-#       expected seq, the final move to log (if final), now_ms, the `PendingEntry` JSON, the
-#       result fields, the screen's verdict JSON when it holds the result ('' otherwise), the
-#       day's end (ms) and whether this is the close at the day's end.
+# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held, day_end, rollover,
+#       board, due}: expected seq, the final move to log (if final), now_ms, the `PendingEntry`
+#       JSON, the result fields, the screen's verdict JSON when it holds the result ('' otherwise),
+#       the day's end (ms), whether this is the close at the day's end, whether the game is on a
+#       board, and (optional) the screen's verdict JSON without the account's mark when the
+#       mark is read in the same round trip: the record is then "finished, screen due"
+#       (field ``screen``) until the mark is known (`BoardEntries.resolve_due`); and
+#       (optional) ``brief`` with ``hints``: the caller has the record cached, so a first
+#       finish returns {0} alone, and a hint count other than the cached one is stale too.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
 # (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
@@ -192,7 +208,7 @@ _FINISH_GAME_LUA = (
     + _LUA_DAY_OVER
     + """
 local a = cjson.decode(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints')
 if not st[1] then return {-1} end
 if a.rollover ~= true then
   if st[4] == '1' then return {-5, tonumber(st[2])} end
@@ -202,6 +218,7 @@ if a.rollover ~= true then
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
+if a.brief == true and tonumber(st[5] or '0') ~= a.hints then return {-3, tonumber(st[2])} end
 local extra = {'entry', a.entry}
 if a.held ~= '' then
   extra[#extra + 1] = 'held'
@@ -209,12 +226,17 @@ if a.held ~= '' then
 elseif a.board ~= false then
   extra[#extra + 1] = 'pending'
   extra[#extra + 1] = '1'
+  if a.due ~= nil and a.due ~= '' then
+    extra[#extra + 1] = 'screen'
+    extra[#extra + 1] = a.due
+  end
 end
 if a.rollover == true then
   extra[#extra + 1] = 'day_over'
   extra[#extra + 1] = a.now
 end
 seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
+if a.brief == true then return {0} end
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -325,6 +347,10 @@ class GameRecord:
     tier: str | None = None
     #: A catch-up game of a past day of the month: on no board, in no history.
     catchup: bool = False
+    #: "Screen due": the screen's verdict (JSON) without the account's mark, while the mark
+    #: is not known yet (a finish cut short between its two round trips); resolved by reading
+    #: the mark before the result is published (`BoardEntries.resolve_due`).
+    screen: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -352,7 +378,12 @@ _KINDS: dict[str, Literal["daily", "race", "free"]] = {
 }
 
 
-def _record(raw: dict[str, str] | list[str]) -> GameRecord:
+def _record(
+    raw: dict[str, str] | list[str], k: keys.GameKeys | None = None, *, settled: bool = False
+) -> GameRecord:
+    """A stored record (a hash, or HGETALL's field/value list); ``k``: its game's keys, when
+    the caller has them; ``settled``: as it is once its board's step is done (no ``pending``
+    entry, no "screen due")."""
     d = raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
     result = None
     if d.get("status") == "finished":
@@ -368,7 +399,11 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
             hints=int(d.get("hints", 0)),
             rollover=d.get("rollover") == "1",
         )
-    k = keys.parse_game_id(d["game_id"])
+    if k is None:
+        k = keys.parse_game_id(d["game_id"])
+    raw_entry = d.get("entry")
+    entry = PendingEntry.loads(raw_entry) if raw_entry is not None else None
+    daily = k if isinstance(k, keys.DailyGameKeys) else None
     return GameRecord(
         game_id=d["game_id"],
         kind=_KINDS.get(d.get("kind", ""), "daily"),
@@ -383,13 +418,30 @@ def _record(raw: dict[str, str] | list[str]) -> GameRecord:
         finished_at_ms=int(d["finished_at_ms"]) if "finished_at_ms" in d else None,
         result=result,
         hints=int(d.get("hints", 0)),
-        pending_entry=PendingEntry.loads(d["entry"]) if d.get("pending") and "entry" in d else None,
-        entry=PendingEntry.loads(d["entry"]) if "entry" in d else None,
+        pending_entry=entry if d.get("pending") and not settled else None,
+        entry=entry,
         held=d.get("held") or None,
         review=d.get("review") or None,
-        tier=k.tier if isinstance(k, keys.DailyGameKeys) else None,
-        catchup=isinstance(k, keys.DailyGameKeys) and k.catchup,
+        tier=daily.tier if daily is not None else None,
+        catchup=daily is not None and daily.catchup,
+        screen=None if settled else d.get("screen") or None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedLog:
+    """What the fair-play screen reads of a game about to finish, as the process that holds
+    it cached has it (`server.games.service.LiveGame`): its log, the server's interval before
+    each move, and its last move's time. It speaks for the game at the seq the finish's step
+    checks in Redis: a stale one fails that check (`Conflict`) and nothing is written."""
+
+    moves: Sequence[str]
+    intervals_ms: Sequence[int]
+    last_move_at_ms: int
+    #: The game's record as cached (playing, at that seq): the finish's step then does not
+    #: send the record back (its hint count is checked instead, the rest does not change
+    #: during play), and the finished record is made from it here.
+    record: GameRecord | None = None
 
 
 def new_game_fields(
@@ -441,6 +493,7 @@ class GameStore:
         self.entries = BoardEntries(redis, commit=self.batch)
         self._hint = LuaScript.of(_HINT_LUA)
         self._load = LuaScript.of(_LOAD_LUA)
+        self._load_played = LuaScript.of(_LOAD_PLAYED_LUA)
         self._screen_read = LuaScript.of(_SCREEN_READ_LUA)
         self._enlist = LuaScript.of(_ENLIST_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
@@ -451,7 +504,7 @@ class GameStore:
         #: account's results are held either way.
         self.screen_results = True
         #: The day's par of a variant for the screen (the app sets it from its deal store).
-        self.par_of: Callable[[str, dt.date, str], Awaitable[int | None]] | None = None
+        self.par_of: Callable[[str, dt.date, str, bool], Awaitable[int | None]] | None = None
 
     async def start_daily(
         self, variant: str, date: dt.date, player_id: str, seed: int, now_ms: int
@@ -543,6 +596,19 @@ class GameStore:
         return await self._settled(k, _record(raw)), list(moves)
 
     @translate_redis_errors
+    async def load_played(self, game_id: str) -> tuple[GameRecord, list[str], list[int]]:
+        """`load` with the server's interval before each move (the `times` list): what a
+        process caches of a game for the screen of its finish (`PlayedLog`)."""
+        k = keys.parse_game_id(game_id)
+        raw, moves, times = cast(
+            tuple[list[str], list[str], list[str]],
+            await self.batch.eval(self._load_played, (k.game, k.log, k.times)),
+        )
+        if not raw:
+            raise NotFound("no such game")
+        return await self._settled(k, _record(raw)), list(moves), [int(t) for t in times]
+
+    @translate_redis_errors
     async def version(self, game_key: str) -> tuple[str, int]:
         """A stored game's status and seq, to tell whether a cached copy is current."""
         status, seq = await self._r.hmget(game_key, ["status", "seq"])
@@ -556,11 +622,24 @@ class GameStore:
         return int(await self._r.llen(log_key))
 
     async def _settled(self, k: keys.GameKeys, record: GameRecord) -> GameRecord:
-        """The record, its board entry written first if that step is still owed."""
+        """The record, its board entry written first if that step is still owed (after the
+        account's mark is read, if the screen is due: a marked account's result is held)."""
         if record.pending_entry is None or not isinstance(k, keys.DailyGameKeys):
             return record
+        if record.screen is not None:
+            raw = await self.entries.resolve_due(k, record.screen)
+            if raw is not None:
+                held = _record(raw)
+                await self.record_history(held)  # held: out of the player's outbox
+                return held
+            # A finish cut short after its first trip, whose outbox write may have failed
+            # beside its step (a cluster): its history is recorded here too (idempotent).
+            await self.entries.write(k, record.pending_entry)
+            settled = replace(record, pending_entry=None, screen=None)
+            await self.record_history(settled)
+            return settled
         await self.entries.write(k, record.pending_entry)
-        return replace(record, pending_entry=None)
+        return replace(record, pending_entry=None, screen=None)
 
     async def append_move(
         self, game_id: str, expected_seq: int, move_text: str, now_ms: int
@@ -608,10 +687,13 @@ class GameStore:
         expected_seq: int,
         *,
         rollover: bool = False,
+        played: PlayedLog | None = None,
     ) -> tuple[GameRecord, Entry]:
         """(Optionally) log ``final_move``, mark the game finished with ``result`` and write
         its leaderboard entry; returns the record and the entry with its rank now. A daily
         game in two steps (module docstring): the entry is on the board when this returns.
+        ``played``: the game as the caller has it cached at ``expected_seq`` (its log and move
+        times): a daily finish is then screened here and takes two round trips, not three.
 
         Exactly once: if the game is already finished nothing new is written (an entry still
         owed is written) and the stored record and entry are returned (so a retried finish is
@@ -639,6 +721,13 @@ class GameStore:
         )
         expire_at = board_expire_at(k.date, self.retention_days)
         if isinstance(k, keys.DailyGameKeys):
+            pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
+            if played is not None and not k.catchup and not rollover:
+                cached = await self._screen_played(k, result, now_ms, final_move, played)
+                if not cached.held:  # held by its pace: the path below (the desk first)
+                    return await self._finish_daily_due(
+                        k, result, pending, now_ms, final_move, expected_seq, cached, played
+                    )
             # Round trip 1: the screen's read, the account's mark and both outboxes (the
             # history's, the board's), independent, so one batch of the group commit. The
             # outboxes are written before the game's step either way: a result the screen
@@ -653,7 +742,7 @@ class GameStore:
             return await self._finish_daily(
                 k,
                 result,
-                PendingEntry(entry.score, entry.member, entry.data, expire_at),
+                pending,
                 now_ms,
                 final_move,
                 expected_seq,
@@ -757,7 +846,7 @@ class GameStore:
             await _all(marked_f, *riders)
             verdict = screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
             if marked_f.result():
-                return verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
+                return verdict.with_reason(Reason.ACCOUNT_MARKED, MARKED_NOTE)
             return verdict
         read_f = self.batch.eval_soon(self._screen_read, (k.game, k.times, k.log))
         par = await self._par(k) if isinstance(k, keys.DailyGameKeys) else None
@@ -766,32 +855,48 @@ class GameStore:
         (last, variant), times, log_ = cast(
             tuple[tuple[str | None, str | None], list[str], list[str]], read
         )
-        intervals = [int(t) for t in times]
-        moves = [str(m) for m in log_]
-        if final_move is not None:
-            intervals.append(max(0, now_ms - int(last or now_ms)))
-            moves.append(final_move)
-        n = min(len(intervals), len(moves))  # equal unless moves predate the times list
-        verdict = screen(
-            Play(
-                variant=str(variant or ""),
-                intervals_ms=intervals[len(intervals) - n :],
-                log=moves[len(moves) - n :],
-                won=result.won,
-                moves=result.moves,
-                hints=result.hints,
-                par=par,
-            )
+        verdict = _verdict(
+            str(variant or ""),
+            [int(t) for t in times],
+            [str(m) for m in log_],
+            int(last or now_ms),
+            result,
+            now_ms,
+            final_move,
+            par,
         )
         if marked:
-            verdict = verdict.with_reason(Reason.ACCOUNT_MARKED, "the account is marked")
+            verdict = verdict.with_reason(Reason.ACCOUNT_MARKED, MARKED_NOTE)
         return verdict
+
+    async def _screen_played(
+        self,
+        k: keys.DailyGameKeys,
+        result: FinalResult,
+        now_ms: int,
+        final_move: str | None,
+        played: PlayedLog,
+    ) -> Verdict:
+        """The screen's verdict from the caller's cached game, without the account's mark
+        (read beside the game's step, `_finish_daily_due`)."""
+        if not self.screen_results:
+            return screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
+        return _verdict(
+            k.variant,
+            list(played.intervals_ms),
+            list(played.moves),
+            played.last_move_at_ms,
+            result,
+            now_ms,
+            final_move,
+            await self._par(k),
+        )
 
     async def _par(self, k: keys.DailyGameKeys) -> int | None:
         if self.par_of is None:
             return None
         try:
-            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER)
+            return await self.par_of(k.variant, k.date, k.tier or keys.DAILY_TIER, k.catchup)
         except StoreUnavailable:
             return None
 
@@ -812,51 +917,109 @@ class GameStore:
         # game's step marks it held: a round trip more, only for a held result.
         if held and not k.catchup:  # a catch-up game is on no board: nothing to review
             await self._hold(k, now_ms)
-        arg = json.dumps(
-            {
-                "seq": expected_seq,
-                "final": final_move is not None,
-                "move": final_move or "",
-                "now": str(now_ms),
-                "entry": entry.dumps(),
-                "fields": {f: str(v) for f, v in result.fields().items()},
-                "held": held,
-                "day_end": k.end_ms,
-                "rollover": rollover,
-                "board": not k.catchup,
-            },
-            separators=(",", ":"),
-        )
+        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
         res = cast(
             list[Any],
             await self.batch.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
         )
+        d = await self._stepped(k, res)
+        if k.catchup:  # on no board: its entry ranks nowhere
+            record = _record(d, k)
+            await self.record_history(record)
+            return record, entry_from_json(0, k.player_id, entry.data)
+        if (due := d.get("screen")) is not None:  # another finish left it "screen due"
+            raw = await self.entries.resolve_due(k, due)
+            d = _fields(raw) if raw is not None else d
+        return await self._published(k, _record(d, k, settled=True), "pending" in d)
+
+    async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> dict[str, str]:
+        """The record (its fields) the game's step of a daily finish returned, or its
+        error."""
         code = int(res[0])
         if code == -1:  # no such game: nothing will be owed to the board
             await self.entries.dequeue(k)
         if code < 0:  # a stale seq stays: another process may be finishing the game now
             raise _error(code, res[1] if len(res) > 1 else None)
-        record = _record(res[1])
-        if k.catchup:  # on no board: its entry ranks nowhere
-            await self.record_history(record)
-            return record, entry_from_json(0, k.player_id, entry.data)
+        return _fields(res[1])
+
+    async def _finish_daily_due(
+        self,
+        k: keys.DailyGameKeys,
+        result: FinalResult,
+        entry: PendingEntry,
+        now_ms: int,
+        final_move: str | None,
+        expected_seq: int,
+        verdict: Verdict,
+        played: PlayedLog,
+    ) -> tuple[GameRecord, Entry]:
+        """A daily finish screened from the caller's cached game, in two round trips:
+
+        1. both outboxes (the history's, the board's), the account's mark and the game's
+           step, which marks it finished, ``pending`` and "screen due" (the mark is on
+           another slot: not known to the step);
+        2. the board's step with the history's record and the marks' clearing, or, for a
+           marked account, its hold (the desk's ``ZADD``, then the game marked held: two
+           more, as any held result).
+
+        Should the process die between them, the game stays in both outboxes and "screen
+        due": whoever publishes it next reads the mark first (`BoardEntries.resolve_due`).
+        """
+        fp = keys.fairplay_marked()
+        history_f = self.history.mark_pending_soon(k.player_id, k.game_id)
+        board_f = self.entries.enqueue_soon(k, entry.expire_at)
+        marked_f = self.batch.run_soon(fp, "HEXISTS", fp, k.player_id)
+        due = verdict.dumps()
+        base = played.record
+        brief = base is not None and base.game_id == k.game_id and not base.finished
+        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief)
+        step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), (arg,))
+        await asyncio.gather(history_f, board_f, marked_f, step_f, return_exceptions=True)
+        # The step decides (its error first: a stale seq wrote nothing). An outbox that
+        # failed beside a step that did not is only for recovery: step 2 does its work now.
+        for f in (history_f, board_f):
+            if f.exception() is not None:
+                log.warning("outbox of %s not written: %s", k.game_id, f.exception())
+        res = cast(list[Any], step_f.result())
+        screen: str | None
+        if base is not None and brief and len(res) == 1 and int(res[0]) == 0:
+            # Finished now as sent: the record is the cached one finished (no read-back).
+            last = now_ms if final_move is not None else played.last_move_at_ms
+            record = _finished(base, result, entry, now_ms, expected_seq, final_move, last)
+            owed, screen = True, due
+        else:  # an error, or finished already (maybe by another process: its record)
+            d = await self._stepped(k, res)
+            record, owed, screen = _record(d, k, settled=True), "pending" in d, d.get("screen")
+        if (error := marked_f.exception()) is not None:
+            raise error  # the mark unknown: the game stays "screen due" for its readers
+        if screen is not None and marked_f.result():  # its own, or a crashed finish's
+            d = _fields(await self.entries.hold(k, marked_verdict(screen)))
+            record, owed = _record(d, k, settled=True), "pending" in d
+        return await self._published(k, record, owed)
+
+    async def _published(
+        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool
+    ) -> tuple[GameRecord, Entry]:
+        """The board's step of a finished daily game (not catch-up; its screen resolved),
+        with its history's record: ``record`` as it is once settled, ``owed`` whether its
+        entry is still owed to the board. Returns it with its stored entry and rank (none
+        if held)."""
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
             return record, entry_from_json(0, k.player_id, record.entry.data)
-        # Step 2 with the stored entry (another process's, if it finished first), and the
-        # history's record beside it (independent of the board): one batch, no task each.
-        # The history's command is queued first; the board's coroutine queues its own before
-        # it first waits, so all go in the same batch.
+        # Step 2 with the stored entry (another process's, if it finished first; None: only
+        # read, nothing owed), the marks' clearing and the history's record beside it
+        # (independent of the board): one batch, queued as futures (the board's coroutine
+        # queues its own before it first waits).
         history = self._record_history_soon(record)
         try:
-            rank, raw_entry = await self.entries.write(k, record.pending_entry)
+            rank, raw_entry = await self.entries.write(k, record.entry if owed else None)
         finally:
-            if history is not None:
+            if history is not None and not history.done():  # answered in the same batch
                 await asyncio.gather(history, return_exceptions=True)
         if history is not None:
             self._history_recorded(record, history)
-        record = replace(record, pending_entry=None)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
@@ -921,15 +1084,9 @@ class GameStore:
             hints=r.hints,
             finished_at_ms=record.finished_at_ms,
         )
-        if crowned:  # crowns first (idempotent): a crash between leaves the game owed
-            return asyncio.ensure_future(self._crowned_then_recorded(record, tier, result))
+        if crowned:  # crowns first, in the record's script (its keys share the tag)
+            return self.history.record_soon(result, crowns=(tier, CROWNS[tier]))
         return self.history.record_soon(result)
-
-    async def _crowned_then_recorded(
-        self, record: GameRecord, tier: str, result: DailyResult
-    ) -> None:
-        await self.crowns.award(record.player_id, record.variant, record.date, tier, None, won=True)
-        await self.history.record(result)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:
@@ -948,6 +1105,104 @@ class GameStore:
     def _check_move(self, text: str) -> None:
         if not isinstance(text, str) or not 0 < len(text) <= self.max_move_len:
             raise InvalidInput(f"move text must be 1..{self.max_move_len} characters")
+
+
+def _finished(
+    base: GameRecord,
+    result: FinalResult,
+    entry: PendingEntry,
+    now_ms: int,
+    expected_seq: int,
+    final_move: str | None,
+    last_move_at_ms: int,
+) -> GameRecord:
+    """The record a brief daily step (`_FINISH_GAME_LUA`) stored, from the cached one it
+    checked (seq and hints: nothing else of a record changes during play), once settled."""
+    return GameRecord(
+        game_id=base.game_id,
+        kind=base.kind,
+        variant=base.variant,
+        date=base.date,
+        player_id=base.player_id,
+        seed=base.seed,
+        started_at_ms=base.started_at_ms,
+        status="finished",
+        seq=expected_seq + (final_move is not None),
+        last_move_at_ms=last_move_at_ms,
+        finished_at_ms=now_ms,
+        result=result,
+        hints=result.hints,
+        entry=entry,
+        tier=base.tier,
+        catchup=base.catchup,
+    )
+
+
+def _fields(raw: list[str]) -> dict[str, str]:
+    """A record's fields from HGETALL's field/value list."""
+    return dict(zip(raw[::2], raw[1::2], strict=True))
+
+
+def _finish_arg(
+    k: keys.DailyGameKeys,
+    result: FinalResult,
+    entry: PendingEntry,
+    now_ms: int,
+    final_move: str | None,
+    expected_seq: int,
+    held: str,
+    rollover: bool,
+    due: str = "",
+    brief: bool = False,
+) -> str:
+    """The one JSON argument of a daily game's step (`_FINISH_GAME_LUA`)."""
+    return json.dumps(
+        {
+            "seq": expected_seq,
+            "final": final_move is not None,
+            "move": final_move or "",
+            "now": str(now_ms),
+            "entry": entry.dumps(),
+            "fields": {f: str(v) for f, v in result.fields().items()},
+            "held": held,
+            "day_end": k.end_ms,
+            "rollover": rollover,
+            "board": not k.catchup,
+            "due": due,
+            "brief": brief,
+            "hints": result.hints,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _verdict(
+    variant: str,
+    intervals: list[int],
+    moves: list[str],
+    last_move_at_ms: int,
+    result: FinalResult,
+    now_ms: int,
+    final_move: str | None,
+    par: int | None,
+) -> Verdict:
+    """The screen's verdict on a game's log and move times (the final move's interval from
+    its last move's time), without the account's mark."""
+    if final_move is not None:
+        intervals.append(max(0, now_ms - last_move_at_ms))
+        moves.append(final_move)
+    n = min(len(intervals), len(moves))  # equal unless moves predate the times list
+    return screen(
+        Play(
+            variant=variant,
+            intervals_ms=intervals[len(intervals) - n :],
+            log=moves[len(moves) - n :],
+            won=result.won,
+            moves=result.moves,
+            hints=result.hints,
+            par=par,
+        )
+    )
 
 
 async def _all(*futures: asyncio.Future[object]) -> None:

@@ -145,7 +145,7 @@ async def welcome(
     tiers = None
     if version >= TIERS:
         today = utc_date(now)
-        tiers = (await day_tiers(s, player.id, [today], today))[today]
+        tiers = (await day_tiers(s, player.id, [today], today, played=not new_player))[today]
     return p.Welcome(
         id=req_id,
         version=version,
@@ -263,7 +263,7 @@ def _safe(s: Services, live: LiveGame, view: View | None = None) -> tuple[p.Safe
     in words; their engine time is counted. `view`: the game's view, if made already."""
     started = time.perf_counter()
     if view is None:
-        view = live.game.view()
+        view = s.games.told(live)
     safe = tuple(
         p.SafeMove(move=str(m), text=move_text(view, m)) for m in safe_moves(live.game, view)
     )
@@ -407,7 +407,7 @@ def _follow(
     (none once the game is finished). Its engine time is counted."""
     s = session.services
     started = time.perf_counter()
-    view = live.game.view()
+    view = s.games.told(live)  # `over` as the reply's `finished` says (not a verdict unsaid)
     out = played_text(view, events), view_patch(view, events)
     s.games.count_engine(live.record.variant, time.perf_counter() - started)
     return (*out, () if live.record.finished else _safe(s, live, view))

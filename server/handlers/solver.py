@@ -9,8 +9,10 @@ from engine.words import move_text
 from protocol.fields import RULES_FREE
 from server.games.daily import utc_date
 from server.games.deals import hint_for
+from server.redis import keys
 from server.redis.keys import RaceGameKeys, parse_game_id
-from server.runtime.errors import GameOver
+from server.redis.quota import HOUR_MS, take_hourly
+from server.runtime.errors import GameOver, SolverBusy
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -24,8 +26,18 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     await s.games.ensure_day_open(live, player.name)
     if live.record.finished:
         raise GameOver("the game is over")
+    pool = s.deals.pool
     async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
-        move = await s.deals.pool.run(hint_for, live.game, s.config.hint_budget_s)
+        if live.record.kind == "free":  # unranked: a few an hour, on spare capacity only
+            if not pool.spare_free():  # refused before it is counted
+                raise SolverBusy(
+                    "the solver is busy with today's deals and daily hints; free-game hints "
+                    "wait for a free worker: retry in a few seconds"
+                )
+            await _count_free_hint(session, player.id)
+            move = await pool.run_spare(hint_for, live.game, s.config.hint_budget_s)
+        else:
+            move = await pool.run(hint_for, live.game, s.config.hint_budget_s)
     hints = live.record.hints
     if move is not None:  # only a hint actually given counts against the player
         hints = await s.games.add_hint(live, player.name)
@@ -39,6 +51,20 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
         if move and RULES_FREE in session.features
         else None,
     )
+
+
+async def _count_free_hint(session: Session, pid: str) -> None:
+    """One free-game hint of the player's hour (`Config.free_hints_per_hour`); every hint
+    the solver takes up counts (a search costs the same whether it finds a move or not);
+    `limit_reached` past them."""
+    s = session.services
+    key = keys.free_hints(pid, s.clock.now_ms() // HOUR_MS)
+    if not await take_hourly(s.store.batch, key, s.config.free_hints_per_hour):
+        raise p.ProtocolError(
+            f"free games take {s.config.free_hints_per_hour} hints an hour; try again later "
+            "(daily games' hints are not limited so)",
+            code=p.ErrorCode.LIMIT_REACHED,
+        )
 
 
 #: How long a client is told to wait before asking again for the seeds of a day not closed.
@@ -81,6 +107,8 @@ async def game_export(session: Session, req: p.GameExport) -> p.ServerMessage:
         over = race.status == "finished"
     else:  # its day over and every game of it settled (the closed marker in Redis)
         over = record.date < today and await s.day_closer.day_closed(record.date)
+        if record.catchup:  # its deal is the day's catch-up deal: secret till the month closes
+            over = over and await s.day_closer.month_closed(record.date)
     if not over or not record.finished:
         raise p.ProtocolError(
             "a game's moves are published once its race is over, or its day is over and"

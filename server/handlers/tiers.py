@@ -3,9 +3,12 @@
 The medium tier of a (variant, day) is the daily game (``d.`` id, the daily board, the
 history); easy, hard and expert are games of their own (``t.`` ids, a board each), certified
 ahead by `server.games.deals.DailyDeals.prepare_tiers_ahead`, never on a request. A past day
-of the current month can be played as a catch-up game of any tier the player did not start on the
-day (``c.`` ids): on no board, in no history, its result marked ``catchup``; a won tier gives
-the month's crowns either way (`server.players.crowns`).
+of the current month, from the day the player's account was created (UTC) on, can be played
+as a catch-up game of any tier the player did not start on the day (``c.`` ids): on no board,
+in no history, its result marked ``catchup``; a won tier gives the month's crowns either way
+(`server.players.crowns`). A catch-up game plays the day's catch-up deal of its tier, not the
+day's own deal (whose seed is public once the day closes): certified in the background like
+the tiers, secret until the month is closed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 import protocol as p
 from engine import VARIANT_IDS
 from server.games.daily import utc_date
-from server.games.deals import DayTiers, Deal
+from server.games.deals import DayTiers, Deal, TierDeal
 from server.games.service import LiveGame
 from server.games.store import GameRecord
 from server.players.crowns import BADGES, badge_for
@@ -88,18 +91,53 @@ async def start_tier_game(
             f"catch-up games are for the past days of this month ({today:%Y-%m}); "
             f"{date.isoformat()} is not one"
         )
-    # One attempt per tier and day: a tier started on its day answers that game.
-    ranked = keys.tier_game_id(variant, date, pid, tier)
-    existing = (await s.store.get_many([ranked]))[0]
+    joined = utc_date(me.created_at_ms)
+    if date < joined:
+        raise p.BadRequest(
+            f"catch-up games are open from the day you joined ({joined.isoformat()}) on; "
+            f"{date.isoformat()} is before it"
+        )
+    # One attempt per tier and day: a tier started on its day answers that game, a catch-up
+    # game started before answers itself with its own deal (resume).
+    ids = [keys.tier_game_id(variant, date, pid, tier, catchup=c) for c in (False, True)]
+    existing = next((r for r in await s.store.get_many(ids) if r is not None), None)
     if existing is not None:
-        live = await s.games.current(ranked, pid)
-        par = await _par(s, variant, date, tier)
+        live = await s.games.current(existing.game_id, pid)
+        par = await game_par(s, live.record)
     else:
-        seed, par = await _tier_seed(s, variant, date, tier, today=False)
+        seed, par = await _catchup_seed(s, variant, date, tier)
         live = await s.games.start_tier(variant, date, pid, tier, seed, catchup=True)
     if s.games.day_over(live) and not live.record.finished:  # closed lazily when read
         live = await s.games.close_day(live.record.game_id, pid, me.name)
     return live, par
+
+
+async def _catchup_seed(
+    s: Services, variant: str, date: dt.date, tier: str
+) -> tuple[int, int | None]:
+    """(seed, par) of the day's catch-up deal of a tier: of its own secret sequence, never
+    the day's published deal; never certified here (`SolverBusy` until the background pass
+    has stored it, `NotFound` when the tier has none)."""
+    found = await s.deals.tiers_for_request(variant, date, catchup=True)
+    if found is None:
+        raise SolverBusy(
+            f"the {date.isoformat()} catch-up deals of {variant} are still being certified; "
+            "retry later"
+        )
+    tier_deal = found.deals.get(tier)
+    if tier_deal is None:
+        raise NotFound(
+            f"no {tier} catch-up deal of {variant} on {date.isoformat()}: none was found in "
+            "the certification's budget (docs/deals.md)"
+        )
+    return tier_deal.seed, tier_deal.par
+
+
+def _catchup_deal(found: DayTiers | None, tier: str, seed: int) -> TierDeal | None:
+    """The catch-up deal a catch-up game of ``seed`` plays; None for a game dealt before the
+    day had catch-up deals (it kept the day's own deal, and its par)."""
+    tier_deal = found.deals.get(tier) if found else None
+    return tier_deal if tier_deal is not None and tier_deal.seed == seed else None
 
 
 async def _par(s: Services, variant: str, date: dt.date, tier: str) -> int | None:
@@ -113,7 +151,13 @@ async def _par(s: Services, variant: str, date: dt.date, tier: str) -> int | Non
 
 async def game_par(s: Services, record: GameRecord) -> int | None:
     """The par of a daily, tier or catch-up game's deal."""
-    return await _par(s, record.variant, record.date, record.tier or keys.DAILY_TIER)
+    tier = record.tier or keys.DAILY_TIER
+    if record.catchup:
+        found = await s.deals.peek_tiers(record.variant, record.date, catchup=True)
+        deal = _catchup_deal(found, tier, record.seed)
+        if deal is not None:
+            return deal.par
+    return await _par(s, record.variant, record.date, tier)
 
 
 def _state(record: GameRecord, now: int) -> str:
@@ -129,19 +173,25 @@ async def day_tiers(
     dates: Sequence[dt.date],
     today: dt.date,
     variants: Sequence[str] = VARIANT_IDS,
+    *,
+    played: bool = True,
 ) -> dict[dt.date, tuple[p.DayTier, ...]]:
-    """Each variant's tiers of each of ``dates`` with the player's state in each."""
+    """Each variant's tiers of each of ``dates`` with the player's state in each.
+    ``played=False``: the player has no game yet (created by this very `hello`), so none
+    of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
+    `welcome` more server CPU than 10 moves: docs/performance.md)."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
     pairs = [(v, d) for d in shown for v in variants]
     deals, tiers = await s.deals.peek_days(pairs)
+    catchups = await s.deals.peek_catchup_days([(v, d) for v, d in pairs if d < today])
     ids: list[str] = []
     for d in shown:
         for v in variants:
             for t in keys.TIER_NAMES:
                 ids.append(keys.tier_game_id(v, d, pid, t))
                 ids.append(keys.tier_game_id(v, d, pid, t, catchup=True))
-    records = dict(zip(ids, await s.store.get_many(ids), strict=True))
+    records = dict(zip(ids, await s.store.get_many(ids), strict=True)) if played else {}
     out: dict[dt.date, tuple[p.DayTier, ...]] = {}
     for d in dates:
         cells: list[p.DayTier] = []
@@ -152,7 +202,15 @@ async def day_tiers(
                     continue
                 cells.append(
                     _cell(
-                        s, pid, (v, d, t), today, now, records, deals.get((v, d)), tiers.get((v, d))
+                        s,
+                        pid,
+                        (v, d, t),
+                        today,
+                        now,
+                        records,
+                        deals.get((v, d)),
+                        tiers.get((v, d)),
+                        catchups.get((v, d)),
                     )
                 )
         out[d] = tuple(cells)
@@ -168,6 +226,7 @@ def _cell(
     records: dict[str, GameRecord | None],
     deal: Deal | None,
     found: DayTiers | None,
+    catchups: DayTiers | None = None,
 ) -> p.DayTier:
     variant, date, tier = key
     par: int | None
@@ -182,6 +241,8 @@ def _cell(
         game_id = keys.tier_game_id(variant, date, pid, tier, catchup=catchup)
         record = records.get(game_id)
         if record is not None:
+            if catchup and (own := _catchup_deal(catchups, tier, record.seed)) is not None:
+                par = own.par  # else dealt before catch-up deals: the day's own deal
             return p.DayTier(
                 variant=variant,
                 tier=tier,
@@ -190,6 +251,14 @@ def _cell(
                 game_id=game_id,
                 par=par,
             )
+    if date < today and same_month(date, today):  # open to catch-up: its own deals
+        catchup_deal = catchups.deals.get(tier) if catchups else None
+        par = catchup_deal.par if catchup_deal else None
+        if catchups is None:  # still being certified (uncertified: dealt by the first start)
+            state = "pending" if s.deals.certify else "not_played"
+        else:
+            state = "not_played" if catchup_deal else "absent"
+        return p.DayTier(variant=variant, tier=tier, state=state, par=par)
     if absent:
         state = "absent"
     elif known or not s.deals.certify:
@@ -202,7 +271,8 @@ def _cell(
 
 
 async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
-    pid = session.require_player().id
+    me = session.require_player()
+    pid = me.id
     if not session.speaks(p.TIERS):
         raise p.ProtocolError(
             f"'calendar.get' needs protocol version {p.TIERS}", code=p.ErrorCode.UNKNOWN_TYPE
@@ -217,6 +287,7 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
         raise NotFound(f"unknown variant {req.variant!r}; one of: {', '.join(VARIANT_IDS)}")
     variants = VARIANT_IDS if req.variant is None else (req.variant,)
     days = _month_days(year, month)
+    joined = utc_date(me.created_at_ms)  # no catch-up before the account existed
     cells = await day_tiers(s, pid, days, today, variants)
     crowns = sum((await s.store.crowns.of_month(pid, year, month)).values())
     badge = badge_for(crowns)
@@ -227,7 +298,7 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
         days=tuple(
             p.CalendarDay(
                 date=d.isoformat(),
-                catchup_open=d < today and same_month(d, today),
+                catchup_open=joined <= d < today and same_month(d, today),
                 variants=tuple(
                     p.VariantDay(
                         variant=v,

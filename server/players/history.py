@@ -9,7 +9,9 @@ Instead the history is derived from the stored result, exactly once:
 1. before the finish script, the game id goes into the player's ``pending`` set (an outbox);
 2. after it, `History.record` runs one script on the player's keys that adds the day's result
    unless it is already there (``HSETNX``), updates the totals and streak runs from the stored
-   days, trims days older than `keys.HISTORY_KEEP_DAYS`, and takes the game out of ``pending``;
+   days, trims days older than `keys.HISTORY_KEEP_DAYS`, and takes the game out of ``pending``
+   (a won daily game's crowns first, in the same script: `server.players.crowns` keys share
+   the player's tag);
 3. if a process dies between the two scripts, the game stays pending, and the next read of
    the player's profile or history records it from the stored game (`server.players.profiles`).
 
@@ -34,6 +36,7 @@ from typing import Any, cast
 
 import redis.asyncio
 
+from server.players.crowns import month_number
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import is_outage, translate_redis_errors
@@ -196,9 +199,7 @@ end
 # KEYS: days, won, res, rank, stats, pending.
 # ARGV: day number, won (0/1), result JSON, game id, score, time_ms, keep days.
 # Returns 1 when the day was recorded now, 0 when it already was (nothing changes).
-_RECORD_LUA = (
-    _LUA_RUNS
-    + """
+_RECORD_BODY = """
 local day, won = tonumber(ARGV[1]), ARGV[2] == '1'
 redis.call('SREM', KEYS[6], ARGV[4])
 if redis.call('HSETNX', KEYS[3], day, ARGV[3]) == 0 then return 0 end
@@ -227,6 +228,20 @@ if #old > 0 then
 end
 return 1
 """
+_RECORD_LUA = _LUA_RUNS + _RECORD_BODY
+
+# The same for a won daily game, its crowns first, in the same script (the crowns' keys share
+# the player's tag): KEYS 7, 8 the month's crowns hash and the months zset
+# (`server.players.crowns`, whose award script this repeats), ARGV 8-10 the crowns' field
+# ("<variant>|<date>|<tier>"), crowns and month number. Crowns once per field (HSETNX).
+_RECORD_CROWNED_LUA = (
+    _LUA_RUNS
+    + """
+if redis.call('HSETNX', KEYS[7], ARGV[8], ARGV[9]) == 1 then
+  redis.call('ZINCRBY', KEYS[8], ARGV[9], ARGV[10])
+end
+"""
+    + _RECORD_BODY
 )
 
 # KEYS: res, rank, stats. ARGV: day, rank, total, percentile basis points (-1: unknown).
@@ -292,6 +307,7 @@ class History:
         #: The finish path's two steps here go through the game store's group commit.
         self._commit = commit or Batcher(redis)
         self._record = LuaScript.of(_RECORD_LUA)
+        self._record_crowned = LuaScript.of(_RECORD_CROWNED_LUA)
         self._final_rank = LuaScript.of(_FINAL_RANK_LUA)
 
     @translate_redis_errors
@@ -319,29 +335,38 @@ class History:
         """Record a finished daily game once; True when it was recorded now."""
         return bool(await self.record_soon(result))
 
-    def record_soon(self, result: DailyResult) -> asyncio.Future[object]:
+    def record_soon(
+        self, result: DailyResult, *, crowns: tuple[str, int] | None = None
+    ) -> asyncio.Future[object]:
         """`record` queued in this iteration's batch; the future's reply is true when the
-        game was recorded now."""
+        game was recorded now. ``crowns``: the tier won and its crowns, awarded first in the
+        same script (a won daily game: one round trip, not an award then a record)."""
         pid, v = result.player_id, result.variant
+        names = (
+            keys.history_days(pid, v),
+            keys.history_won(pid, v),
+            keys.history_results(pid, v),
+            keys.history_ranks(pid, v),
+            keys.history_stats(pid, v),
+            keys.history_pending(pid),
+        )
+        args: tuple[str | int, ...] = (
+            day_number(result.date),
+            int(result.won),
+            result.dumps(),
+            result.game_id,
+            result.score,
+            result.time_ms,
+            self.keep_days,
+        )
+        if crowns is None:
+            return self._commit.eval_soon(self._record, names, args)
+        tier, n = crowns
+        d = result.date
         return self._commit.eval_soon(
-            self._record,
-            (
-                keys.history_days(pid, v),
-                keys.history_won(pid, v),
-                keys.history_results(pid, v),
-                keys.history_ranks(pid, v),
-                keys.history_stats(pid, v),
-                keys.history_pending(pid),
-            ),
-            (
-                day_number(result.date),
-                int(result.won),
-                result.dumps(),
-                result.game_id,
-                result.score,
-                result.time_ms,
-                self.keep_days,
-            ),
+            self._record_crowned,
+            (*names, keys.crowns(pid, d.year, d.month), keys.crown_months(pid)),
+            (*args, f"{v}|{d.isoformat()}|{tier}", n, month_number(d)),
         )
 
     @translate_redis_errors

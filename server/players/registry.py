@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -22,6 +22,7 @@ from server.runtime.errors import (
     InvalidInput,
     LimitReached,
     NameTaken,
+    NotTrusted,
     ReservedName,
     TokenRevoked,
     translate_redis_errors,
@@ -50,13 +51,17 @@ redis.call('HSET', KEYS[3], 'name', ARGV[4], 'token_hash', ARGV[3], 'created_at_
 return 1
 """
 
-# KEYS: by_token, player hash, the player's devices.  ARGV: pid, the caller's token hash, the
-# new token hash, "1" to revoke every session (the player's `epoch` goes up).
-# A device signed in by a code (its hash in the devices set) replaces its own token only; the
-# first device's token is the hash's `token_hash`. Revoking every session drops every token
-# of the player, devices included: the new one is the only one left.
+# KEYS: by_token, player hash, the player's devices, their records (`keys.player_device_info`),
+# the revoked digests.  ARGV: pid, the caller's token hash, the new token hash, "1" to revoke
+# every session (the player's `epoch` goes up), now ms, a code device's trial ms.
+# A device signed in by a code (its hash in the devices set) replaces its own token only (its
+# record follows); the first device's token is the hash's `token_hash`. Revoking every
+# session drops every token of the player, devices included: the new one is the only one
+# left, and the caller becomes the original device (a code device keeps how and when it
+# signed in, in the `orig_*` fields). A code device on trial may not revoke every session.
 # Returns the player's epoch after the change, -1 if the caller's token is no longer the
-# player's (revoked meanwhile), -2 if the new hash collides (caller retries).
+# player's (revoked meanwhile), -2 if the new hash collides (caller retries), -3 if the
+# caller is a code device on trial.
 _ROTATE_LUA = """
 if redis.call('HGET', KEYS[1], ARGV[2]) ~= ARGV[1] then
   return -1
@@ -64,22 +69,41 @@ end
 if redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then
   return -2
 end
+local mine, mine_id
+local info = redis.call('HGETALL', KEYS[4])
+for i = 1, #info, 2 do
+  local how, at, h, name = string.match(info[i + 1], '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  if h == ARGV[2] then
+    mine = {how, at, h, name}
+    mine_id = info[i]
+  end
+end
+if ARGV[4] == '1' and mine and tonumber(mine[2]) + tonumber(ARGV[6]) > tonumber(ARGV[5]) then
+  return -3
+end
 local current = redis.call('HGET', KEYS[2], 'token_hash')
 if ARGV[4] == '1' then
   for _, h in ipairs(redis.call('SMEMBERS', KEYS[3])) do
     redis.call('HDEL', KEYS[1], h)
   end
-  redis.call('DEL', KEYS[3])
+  redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 end
 redis.call('HDEL', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[1])
 if ARGV[4] ~= '1' and redis.call('SREM', KEYS[3], ARGV[2]) == 1 then
   redis.call('SADD', KEYS[3], ARGV[3])
+  if mine then
+    local rec = mine[1] .. '|' .. mine[2] .. '|' .. ARGV[3] .. '|' .. mine[4]
+    redis.call('HSET', KEYS[4], mine_id, rec)
+  end
 else
-  if current then
+  if current and current ~= '' then
     redis.call('HDEL', KEYS[1], current)
   end
   redis.call('HSET', KEYS[2], 'token_hash', ARGV[3])
+  if ARGV[4] == '1' and redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 and mine then
+    redis.call('HSET', KEYS[2], 'orig_how', mine[1], 'orig_at', mine[2], 'orig_name', mine[4])
+  end
 end
 if ARGV[4] == '1' then
   return redis.call('HINCRBY', KEYS[2], 'epoch', 1)
@@ -205,12 +229,16 @@ class PlayerRegistry:
         raise RuntimeError("could not allocate a unique player id")  # ~impossible
 
     @translate_redis_errors
-    async def rotate(self, player: Player, revoke_all: bool = False) -> tuple[Player, str]:
+    async def rotate(
+        self, player: Player, revoke_all: bool = False, trust_ms: int = 0
+    ) -> tuple[Player, str]:
         """A new token for ``player`` (as its session knows it: its `token_hash`); the old
         one stops working at once. ``revoke_all`` also raises the player's epoch: every
         other session of the player is closed (the app's session sweep reads `epochs`).
         Returns the player as the session now is, and the new token; raises
-        ``TokenRevoked`` when the session's token was replaced or revoked meanwhile."""
+        ``TokenRevoked`` when the session's token was replaced or revoked meanwhile and
+        ``NotTrusted`` when ``revoke_all`` comes from a device signed in by a code less than
+        ``trust_ms`` ago (`server.players.devices`)."""
         for _ in range(5):
             token = secrets.token_urlsafe(24)
             new_hash = hash_token(token)
@@ -220,14 +248,29 @@ class PlayerRegistry:
                     keys.players_by_token(),
                     keys.player(player.id),
                     keys.player_devices(player.id),
+                    keys.player_device_info(player.id),
+                    keys.player_revoked(player.id),
                 ),
-                (player.id, player.token_hash, new_hash, "1" if revoke_all else "0"),
+                (
+                    player.id,
+                    player.token_hash,
+                    new_hash,
+                    "1" if revoke_all else "0",
+                    self._clock.now_ms(),
+                    trust_ms,
+                ),
             )
             epoch = cast(int, res)
             if epoch >= 0:
                 return dataclasses.replace(player, epoch=epoch, token_hash=new_hash), token
             if epoch == -1:
                 raise TokenRevoked("this session's token was revoked; say hello again")
+            if epoch == -3:
+                raise NotTrusted(
+                    "this device signed in with a code less than "
+                    f"{trust_ms // 86_400_000 or 1} day(s) ago: it may not sign every other "
+                    "device out yet (an older device can sign it out)"
+                )
         raise RuntimeError("could not allocate a unique token")  # ~impossible
 
     @translate_redis_errors
@@ -241,6 +284,19 @@ class PlayerRegistry:
                 pipe.hget(keys.player(pid), "epoch")
             got: list[Any] = await pipe.execute()
         return {pid: int(epoch or 0) for pid, epoch in zip(wanted, got, strict=True)}
+
+    @translate_redis_errors
+    async def revoked_sessions(self, players: Sequence[Player]) -> list[bool]:
+        """For each session's ``player`` (as it said hello), whether its device was revoked
+        on its own since (`device.revoke`: its token digest in `keys.player_revoked`); one
+        pipelined round trip."""
+        if not players:
+            return []
+        async with self._r.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.sismember(keys.player_revoked(player.id), player.token_hash or "-")
+            got: list[Any] = await pipe.execute()
+        return [bool(x) for x in got]
 
     @translate_redis_errors
     async def backfill_folds(self) -> int:

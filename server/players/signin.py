@@ -15,6 +15,7 @@ account quota and the queue's same-address rules see the one account they always
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -22,15 +23,16 @@ from typing import Final, cast
 
 import redis.asyncio
 
+import protocol.devices as pd
 from protocol.signin import SIGNIN_ALPHABET, SIGNIN_CODE_LENGTH, normalize_code, show_code
 from server.players.registry import Player, PlayerRegistry, hash_token
-from server.redis import keys
+from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
 from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import InvalidCode, LimitReached, translate_redis_errors
 
-__all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "SigninCodes", "new_code"]
+__all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "Redeemed", "SigninCodes", "new_code"]
 
 #: How long a code lives.
 CODE_TTL_MS: Final = 5 * 60_000
@@ -59,17 +61,20 @@ redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1
 """
 
-# KEYS: the code's key, by_token, the player hash, the player's devices, the code-of key.
-# ARGV: the code's value as read ("<pid>|<expires at ms>"), the new token's digest, the pid,
-# the most devices a player may hold.
+# KEYS: the code's key, by_token, the player hash, the player's devices, the code-of key,
+# the devices' records.  ARGV: the code's value as read ("<pid>|<expires at ms>"), the new
+# token's digest, the pid, the most devices a player may hold, the new device's id, its
+# record ("code|<now ms>|<digest>|<name>").
 # Returns 1 when the code was the player's and is now dead with the token stored, 0 when the
-# code is dead (used or expired meanwhile) or the player gone, -2 when the token digest
-# collides (the caller draws again), -3 when the player holds the most devices already.
+# code is dead (used or expired meanwhile) or the player gone, -2 when the token digest or
+# device id collides (the caller draws again), -3 when the player holds the most devices
+# already.
 _REDEEM_LUA = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[3]) == 0 then
   return 0
 end
-if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[6], ARGV[5]) == 1
+    or ARGV[5] == 'original' then
   return -2
 end
 if redis.call('SCARD', KEYS[4]) >= tonumber(ARGV[4]) then
@@ -79,7 +84,19 @@ redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[5])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[2])
+redis.call('HSET', KEYS[6], ARGV[5], ARGV[6])
 return 1
+"""
+
+# KEYS: the player's code-of key, the code's key.  ARGV: the code's digest as read.
+# Voids the player's live code (both keys) unless it changed meanwhile: a named redemption
+# used up the account's tries.
+_VOID_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
+end
+return 0
 """
 
 
@@ -90,6 +107,18 @@ def new_code() -> str:
 
 def _digest(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Redeemed:
+    """A redeemed code: the player (as the new device's session knows it), the device's
+    token, its id and name, and when it signed in (server ms)."""
+
+    player: Player
+    token: str
+    device: str
+    device_name: str
+    signed_in_at_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +139,7 @@ class SigninCodes:
         clock: Clock,
         commit: Batcher,
         attempts_per_hour: int = 0,
+        attempts_per_account_hour: int = 0,
     ) -> None:
         self._r = redis
         self._players = players
@@ -117,8 +147,11 @@ class SigninCodes:
         self._commit = commit
         self._issue = LuaScript.of(_ISSUE_LUA)
         self._redeem = LuaScript.of(_REDEEM_LUA)
+        self._void = LuaScript.of(_VOID_LUA)
         #: Codes tried per client address group and hour; 0: no limit.
         self.attempts_per_hour = attempts_per_hour
+        #: Codes tried naming one account per hour (its live code dies past them); 0: none.
+        self.attempts_per_account_hour = attempts_per_account_hour
 
     @translate_redis_errors
     async def issue(self, player: Player) -> IssuedCode:
@@ -142,16 +175,34 @@ class SigninCodes:
 
     @translate_redis_errors
     async def redeem(
-        self, typed: str, address: str | None, network: str | None = None
-    ) -> tuple[Player, str]:
+        self,
+        typed: str,
+        address: str | None,
+        network: str | None = None,
+        *,
+        name: str | None = None,
+        device_name: str = "",
+    ) -> Redeemed:
         """The player a live code belongs to and a new token of theirs for this device; the
-        code dies. Raises ``LimitReached`` past `attempts_per_hour` attempts from
-        ``address`` (the client's address group) or `NETWORK_FACTOR` times as many from
-        ``network`` (its /24 or /48: a guesser spreading over a site's addresses),
-        ``InvalidCode`` for any code that is not live (malformed, wrong, used or expired: one
-        answer for all)."""
-        await self._count_attempt(address)
-        await self._count_attempt(network, NETWORK_FACTOR)
+        code dies. Without ``name``, raises ``LimitReached`` past `attempts_per_hour`
+        attempts from ``address`` (the client's address group) or `NETWORK_FACTOR` times as
+        many from ``network`` (its /24 or /48: a guesser spreading over a site's addresses).
+        With ``name`` (the account's), the attempt is counted against that account instead
+        (`attempts_per_account_hour`; past them ``LimitReached`` and the account's live code
+        dies), and a code of another account is wrong; a name of no account is counted as a
+        nameless attempt. ``InvalidCode`` for any code that is
+        not live (malformed, wrong, used, expired or another account's: one answer)."""
+        named: str | None = None
+        if name is None:
+            await self._count_attempt(address)
+            await self._count_attempt(network, NETWORK_FACTOR)
+        else:
+            named = await self._players.id_for_name(name)
+            if named is None:  # no account to count against: the address pays for it
+                await self._count_attempt(address)
+                await self._count_attempt(network, NETWORK_FACTOR)
+                raise InvalidCode("no such sign-in code (wrong, used or expired)")
+            await self._count_account_attempt(named)
         code = normalize_code(typed)
         if code is None:
             raise InvalidCode("no such sign-in code (wrong, used or expired)")
@@ -162,11 +213,15 @@ class SigninCodes:
             not keys.valid_player_id(pid)
             or not expires.isdigit()
             or self._clock.now_ms() >= int(expires)
+            or (named is not None and pid != named)
         ):
             raise InvalidCode("no such sign-in code (wrong, used or expired)")
+        label = device_name.replace("|", " ")
         for _ in range(5):
             token = secrets.token_urlsafe(24)  # 192 bits, as registration's
             token_hash = hash_token(token)
+            device = secrets.token_urlsafe(6)  # 8 characters
+            now = self._clock.now_ms()
             res = await self._commit.eval(
                 self._redeem,
                 (
@@ -175,8 +230,9 @@ class SigninCodes:
                     keys.player(pid),
                     keys.player_devices(pid),
                     keys.signin_code_of(pid),
+                    keys.player_device_info(pid),
                 ),
-                (value, token_hash, pid, MAX_DEVICES),
+                (value, token_hash, pid, MAX_DEVICES, device, f"code|{now}|{token_hash}|{label}"),
             )
             if res == -3:
                 raise LimitReached(
@@ -189,14 +245,43 @@ class SigninCodes:
                 player = await self._players.get(pid)
                 if player is None:  # deleted in between: the token leads nowhere
                     raise InvalidCode("no such sign-in code (wrong, used or expired)")
-                return Player(
-                    id=player.id,
-                    name=player.name,
-                    created_at_ms=player.created_at_ms,
-                    epoch=player.epoch,
-                    token_hash=token_hash,
-                ), token
+                await self._announce(pid, device, label, now)
+                return Redeemed(
+                    player=Player(
+                        id=player.id,
+                        name=player.name,
+                        created_at_ms=player.created_at_ms,
+                        epoch=player.epoch,
+                        token_hash=token_hash,
+                    ),
+                    token=token,
+                    device=device,
+                    device_name=label,
+                    signed_in_at_ms=now,
+                )
         raise RuntimeError("could not allocate a unique token")  # ~impossible
+
+    async def _announce(self, pid: str, device: str, name: str, at_ms: int) -> None:
+        """Tell the player's other sessions (version 9) a new device signed in."""
+        push = pd.DeviceSignedIn(device=device, name=name, signed_in_at=at_ms)
+        with contextlib.suppress(Exception):  # the sign-in stands; its list shows the device
+            await self._r.publish(
+                keys.player_channel(pid),
+                pubsub.encode(pubsub.PlayerPush(player_id=pid, push=push)),
+            )
+
+    async def _count_account_attempt(self, pid: str) -> None:
+        key = keys.signin_attempts_of(pid, self._clock.now_ms() // HOUR_MS)
+        if not await take_hourly(self._commit, key, self.attempts_per_account_hour):
+            mine = keys.signin_code_of(pid)
+            digest = cast(str | None, await self._r.get(mine))
+            if digest:
+                await self._commit.eval(self._void, (mine, keys.signin_code(digest)), (digest,))
+            raise LimitReached(
+                f"too many sign-in codes tried for this account "
+                f"({self.attempts_per_account_hour} an hour); its code is void: ask for a "
+                "new one and sign in without the name, or try again later"
+            )
 
     async def _count_attempt(self, address: str | None, factor: int = 1) -> None:
         if address is None:

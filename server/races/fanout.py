@@ -258,9 +258,14 @@ class RaceFanout:
             if isinstance(event, pr.RaceEnded):
                 await self._forget_race(race_id)
         elif isinstance(msg, pubsub.PlayerPush):  # version 7 pushes: to the sessions speaking it
+            device = msg.push.device if isinstance(msg.push, p.DeviceSignedIn) else None
+            version = p.ACCOUNTS if device is None else p.DEVICES
             for conn in list(self._by_player.get(msg.player_id, ())):
-                if isinstance(conn, Versioned) and conn.speaks(p.ACCOUNTS):
-                    conn.send(msg.push)
+                if not (isinstance(conn, Versioned) and conn.speaks(version)):
+                    continue
+                if device is not None and getattr(conn, "device", "") == device:
+                    continue  # the new device itself is not told of its own sign-in
+                conn.send(msg.push)
             return
         elif isinstance(msg, pubsub.GameEnded):
             if msg.origin != self.instance:  # the deciding process pushed to its own already

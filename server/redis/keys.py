@@ -26,6 +26,8 @@ transaction share it, so they live in one slot)::
     sol:{d:<variant>:<date>}:deal-lock       string held by the process computing the deal
     sol:{d:<variant>:<date>}:tiers           string the day's tier deals JSON (seeds; secret)
     sol:{d:<variant>:<date>}:tiers-lock      string held by the process certifying the tiers
+    sol:{d:<variant>:<date>}:catchup         string the day's catch-up deals JSON (secret all month)
+    sol:{d:<variant>:<date>}:catchup-lock    string held by the process certifying them
     sol:{t:<tier>:<variant>:<date>}:board|members|entries|outbox  a tier's own board (as daily)
     sol:{t:<tier>:<variant>:<date>:<pid>}:g|log|times  a ranked tier game (as a daily game)
     sol:{c:<tier>:<variant>:<date>:<pid>}:g|log|times  a catch-up game (on no board)
@@ -243,6 +245,19 @@ def player_devices(pid: str) -> str:
     return f"{_PLAYERS}devices:{_pid(pid)}"
 
 
+def player_device_info(pid: str) -> str:
+    """Device id -> ``how|signed in at ms|token digest|name`` of each of the player's devices
+    signed in by a code (`server.players.devices`; the original device is the player hash's
+    ``token_hash``, ``orig_*`` fields)."""
+    return f"{_PLAYERS}devinfo:{_pid(pid)}"
+
+
+def player_revoked(pid: str) -> str:
+    """Token digests of the player's devices revoked one by one (`device.revoke`): the
+    session sweep closes the sessions still open with them."""
+    return f"{_PLAYERS}revoked:{_pid(pid)}"
+
+
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -351,6 +366,16 @@ def daily_tiers(variant: str, date: dt.date) -> str:
 
 def daily_tiers_lock(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{daily_tag(variant, date)}:tiers-lock"
+
+
+def daily_catchup(variant: str, date: dt.date) -> str:
+    """The day's catch-up deals (JSON: each of the four tiers' seed and par, or its absence),
+    apart from the day's own deals: secret until the day's month is closed."""
+    return f"{PREFIX}{daily_tag(variant, date)}:catchup"
+
+
+def daily_catchup_lock(variant: str, date: dt.date) -> str:
+    return f"{PREFIX}{daily_tag(variant, date)}:catchup-lock"
 
 
 def valid_race_id(race_id: str) -> bool:
@@ -481,6 +506,16 @@ class FreeGameKeys:
     @property
     def times(self) -> str:
         return self._key("times")
+
+
+def signin_attempts_of(pid: str, hour: int) -> str:
+    """Sign-in codes tried naming one account (`signin.redeem` with ``name``) in one hour."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:signin"
+
+
+def free_hints(pid: str, hour: int) -> str:
+    """Hints in free games the player asked for in one hour, for their per-hour limit."""
+    return f"{PREFIX}{{lim:{int(hour)}:p:{_pid(pid)}}}:fhint"
 
 
 def free_game_id(now_ms: int, pid: str) -> str:

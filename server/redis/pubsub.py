@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+import protocol.devices as pd
 import protocol.races as pr
 import protocol.rematch as pr7
 from protocol.codec import decode_server
@@ -78,7 +79,7 @@ class GameEnded:
 
 
 #: Pushes one player's sessions get wherever they are (protocol 7 rematches).
-PlayerPushBody = pr7.RematchOffer | pr7.RematchDeclined
+PlayerPushBody = pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +224,7 @@ def decode(data: bytes | str) -> PubSubMessage:
             push = decode_server(json.dumps(_field(obj, "push")))
         except ProtocolError as exc:
             raise PubSubDecodeError(exc.message) from None
-        if not isinstance(push, pr7.RematchOffer | pr7.RematchDeclined):
+        if not isinstance(push, pr7.RematchOffer | pr7.RematchDeclined | pd.DeviceSignedIn):
             raise PubSubDecodeError(f"not a player push: {push.type}")
         return PlayerPush(player_id=pid, push=push)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

@@ -14,6 +14,7 @@ Hierarchy; each class's ``code`` is its ``protocol.ErrorCode``::
     ├── ReservedName            "invalid_name"  a reserved name (admin, system...)
     ├── TokenRevoked            "not_authenticated" the session's token was revoked meanwhile
     ├── InvalidCode             "invalid_code"  a sign-in code wrong, used or expired (v7)
+    ├── NotTrusted              "not_trusted_yet" a code device on trial revokes (v9)
     └── Conflict                "conflict"      optimistic-concurrency failure (stale seq)
         ├── GameOver            "game_over"     the game is already finished
         │   └── DayOver         "day_over"      its UTC day is over (v5; else game_over)
@@ -112,6 +113,14 @@ class LimitReached(ServerError):
     get ``limit_reached``; older ones ``rate_limited`` (`server.handlers.races`)."""
 
     code: ClassVar[ErrorCode] = ErrorCode.LIMIT_REACHED
+
+
+class NotTrusted(ServerError):
+    """A device signed in by a code is on trial (`server.players.devices`): it may not revoke
+    older devices nor every session. Version 9 clients get ``not_trusted_yet``; versions 5
+    to 8 ``limit_reached`` (`server.handlers.account`)."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.NOT_TRUSTED_YET
 
 
 class ReservedName(ServerError):

@@ -36,7 +36,16 @@ class Session:
     """One client's session: who (``player``, after `hello`), which protocol ``version``,
     where from (``address``), the app's ``services``, and `send` for pushes."""
 
-    __slots__ = ("_send", "address", "after_reply", "features", "player", "services", "version")
+    __slots__ = (
+        "_send",
+        "address",
+        "after_reply",
+        "device",
+        "features",
+        "player",
+        "services",
+        "version",
+    )
 
     def __init__(self, services: Services, send: Send, address: str = "") -> None:
         self.services = services
@@ -48,6 +57,9 @@ class Session:
         #: The client's address (`server.transport.address.client_address`: the peer, or what
         #: a trusted proxy forwarded); "" when unknown.
         self.address = address
+        #: The id of this session's device when it signed in by a code on this connection
+        #: (`signin.redeem`), else "" (`server.players.devices`).
+        self.device = ""
         #: Steps a handler asks to run once its reply is on its way (e.g. the pushes that
         #: must follow `welcome`, never precede it); the connection runs and clears them.
         self.after_reply: list[Callable[[], Awaitable[None]]] = []

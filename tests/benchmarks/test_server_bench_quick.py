@@ -192,6 +192,10 @@ def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
     assert figures["server_cpu_us_per_move"] > 0
     assert set(figures["per_variant"]) == {"fourteen-out"}
     assert not any(figures["errors"].values()), figures["errors"]
+    # Every game finished is on its board: none held by the fair-play screen (the bench's
+    # server runs without it; it used to hold every result, and the boards stayed empty).
+    assert figures["games_finished"] > 0 and figures["results_held"] == 0
+    assert figures["results_written"] == figures["games_finished"]
 
 
 def test_churn_bench_prints_its_figures() -> None:

@@ -5,6 +5,8 @@ Fixtures:
     server       (module)   a `tests.support.procs.ServerProcess` with the default flags
     make_player  (function) ``make_player(server_url) -> Player``, each with its own config
                  (`tests.support.cliplayer`)
+    named_player (function) ``named_player(name) -> Player``: a new player on ``server``,
+                 registered as ``name`` by the CLI (``--name NAME me``), its token stored
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cliplayer import MakePlayer, Player
+from tests.support.cliplayer import MakePlayer, NamedPlayer, Player
 from tests.support.procs import ServerProcess
 
 
@@ -32,3 +34,14 @@ def make_player(tmp_path: Path) -> MakePlayer:
         return Player(tmp_path / f"config{next(count)}", server_url)
 
     return make
+
+
+@pytest.fixture
+def named_player(server: ServerProcess, make_player: MakePlayer) -> NamedPlayer:
+    def named(name: str) -> Player:
+        player = make_player(server.url)
+        run = player.run("--name", name, "me")
+        assert run.code == 0, run.err
+        return player
+
+    return named

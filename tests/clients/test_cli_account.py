@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.support.cliplayer import MakePlayer
-from tests.support.procs import ROOT, ServerProcess
+from tests.support.cliplayer import MakePlayer, NamedPlayer
+from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 
 
@@ -30,8 +30,7 @@ def test_a_code_signs_a_second_terminal_in_as_the_same_player(
     assert fits_80(shown.out), shown.out
     code = re.search(r"Sign-in code: ([2-9A-Z]{4}-[2-9A-Z]{4})", shown.out)
     assert code is not None, shown.out
-    tokens = json.loads((home.config / "solitaire" / "tokens.json").read_text())
-    assert all(v["token"] not in shown.out for v in tokens.values()), "no token shown"
+    assert home.token() not in shown.out, "no token shown"
 
     signed = laptop.run("--profile", "work", "signin", code.group(1).lower())
     assert signed.code == 0, signed.err
@@ -83,23 +82,20 @@ def test_free_play_deals_an_unranked_game_and_resumes_it(
 
 
 def test_rematch_of_a_race_one_was_not_in_is_refused(
-    server: ServerProcess, make_player: MakePlayer
+    named_player: NamedPlayer,
 ) -> None:
-    player = make_player(server.url)
-    assert player.run("--name", "rematchy", "me").code == 0
+    player = named_player("rematchy")
     r = player.run("rematch", "20300615-abcdef012345")
     assert r.code == 1 and "race" in r.err.lower(), r.err
 
 
 @pytest.mark.asyncio
 async def test_rematch_races_the_same_opponent_again(
-    server: ServerProcess, make_player: MakePlayer
+    server: ServerProcess, named_player: NamedPlayer
 ) -> None:
-    player = make_player(server.url)
-    assert player.run("--name", "rematch_cli", "me").code == 0
-    tokens = json.loads((player.config / "solitaire" / "tokens.json").read_text())
+    player = named_player("rematch_cli")
     me, other = await Client.connect(server.url), await Client.connect(server.url)
-    await me.hello(token=tokens[server.url]["token"], versions=(7,))
+    await me.hello(token=player.token(), versions=(7,))
     await other.hello(name="rematch_ws", versions=(7,))
     room = await other.request("race.create", variant="fourteen-out", size=2)
     race_id = room["race"]["race_id"]
@@ -111,14 +107,7 @@ async def test_rematch_races_the_same_opponent_again(
     while (await other.push("race.update", timeout=20))["race"]["status"] != "finished":
         pass
     await me.close()
-    proc = await asyncio.create_subprocess_exec(
-        *player.argv("--json", "rematch", race_id, "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env=player.env(),
-    )
+    proc = await player.start("--json", "rematch", race_id, "--moves", "-")
     try:
         offer = await other.push("race.rematch_offer", timeout=20)
         assert offer["rematch_of"] == race_id and offer["name"] == "rematch_cli"

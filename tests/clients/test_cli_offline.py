@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pexpect  # type: ignore[import-untyped]
 
 from clients.cli.ingame import PRACTICE_COMMANDS
 from engine import VARIANT_IDS, new_game
 from tests.support.cliplayer import MakePlayer
-from tests.support.procs import ROOT
 
 
 def test_variants_text_and_json(make_player: MakePlayer) -> None:
@@ -68,16 +66,7 @@ def test_practice_show_json(make_player: MakePlayer) -> None:
 def test_practice_interactive_in_a_pty(make_player: MakePlayer) -> None:
     """The interactive loop offline: generated help, a refused move, resign asked first."""
     player = make_player(None)
-    env = {**player.env(), "TERM": "xterm", "LINES": "50"}
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clients.cli", "--ascii", "practice", "fourteen-out", "--seed", "3"],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(50, 80),
-    )
+    child = player.spawn("--ascii", "practice", "fourteen-out", "--seed", "3", timeout=20)
     try:
         child.expect("Type a move, or 'help'")
         child.expect("move> ")

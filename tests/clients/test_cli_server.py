@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,8 +11,8 @@ import pexpect  # type: ignore[import-untyped]
 import pytest
 
 from engine import from_view
-from tests.support.cliplayer import MakePlayer
-from tests.support.procs import QUIET, ROOT, ServerProcess, free_port
+from tests.support.cliplayer import MakePlayer, resign_race
+from tests.support.procs import QUIET, ServerProcess, free_port
 from tests.support.wsclient import Client
 
 
@@ -117,16 +115,7 @@ def test_resume_after_server_restart(tmp_path: Path, make_player: MakePlayer) ->
 
 def test_interactive_in_a_pty(server: ServerProcess, make_player: MakePlayer) -> None:
     player = make_player(server.url)
-    env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clients.cli", "--server", server.url, "--ascii", "daily", "fourteen-out"],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(50, 80),
-    )
+    child = player.spawn("--ascii", "daily", "fourteen-out", timeout=20)
     try:
         child.expect("display name")
         child.sendline("ptyplayer")
@@ -174,24 +163,14 @@ async def test_race_against_a_second_client(server: ServerProcess, make_player: 
     await other.hello(name="racer_ws")
     queued = await other.request("race.queue", variant="fourteen-out", size=2)
     assert queued["waiting"] == 1  # alone in the queue: the CLI is matched with this client
-    proc = await asyncio.create_subprocess_exec(
-        *player.argv("--name", "racer_cli", "--json", "race", "fourteen-out", "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env=player.env(),
+    proc = await player.start(
+        "--name", "racer_cli", "--json", "race", "fourteen-out", "--moves", "-"
     )
     try:
-        started = await other.push("race.started", timeout=20)
-        assert proc.stdin is not None
-        proc.stdin.write(b"resign\n")
-        proc.stdin.close()
-        await other.request("resign", game_id=started["game_id"])
-        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        out, err = await resign_race(proc, other)
     finally:
         await other.close()
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 0, err
     doc = json.loads(out)
     assert doc["command"] == "race" and doc["finished"]
     names = {r["name"] for r in doc["standings"]}

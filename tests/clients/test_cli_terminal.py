@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 
 import pexpect  # type: ignore[import-untyped]
 import pytest
@@ -94,16 +93,7 @@ async def test_a_race_in_a_pty_at_80_columns(
     other = await Client.connect(server.url, binary=False)
     await other.hello(name="opponent_long_name", versions=(6,))
     await other.request("race.queue", variant="fourteen-out", size=2)
-    env = {**player.env(), "TERM": "xterm", "COLUMNS": "80", "LINES": "50"}
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clients.cli", "--server", server.url, "--name", "pty_racer_name", "race", *RACE],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(50, 80),
-    )
+    child = player.spawn("--name", "pty_racer_name", "race", *RACE)
     try:
         started = await other.push("race.started", timeout=30)
         first = str(next(from_view(started["view"]).legal_moves()))

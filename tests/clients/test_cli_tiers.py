@@ -31,17 +31,21 @@ def test_daily_tiers_catch_up_calendar_and_tier_board(
         "--json", "daily", "fourteen-out", "--tier", "hard", "--moves", "-", stdin="resign\n"
     )
     assert run.code == 0, run.err + run.out
-    catchup = player.run(
+    # tina joined today: yesterday is no catch-up of hers (the server's games tests play
+    # catch-up games of accounts that joined earlier).
+    refused = player.run(
         "--json", "daily", "fourteen-out", "--tier", "easy", "--date", YESTERDAY, "--show"
-    ).json()
-    assert catchup["catchup"] is True and catchup["date"] == YESTERDAY
+    )
+    assert refused.code != 0, refused.out
+    assert "joined (2030-06-15)" in refused.err + refused.out, refused.err + refused.out
     cal = player.run("--json", "calendar", "--variant", "fourteen-out")
     assert cal.code == 0, cal.err
     month = cal.json()
     assert month["command"] == "calendar" and month["month"] == "2030-06"
     days = {d["date"]: d["variants"][0]["tiers"] for d in month["days"]}
     assert [t["state"] for t in days[TODAY]] == ["not_played", "playing", "lost", "not_played"]
-    assert days[YESTERDAY][0] == {"tier": "easy", "state": "playing", "catchup": True}
+    assert days[YESTERDAY][0] == {"tier": "easy", "state": "not_played"}
+    assert not any(d["catchup_open"] for d in month["days"]), "no day before she joined"
     text = player.run("calendar")
     assert text.code == 0, text.err
     lines = text.out.splitlines()
@@ -50,7 +54,7 @@ def test_daily_tiers_catch_up_calendar_and_tier_board(
     today = next(line for line in lines if line.startswith("06-15"))
     assert today.split()[1] == ".PL." and "today" in today
     yesterday = next(line for line in lines if line.startswith("06-14"))
-    assert yesterday.split()[1] == "+" and yesterday.split()[2].startswith("p...")
+    assert yesterday.split()[1].startswith("....") and "+" not in yesterday
     board = player.run("leaderboard", "fourteen-out", "--tier", "hard")
     assert board.code == 0, board.err
     assert "daily (hard) 2030-06-15" in board.out and "tina" in board.out

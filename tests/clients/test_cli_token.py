@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
+from tests.support.cliplayer import NamedPlayer
 from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
-
-
-def stored_token(player: Any, url: str) -> str:
-    data = json.loads((player.config / "solitaire" / "tokens.json").read_text())
-    return str(data[url]["token"])
 
 
 async def hello_code(url: str, token: str) -> str:
@@ -24,17 +17,15 @@ async def hello_code(url: str, token: str) -> str:
 
 
 async def test_token_rotate_and_revoke_all_store_the_new_token(
-    server: ServerProcess, make_player: Any
+    server: ServerProcess, named_player: NamedPlayer
 ) -> None:
-    player = make_player(server.url)
-    first = player.run("--name", "tokcli", "me")
-    assert first.code == 0, first.err
-    old = stored_token(player, server.url)
+    player = named_player("tokcli")
+    old = player.token()
 
     rotated = player.run("token", "rotate")
     assert rotated.code == 0, rotated.err
     assert "old one no longer works" in rotated.err
-    new = stored_token(player, server.url)
+    new = player.token()
     assert new != old
     assert await hello_code(server.url, old) == "not_authenticated"
     assert player.run("me").code == 0  # the stored (new) token works
@@ -42,7 +33,7 @@ async def test_token_rotate_and_revoke_all_store_the_new_token(
     revoked = player.run("--json", "token", "revoke-all")
     assert revoked.code == 0, revoked.err
     assert revoked.json()["action"] == "revoke-all"
-    newest = stored_token(player, server.url)
+    newest = player.token()
     assert newest not in (old, new)
     assert await hello_code(server.url, new) == "not_authenticated"
     assert await hello_code(server.url, newest) == "welcome"

@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,7 +18,6 @@ import redis.asyncio
 
 import protocol
 from clients.cli.__main__ import main as cli_main
-from clients.cli.config import TokenStore
 from clients.cli.session import (
     EXIT_VERSION,
     RequestFailed,
@@ -37,17 +35,8 @@ ROOM_LINE = re.compile(r"Room code: ([A-Z0-9]+)")
 
 
 def spawn(player: Player, *args: str) -> pexpect.spawn:
-    """The CLI in a pseudo-terminal (interactive mode) as ``player``."""
-    env = {**player.env(), "TERM": "xterm", "COLUMNS": "100", "LINES": "50"}
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "clients.cli", "--server", player.server_url, "--ascii", *args],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(50, 100),
-    )
+    """The CLI in a pseudo-terminal (interactive mode, 100 columns) as ``player``."""
+    return player.spawn("--ascii", *args, columns=100)
 
 
 def solve_line(view: Mapping[str, object], count: int) -> list[str]:
@@ -280,13 +269,8 @@ async def test_a_queued_racer_comes_back_after_the_server_restarts(
     player = make_player(srv.url)
     proc: asyncio.subprocess.Process | None = None
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *player.argv("--name", "patient_one", "--json", "race", "fourteen-out", "--moves", "-"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=ROOT,
-            env=player.env(),
+        proc = await player.start(
+            "--name", "patient_one", "--json", "race", "fourteen-out", "--moves", "-"
         )
         # Queued: the queue's index of who waits (in the server's Redis) holds one player.
         store = redis.asyncio.Redis.from_url(f"unix://{tmp_path / 'data' / 'redis.sock'}")
@@ -330,15 +314,8 @@ async def test_a_racer_rejoins_after_the_server_restarts(
     try:
         await other.hello(name="steady")
         assert (await other.request("race.queue", variant="fourteen-out"))["waiting"] == 1
-        proc = await asyncio.create_subprocess_exec(
-            *player.argv(
-                "--name", "phoenix_racer", "--json", "race", "fourteen-out", "--moves", "-"
-            ),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=ROOT,
-            env=player.env(),
+        proc = await player.start(
+            "--name", "phoenix_racer", "--json", "race", "fourteen-out", "--moves", "-"
         )
         started = await other.push("race.started", timeout=30)
         # The CLI plays one move first: once the others see its progress it is racing (not
@@ -400,19 +377,11 @@ async def test_a_game_changed_elsewhere_refreshes_the_board(
     )
     assert shown.code == 0, shown.err
     line = solve_line(shown.json()["view"], 4)
-    token = TokenStore(player.config / "solitaire").get(server.url)
-    assert token is not None
-    proc = await asyncio.create_subprocess_exec(
-        *player.argv("--json", "daily", "fourteen-out", "--moves", "-"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env=player.env(),
-    )
+    token = player.token()
+    proc = await player.start("--json", "daily", "fourteen-out", "--moves", "-")
     device = await Client.connect(server.url)
     try:
-        await device.hello(token=token.token)
+        await device.hello(token=token)
         assert proc.stdin is not None
         proc.stdin.write(f"{line[0]}\n".encode())
         await proc.stdin.drain()

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import pytest
 
-from engine import UNDO, VARIANT_IDS, Move, new_game
+from engine import UNDO, VARIANT_IDS, Move, from_view, new_game
 from engine.cards import parse_card
 from engine.patches import apply_patch, view_patch
 from engine.views import json_map, tableau_view, triple_deck_view
-from engine.words import card_words, log_words, move_text, played_text, safe_moves, symbols
+from engine.words import (
+    EASTHAVEN_FOUNDATION_SUITS,
+    card_words,
+    log_words,
+    move_text,
+    played_text,
+    safe_moves,
+    symbols,
+)
 
 
 def test_card_codes_become_suit_symbols() -> None:
@@ -110,6 +119,65 @@ def test_safe_moves_find_aces_and_withhold_unsafe_cards() -> None:
                 break
             game.apply(moves[0])
     assert found > 0
+
+
+@pytest.mark.parametrize("variant", ["triple-deck", "triple-deck-kings", "triple-easthaven"])
+def test_safe_moves_are_exactly_the_legal_foundation_moves_the_rule_calls_safe(
+    variant: str,
+) -> None:
+    # safe_moves reads the foundations once per call (the browser's every reply): the same
+    # answer as the rule applied card by card, in both directions, on random positions.
+    def safe(view: dict[str, object], code: str) -> bool:
+        card = parse_card(code)
+        foundations = cast("list[list[str]]", view["foundations"])
+        if variant != "triple-easthaven":
+            return all(len(f) >= card.rank - 1 for f in foundations)
+        suits = EASTHAVEN_FOUNDATION_SUITS
+        others = [f for f, s in zip(foundations, suits, strict=True) if (s in "DH") != card.red]
+        return card.rank <= 2 or all(len(f) >= card.rank - 1 for f in others)
+
+    checked = offered = high = 0
+    for seed in range(12):
+        game = new_game(variant, seed=seed)
+        rng = random.Random(seed)
+        for _ in range(150):
+            view = json_map(game.view())
+            if view["over"]:
+                break
+            piles = cast("list[dict[str, list[str]]]", view["piles"])
+            waste = cast("list[str]", view.get("waste") or [])
+            want = []
+            for move in game.legal_moves():
+                if move.dst != "f" or move.src.startswith("f"):
+                    continue
+                code = waste[-1] if move.src == "w" else piles[int(move.src) - 1]["up"][-1]
+                high += parse_card(code).rank > 2
+                if safe(view, code):
+                    want.append(str(move))
+            got = [str(m) for m in safe_moves(game)]
+            assert sorted(got) == sorted(want), (seed, got, want)
+            checked += 1
+            offered += len(got)
+            legal = list(game.legal_moves())
+            up = [m for m in legal if m.dst == "f" and not m.src.startswith("f")]
+            # mostly up: foundations of different heights, where the rule has to tell
+            game.apply(rng.choice(up if up and rng.random() < 0.8 else legal))
+    assert checked > 500 and offered > 20 and high > 50
+
+
+def test_easthaven_safety_reads_the_foundations_of_the_other_colour() -> None:
+    # Every black foundation holds A-2, the red ones are empty but for one heart A-2: a red 3
+    # is safe (no black 2 is left to want it), a black 3 is not (red 2s are still out).
+    view = json_map(new_game("triple-easthaven", seed=3).view())
+    view["foundations"] = [
+        [f"A{s}", f"2{s}"] if s in "CS" or (s == "H" and i % 3 == 0) else []
+        for i, s in enumerate(EASTHAVEN_FOUNDATION_SUITS)
+    ]
+    piles = cast("list[dict[str, object]]", view["piles"])
+    piles[0]["up"], piles[1]["up"] = ["3H"], ["3S"]
+    game = from_view(view)
+    assert game.is_legal(Move("1", "f")) and game.is_legal(Move("2", "f"))
+    assert [str(m) for m in safe_moves(game)] == ["1 f"]
 
 
 def test_a_deal_names_its_cards_once_dealt() -> None:

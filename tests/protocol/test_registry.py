@@ -72,6 +72,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.rematch",
         "race.decline",
         "calendar.get",
+        "devices",
+        "device.revoke",
     }
     assert set(p.SERVER_MESSAGES) == {
         "calendar",
@@ -109,6 +111,8 @@ def test_tables_are_keyed_by_wire_type() -> None:
         "race.declined",
         "race.rematch_offer",
         "race.rematch_declined",
+        "devices",
+        "device.signed_in",
     }
     with pytest.raises(TypeError):
         p.CLIENT_MESSAGES["x"] = p.Ping  # type: ignore[index]
@@ -203,6 +207,7 @@ def test_error_codes() -> None:
         "limit_reached",
         "day_over",
         "invalid_code",
+        "not_trusted_yet",
     } == p.ERROR_CODES
     assert p.BadRequest("x").code == "bad_request"
     assert p.FrameTooLarge("x").code == "too_large"

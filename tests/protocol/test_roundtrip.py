@@ -37,6 +37,9 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.TokenRotate(id=40),
     p.SigninCode(id=41),
     p.SigninRedeem(id=42, versions=(7,), code="k7qm 4xht"),
+    p.SigninRedeem(id=43, versions=(9,), code="K7QM-4XHT", name="alice", device="phone"),
+    p.DevicesGet(id=70),
+    p.DeviceRevoke(id=71, device="Xq3-k9Zp"),
     p.FreeStart(id=43, variant="triple-triangle"),
     p.RaceRematch(id=44, race_id="20240610-a1b2c3d4e5f6"),
     p.RaceDecline(id=45, race_id="20240610-0f1e2d3c4b5a"),
@@ -359,6 +362,29 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.RaceUnwatched(id=45, race_id="20240610-a1b2c3"),
     p.RaceSpectate(race_id="20240610-a1b2c3", board=BOARD),
     p.RaceSpectators(race_id="20240610-a1b2c3", count=0),
+    p.DevicesReply(
+        id=70,
+        devices=(
+            p.DeviceInfo(
+                device="original",
+                name="",
+                how="original",
+                signed_in_at=1,
+                current=False,
+                can_revoke=False,
+            ),
+            p.DeviceInfo(
+                device="Xq3-k9Zp",
+                name="Firefox on Linux",
+                how="code",
+                signed_in_at=2,
+                current=True,
+                can_revoke=False,
+            ),
+        ),
+        trusted_at=604_800_002,
+    ),
+    p.DeviceSignedIn(device="Xq3-k9Zp", name="phone", signed_in_at=2),
 ]
 
 

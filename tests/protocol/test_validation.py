@@ -77,7 +77,7 @@ CASES: list[tuple[str, dict[str, object], str, int | None]] = [
     ("expected_seq huge", with_(MOVE, expected_seq=2**53), "bad_request", 7),
     # hello
     ("versions empty", with_(HELLO, versions=[]), "bad_request", 7),
-    ("versions too many", with_(HELLO, versions=[1] * 9), "bad_request", 7),
+    ("versions too many", with_(HELLO, versions=[1] * 17), "bad_request", 7),
     ("versions zero", with_(HELLO, versions=[0]), "bad_request", 7),
     ("versions bool", with_(HELLO, versions=[True]), "bad_request", 7),
     ("versions not a list", with_(HELLO, versions=1), "bad_request", 7),

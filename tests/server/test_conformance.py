@@ -195,6 +195,20 @@ async def _requests(app: App, out: Results) -> None:
         "signin.redeem", versions=ALL_VERSIONS, code=shown["code"]
     )
     await device.close()
+    # Devices (version 9): a device signed in by a code is listed; on trial it may not sign
+    # me (the original device) out; I sign it out.
+    shown = await me.request("signin.code")
+    newer = await Client.connect(app.url)
+    signed = await newer.request("signin.redeem", versions=ALL_VERSIONS, code=shown["code"])
+    assert signed["version"] == max(ALL_VERSIONS), signed
+    listed = await ask(me, "devices")
+    mine = next(d for d in listed["devices"] if d["current"])
+    out.errors["not_trusted_yet"] = await newer.request("device.revoke", device=mine["device"])
+    last = listed["devices"][-1]
+    assert last["how"] == "code" and last["can_revoke"], listed
+    left = await ask(me, "device.revoke", device=last["device"])
+    assert last["device"] not in {d["device"] for d in left["devices"]}
+    await newer.close()
     free = await ask(me, "free.start")
     assert free["free"] is True and free["game_id"] != gid
     # Rematch (version 7): a race of two run to its end, a rematch asked and declined.

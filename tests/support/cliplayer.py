@@ -1,11 +1,16 @@
 """The `solitaire` CLI run as a subprocess by one player with its own config directory.
 
-`tests/clients/conftest.py`'s ``make_player`` fixture hands out `Player`s; a test annotates
-the fixture as `MakePlayer`.
+`tests/clients/conftest.py`'s ``make_player`` fixture hands out `Player`s (``named_player``
+ones already registered on the module's server); a test annotates the fixture as
+`MakePlayer` (`NamedPlayer`). A `Player` runs the CLI to its end (`run`), started with pipes
+(`popen`, `start` under asyncio) or in a pseudo-terminal (`spawn`, for pexpect), and reads
+the token the CLI stored (`token`). `resign_race` ends a race between a CLI and a protocol
+client.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,7 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pexpect  # type: ignore[import-untyped]
+
+from clients.cli.config import TokenStore
 from tests.support.procs import ROOT
+from tests.support.wsclient import Client
 
 
 @dataclass
@@ -79,7 +88,53 @@ class Player:
             env=self.env(),
         )
 
+    async def start(self, *args: str) -> asyncio.subprocess.Process:
+        """The CLI started under asyncio (not waited for): stdin, stdout and stderr piped."""
+        return await asyncio.create_subprocess_exec(
+            *self.argv(*args),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT,
+            env=self.env(),
+        )
+
+    def spawn(self, *args: str, columns: int = 80, timeout: float = 30) -> pexpect.spawn:
+        """The CLI in a pseudo-terminal of 50 lines of `columns` (an xterm), for pexpect."""
+        env = {**self.env(), "TERM": "xterm", "COLUMNS": str(columns), "LINES": "50"}
+        return pexpect.spawn(
+            sys.executable,
+            self.argv(*args)[1:],
+            cwd=str(ROOT),
+            env=env,
+            encoding="utf-8",
+            timeout=timeout,
+            dimensions=(50, columns),
+        )
+
+    def token(self) -> str:
+        """The player token the CLI stored for its server (after a run that named one)."""
+        assert self.server_url is not None, "an offline player has no token"
+        identity = TokenStore(self.config / "solitaire").get(self.server_url)
+        assert identity is not None, f"no token stored for {self.server_url}"
+        return identity.token
+
+
+async def resign_race(proc: asyncio.subprocess.Process, other: Client) -> tuple[str, str]:
+    """The race `other` (a protocol client) and the CLI run as ``race ... --moves -`` (`proc`)
+    were matched into starts; both resign and the CLI ends: its stdout and stderr."""
+    started = await other.push("race.started", timeout=20)
+    assert proc.stdin is not None
+    proc.stdin.write(b"resign\n")
+    proc.stdin.close()
+    await other.request("resign", game_id=started["game_id"])
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    return out.decode(), err.decode()
+
 
 #: ``make_player(server_url) -> Player``: a new player (own config dir) for that server, or
 #: for none (offline commands).
 MakePlayer = Callable[[str | None], Player]
+#: ``named_player(name) -> Player``: a new player on the module's server, registered as
+#: ``name`` (the CLI's ``--name NAME me`` succeeded, so its token is stored).
+NamedPlayer = Callable[[str], Player]

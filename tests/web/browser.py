@@ -35,7 +35,10 @@ T0_MS = 1_907_755_200_000
 DATE = dt.date(2030, 6, 15)
 #: Daily variants the tests play to the end: one deck, short winning lines.
 PLAYED = ("fourteen-out", "triple-triangle")
-TIMEOUT_MS = 15_000
+#: How long any wait on the page may take: every Playwright action (the context's default) and
+#: every `expect(...)` (conftest.py sets it; Playwright's own default is 5 s). Generous: the
+#: tests share two loaded cores, and a wait that follows the page ends as soon as it shows.
+TIMEOUT_MS = 30_000
 
 _CARD = re.compile(r"(?:10|[2-9AJQK])[CDHS]")
 _SUITS = {"C": ("♣", "clubs"), "D": ("♦", "diamonds"), "H": ("♥", "hearts"), "S": ("♠", "spades")}
@@ -96,6 +99,7 @@ class Player:
     frames: list[str] = field(default_factory=list)
     sent: list[str] = field(default_factory=list)  # frames the page sent
     errors: list[str] = field(default_factory=list)  # uncaught exceptions in the page
+    socket: WebSocket | None = None  # the page's latest WebSocket
 
     def close(self) -> None:
         """Close the context; the page must not have thrown."""
@@ -103,6 +107,7 @@ class Player:
         assert self.errors == [], self.errors
 
     def sockets(self, ws: WebSocket) -> None:
+        self.socket = ws
         ws.on(
             "framereceived",
             lambda payload: self.frames.append(
@@ -116,6 +121,12 @@ class Player:
             ),
         )
 
+    def next_frame(self) -> None:
+        """Until the page's socket receives its next frame (it lands in `frames`). Playwright
+        hands frames over only inside its own calls: wait here, not in a sleep."""
+        assert self.socket is not None, "the page has no WebSocket"
+        self.socket.wait_for_event("framereceived", timeout=TIMEOUT_MS)
+
     def sent_requests(self) -> list[dict[str, Any]]:
         """The requests the page sent, in order."""
         return [json.loads(f) for f in self.sent]
@@ -124,11 +135,14 @@ class Player:
         shot(self.page, name)
 
     def moves(self) -> int:
-        text = self.page.inner_text('[data-stat="moves"]')
-        return int(text.split()[-1])
+        """The move count the page shows now (once it shows one)."""
+        stat = self.page.locator('[data-stat="moves"]')
+        expect(stat).to_have_text(re.compile(r"^Moves \d+$"))
+        return int(stat.inner_text().split()[-1])
 
     def wait_moves(self, n: int) -> None:
-        self.page.wait_for_selector(f'[data-stat="moves"]:text-is("Moves {n}")', timeout=TIMEOUT_MS)
+        """Until the page shows `n` moves: the server's answer to the last move is in."""
+        expect(self.page.locator('[data-stat="moves"]')).to_have_text(f"Moves {n}")
 
 
 #: `make screenshots` sets it: only then are docs/screenshots refreshed, so that `make test`
@@ -175,10 +189,22 @@ def open_player(
 
 
 def register(player: Player, name: str) -> None:
+    """Register `name` on the welcome form (at the site's root) and wait until the page has
+    landed: the daily list is on screen. The page's first screen appears only after its rules
+    are fetched; tests start from that settled page (the page itself drops a late daily list
+    when another address was opened meanwhile: test_resilience.py plays that)."""
     page = player.page
     page.fill('input[name="name"]', name)
     page.click('form.welcome button[type="submit"]')
-    page.wait_for_selector(f'#who:text-is("{name}")')
+    expect(page.locator("#who")).to_have_text(name)
+    landed(page)
+
+
+def landed(page: Page) -> None:
+    """Until the page opened at the site's root (registered, or reloaded there) shows its
+    first screen, the daily list: only then may a test open another address (see
+    `register`)."""
+    expect(page.locator("#main section.daily .deal").first).to_be_visible()
 
 
 def click_move(player: Player, variant: str, move: str) -> None:

@@ -4,6 +4,10 @@ Chromium is Debian's (`/usr/bin/chromium`), driven by Playwright; no browser is 
 The server runs as a subprocess (`python -m server`, embedded Redis) with its clock shifted to
 2030-06-15 12:00 UTC and a daily secret whose deals the tests can win (`browser.pick_secret`).
 
+Every wait follows the page: Playwright's auto-waiting `expect(...)` and actions, all with
+`browser.TIMEOUT_MS` (set here for `expect`, whose own default of 5 s is short on a loaded
+machine), never a fixed sleep.
+
 Fixtures:
     browser     (module)    a headless Chromium
     web_server  (module)    the server: `http` root, `secret` and its `process`
@@ -16,10 +20,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.support.procs import ServerProcess
-from tests.web.browser import CHROMIUM, INSTALL_HINT, WebServer, pick_secret, server_flags
+from tests.web.browser import (
+    CHROMIUM,
+    INSTALL_HINT,
+    TIMEOUT_MS,
+    WebServer,
+    pick_secret,
+    server_flags,
+)
+
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

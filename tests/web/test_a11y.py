@@ -60,7 +60,7 @@ SCREENS = (
     Screen("history", "#/history/fourteen-out", "section.history h1"),
     Screen("races", "#/races", "section.races h1"),
     Screen("free", "#/free", "section.freeplay h1"),
-    Screen("account", "#/account", "section.account h1"),
+    Screen("account", "#/account", "table.devices tbody tr"),
     Screen("calendar", "#/calendar", "table.calendar"),
 )
 

@@ -1,5 +1,6 @@
-"""Protocol 7 in the browser (headless Chromium, real server and Redis): signing in on a
-second browser context with a one-time code, free play, and a rematch after a race."""
+"""Protocols 7 and 9 in the browser (headless Chromium, real server and Redis): signing in on
+a second browser context with a one-time code, the device list and signing a device out, free
+play, and a rematch after a race."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_a_code_signs_a_second_browser_in_as_the_same_player(
         assert theirs and theirs != mine, "the phone has a token of its own"
         assert theirs not in p2.url and code not in p2.url, "nothing secret in an address"
         sent = [m for m in phone.sent_requests() if m["type"] == "signin.redeem"]
-        assert [m["versions"] for m in sent] == [[8], [8]]
+        assert [m["versions"] for m in sent] == [[9], [9]]
         # Signed in by a code, the page follows games by events as after `hello`.
         assert [m.get("features") for m in sent] == [["rules_free"], ["rules_free"]]
         # Reloaded, the phone is still ann (its own token, by hello).
@@ -58,6 +59,67 @@ def test_a_code_signs_a_second_browser_in_as_the_same_player(
         phone.close()
 
 
+def test_the_account_page_lists_devices_and_signs_a_new_one_out(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """The owner sees a device signed in by a code (told at once), which on its side may not
+    sign the owner out (its trial), and signs it out from the list."""
+    dee = open_player(browser, web_server.http, "dee")
+    phone = open_player(browser, web_server.http, None, viewport=(390, 800))
+    try:
+        page = dee.page
+        page.click('[data-nav="account"]')
+        rows = page.locator("table.devices tbody tr")
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_contain_text("this device")
+        page.click('[data-action="signin-code"]')
+        code = page.locator("[data-signin-code]").inner_text()
+
+        p2 = phone.page
+        p2.fill('input[name="code"]', code)
+        p2.click('[data-action="redeem"]')
+        p2.wait_for_selector('#who:text-is("dee")')
+        expect(page.locator(".toast")).to_have_count(1)  # said once, by the account page
+        expect(page.locator(".toast")).to_contain_text("Sign it out below")
+        expect(rows).to_have_count(2)
+        newer = page.locator('table.devices tr[data-how="code"]')
+        expect(newer).to_contain_text("on Linux")  # the name the phone's browser gave
+        expect(newer.locator('[data-action="revoke"]')).to_be_visible()
+        dee.shot("account-devices")
+
+        # On the phone, on trial: the first device offers no "Sign out".
+        p2.click('[data-nav="account"]')
+        expect(p2.locator("table.devices tbody tr")).to_have_count(2)
+        expect(
+            p2.locator('table.devices tr[data-how="original"] [data-action="revoke"]')
+        ).to_have_count(0)
+        expect(p2.locator("[data-trusted-at]")).to_contain_text("newer than itself")
+
+        newer.locator('[data-action="revoke"]').click()
+        expect(rows).to_have_count(1)
+        expect(p2.locator(".status")).to_contain_text("This device was signed out")
+        assert p2.evaluate("localStorage.getItem('solitaire.token')") is None
+        sent = [m["type"] for m in dee.sent_requests()]
+        assert "devices" in sent and "device.revoke" in sent
+
+        # On any other page the player is told too.
+        page.click('[data-action="signin-code"]')
+        expect(page.locator("[data-signin-code]")).not_to_have_text(code)  # a new one
+        code = page.locator("[data-signin-code]").inner_text()
+        page.click('[data-nav="daily"]')
+        tablet = open_player(browser, web_server.http, None)
+        try:
+            tablet.page.fill('input[name="code"]', code)
+            tablet.page.click('[data-action="redeem"]')
+            tablet.page.wait_for_selector('#who:text-is("dee")')
+            expect(page.locator(".toast").last).to_contain_text("Sign it out under Account")
+        finally:
+            tablet.close()
+    finally:
+        phone.close()
+        dee.close()
+
+
 def test_free_play_deals_an_unranked_game(ann: Player) -> None:
     page = ann.page
     page.click('[data-nav="free"]')
@@ -65,7 +127,7 @@ def test_free_play_deals_an_unranked_game(ann: Player) -> None:
     page.click('[data-action="free"]')
     expect(page.locator("[data-free]")).to_have_text("Free play — unranked")
     page.wait_for_selector(".board.pairing")
-    assert re.search(r"#/game/f\.", page.url), page.url
+    expect(page).to_have_url(re.compile(r"#/game/f\."))
     ann.shot("free-play")
     first = page.url
     page.locator('[data-action="resign"]').click()
@@ -78,7 +140,7 @@ def test_free_play_deals_an_unranked_game(ann: Player) -> None:
     page.click('[data-nav="free"]')
     page.click('[data-action="free"]')
     expect(page.locator("[data-free]")).to_be_visible()
-    assert page.url != first
+    expect(page).not_to_have_url(first)
     page.click('[data-nav="daily"]')
     expect(page.locator('.deal[data-state="new"]')).to_have_count(6)
 

@@ -164,8 +164,8 @@ def test_tri_peaks_daily_resumes_after_reload_and_never_shows_a_hidden_card(
         .forEach((k) => localStorage.removeItem(k))""")
     page.reload()
     page.wait_for_selector(".board.tripeaks")
-    assert page.url == url
-    assert alice.moves() == half
+    expect(page).to_have_url(url)
+    alice.wait_moves(half)
     expect(page.locator(".movelist li")).to_have_count(half)
     assert page.locator(".movelist li").all_inner_texts() == listed
     page.click('[data-action="hint"]')
@@ -366,8 +366,7 @@ def test_two_browsers_race_each_other(
         for page in (a, b):
             page.wait_for_function(
                 "() => { const t = document.querySelector('.game .clock')?.textContent || '';"
-                " const m = t.match(/(\\d+):(\\d+)/); return !!m && (+m[1] * 60 + +m[2]) >= 1; }",
-                timeout=10_000,
+                " const m = t.match(/(\\d+):(\\d+)/); return !!m && (+m[1] * 60 + +m[2]) >= 1; }"
             )
         shown = {p: _seconds(p.inner_text(".game .clock")) for p in (a, b)}
         for player in (bob, alice):

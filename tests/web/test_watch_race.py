@@ -50,6 +50,7 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
     page = ann.page
     page.click('[data-nav="race"]')
     page.click('[data-action="create"]')
+    expect(page.locator("[data-code]")).to_have_text(re.compile(r"^[A-Z0-9]{4,8}$"))
     code = page.inner_text("[data-code]")
     # The race room's address is the race's own: a link to share and reload.
     expect(page).to_have_url(re.compile(r"#/race/\d{8}-[A-Za-z0-9_]+$"))
@@ -66,7 +67,7 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         page.click('[data-action="start"]')
         started = loop.run(ben.push("race.started", timeout=20))
         expect(page.locator('[data-stat="moves"]')).to_be_visible()
-        assert page.url.endswith(f"#/race/{race_id}")
+        expect(page).to_have_url(f"{http}/#/race/{race_id}")
 
         # A cold link in a browser without a player: watched at once, anonymously.
         anon_ctx = browser.new_context(viewport={"width": 390, "height": 800})  # a phone
@@ -79,12 +80,12 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         expect(anon.locator("[data-board-of]")).to_have_count(2)
         expect(anon.locator('[data-action="choose-name"]')).to_be_visible()
         share = anon.locator("input[data-share]")
-        assert str(share.input_value()).endswith(f"/#/watch/{race_id}")
+        expect(share).to_have_value(re.compile(f"/#/watch/{race_id}$"))
         assert anon.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
         # cat's list shows it at its next refresh (every 5 s); cat watches over the WebSocket.
         item = cat.page.locator(f'li[data-race-id="{race_id}"]')
-        expect(item).to_contain_text("Fourteen Out", timeout=15_000)
+        expect(item).to_contain_text("Fourteen Out")
         expect(item.locator('a[data-player="ann"]')).to_be_visible()
         expect(item.locator('a[data-player="ben"]')).to_be_visible()
         item.get_by_role("link", name="Watch").click()
@@ -119,9 +120,9 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         resign(ann)
         assert loop.run(ben.request("resign", game_id=started["game_id"]))["type"] == "finished"
         for watcher in (anon, cat.page):
-            expect(watcher.locator("h1")).to_have_text("Race result · Fourteen Out", timeout=20_000)
+            expect(watcher.locator("h1")).to_have_text("Race result · Fourteen Out")
             expect(watcher.locator("[data-race-status]")).to_have_text("The race is over.")
-        assert str(anon.locator("input[data-share]").input_value()).endswith(f"/#/race/{race_id}")
+        expect(anon.locator("input[data-share]")).to_have_value(re.compile(f"/#/race/{race_id}$"))
         # ann leaves her finished race for a new one: the address is the lobby's again.
         page.get_by_role("button", name="New race").click()
         expect(page).to_have_url(f"{http}/#/race")

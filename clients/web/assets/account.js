@@ -1,6 +1,8 @@
 // Accounts on several devices (protocol 7, docs/protocol.md §14): "Sign in with a code" on the
 // welcome screen, and the account page that shows a one-time code for another device (or the
-// terminal: `solitaire signin CODE`). No token is ever shown or put in an address.
+// terminal: `solitaire signin CODE`). No token is ever shown or put in an address. Protocol 9
+// (§16): the account page lists the player's devices and signs one out; which ones this
+// device may sign out is the server's word (`can_revoke`).
 
 import { describe } from "./net.js";
 import { clock, el, toast } from "./ui.js";
@@ -34,12 +36,59 @@ export class AccountScreen {
     this.app = app;
     this.conn = app.conn;
     this.code = null;
+    this.devices = null; // the last `devices` reply
     this.node = el("section.account", { "aria-label": "Account" });
     this.timer = setInterval(() => this.tick(), 1000);
+    this.onPush = (e) => { if (e.detail.type === "device.signed_in") this.signedIn(e.detail); };
+    this.conn.addEventListener("push", this.onPush);
   }
 
   async load() {
     this.render();
+    await this.refresh();
+  }
+
+  async refresh() {
+    try {
+      this.devices = await this.conn.request({ type: "devices" });
+      this.render();
+    } catch (e) {
+      toast(describe(e), "error");
+    }
+  }
+
+  signedIn(msg) {
+    toast(`A new device signed in as you: ${msg.name || "unnamed"}. Not yours? Sign it out below.`);
+    this.refresh();
+  }
+
+  async revoke(device) {
+    try {
+      this.devices = await this.conn.request({ type: "device.revoke", device });
+      toast("That device was signed out.");
+      this.render();
+    } catch (e) {
+      toast(describe(e), "error");
+    }
+  }
+
+  devicesPanel() {
+    const d = this.devices;
+    if (!d) return el("section.panel.devices", { "aria-label": "Your devices" }, el("h2", {}, "Your devices"), el("p.muted", {}, "Loading…"));
+    const when = (ms) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+    const rows = d.devices.map((x) => el("tr", { "data-device": x.device, "data-how": x.how },
+      el("td", {}, x.name || (x.how === "original" ? "First device" : "Unnamed device")),
+      el("td", {}, x.how === "original" ? "first device" : "with a code"),
+      el("td", {}, when(x.signed_in_at)),
+      el("td", {}, x.current ? el("strong", {}, "this device")
+        : x.can_revoke ? el("button", { "data-action": "revoke", "aria-label": `Sign out ${x.name || x.device}`, onclick: () => this.revoke(x.device) }, "Sign out")
+          : "")));
+    return el("section.panel.devices", { "aria-label": "Your devices" },
+      el("h2", {}, "Your devices"),
+      el("table.devices", {},
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Device"), el("th", { scope: "col" }, "Signed in"), el("th", { scope: "col" }, "When"), el("th", { scope: "col" }, el("span.sr-only", {}, "Action")))),
+        el("tbody", {}, ...rows)),
+      d.trusted_at ? el("p.muted", { "data-trusted-at": "" }, `This device signed in with a code: until ${when(d.trusted_at)} it may sign out only devices newer than itself.`) : null);
   }
 
   render() {
@@ -57,7 +106,8 @@ export class AccountScreen {
         el("p", {}, "Signed in as ", el("strong", {}, this.conn.player.name), "."),
         el("p.muted", {}, "To play as the same player on another device or in the terminal, show a one-time sign-in code and type it there. It lasts 5 minutes."),
         el("div.actions", {}, el("button.primary", { onclick: () => this.show(), "data-action": "signin-code" }, "Show a sign-in code")),
-        shown));
+        shown),
+      this.devicesPanel());
     this.tick();
   }
 
@@ -79,5 +129,6 @@ export class AccountScreen {
 
   destroy() {
     clearInterval(this.timer);
+    this.conn.removeEventListener("push", this.onPush);
   }
 }

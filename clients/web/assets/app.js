@@ -18,7 +18,7 @@ import { rematchDeclined, showRematchOffer } from "./rematch.js";
 import { openReplay } from "./replay.js";
 import { rulesPage, rulesSummary } from "./rules.js";
 import { initSettings, settingsPanel } from "./settings.js";
-import { clock, dialog, el, points, scoring, title, variantInfo } from "./ui.js";
+import { clock, dialog, el, points, scoring, title, toast, variantInfo } from "./ui.js";
 import { openWatch } from "./watch.js";
 
 /** The page and its argument from the address: "#/watch/ID" -> ["watch", "ID", …]. */
@@ -134,6 +134,10 @@ class App {
     if (this.watching && this.watching.push(msg)) return; // the race this page watches
     if (msg.type === "race.rematch_offer") return showRematchOffer(this, msg);
     if (msg.type === "race.rematch_declined") return rematchDeclined(msg);
+    if (msg.type === "device.signed_in") { // protocol 9; the account page says it itself
+      if (!(this.screen instanceof AccountScreen)) toast(`A new device signed in as you: ${msg.name || "unnamed"}. Not yours? Sign it out under Account.`);
+      return;
+    }
     if (msg.type === "game.finished") {
       for (const g of [this.screen, this.race && this.race.game]) if (g && g.finishedPush) g.finishedPush(msg);
       return;
@@ -189,8 +193,10 @@ class App {
   }
 
   async openGame(gameId) {
+    const at = location.hash;
     const g = new GameScreen(this, gameId);
     await g.load();
+    if (location.hash !== at) return g.destroy && g.destroy(); // navigated away meanwhile
     // A free game (protocol 7) is the daily game page, marked unranked.
     this.show(g.game && g.game.free ? el("div.freegame", {}, freeLabel(), g.node) : g.node, g);
   }
@@ -227,12 +233,14 @@ class App {
    * or a finished one, on the watch screen (boards, standings, result). */
   async openRaceById(raceId) {
     let race;
+    const at = location.hash;
     try {
       ({ race } = await this.conn.request({ type: "race.get", race_id: raceId }));
     } catch (e) {
       if (e.code !== "not_found") throw e;
-      return openWatch(this, raceId); // says there is no such race
+      return location.hash === at ? openWatch(this, raceId) : undefined; // says there is no such race
     }
+    if (location.hash !== at) return; // navigated away meanwhile
     const mine = race.racers.some((x) => x.player_id === this.conn.player.id);
     if (mine && race.status !== "finished") {
       await this.race.resume(raceId);
@@ -268,7 +276,9 @@ class App {
   }
 
   async openRules(variant) {
+    const at = location.hash;
     const rules = await this.rulesDoc();
+    if (location.hash !== at) return; // navigated away meanwhile
     this.show(rulesPage(rules, this.conn.variants, variant || this.conn.variants[0]), { load: async () => {} });
   }
 
@@ -280,7 +290,10 @@ class App {
 
   /** The day's deals with this player's status on each. */
   async openDaily() {
+    const at = location.hash;
     await this.rulesDoc().catch(() => null);
+    // A screen asked for while the rules were loading stays: this list would cover it.
+    if (location.hash !== at) return;
     const conn = this.conn, date = conn.today();
     // Today's games are the ones the server named (`welcome.daily`, `daily.start`); ids are
     // opaque here. After midnight (UTC) they are yesterday's: a reconnect brings today's.

@@ -76,7 +76,7 @@ export class CalendarScreen {
       el("p.crowns", { "data-crowns": String(cal.crowns) }, `${cal.crowns} crowns this month${badge}`,
         next ? el("small.muted", {}, ` · ${next[1] - cal.crowns} more for ${next[0]}`) : ""),
       el("p.muted", {}, `Each cell: ${TIERS.join(", ")}. ✓ won, ✗ lost, ▶ playing, · not played, – no deal that day. ` +
-        "Underlined: a catch-up game, played after its day and on no leaderboard. Crowns: easy 1, medium 2, hard 3, expert 4; " +
+        "Underlined: a catch-up game, played after its day on a deal of the same tier (not the day's own) and on no leaderboard. Crowns: easy 1, medium 2, hard 3, expert 4; " +
         `badges at ${cal.thresholds.join(", ")} crowns.`),
       this.error,
       el("div.scroll.panel", { tabindex: "0" }, el("table.calendar", {}, el("thead", {}, head), el("tbody", {}, ...rows))));

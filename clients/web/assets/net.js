@@ -1,13 +1,21 @@
 // The WebSocket session: hello with the stored token, request/reply by id, pushes as events,
-// reconnection with exponential backoff. The page speaks the newest protocol only (8): the
+// reconnection with exponential backoff. The page speaks the newest protocol only (9): the
 // variants are described by `welcome.variant_info`, today's games named by `welcome.daily`
 // (game ids are opaque here), and the board is the server's view, kept current by the lean
 // `moved` replies' `changes` (game.js; a `game.get` only on a gap). Version 7 adds signing in
-// with a one-time code (`redeem`), free play and rematches.
+// with a one-time code (`redeem`), free play and rematches; version 9 the device list.
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [8];
+export const PROTOCOL_VERSIONS = [9];
+
+/** A name for this browser in the player's device list ("Firefox on Linux"): a label only. */
+export function deviceName() {
+  const ua = navigator.userAgent;
+  const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrom/.test(ua) ? "Chrome" : /Safari\//.test(ua) ? "Safari" : "Browser";
+  const os = /Android/.test(ua) ? "Android" : /iPhone|iPad/.test(ua) ? "iOS" : /Windows/.test(ua) ? "Windows" : /Mac OS/.test(ua) ? "macOS" : /Linux/.test(ua) ? "Linux" : "";
+  return os ? `${browser} on ${os}` : browser;
+}
 /** A client without the rules: the server sends moves in card words, each move's changes to
  * the view, safe moves, hint penalties and foundation suits (docs/protocol.md, `hello`). */
 export const FEATURES = ["rules_free"];
@@ -39,6 +47,7 @@ const DESCRIPTIONS = {
   not_found: "Not found.",
   conflict: "That game changed elsewhere; it has been reloaded.",
   invalid_code: "That code is wrong, used or expired: show a new one on your other device.",
+  not_trusted_yet: "This device signed in with a code recently: for its first 7 days it may sign out only devices newer than itself. Do it from an older device.",
   name_taken: "That name, or one that looks like it, is taken: choose another.",
   invalid_name: "Names are 3 to 20 letters, digits, _ or - (and not a reserved name such as admin).",
   unsupported_version: "This page is out of date for the server: reload it.",
@@ -133,7 +142,7 @@ export class Connection extends EventTarget {
   /** Sign this browser in as an existing player with a one-time code (protocol 7): the
    * server answers `welcome` with this browser's own token, kept like a new player's. */
   async redeem(code) {
-    const w = await this.send({ type: "signin.redeem", versions: PROTOCOL_VERSIONS, features: FEATURES, code: code.trim() });
+    const w = await this.send({ type: "signin.redeem", versions: PROTOCOL_VERSIONS, features: FEATURES, code: code.trim(), device: deviceName() });
     if (w.token) localStorage.setItem(TOKEN_KEY, w.token);
     this.welcomed(w);
   }
@@ -168,9 +177,9 @@ export class Connection extends EventTarget {
     for (const [, p] of this.pending) p.reject(new ServerError("offline", DESCRIPTIONS.offline));
     this.pending.clear();
     if (this.fatal) return;
-    if (ev.code === 4001) { // token.revoke_all from another session: this token is dead
+    if (ev.code === 4001) { // token.revoke_all or device.revoke from another device: this token is dead
       localStorage.removeItem(TOKEN_KEY);
-      this.failFatal(new ServerError("not_authenticated", "This player was signed out everywhere (its token was revoked). Reload to start again."));
+      this.failFatal(new ServerError("not_authenticated", "This device was signed out (its token was revoked from another device). Reload to start again."));
       return;
     }
     if (ev.code === 1008) {

@@ -95,6 +95,7 @@ export class ReplayScreen {
 
 /** `#/replay/GAME_ID`, or `#/replay/DATE/VARIANT`: your own game of that day. */
 export async function openReplay(app, arg, variant) {
+  const at = location.hash;
   let gameId = arg;
   const holder = el("section.replay", {}, el("h1", {}, "Replay"), el("p.muted", {}, "Loading…"));
   app.show(holder, { load: async () => {} });
@@ -113,6 +114,7 @@ export async function openReplay(app, arg, variant) {
       screen.destroy();
       throw e;
     }
+    if (location.hash !== at) return screen.destroy(); // navigated away meanwhile
     app.show(screen.node, screen);
   } catch (e) {
     holder.replaceChildren(el("h1", {}, "Replay"), el("div.panel", {}, el("p.error", {}, describe(e)),

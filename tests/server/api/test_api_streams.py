@@ -67,6 +67,7 @@ async def test_a_finish_on_one_process_reaches_a_reader_of_another_within_a_seco
         assert head == {
             "type": "board",
             "variant": "fourteen-out",
+            "tier": "medium",
             "date": "2030-06-15",
             "total": 1,
         }

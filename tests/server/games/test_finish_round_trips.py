@@ -1,4 +1,4 @@
-"""A daily game's finish in three Redis round trips instead of five (issue #30), counted on the
+"""A daily game's finish in two Redis round trips instead of five (issue #30), counted on the
 real app over WebSockets on a real Redis: the group commit's pipelines that carry a command of
 the finishing game (its keys, its board's, its player's history, the fair-play mark), plus the
 commands of the game its client sent outside the group commit. The app's start-up work (deals
@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio
 
 from server.boards.leaderboard import BoardEntries, BoardRef, Leaderboard, PendingEntry
-from server.games.store import FinalResult, GameStore
+from server.games.store import FinalResult, GameStore, PlayedLog
 from server.redis import keys
 from server.redis.batch import Command
 from server.runtime.errors import StoreUnavailable
@@ -22,6 +22,7 @@ from tests.support.app import App
 
 D = dt.date(2030, 6, 15)
 T0 = 1_907_755_200_000
+WON = FinalResult(True, True, False, 52, 52, 52, 90_000, 2)
 
 
 class Counted:
@@ -86,7 +87,7 @@ async def finished_game(app: App, name: str, variant: str, how: str) -> dict[str
 @pytest.mark.parametrize(
     ("variant", "how"), [("triple-deck", "finish"), ("fourteen-out", "resign")]
 )
-async def test_a_daily_finish_takes_three_round_trips(
+async def test_a_daily_finish_takes_two_round_trips(
     race_app: App, redis_client: redis.asyncio.Redis, variant: str, how: str
 ) -> None:
     counted = Counted(race_app)
@@ -94,9 +95,10 @@ async def test_a_daily_finish_takes_three_round_trips(
     done = await finished_game(race_app, "fin-ann", variant, how)
     k = keys.parse_game_id(done["game_id"])
     assert isinstance(k, keys.DailyGameKeys)
-    # The screen's read, the mark and both outboxes; the game's step; the board's step, the
-    # mark's clearing and the history (five batches and a direct HEXISTS before issue #30).
-    assert counted.of_finish(k) == 3, counted.trips
+    # The mark, both outboxes and the game's step (screened from the cached game); the board's
+    # step, the marks' clearing and the history (three before the move times were cached,
+    # five batches and a direct HEXISTS before issue #30).
+    assert counted.of_finish(k) == 2, counted.trips
     assert done["result"]["rank"] in (1, 2)
     assert await redis_client.hlen(k.entries) == 2
     assert await redis_client.hget(k.game, "pending") is None
@@ -132,3 +134,39 @@ async def test_a_board_read_writes_an_entry_whose_mark_was_cleared_without_it(
     top = await Leaderboard(redis_client).top(BoardRef.daily("klondike", D))
     assert [(e.rank, e.player_id, e.won) for e in top] == [(1, "p1", True)]
     assert await redis_client.zcard(k.outbox) == 0
+
+
+async def test_a_won_daily_finish_takes_two_round_trips_crowns_included(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """A won daily game also earns its crowns: awarded in the history's script (the same
+    slot), not in a round trip of its own before the history's record."""
+    store = GameStore(redis_client)
+    gid = (await store.start_daily("klondike", D, "p1", 1, T0)).game_id
+    await store.append_move(gid, 0, "a", T0 + 4_000)
+    await store.finish(  # another game first: the scripts are loaded
+        (await store.start_daily("spider", D, "p1", 1, T0)).game_id, WON, "A", T0 + 5, None, 0
+    )
+    trips: list[list[str]] = []
+    write: Callable[[list[tuple[Command, Any]]], Awaitable[None]] = store.batch._write
+
+    async def counted_write(batch: list[tuple[Command, Any]]) -> None:
+        trips.append([c.key for c, _ in batch])
+        await write(batch)
+
+    store.batch._write = counted_write  # type: ignore[method-assign]
+    played = PlayedLog(["a"], [4_000], T0 + 4_000)
+    record, entry = await store.finish(gid, WON, "A", T0 + 90_000, "b", 1, played=played)
+    assert len(trips) == 2, trips
+    assert entry.rank == 1 and not record.flagged
+    month = await redis_client.hgetall(keys.crowns("p1", D.year, D.month))
+    assert month == {
+        f"klondike|{D.isoformat()}|{keys.DAILY_TIER}": "2",
+        f"spider|{D.isoformat()}|{keys.DAILY_TIER}": "2",
+    }
+    assert await redis_client.zscore(keys.crown_months("p1"), D.year * 12 + D.month - 1) == 4
+    assert await redis_client.zcard(keys.history_days("p1", "klondike")) == 1
+    assert await redis_client.smembers(keys.history_pending("p1")) == set()
+    # Recorded once: a retried finish adds no crowns.
+    await store.finish(gid, WON, "A", T0 + 99_000, None, 2, played=None)
+    assert await redis_client.zscore(keys.crown_months("p1"), D.year * 12 + D.month - 1) == 4

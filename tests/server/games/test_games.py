@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import OverStepper, OverTask, from_view, new_game
+from engine import OverState, OverStepper, OverTask, from_view, new_game
 from engine.easthaven import TripleEasthaven
 from server.config import Config
 from server.games import service as games
@@ -275,3 +275,65 @@ async def test_a_finished_game_stays_cached_without_its_undo_snapshots(app: App)
     state = await c.request("game.get", game_id=g["game_id"])
     assert state["finished"] and state["view"]["can_undo"] is False
     assert state["view"]["piles"] == view["piles"]
+
+
+class Gated:
+    """The engine's own game-over search, held undecided until the test opens it."""
+
+    def __init__(self, search: OverStepper, gate: list[bool]) -> None:
+        self.search, self.gate = search, gate
+
+    def step(self, max_nodes: int) -> bool | None:
+        return self.search.step(max_nodes) if self.gate else None
+
+
+async def test_a_game_get_before_the_late_finish_is_written_says_not_over_yet(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`view.over` is never true while `finished` is false (docs/protocol.md, `game.get`). The
+    search decides "over" after the last move's reply and settles the engine's verdict at
+    once; the game is finished only once its result is in Redis. A `game.get` in between
+    used to answer `view.over: true` with `finished: false`. The window is held open by
+    taking the game's lock (as a slow Redis write would keep `_finish_over` from running)."""
+    gate: list[bool] = []
+    real = TripleEasthaven.over_search
+    monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Gated(real(game), gate))
+    monkeypatch.setattr(games, "OVER_LOOP_NODES", 10**9)  # no worker: decided on the loop
+    line = dead_line()
+    async with serve(app_config(redis_url, tmp_path)) as app:
+        c = await app.client("early", versions=(8,), features=("rules_free",))
+        g = await c.request("daily.start", variant="triple-easthaven")
+        game_id = g["game_id"]
+        gate.append(True)  # the searches before the last move decide as they would
+        for seq, move in enumerate(line[:-1]):
+            r = await c.request("move", game_id=game_id, move=move, expected_seq=seq)
+            assert r["type"] == "moved" and not r["finished"], r
+        live = await app.services.games.get(game_id, c.player_id)
+        while live.judging is not None:
+            await asyncio.sleep(0.01)
+        gate.clear()
+        last = len(line) - 1
+        r = await c.request("move", game_id=game_id, move=line[last], expected_seq=last)
+        assert r["type"] == "moved" and not r["finished"], r
+        assert not r["changes"].get("over"), "a move's reply never says over unfinished"
+        async with live.lock:  # the late finish waits for this lock
+            gate.append(True)
+            for _ in range(500):
+                if live.game.over_state is OverState.OVER:
+                    break
+                await asyncio.sleep(0.01)
+            assert live.game.over_state is OverState.OVER, "the search has decided"
+            assert live.judging is not None and not live.record.finished
+            early = await c.request("game.get", game_id=game_id)
+            assert early["type"] == "game" and early["finished"] is False
+            assert early["view"]["over"] is False, "over only once the result is written"
+            assert early.get("result") is None, "no result before the finish"
+        push = await c.push("game.finished", timeout=30)
+        assert push["game_id"] == game_id and push["result"]["over"]
+        done = await c.request("game.get", game_id=game_id)
+        assert done["finished"] is True and done["view"]["over"] is True
+        assert done["result"] == push["result"] and "safe" not in done
+        await c.close()

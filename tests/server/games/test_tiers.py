@@ -2,9 +2,11 @@
 server, real Redis and real WebSockets on a manual clock.
 
 Deals are uncertified here (a bare Config: `--no-certify`): each tier is its own sequence's
-first playable seed. With the secret ``tiers-1`` every Fourteen Out tier of 2030-06-29,
-2030-06-30 and 2030-07-01 is winnable (the first test checks it), so a player wins them with
-the solver's line from the view, as a client may (Fourteen Out shows every card).
+first playable seed, and so is each catch-up deal (of its own sequences, not the day's).
+With the secret ``tiers-1`` every Fourteen Out tier of 2030-06-29, 2030-06-30 and 2030-07-01
+is winnable (the first test checks it), and so are the catch-up deals of 2030-06-28 (not
+June 29's expert one), so a player wins them with the solver's line from the view, as a
+client may (Fourteen Out shows every card).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from engine import from_view
 from engine.solvers import WINNABLE, solve
 from server.config import Config
 from server.games.daily import day_start_ms
+from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
@@ -31,6 +34,9 @@ V8 = (1, 2, 3, 4, 5, 6, 7, 8)
 V6 = (1, 2, 3, 4, 5, 6)
 SECRET = b"tiers-1"
 JUNE_29, JUNE_30, JULY_1 = dt.date(2030, 6, 29), dt.date(2030, 6, 30), dt.date(2030, 7, 1)
+JUNE_1 = dt.date(2030, 6, 1)
+#: A day whose every catch-up deal is winnable with the secret.
+JUNE_28 = dt.date(2030, 6, 28)
 TIERS = ("easy", "medium", "hard", "expert")
 HOUR_MS = 3_600_000
 
@@ -51,9 +57,14 @@ async def app(config: Config) -> AsyncIterator[App]:
 
 
 async def player(app: App, name: str, versions: tuple[int, ...] = V8) -> Client:
+    """A player who joined on the month's first day (catch-up games open from then on)."""
     c = await Client.connect(app.url)
     await c.hello(name=name, versions=versions)
-    return c
+    await app.services.redis.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
+    await c.close()
+    again = await Client.connect(app.url)
+    await again.hello(token=c.token, versions=versions)
+    return again
 
 
 async def start(c: Client, tier: str, date: dt.date | None = None) -> dict[str, Any]:
@@ -254,16 +265,16 @@ async def test_calendar_states_and_days(app: App) -> None:
 
 
 async def test_badges_are_exact_across_a_month_end_and_a_restart(config: Config) -> None:
-    """20 crowns in June (bronze): every tier of June 30 on the day and of June 29 as
-    catch-up. A catch-up game of June 28 still open at midnight counts for nothing after the
+    """20 crowns in June (bronze): every tier of June 30 on the day and of June 28 as
+    catch-up. A catch-up game of June 29 still open at midnight counts for nothing after the
     month's end; a restarted server (the clock moved into July) keeps June's badge, and
     July's crowns start from zero."""
     async with serve(config, ManualClock(at(JUNE_30, 21))) as app:
         amy = await player(app, "amy")
         for tier in TIERS:
             await win(amy, await start(amy, tier))
-            await win(amy, await start(amy, tier, JUNE_29))
-        late = await start(amy, "easy", dt.date(2030, 6, 28))
+            await win(amy, await start(amy, tier, JUNE_28))
+        late = await start(amy, "easy", JUNE_29)
         cal = await amy.request("calendar.get")
         assert cal["crowns"] == 20 and cal["badge"] == "bronze"
         token = amy.token
@@ -276,7 +287,7 @@ async def test_badges_are_exact_across_a_month_end_and_a_restart(config: Config)
         june = await amy.request("calendar.get", month="2030-06")
         assert june["crowns"] == 20 and june["badge"] == "bronze"
         assert not any(d["catchup_open"] for d in june["days"]), "June is over"
-        assert cells(june, dt.date(2030, 6, 28))["easy"] == ("lost", True)
+        assert cells(june, JUNE_29)["easy"] == ("lost", True)
         july = await amy.request("calendar.get")
         assert july["month"] == "2030-07" and july["crowns"] == 0 and "badge" not in july
         await win(amy, await start(amy, "expert"))
@@ -314,7 +325,7 @@ async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
     no crowns; the same tier won without one does."""
     bot, amy = await player(app, "hintbot"), await player(app, "amy")
     for c, hinted in ((bot, True), (amy, False)):
-        for date in (JUNE_29, None):
+        for date in (JUNE_28, None):
             g = await start(c, "expert", date)
             if hinted:
                 hint = await c.request("hint", game_id=g["game_id"])
@@ -323,7 +334,7 @@ async def test_a_tier_won_with_hints_earns_no_crowns(app: App) -> None:
             assert won["result"]["hints"] == (1 if hinted else 0)
     bot_cal, amy_cal = await bot.request("calendar.get"), await amy.request("calendar.get")
     assert bot_cal["crowns"] == 0 and cells(bot_cal, JUNE_30)["expert"] == ("won", False)
-    assert cells(bot_cal, JUNE_29)["expert"] == ("won", True)
+    assert cells(bot_cal, JUNE_28)["expert"] == ("won", True)
     assert amy_cal["crowns"] == 8
     assert (await bot.request("profile.get"))["months"] == []
 
@@ -333,3 +344,22 @@ async def test_a_calendar_month_outside_the_calendar_is_bad_request(app: App) ->
     for month in ("0000-01", "1969-12", "3000-01", "2030-13"):
         reply = await amy.request("calendar.get", month=month)
         assert (reply["type"], reply.get("code")) == ("error", "bad_request"), (month, reply)
+
+
+async def test_catch_up_opens_on_the_day_the_account_was_created(app: App) -> None:
+    """A new account cannot play the month's earlier days as catch-up games (crowns for days
+    it did not exist); its first day on is open, and the calendar says which."""
+    app.clock.set(at(JUNE_29, 9))
+    newcomer = await Client.connect(app.url)
+    await newcomer.hello(name="newcomer", versions=V8)  # joined June 29
+    app.clock.set(at(JUNE_30, 20))
+    for date in (dt.date(2030, 6, 1), dt.date(2030, 6, 28)):
+        reply = await newcomer.request(
+            "daily.start", variant="fourteen-out", tier="easy", date=date.isoformat()
+        )
+        assert (reply["type"], reply["code"]) == ("error", "bad_request"), reply
+        assert "joined (2030-06-29)" in reply["message"], reply
+    g = await start(newcomer, "easy", JUNE_29)  # the day it joined is open
+    assert g["catchup"] is True
+    cal = await newcomer.request("calendar.get")
+    assert [d["catchup_open"] for d in cal["days"]] == [False] * 28 + [True, False]

@@ -285,6 +285,72 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
         await c.close()
 
 
+@pytest.mark.parametrize("variant", ["triple-triangle", "triple-deck"])
+async def test_a_racer_on_the_anonymous_http_stream_gets_no_card_they_have_not_seen(
+    race_app: App,
+    redis_client: redis.asyncio.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    variant: str,
+) -> None:
+    """Accepted (docs/fairplay.md): a racer may follow their own race on the HTTP stream,
+    which needs no account (a WebSocket `race.watch` of one's own race is refused). Played as
+    that racer would: every line the stream sends while they still play holds only cards of
+    the deal they had been sent themselves by then, while the rival draws and plays onto
+    cards they have not seen."""
+    monkeypatch.setattr(spectate, "DELAY_MS", 200)
+    racer, rival = await race_app.client("own_eye", versions=V5), await race_app.client("riv")
+    race_id = await room(race_app, variant, racer, rival)
+    deck = deck_of(variant, await seed_of(redis_client, race_id))
+    line = line_onto_unseen(variant, await seed_of(redis_client, race_id))
+    refused = await racer.request("race.watch", race_id=race_id)
+    assert refused["type"] == "error", "a racer's own race.watch is refused over a WebSocket"
+    gid_r = keys.race_game_id(race_id, rival.player_id)
+    gid_c = keys.race_game_id(race_id, racer.player_id)
+    lines: list[tuple[dict[str, Any], set[str]]] = []  # each line, and what the racer had seen
+    eye = Spectator("http", [])
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            f"{race_app.http}/api/v1/races/{race_id}/events",
+            timeout=aiohttp.ClientTimeout(total=None),
+        ) as stream,
+    ):
+        assert stream.status == 200
+
+        async def read() -> None:
+            async for raw in stream.content:
+                if raw.strip():
+                    msg = json.loads(raw)
+                    lines.append((msg, strings(racer.seen) & deck))
+                    eye.lines.append(msg)
+
+        reader = asyncio.create_task(read())
+        try:
+            await start_race(race_app, racer, rival)
+            for move in [*line, "d", "d"]:  # onto cards the racer has not seen, then draws
+                moved = await rival.request("move", game_id=gid_r, move=move)
+                assert moved["type"] == "moved", moved
+            await eye.until(lambda: eye.event("progress", rival.player_id, len(line) + 2), "draws")
+            for move in line[:2]:  # the racer plays on
+                assert (await racer.request("move", game_id=gid_c, move=move))["type"] == "moved"
+            await eye.until(lambda: eye.event("progress", racer.player_id, 2), "racer's moves")
+            await asyncio.sleep(0.5)  # the delayed boards of both
+            shown = [m for m, _ in lines if m.get("type") in ("race.watching", "race.spectate")]
+            assert shown and any(strings(m) & deck for m in shown), "the stream shows boards"
+            for msg, seen in lines:
+                unseen = (strings(msg) & deck) - seen
+                assert not unseen, f"{msg.get('type')} holds {sorted(unseen)} unseen by the racer"
+            rival_cards = {c for m in shown for c in strings(m) & deck}
+            assert rival_cards <= strings(racer.seen) & deck
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
+                await reader
+    for c in (racer, rival):
+        await c.close()
+
+
 @pytest.mark.parametrize("stop", ["resign", "forfeit"])
 async def test_a_racer_whose_game_is_over_no_longer_holds_cards_back(
     race_app: App, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch, stop: str

@@ -253,6 +253,20 @@ async def play_everything(config: Config) -> None:
             "type"
         ] == "moved"
         assert (await device.request("resign", game_id=free["game_id"]))["type"] == "finished"
+        # Protocol 9: the devices listed and one signed out; named redemptions past the
+        # account's tries void its live code.
+        nine = await Client.connect(app.url)
+        await nine.hello(token=seven.token, versions=(9,))
+        listed = await nine.request("devices")
+        assert listed["type"] == "devices", listed
+        newer = next(d for d in listed["devices"] if d["how"] == "code")
+        gone = await nine.request("device.revoke", device=newer["device"])
+        assert gone["type"] == "devices", gone
+        await nine.request("signin.code")
+        for _ in range(6):
+            guess = await Client.connect(app.url)
+            await guess.request("signin.redeem", versions=[9], code="ZZZZ-ZZZZ", name="sl-fay")
+            await guess.close()
 
 
 @pytest_asyncio.fixture
@@ -278,6 +292,7 @@ async def test_every_script_call_on_the_cluster_names_one_slot(
         daily_secret=b"slots",
         accounts_per_address_hour=100,
         signin_attempts_per_address_hour=100,
+        signin_attempts_per_account_hour=5,
         free_games_per_hour=100,
     )
     async with Monitors(redis_cluster) as seen:
@@ -318,4 +333,9 @@ UNREACHED = {
     "services.store.crowns._award",
     # The renewal of a tiers lock, due only while a certification rates past 100 s: one key.
     "services.deals._renew",
+    # A won daily game's history with its crowns (the scenario wins no game) and a "screen
+    # due" result held for a marked account (the scenario screens nothing): one player's
+    # history keys, one game's keys.
+    "services.store.history._record_crowned",
+    "services.store.entries._hold_due",
 }
