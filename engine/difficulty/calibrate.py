@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import model_for
@@ -42,6 +42,11 @@ MIN_DEALS = 20
 #: Wins (all tiers and levels) below which a check orders the points share alone: a full
 #: clear of a scored Triple Deck game is too rare for the simulated players to rank tiers.
 MIN_WINS = 10
+#: Terms a variant's fit leaves out (weight, mean and spread 0). Triple Easthaven's solver
+#: proves its deals after a number of nodes set by the budget (about half of it, whatever
+#: the deal), so there `log_nodes` measures the budget (the server rates at --tier-nodes),
+#: not the deal.
+LEFT_OUT: dict[str, frozenset[str]] = {"triple-easthaven": frozenset({"log_nodes"})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +94,17 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def fit_model(samples: Sequence[Sample]) -> Model:
+def fit_model(samples: Sequence[Sample], *, leave_out: Collection[str] = ()) -> Model:
     """A model whose score is the ridge fit of the samples' difficulty on the standardised
-    terms, with cuts at `TIER_QUANTILES` of the samples' scores. Needs two samples or more."""
+    terms, with cuts at `TIER_QUANTILES` of the samples' scores. Needs two samples or more.
+    The terms named in `leave_out` get weight 0 (their mean and spread are 0 too)."""
     if len(samples) < 2:
         raise ValueError("a fit needs two samples or more")
-    raw = [term_values(s.features) for s in samples]
+    out = [i for i, name in enumerate(TERMS) if name in leave_out]
+    raw = [
+        tuple(0.0 if i in out else x for i, x in enumerate(term_values(s.features)))
+        for s in samples
+    ]
     means, spreads = standardise(raw)
     z = [
         [(x - m) / (s if s > 0 else 1.0) for x, m, s in zip(row, means, spreads, strict=True)]
@@ -178,14 +188,16 @@ def collect(
     return out
 
 
-def fit_played(played: Sequence[Played]) -> Model:
-    """A model fitted on the winnable deals of a collection and their simulated games."""
+def fit_played(played: Sequence[Played], variant: str | None = None) -> Model:
+    """A model fitted on the winnable deals of a collection and their simulated games (for
+    `variant`, without its `LEFT_OUT` terms)."""
     return fit_model(
         [
             Sample(p.measured.features, simulated_difficulty(p.outcomes()))
             for p in played
             if p.measured.winnable
-        ]
+        ],
+        leave_out=LEFT_OUT.get(variant or "", frozenset()),
     )
 
 

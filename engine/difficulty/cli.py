@@ -107,7 +107,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         progress=progress,
     )
     if args.fit:
-        model = fit_played(played)
+        model = fit_played(played, args.variant)
         print(model_source(args.variant, model))
         print()
     else:

@@ -33,6 +33,8 @@ from ..moves import Move
 from ..snapshots import Snapshot
 from ..state import TriPeaksState
 from ..variants import new_game
+from .easthaven_player import VARIANT as EASTHAVEN
+from .easthaven_player import play_easthaven
 
 #: How many of the best-rated moves a player weighs by the moves they leave.
 LOOK_AT = 4
@@ -158,7 +160,10 @@ def play(
     variant: str, seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
 ) -> PlayOutcome:
     """Play one deal as a simulated player; deterministic for (variant, seed, level, trial).
-    The Triple Deck games have their own player (`tripledeck_player`)."""
+    The Triple Deck games have their own player (`tripledeck_player`), and so has Triple
+    Easthaven, which looks a few moves ahead (`easthaven_player`)."""
+    if variant == EASTHAVEN:
+        return play_easthaven(seed, level, trial, max_moves=max_moves)
     if variant in _OWN_PLAYER:
         from . import tripledeck_player  # imports this module
 
