@@ -41,7 +41,7 @@ from ..cards import SUITS, parse_card
 from ..variants import new_game
 
 if TYPE_CHECKING:
-    from .player import Level, PlayOutcome
+    from .skill import Level, PlayOutcome
 
 VARIANT: Final = "triple-easthaven"
 PILES: Final = 12
@@ -314,7 +314,7 @@ def play_easthaven(
     seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
 ) -> PlayOutcome:
     """Play one Triple Easthaven deal; deterministic for (seed, level, trial)."""
-    from .player import PlayOutcome
+    from .skill import PlayOutcome
 
     skill = level.skill
     tactics = TACTICS[skill.name]

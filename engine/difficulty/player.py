@@ -25,16 +25,17 @@ from __future__ import annotations
 import copy
 import math
 import random
-from dataclasses import dataclass
-from enum import Enum
 
 from ..game import Game
 from ..moves import Move
 from ..snapshots import Snapshot
-from ..state import TriPeaksState
 from ..variants import new_game
 from .easthaven_player import VARIANT as EASTHAVEN
 from .easthaven_player import play_easthaven
+from .skill import Level, PlayOutcome, max_points
+from .tripledeck_player import play as play_triple_deck
+
+__all__ = ["Level", "PlayOutcome", "max_points", "play"]
 
 #: How many of the best-rated moves a player weighs by the moves they leave.
 LOOK_AT = 4
@@ -44,47 +45,6 @@ LOOK_AT = 4
 SHOW_VALUE = 29.0
 #: Variants with a player of their own (`tripledeck_player.VARIANTS`).
 _OWN_PLAYER = frozenset({"triple-deck", "triple-deck-kings"})
-
-
-@dataclass(frozen=True, slots=True)
-class Skill:
-    """One simulated player's parameters."""
-
-    name: str
-    noise: float  # probability of a random move instead of the best-rated one
-    base_s: float  # seconds per decision, at least
-    per_bit_s: float  # seconds per bit of choice (log2 of legal moves + 1)
-
-
-class Level(Enum):
-    """The skill levels used for calibration, weakest first."""
-
-    #: No noise: the deterministic greedy line (a feature of the deal, `features.measure`).
-    GREEDY = Skill("greedy", noise=0.0, base_s=1.2, per_bit_s=0.5)
-    NOVICE = Skill("novice", noise=0.30, base_s=2.5, per_bit_s=1.2)
-    CASUAL = Skill("casual", noise=0.12, base_s=1.8, per_bit_s=0.8)
-    SKILLED = Skill("skilled", noise=0.03, base_s=1.2, per_bit_s=0.5)
-
-    @classmethod
-    def calibration(cls) -> tuple[Level, ...]:
-        """The noisy levels a calibration plays, weakest first."""
-        return (cls.NOVICE, cls.CASUAL, cls.SKILLED)
-
-    @property
-    def skill(self) -> Skill:
-        value: Skill = self.value
-        return value
-
-
-@dataclass(frozen=True, slots=True)
-class PlayOutcome:
-    """How one simulated game went."""
-
-    won: bool
-    moves: int
-    seconds: float  # modelled thinking time
-    points: int  # cards cleared, or score for the scored variants
-    max_points: int
 
 
 def _view_key(game: Game) -> str:
@@ -165,9 +125,7 @@ def play(
     if variant == EASTHAVEN:
         return play_easthaven(seed, level, trial, max_moves=max_moves)
     if variant in _OWN_PLAYER:
-        from . import tripledeck_player  # imports this module
-
-        return tripledeck_player.play(variant, seed, level, trial, max_moves=max_moves)
+        return play_triple_deck(variant, seed, level, trial, max_moves=max_moves)
     skill = level.skill
     table = _Table(new_game(variant, seed))
     game = table.game
@@ -223,15 +181,3 @@ def play(
         game.defer_over()
         seen.add(key)
     return PlayOutcome(game.won, game.moves, round(seconds, 3), game.points, full)
-
-
-def max_points(game: Game) -> int:
-    """Points of a won game: every card cleared (Tri Peaks: the 28 tableau cards; its stock
-    stays), or the Triple Deck games' full score."""
-    if game.scored:
-        top = max(game.ranks)
-        return game.decks * 4 * top * (top + 1) // 2
-    state = game.full_state()
-    if isinstance(state, TriPeaksState):
-        return len(state.tableau)
-    return game.total_cards

@@ -42,7 +42,7 @@ from ..tableau import FOUNDATION, STOCK
 from ..tripledeck import WASTE, TripleDeck
 from ..variants import new_game
 from ..views import View, triple_deck_view
-from .player import Level, PlayOutcome, max_points
+from .skill import Level, PlayOutcome, max_points
 
 #: The variants this player plays.
 VARIANTS: frozenset[str] = frozenset({"triple-deck", "triple-deck-kings"})
