@@ -32,7 +32,6 @@ About 0.1-0.3 s a game (pure Python); deterministic for (seed, level, trial).
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -331,7 +330,7 @@ def play_easthaven(
         legal = _moves(piles, down, found, stock, pruned=False)
         if not legal:
             break
-        seconds += skill.base_s + skill.per_bit_s * math.log2(len(legal) + 1)
+        seconds += skill.think_s(len(legal))
         if plan:
             move = plan.pop(0)
         elif skill.noise and rng.random() < skill.noise:

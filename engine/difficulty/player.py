@@ -23,7 +23,6 @@ Time is modelled, not measured: each decision takes `Skill.base_s` seconds plus
 from __future__ import annotations
 
 import copy
-import math
 import random
 
 from ..game import Game
@@ -140,7 +139,7 @@ def play(
         options = list(game.legal_moves())
         if not options:
             break
-        seconds += skill.base_s + skill.per_bit_s * math.log2(len(options) + 1)
+        seconds += skill.think_s(len(options))
         rated: list[tuple[float, float, Move, str]] = []
         shows: set[str] = set()  # keys of the positions reached by a move that showed cards
         table.start_turn()

@@ -3,6 +3,7 @@ general player and the players of their own, `tripledeck_player` and `easthaven_
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 
@@ -18,6 +19,10 @@ class Skill:
     noise: float  # probability of a random move instead of the best-rated one
     base_s: float  # seconds per decision, at least
     per_bit_s: float  # seconds per bit of choice (log2 of legal moves + 1)
+
+    def think_s(self, options: int) -> float:
+        """The modelled time of one decision among `options` legal moves."""
+        return self.base_s + self.per_bit_s * math.log2(options + 1)
 
 
 class Level(Enum):

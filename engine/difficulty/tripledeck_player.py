@@ -32,7 +32,6 @@ that turns a card. Time is modelled as in `player.py` (Hick's law over the legal
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 
@@ -170,7 +169,7 @@ def play(
         options = list(game.legal_moves())
         if not options:
             break
-        seconds += skill.base_s + skill.per_bit_s * math.log2(len(options) + 1)
+        seconds += skill.think_s(len(options))
         table = _Table.read(game.view(), game.top_rank)
         best: Move | None = None
         best_value = 0.0
