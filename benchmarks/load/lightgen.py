@@ -52,6 +52,8 @@ from typing import Any, cast
 
 import msgpack  # type: ignore[import-untyped]
 
+from engine.patches import apply_patch
+
 _MASK = b"\x00\x00\x00\x00"
 _EXPECT = {
     "hello": "welcome",
@@ -67,25 +69,10 @@ CLIENTS = ("cli", "browser")
 
 
 def apply_changes(view: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """The view a lean ``moved``'s ``changes`` leave (docs/protocol.md, "Following a game"; the
-    browser's ``applyChanges`` in clients/web/assets/board.js): a value replaces the view's; a
-    map for a list sets entries by index after cutting or extending the list to its
-    ``length``. No rule of any game is used."""
-    out = dict(view)
-    for key, value in changes.items():
-        old = out.get(key)
-        if isinstance(old, list) and isinstance(value, dict):
-            length = value.get("length")
-            items = list(old[:length] if isinstance(length, int) else old)
-            if isinstance(length, int):
-                items += [None] * (length - len(items))
-            for k, v in value.items():
-                if k != "length":
-                    items[int(k)] = v
-            out[key] = items
-        else:
-            out[key] = value
-    return out
+    """The view a lean ``moved``'s ``changes`` leave (docs/protocol.md, "Following a game"),
+    as the browser's ``applyChanges`` (clients/web/assets/board.js) and the engine's
+    `apply_patch` compute it: plain data edits, no rule of any game."""
+    return apply_patch(view, changes)
 
 
 @dataclass(frozen=True)

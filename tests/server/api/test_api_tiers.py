@@ -26,10 +26,10 @@ from engine import VARIANT_IDS, from_view
 from engine.solvers import WINNABLE, solve
 from server.games.daily import day_start_ms
 from server.games.deals import DailyDeals, DayTiers, SolverPool
-from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.apiclient import ApiClient, schema_validate
 from tests.support.app import App, serve, unthrottled_config
+from tests.support.tierplay import joined_player
 from tests.support.wsclient import Client
 
 V8 = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -81,13 +81,7 @@ async def api(app: App) -> AsyncIterator[ApiClient]:
 
 async def player(app: App, name: str) -> Client:
     """A player who joined on the month's first day (catch-up games open from then on)."""
-    c = await Client.connect(app.url)
-    await c.hello(name=name, versions=V8)
-    await app.services.redis.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
-    await c.close()
-    again = await Client.connect(app.url)
-    await again.hello(token=c.token, versions=V8)
-    return again
+    return await joined_player(app, name, JUNE_1)
 
 
 async def play(c: Client, tier: str, date: dt.date | None = None, *, win: bool) -> str:

@@ -21,8 +21,6 @@ from typing import Any
 import pytest
 import redis.asyncio
 
-from engine import from_view
-from engine.solvers import WINNABLE, solve
 from engine.variants import VARIANT_IDS
 from server.config import Config
 from server.fairplay.review import ReviewDesk
@@ -30,6 +28,7 @@ from server.games.daily import day_start_ms
 from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve, unthrottled_config
+from tests.support.tierplay import joined_player, start_tier, win_by_solver
 from tests.support.wsclient import Client
 
 V8 = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -49,35 +48,14 @@ def config(redis_url: str, tmp_path: Path) -> Config:
 
 async def player(app: App, name: str) -> Client:
     """A player who joined on the month's first day (catch-up games open from then on)."""
-    c = await Client.connect(app.url)
-    await c.hello(name=name, versions=V8)
-    await app.services.redis.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
-    await c.close()
-    again = await Client.connect(app.url)
-    await again.hello(token=c.token, versions=V8)
-    return again
+    return await joined_player(app, name, JUNE_1)
 
 
 async def start(c: Client, tier: str, date: dt.date | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {"variant": "fourteen-out", "tier": tier}
-    if date is not None:
-        fields["date"] = date.isoformat()
-    g = await c.request("daily.start", **fields)
-    assert g["type"] == "game", g
-    return g
+    return await start_tier(c, "fourteen-out", tier, date)
 
 
-async def win(c: Client, g: dict[str, Any]) -> dict[str, Any]:
-    """Play the solver's winning line from the game's view (at machine speed); the last
-    `moved`."""
-    result = solve(from_view(g["view"]), max_nodes=300_000)
-    assert result.verdict == WINNABLE, g["game_id"]
-    reply: dict[str, Any] = {}
-    for seq, move in enumerate(result.solution):
-        reply = await c.request("move", game_id=g["game_id"], move=str(move), expected_seq=seq)
-        assert reply["type"] == "moved", reply
-    assert reply["finished"] and reply["result"]["won"], reply
-    return reply
+win = win_by_solver
 
 
 async def test_a_scout_gets_no_hint_on_a_catch_up_deal(config: Config) -> None:

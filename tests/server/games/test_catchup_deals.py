@@ -28,7 +28,7 @@ import redis.asyncio
 
 from engine import from_view, new_game
 from engine.difficulty import rate
-from engine.solvers import WINNABLE, solve
+from engine.solvers import solve
 from engine.views import json_map
 from server.config import Config
 from server.games.daily import day_start_ms
@@ -47,6 +47,7 @@ from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.apiclient import ApiClient
 from tests.support.app import App, serve, unthrottled_config
+from tests.support.tierplay import start_tier, win_by_solver
 from tests.support.wsclient import Client
 
 V8 = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -105,24 +106,10 @@ async def player(app: App, name: str) -> Client:
 
 
 async def start(c: Client, tier: str, date: dt.date | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {"variant": VARIANT, "tier": tier}
-    if date is not None:
-        fields["date"] = date.isoformat()
-    g = await c.request("daily.start", **fields)
-    assert g["type"] == "game", g
-    return g
+    return await start_tier(c, VARIANT, tier, date)
 
 
-async def win(c: Client, g: dict[str, Any]) -> dict[str, Any]:
-    """Play the solver's winning line from the game's view (Fourteen Out shows every card)."""
-    result = solve(from_view(g["view"]), max_nodes=300_000)
-    assert result.verdict == WINNABLE, g["game_id"]
-    reply: dict[str, Any] = {}
-    for seq, move in enumerate(result.solution, start=g["seq"]):
-        reply = await c.request("move", game_id=g["game_id"], move=str(move), expected_seq=seq)
-        assert reply["type"] == "moved", reply
-    assert reply["finished"] and reply["result"]["won"], reply
-    return reply
+win = win_by_solver
 
 
 def dealt(seed: int) -> dict[str, object]:

@@ -21,13 +21,11 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import from_view
-from engine.solvers import WINNABLE, solve
 from server.config import Config
 from server.games.daily import day_start_ms
-from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve, unthrottled_config
+from tests.support.tierplay import joined_player, start_tier, win_by_solver
 from tests.support.wsclient import Client
 
 V8 = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -58,34 +56,14 @@ async def app(config: Config) -> AsyncIterator[App]:
 
 async def player(app: App, name: str, versions: tuple[int, ...] = V8) -> Client:
     """A player who joined on the month's first day (catch-up games open from then on)."""
-    c = await Client.connect(app.url)
-    await c.hello(name=name, versions=versions)
-    await app.services.redis.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
-    await c.close()
-    again = await Client.connect(app.url)
-    await again.hello(token=c.token, versions=versions)
-    return again
+    return await joined_player(app, name, JUNE_1, versions)
 
 
 async def start(c: Client, tier: str, date: dt.date | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {"variant": "fourteen-out", "tier": tier}
-    if date is not None:
-        fields["date"] = date.isoformat()
-    g = await c.request("daily.start", **fields)
-    assert g["type"] == "game", g
-    return g
+    return await start_tier(c, "fourteen-out", tier, date)
 
 
-async def win(c: Client, g: dict[str, Any]) -> dict[str, Any]:
-    """Play the solver's winning line from the game's view; the last `moved`."""
-    result = solve(from_view(g["view"]), max_nodes=300_000)
-    assert result.verdict == WINNABLE, g["game_id"]
-    reply: dict[str, Any] = {}
-    for seq, move in enumerate(result.solution):
-        reply = await c.request("move", game_id=g["game_id"], move=str(move), expected_seq=seq)
-        assert reply["type"] == "moved", reply
-    assert reply["finished"] and reply["result"]["won"], reply
-    return reply
+win = win_by_solver
 
 
 def cells(cal: dict[str, Any], date: dt.date) -> dict[str, tuple[str, bool]]:
