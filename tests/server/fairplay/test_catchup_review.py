@@ -73,7 +73,7 @@ async def test_a_scout_gets_no_hint_on_a_catch_up_deal(config: Config) -> None:
         assert same["view"] == g["view"], "every player plays the same catch-up deal"
         record = await app.services.store.get(g["game_id"])
         assert record.hints == 0, "the refused hint is not counted"
-        today = await start(scout, "easy")
+        today = await start(scout, "medium")  # always dealt (the daily game)
         given = await scout.request("hint", game_id=today["game_id"], timeout=30)
         assert given["type"] == "hint" and given["move"], given
 
