@@ -26,6 +26,28 @@ def seed_arg(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """A whole number of 1 or more (a count, a node budget)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number above 0 (a time budget)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
 def dump(obj: object, out: TextIO, indent: int | None) -> None:
     out.write(json.dumps(obj, indent=indent) + "\n")
 

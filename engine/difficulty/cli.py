@@ -18,7 +18,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from ..cliargs import dump, seed_arg
+from ..cliargs import dump, positive_float, positive_int, seed_arg
 from ..variants import VARIANT_IDS
 from . import rate
 from .calibrate import collect, fit_played, tabulate
@@ -26,26 +26,6 @@ from .model import MODELS, Model
 
 #: Node budget of `rate` and of a calibration's deals unless --nodes/--budget is given.
 DEFAULT_NODES = 50_000
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
 
 
 def model_source(variant: str, model: Model) -> str:
@@ -126,14 +106,14 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=seed_arg, default=None, help="deal seed, 0..2**64-1")
     p.add_argument(
         "--nodes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help=f"node budget per deal (default {DEFAULT_NODES}; deterministic)",
     )
     p.add_argument(
         "--budget",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="time budget instead of nodes (interactive; not deterministic)",
@@ -143,8 +123,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--calibrate", action="store_true", help="calibrate: rate and play --deals seeds"
     )
-    p.add_argument("--deals", type=_positive_int, default=None, help="deals to calibrate on")
+    p.add_argument("--deals", type=positive_int, default=None, help="deals to calibrate on")
     p.add_argument("--first", type=seed_arg, default=0, help="first calibration seed")
-    p.add_argument("--trials", type=_positive_int, default=2, help="games per deal and level")
+    p.add_argument("--trials", type=positive_int, default=2, help="games per deal and level")
     p.add_argument("--fit", action="store_true", help="fit a model on the deals and print it")
     p.set_defaults(func=cmd_rate)

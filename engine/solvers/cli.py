@@ -12,22 +12,12 @@ import argparse
 import sys
 from typing import Any
 
-from ..cliargs import dump, game_args
+from ..cliargs import dump, game_args, positive_float
 from ..variants import new_game
 from . import solve
 
 #: Default time budget of the command, in seconds.
 DEFAULT_BUDGET = 60.0
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -46,14 +36,14 @@ def register(sub: Any) -> None:
     game_args(p)
     p.add_argument(
         "--budget",
-        type=_positive,
+        type=positive_float,
         default=DEFAULT_BUDGET,
         metavar="SECONDS",
         help=f"time budget in seconds (default {DEFAULT_BUDGET:g})",
     )
     p.add_argument(
         "--nodes",
-        type=lambda t: int(_positive(t)),
+        type=lambda t: int(positive_float(t)),
         default=None,
         metavar="N",
         help="node budget (default: none)",
