@@ -230,6 +230,18 @@ def offers_a_move(variant_id: str, seed: int) -> bool:
     return next(new_game(variant_id, seed).legal_moves(), None) is not None
 
 
+def lasts_a_move(variant_id: str, seed: int) -> bool:
+    """Whether some first move leaves a game that goes on (not over, a move still to make): a
+    race whose every opening ends it at once is decided by the deal, not by the racers."""
+    game = new_game(variant_id, seed)
+    for move in game.legal_moves():
+        after = new_game(variant_id, seed)
+        after.apply(move)
+        if not after.over and next(after.legal_moves(), None) is not None:
+            return True
+    return False
+
+
 def first_playable(secret: bytes, variant_id: str, date: dt.date) -> tuple[int, int]:
     """(seed, index) of the day's first candidate that `offers_a_move`: the deal served when
     none is certified."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import protocol as p
 from engine import VARIANT_IDS
 from engine.views import json_map
-from server.games.deals import offers_a_move
+from server.games.deals import lasts_a_move
 from server.games.service import GameService, LiveGame
 from server.players.registry import PlayerRegistry
 from server.races.model import LoggedEvent, RaceState, RaceStatus, RecentRace
@@ -385,8 +385,8 @@ class RaceService:
 
 def _seed(variant: str) -> int:
     """A fresh random seed per race (53 bits, exact in every client's number type) whose deal
-    `offers_a_move` (a dead one would be no race at all)."""
+    `lasts_a_move` (one dead at once, or after any first move, would be no race at all)."""
     while True:
         seed = secrets.randbits(53)
-        if offers_a_move(variant, seed):
+        if lasts_a_move(variant, seed):
             return seed
