@@ -373,6 +373,22 @@ async def test_get_many_reads_several_records_at_once(redis_client: redis.asynci
     assert await store.get_many([]) == []
 
 
+async def test_get_many_reads_through_the_batcher_in_one_pipeline(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """A returning player's `welcome` reads 48 records: one `HGETALL` each, all in one of the
+    Batcher's pipelines (not redis-py's Python `Pipeline`)."""
+    store = GameStore(redis_client)
+    a = await store.start_daily("fourteen-out", D, "p_batch", 7, T0)
+    b = await store.start_daily("triple-deck", D, "p_batch", 8, T0)
+    ids = [a.game_id, keys.daily_game_id("pyramid", D, "p_batch"), b.game_id] * 16
+    batches, commands = store.batch.batches, store.batch.commands
+    got = await store.get_many(ids)
+    assert (store.batch.batches - batches, store.batch.commands - commands) == (1, 48)
+    assert got[:3] == [await store.get(a.game_id), None, await store.get(b.game_id)]
+    assert got == got[:3] * 16
+
+
 async def test_a_fresh_daily_game_is_served_without_reading_it_back(
     redis_client: redis.asyncio.Redis,
 ) -> None:
