@@ -1,8 +1,8 @@
 """Build hook: the modules a move runs through, compiled to C extensions with mypyc.
 
 The source stays pure Python (type-checked with `mypy --strict`); mypyc compiles the engine's
-rule modules and the protocol's codec to C, which runs them two to four times as fast
-(docs/performance.md). Every other setting lives in pyproject.toml.
+rule modules, the protocol's codec and the server's move path to C, which runs the engine two
+to four times as fast (docs/performance.md). Every other setting lives in pyproject.toml.
 
     SOLITAIRE_PURE_PYTHON=1 pip install -e .    # no compilation: everything runs as Python
 
@@ -20,7 +20,11 @@ from setuptools import setup
 
 #: The compiled modules. Left as Python: the solvers, the deal shuffle (tests subclass its
 #: generator) and the protocol's message classes (declared as frozen dataclasses that the
-#: codec reads generically; Python code subclasses them).
+#: codec reads generically; Python code subclasses them), with protocol/schema.py and
+#: fields.py (their `Struct` and `Spec` bases). The server's: what a move and a finish run
+#: through, from the frame to the store (issue #30, docs/performance.md); not the router (an
+#: exception class of it derives from RuntimeError, which a compiled class cannot) nor the
+#: store (its Redis replies are cast to types they only look like: a list for a tuple).
 COMPILED_MODULES = [
     "engine/cards.py",
     "engine/moves.py",
@@ -36,6 +40,12 @@ COMPILED_MODULES = [
     "engine/state.py",
     "engine/variants.py",
     "protocol/codec.py",
+    "server/transport/connection.py",
+    "server/transport/session.py",
+    "server/transport/ratelimit.py",
+    "server/handlers/games.py",
+    "server/games/service.py",
+    "server/runtime/metrics.py",
 ]
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -46,7 +45,9 @@ CONFIG = web.AppKey("config", Config)
 CLOCK = web.AppKey("clock", Clock)
 METRICS = web.AppKey("metrics", Metrics)
 SERVICES = web.AppKey("services", Services)
-SOCKETS = web.AppKey("sockets", weakref.WeakSet[Connection])
+#: The open sockets: a plain set (a connection leaves it in `_websocket`'s `finally`), since
+#: a compiled `Connection` (setup.py) takes no weak reference.
+SOCKETS = web.AppKey("sockets", set[Connection])
 ROUTER = web.AppKey("router", Router)
 PACER = web.AppKey("pacer", LoopPacer)
 PROXIES = web.AppKey("proxies", TrustedProxies)
@@ -74,7 +75,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app[CONFIG] = config
     app[CLOCK] = clock or system_clock(config.clock_offset_ms)
     app[METRICS] = Metrics()
-    app[SOCKETS] = weakref.WeakSet()
+    app[SOCKETS] = set()
     app[PROXIES] = TrustedProxies.parse(config.trusted_proxies)
     app[OPEN_PER_ADDRESS] = ConnectionCounter(config.connections_per_address)
     app[ROUTER] = app_router()  # raises IncompleteTable when a request has no handler
@@ -150,7 +151,7 @@ def _race_progress(services: Services) -> PlayedListener:
     return progress
 
 
-def _sessions(sockets: weakref.WeakSet[Connection]) -> list[Session]:
+def _sessions(sockets: set[Connection]) -> list[Session]:
     return [conn.session for conn in list(sockets)]
 
 

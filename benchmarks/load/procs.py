@@ -152,9 +152,14 @@ def start_server(
     log: Path | None = None,
     wait: bool = True,
 ) -> Proc:
-    """``python -m server`` on ``port``, on uvloop or on asyncio's own loop."""
+    """``python -m server`` on ``port``, on uvloop or on asyncio's own loop. With
+    ``SOLITAIRE_BENCH_PROFILE=FILE`` in the environment it runs under cProfile, whose stats
+    go to FILE when it stops (how docs/performance.md's profiles of the cpu section are made:
+    ``python -m pstats FILE``)."""
+    profile = os.environ.get("SOLITAIRE_BENCH_PROFILE")
     cmd = [
         sys.executable,
+        *(["-m", "cProfile", "-o", profile] if profile else []),
         "-m",
         "server",
         "--host",

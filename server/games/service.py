@@ -121,6 +121,10 @@ class Played:
 
 
 #: Told of a player's write (move, undo, resign, finish) once it is durable, before its reply.
+def _over_search(game: Game) -> OverStepper:
+    return game.over_search()
+
+
 PlayedListener = Callable[[LiveGame], Awaitable[None]]
 #: Told of a game found over after its last move was acknowledged, with its board entry.
 FinishedListener = Callable[[LiveGame, Entry], Awaitable[None]]
@@ -156,6 +160,12 @@ class GameService:
         #: by `aclose`.
         self._solvers = solvers
         self._searches: set[asyncio.Task[None]] = set()
+        #: A game's game-over search (`Game.over_search`), and the positions a search may
+        #: take on the loop before a worker finishes it: attributes, so that a test can slow
+        #: or stop the searches of a running server (this module and the engine are compiled:
+        #: a method replaced on the engine's class would not be the one called here).
+        self.over_search: Callable[[Game], OverStepper] = _over_search
+        self.over_loop_nodes = OVER_LOOP_NODES
         #: Called after every write a player made (move, undo, resign, finish), durable,
         #: before its reply: the app registers the race referee (progress, maybe the end).
         self.on_played: list[PlayedListener] = []
@@ -438,9 +448,9 @@ class GameService:
                 except Conflict as exc:
                     if isinstance(exc, GameOver):
                         raise
-                    self.forget(game_id)
-                    continue
-                return live
+                    self.forget(game_id)  # and again (no `continue` here: mypyc)
+                else:
+                    return live
         raise Conflict("the game kept changing while it was being closed")
 
     async def _close_day_locked(self, live: LiveGame, name: str) -> None:
@@ -481,7 +491,7 @@ class GameService:
         try:
             outcome = game.play(text)  # the engine's one reading of a log line (`undo` too)
             stored = outcome.move
-            search = game.over_search()
+            search = self.over_search(game)
             over = search.step(OVER_INLINE_NODES)
             if over is None:  # a long search: the move does not wait for it (`_judge`)
                 game.defer_over()
@@ -575,7 +585,7 @@ class GameService:
                     if current:
                         live.game.settle_over(over)
                         return
-                    search, seq = live.game.over_search(), live.seq
+                    search, seq = self.over_search(live.game), live.seq
         except DayOver:  # its day ended meanwhile: the game is closed as it stood instead
             log.info("game-over search of %s outlived its day", live.record.game_id)
         except Exception:
@@ -587,7 +597,7 @@ class GameService:
         """The search's verdict, or None when it is left for a worker (`OVER_LOOP_NODES`;
         without workers it runs here to its end)."""
         nodes = 0
-        while self._solvers is None or nodes < OVER_LOOP_NODES:
+        while self._solvers is None or nodes < self.over_loop_nodes:
             await asyncio.sleep(0)
             started = time.perf_counter()
             verdict = search.step(OVER_SLICE_NODES)
@@ -603,7 +613,7 @@ class GameService:
         log.info(
             "game-over search of %s handed to a worker after %d positions",
             live.record.game_id,
-            OVER_LOOP_NODES,
+            self.over_loop_nodes,
         )
         started = time.perf_counter()
         over, cpu = await self._solvers.run(settle_over, search.task())
@@ -749,13 +759,13 @@ class GameService:
                             self.forget(game_id)
                             await self._close_refused(game_id, player_id, name)
                         raise
-                    self.forget(game_id)
-                    continue
+                    self.forget(game_id)  # and again (no `continue` here: mypyc)
                 except StoreUnavailable:  # maybe finished in Redis: reload next time
                     self.forget(game_id)
                     raise
-                self._sealed(live, record)
-                return live, entry
+                else:
+                    self._sealed(live, record)
+                    return live, entry
         raise Conflict("the game kept changing while it was being closed")
 
     def _sealed(self, live: LiveGame, record: GameRecord) -> None:

@@ -579,8 +579,8 @@ class GameStore:
         if not game_ids:
             return []
         ks = [keys.parse_game_id(g) for g in game_ids]
-        raws = cast(
-            list[list[str]],
+        raws = cast(  # a map, or a field/value list (RESP2)
+            list[dict[str, str] | list[str]],
             await asyncio.gather(*(self.batch.run_soon(k.game, "HGETALL", k.game) for k in ks)),
         )
         return [

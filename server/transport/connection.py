@@ -78,7 +78,6 @@ class Connection:
     """One client connection: its socket, send queue, closing state and session."""
 
     __slots__ = (
-        "__weakref__",  # the app's set of open sockets is weak
         "_busy",
         "_close_with",
         "_closer",
@@ -173,7 +172,10 @@ class Connection:
             return
         self._enqueue(self._frame(message))
 
-    __call__ = send  # what the session calls to push a message (see `__init__`)
+    def __call__(self, message: p.ServerMessage) -> None:
+        """What the session calls to push a message (see `__init__`): `send`. (A method, not
+        `__call__ = send`: a compiled class has no class attribute aliases.)"""
+        self.send(message)
 
     def queue_full(self) -> bool:
         """As many frames wait as the connection may queue (`--send-queue-max`)."""

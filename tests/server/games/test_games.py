@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import OverState, OverStepper, OverTask, from_view, new_game
+from engine import Game, OverState, OverStepper, OverTask, from_view, new_game
 from engine.easthaven import TripleEasthaven
 from server.config import Config
 from server.games import service as games
@@ -50,17 +50,28 @@ class Patient:
         self.slices += 1
         return None if self.slices < 4 else self.search.step(max_nodes)
 
+    def task(self) -> OverTask:
+        return self.search.task()
+
+
+def easthaven_searches(app: App, wrap: Callable[[OverStepper], OverStepper]) -> None:
+    """Triple Easthaven's game-over searches in `app` become ``wrap(the engine's search)``
+    (the other variants' stay): through the service's hook, since the compiled engine's
+    method cannot be replaced on its class for the compiled service."""
+
+    def search(game: Game) -> OverStepper:
+        real = game.over_search()
+        return wrap(real) if isinstance(game, TripleEasthaven) else real
+
+    app.services.games.over_search = search
+
 
 @pytest_asyncio.fixture
 async def app(
-    redis_url: str,
-    redis_client: redis.asyncio.Redis,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    real = TripleEasthaven.over_search
-    monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Patient(real(game)))
     async with serve(app_config(redis_url, tmp_path)) as running:
+        easthaven_searches(running, Patient)
         yield running
 
 
@@ -194,14 +205,11 @@ async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     searches: list[Endless] = []
-    real = TripleEasthaven.over_search
 
-    def endless(game: TripleEasthaven) -> Endless:
-        searches.append(Endless(real(game).task()))  # the worker runs the engine's own check
+    def endless(real: OverStepper) -> Endless:
+        searches.append(Endless(real.task()))  # the worker runs the engine's own check
         return searches[-1]
 
-    monkeypatch.setattr(TripleEasthaven, "over_search", endless)
-    monkeypatch.setattr(games, "OVER_LOOP_NODES", 200)
     config = replace(
         Config(),
         redis_url=redis_url,
@@ -212,6 +220,8 @@ async def test_a_search_too_long_for_the_loop_is_finished_by_a_worker(
     )
     line = dead_line()
     async with serve(config) as app:
+        easthaven_searches(app, endless)
+        app.services.games.over_loop_nodes = 200
         deals = app.services.deals.pool
         # Certifications and hints keep every worker of their own pool busy meanwhile.
         busy = [asyncio.create_task(deals.run(time.sleep, 60)) for _ in range(deals.workers)]
@@ -238,10 +248,10 @@ async def test_a_worker_out_of_memory_leaves_the_game_open(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Endless(Greedy()))
-    monkeypatch.setattr(games, "OVER_LOOP_NODES", 40)
     config = replace(Config(), redis_url=redis_url, data_dir=tmp_path, daily_secret=SECRET)
     async with serve(config) as app:
+        easthaven_searches(app, lambda real: Endless(Greedy()))
+        app.services.games.over_loop_nodes = 40
         with caplog.at_level("INFO", logger="server.games.service"):
             c, game_id = await play_into_a_long_search(app, ["d"], "stuck")
             for _ in range(600):  # the worker starts, then fails
@@ -286,6 +296,9 @@ class Gated:
     def step(self, max_nodes: int) -> bool | None:
         return self.search.step(max_nodes) if self.gate else None
 
+    def task(self) -> OverTask:
+        return self.search.task()
+
 
 async def test_a_game_get_before_the_late_finish_is_written_says_not_over_yet(
     redis_url: str,
@@ -299,11 +312,10 @@ async def test_a_game_get_before_the_late_finish_is_written_says_not_over_yet(
     used to answer `view.over: true` with `finished: false`. The window is held open by
     taking the game's lock (as a slow Redis write would keep `_finish_over` from running)."""
     gate: list[bool] = []
-    real = TripleEasthaven.over_search
-    monkeypatch.setattr(TripleEasthaven, "over_search", lambda game: Gated(real(game), gate))
-    monkeypatch.setattr(games, "OVER_LOOP_NODES", 10**9)  # no worker: decided on the loop
     line = dead_line()
     async with serve(app_config(redis_url, tmp_path)) as app:
+        easthaven_searches(app, lambda real: Gated(real, gate))
+        app.services.games.over_loop_nodes = 10**9  # no worker: decided on the loop
         c = await app.client("early", versions=(8,), features=("rules_free",))
         g = await c.request("daily.start", variant="triple-easthaven")
         game_id = g["game_id"]
