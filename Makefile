@@ -13,20 +13,17 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The engine's rule modules, the protocol's codec and the server's move path are compiled with
-# mypyc (setup.py) into $(COMPILED_DIR), outside the source tree, and loaded from there
-# (compiled_build.py: a finder installed by a .pth file of the venv). The editable install
-# compiles nothing; $(COMPILED)
+# The engine's rule modules and the protocol's codec are compiled with mypyc (setup.py) into
+# $(COMPILED_DIR), outside the source tree, and loaded from there (compiled_build.py: a finder
+# installed by a .pth file of the venv). The editable install compiles nothing; $(COMPILED)
 # rebuilds whenever a source changed, and a build older than a source is never loaded (the
 # source runs instead, with a warning), so no stale library can shadow a source.
 COMPILED_DIR := $(abspath $(VENV))/compiled
 COMPILED := $(COMPILED_DIR)/compiled.json
 COMPILED_SRC := $(wildcard engine/*.py engine/easthaven/*.py protocol/*.py) setup.py \
-	compiled_build.py server/transport/connection.py server/transport/session.py \
-	server/transport/ratelimit.py server/handlers/games.py server/games/service.py \
-	server/runtime/metrics.py
+	compiled_build.py
 # Where an older make put the libraries, next to their sources: removed wherever found.
-IN_TREE_LIBS := engine/*.so engine/*/*.so protocol/*.so server/*/*.so *__mypyc*.so
+IN_TREE_LIBS := engine/*.so engine/*/*.so protocol/*.so *__mypyc*.so
 
 $(STAMP): pyproject.toml setup.py | $(BIN)/python
 	SOLITAIRE_PURE_PYTHON=1 $(BIN)/pip install -q -e '.[dev]'

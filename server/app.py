@@ -45,8 +45,8 @@ CONFIG = web.AppKey("config", Config)
 CLOCK = web.AppKey("clock", Clock)
 METRICS = web.AppKey("metrics", Metrics)
 SERVICES = web.AppKey("services", Services)
-#: The open sockets: a plain set (a connection leaves it in `_websocket`'s `finally`), since
-#: a compiled `Connection` (setup.py) takes no weak reference.
+#: The open sockets: a plain set (a connection leaves it in `_websocket`'s `finally`), so
+#: that `Connection` can be compiled (a mypyc class takes no weak reference; setup.py).
 SOCKETS = web.AppKey("sockets", set[Connection])
 ROUTER = web.AppKey("router", Router)
 PACER = web.AppKey("pacer", LoopPacer)

@@ -68,7 +68,10 @@ def rss_bytes(pid: int) -> int:
 
 
 def _env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # This tree first; a caller's own path entries after it (kept: a build under test may
+    # need them).
+    extra = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + extra if extra else "")}
     env.pop("PYTHONSTARTUP", None)
     return env
 

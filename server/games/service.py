@@ -162,8 +162,8 @@ class GameService:
         self._searches: set[asyncio.Task[None]] = set()
         #: A game's game-over search (`Game.over_search`), and the positions a search may
         #: take on the loop before a worker finishes it: attributes, so that a test can slow
-        #: or stop the searches of a running server (this module and the engine are compiled:
-        #: a method replaced on the engine's class would not be the one called here).
+        #: or stop the searches of a running server without replacing the compiled engine's
+        #: method on its class (which a compiled caller of it would not see: setup.py).
         self.over_search: Callable[[Game], OverStepper] = _over_search
         self.over_loop_nodes = OVER_LOOP_NODES
         #: Called after every write a player made (move, undo, resign, finish), durable,
