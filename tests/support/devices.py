@@ -28,6 +28,20 @@ async def signed_in(at: Served, name: str, versions: tuple[int, ...] = V9) -> Cl
     return c
 
 
+async def code_of(c: Client) -> str:
+    """A one-time sign-in code of ``c``'s player (``signin.code``; asserts it is given)."""
+    shown = await c.request("signin.code")
+    assert shown["type"] == "signin.code", shown
+    return str(shown["code"])
+
+
+async def device_of(
+    at: Served, owner: Client, versions: tuple[int, ...] = V9, **more: Any
+) -> Client:
+    """A second device of ``owner``'s player: a code of the owner's redeemed on ``at``."""
+    return await redeem_on(at, await code_of(owner), versions, **more)
+
+
 async def redeem_on(at: Served, code: str, versions: tuple[int, ...] = V9, **more: Any) -> Client:
     """A new connection signed in with ``code`` (asserts it worked)."""
     c = await Client.connect(at.url)

@@ -17,7 +17,16 @@ from server.players.devices import DEFAULT_TRUST_MS
 from server.players.registry import hash_token
 from server.redis import keys
 from tests.support.app import serve, unthrottled_config
-from tests.support.devices import V9, closed_with, redeem_on, signed_in, token_works, try_redeem
+from tests.support.devices import (
+    V9,
+    closed_with,
+    code_of,
+    device_of,
+    redeem_on,
+    signed_in,
+    token_works,
+    try_redeem,
+)
 from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
 
@@ -29,8 +38,7 @@ async def test_a_stolen_code_cannot_lock_the_owner_out(
     the thief's device is on trial: no `token.revoke_all`, no signing older devices out."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev1")) as app:
         owner = await signed_in(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, device="evil")
+        thief = await device_of(app, owner, device="evil")
 
         r = await thief.request("token.revoke_all")
         assert (r["type"], r["code"]) == ("error", "not_trusted_yet"), r
@@ -55,8 +63,7 @@ async def test_a_version_7_thief_gets_limit_reached_and_the_owner_stays(
     """An old client (versions 5..7) plays the same attack: refused with a code it knows."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev2")) as app:
         owner = await signed_in(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, versions=(5, 6, 7))
+        thief = await device_of(app, owner, versions=(5, 6, 7))
         r = await thief.request("token.revoke_all")
         assert (r["type"], r["code"]) == ("error", "limit_reached"), r
         # Devices are version 9: unknown to this client.
@@ -74,7 +81,7 @@ async def test_the_owner_is_told_sees_and_revokes_the_new_device(
         owner = await signed_in(app, "alice")
         old_client = await Client.connect(app.url)  # a version 8 session of the owner
         await old_client.hello(token=owner.token, versions=(8,))
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         app.clock.advance(1000)
         thief = await redeem_on(app, code, device="Firefox on Linux")
 
@@ -114,9 +121,9 @@ async def test_a_code_device_may_revoke_newer_devices_and_after_its_trial_everyt
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev4")) as app:
         owner = await signed_in(app, "alice")
-        phone = await redeem_on(app, (await owner.request("signin.code"))["code"])
+        phone = await device_of(app, owner)
         app.clock.advance(1000)
-        tablet = await redeem_on(app, (await phone.request("signin.code"))["code"])
+        tablet = await device_of(app, phone)
         listed = await phone.request("devices")
         newer = listed["devices"][2]
         assert newer["how"] == "code" and newer["can_revoke"], listed
@@ -158,7 +165,7 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
         assert r["code"] == "limit_reached", r
 
         owner = await signed_in(app, "pupil")
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         r = await try_redeem(app, code)  # nameless: still blocked
         assert r["code"] == "limit_reached", r
         r = await try_redeem(app, code, name="nobody_here")  # no such account: the address's
@@ -171,7 +178,7 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
         assert pupil.player_id == owner.player_id
 
         # The guesser turns to named guesses: five an hour for the account, then its code dies.
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         for _ in range(4):  # one try was the pupil's
             r = await try_redeem(app, "ZZZZ-ZZZZ", name="pupil")
             assert r["code"] == "invalid_code", r
@@ -192,7 +199,7 @@ async def test_name_and_device_need_version_9(
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev6")) as app:
         owner = await signed_in(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         c = await Client.connect(app.url)
         r = await c.request("signin.redeem", versions=[7, 8], code=code, name="alice")
         assert (r["type"], r["code"]) == ("error", "bad_request"), r
@@ -212,8 +219,7 @@ async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
     rotated-away token's sessions close (4001); a dead token's session gets no code."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev7")) as app:
         owner = await signed_in(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, device="phone")
+        thief = await device_of(app, owner, device="phone")
         zombie = await Client.connect(app.url)
         await zombie.hello(token=thief.token, versions=V9)
         rotated = await thief.request("token.rotate")
@@ -227,8 +233,7 @@ async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
         assert [d["how"] for d in after["devices"]] == ["original"], after
         assert await closed_with(thief, 3.0) == (4001, "token revoked")
         # The owner's live code is still the owner's: no zombie killed it.
-        code = (await owner.request("signin.code"))["code"]
-        phone = await redeem_on(app, code)
+        phone = await device_of(app, owner)
         assert phone.player_id == owner.player_id
         await phone.close()
         await owner.close()
@@ -241,8 +246,8 @@ async def test_a_session_whose_token_died_gets_no_sign_in_code(
     `signin.code` from a dead token is refused and leaves the owner's live code alone."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev8")) as app:
         owner = await signed_in(app, "alice")
-        thief = await redeem_on(app, (await owner.request("signin.code"))["code"])
-        live = (await owner.request("signin.code"))["code"]
+        thief = await device_of(app, owner)
+        live = await code_of(owner)
         # The thief's token dies in Redis without this process hearing of it (as when the
         # owner revokes on another process, before that process's sweep).
         await redis_client.hdel(keys.players_by_token(), hash_token(thief.token))
@@ -271,7 +276,7 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
         victim = await signed_in(app, "victim")
         old_client = await Client.connect(app.url)  # a version 8 session: no push for it
         await old_client.hello(token=victim.token, versions=(8,))
-        first = (await victim.request("signin.code"))["code"]
+        first = await code_of(victim)
         for _ in range(5):
             r = await try_redeem(app, "2222-2222", name="victim")
             assert r["code"] == "invalid_code", r
@@ -286,7 +291,7 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
 
         # Every further guess is refused and kills nothing: the victim's new code works
         # without the name (from the same address: named guesses have their own counter).
-        fresh = (await victim.request("signin.code"))["code"]
+        fresh = await code_of(victim)
         for _ in range(3):
             r = await try_redeem(app, "2222-2222", name="victim")
             assert r["code"] == "limit_reached", r
@@ -304,7 +309,7 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
             for _ in range(5):
                 r = await try_redeem(app, "2222-2222", name=who)
                 assert r["code"] == "invalid_code", r
-        dave_code = (await others[2].request("signin.code"))["code"]
+        dave_code = await code_of(others[2])
         r = await try_redeem(app, "2222-2222", name="dave")
         assert r["code"] == "limit_reached" and "this address" in r["message"], r
         r = await try_redeem(app, dave_code, name="dave")  # the address, not dave, is out
@@ -327,10 +332,10 @@ async def test_a_zombie_on_another_process_is_closed_by_that_process_sweep(
         serve(unthrottled_config(redis_url, tmp_path / "two", b"dev10")) as two,
     ):
         owner = await signed_in(one, "alice")
-        thief = await redeem_on(one, (await owner.request("signin.code"))["code"])
+        thief = await device_of(one, owner)
         zombie = await Client.connect(two.url)
         await zombie.hello(token=thief.token, versions=V9)
-        live = (await owner.request("signin.code"))["code"]
+        live = await code_of(owner)
         assert (await thief.request("token.rotate"))["type"] == "token"
         for ask in ("signin.code", "token.rotate", "devices"):
             try:
@@ -357,8 +362,7 @@ async def test_a_device_revoked_on_one_process_is_closed_at_once_on_another(
         ServerProcess(tmp_path / "two", redis_url=redis_url) as two,
     ):
         owner = await signed_in(one, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        phone = await redeem_on(two, code, device="phone")
+        phone = await device_of(two, owner, device="phone")
         game = await phone.request("daily.start", variant="fourteen-out")
         assert game["type"] == "game", game
         move = str(next(iter(from_view(game["view"]).legal_moves())))
@@ -374,8 +378,7 @@ async def test_a_device_revoked_on_one_process_is_closed_at_once_on_another(
                 raise AssertionError(f"a revoked device's move was answered: {r}")
             assert not await token_works(two, phone.token)
             # The owner signs the phone in again for the next round.
-            code = (await owner.request("signin.code"))["code"]
-            phone = await redeem_on(two, code, device="phone")
+            phone = await device_of(two, owner, device="phone")
             told = await owner.push("device.signed_in")
         seen = await owner.request("game.get", game_id=game["game_id"])
         assert seen["seq"] == 0, seen  # no move of the revoked device landed

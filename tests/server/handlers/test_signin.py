@@ -17,7 +17,7 @@ from protocol.signin import SIGNIN_ALPHABET
 from server.players.signin import CODE_TTL_MS
 from server.redis import keys
 from tests.support.app import serve, unthrottled_config
-from tests.support.devices import signed_in, try_redeem
+from tests.support.devices import code_of, signed_in, try_redeem
 from tests.support.wsclient import Client
 
 V7 = (5, 6, 7)
@@ -94,14 +94,14 @@ async def test_a_code_dies_when_replaced_or_after_five_minutes(
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"signin")) as app:
         bob = await signed_in(app, "bob", V7)
-        first = (await bob.request("signin.code"))["code"]
-        second = (await bob.request("signin.code"))["code"]
+        first = await code_of(bob)
+        second = await code_of(bob)
         assert first != second
         once = await try_redeem(app, first, V7)
         assert once["code"] == "invalid_code", "one live code per account"
         app.clock.advance(CODE_TTL_MS)
         assert (await try_redeem(app, second, V7))["code"] == "invalid_code", "expired"
-        third = (await bob.request("signin.code"))["code"]
+        third = await code_of(bob)
         app.clock.advance(CODE_TTL_MS - 1)
         assert (await try_redeem(app, third, V7))["type"] == "welcome"
         await bob.close()
@@ -115,7 +115,7 @@ async def test_old_versions_and_signed_in_connections_cannot_use_codes(
         await v6.hello(name="carol", versions=(5, 6))
         assert (await v6.request("signin.code"))["code"] == "unknown_type"
         carol = await signed_in(app, "carol7", V7)
-        code = (await carol.request("signin.code"))["code"]
+        code = await code_of(carol)
         assert (await try_redeem(app, code, versions=(5, 6)))["code"] == "unknown_type"
         twice = await carol.request("signin.redeem", versions=list(V7), code=code)
         assert twice["code"] == "conflict", "a signed-in connection redeems nothing"
@@ -138,7 +138,7 @@ async def test_a_brute_force_guesser_is_stopped_per_address(
     cfg = unthrottled_config(redis_url, tmp_path, b"signin", signin_attempts_per_address_hour=12)
     async with serve(cfg) as app:
         victim = await signed_in(app, "victim", V7)
-        live = (await victim.request("signin.code"))["code"]
+        live = await code_of(victim)
         guesser = await Client.connect(app.url)
         answers = []
         for _ in range(40):
@@ -155,7 +155,7 @@ async def test_a_brute_force_guesser_is_stopped_per_address(
             "not_authenticated"
         )
         app.clock.advance(3_600_000)  # the next hour: the address may try again
-        fresh = (await victim.request("signin.code"))["code"]
+        fresh = await code_of(victim)
         assert (await try_redeem(app, fresh, V7))["player_id"] == victim.player_id
         await guesser.close()
         await victim.close()
@@ -178,15 +178,15 @@ async def test_a_redeemed_device_is_no_new_account(
         r = await refused.request("hello", versions=list(V7), name="puppet")
         assert r["code"] == "limit_reached"
         for _ in range(3):
-            code = (await first.request("signin.code"))["code"]
+            code = await code_of(first)
             w = await try_redeem(app, code, V7)
             assert (w["type"], w["player_id"]) == ("welcome", first.player_id)
         assert await redis_client.hlen(keys.players_by_name()) == 1, "still one account"
         assert await redis_client.scard(keys.player_devices(first.player_id)) == 3
-        fourth = await try_redeem(app, (await first.request("signin.code"))["code"], V7)
+        fourth = await try_redeem(app, await code_of(first), V7)
         assert fourth["code"] == "limit_reached", fourth
         await first.request("token.revoke_all")  # every device out: room for new ones
-        fresh = (await first.request("signin.code"))["code"]
+        fresh = await code_of(first)
         assert (await try_redeem(app, fresh, V7))["type"] == "welcome"
         await refused.close()
         await first.close()
