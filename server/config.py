@@ -102,6 +102,11 @@ class Config:
     # Days a device signed in by a code is on trial: it may not revoke older devices nor
     # every session (`server.players.devices`); 0: no trial.
     device_trust_days: int = 7
+    # How long after a month's end its catch-up deals' seeds are published (ms): the most the
+    # clocks of two server processes may differ. A catch-up game's writes stop at the month's
+    # end by the writing process's clock, so a process whose clock lags by less than this can
+    # no longer take a catch-up move once any process publishes (docs/fairplay.md).
+    month_close_grace_ms: int = 300_000
     # Free games (`free.start`, unranked) one player may start per hour; 0: no limit (a bare
     # Config()); the command line's default is 60.
     free_games_per_hour: int = 0
@@ -188,6 +193,7 @@ class Config:
             free_hints_per_hour=a.free_hints_per_hour,
             hint_solver_ms_per_hour=a.hint_solver_ms_per_hour,
             device_trust_days=a.device_trust_days,
+            month_close_grace_ms=a.month_close_grace_ms,
             free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
             api_rate=a.api_rate,
@@ -372,6 +378,13 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         "past it hints answer limit_reached until the next hour. 0: no limit (default 60000)",
     )
     p.add_argument(
+        "--month-close-grace-ms",
+        type=int,
+        default=int(env.get("SOLITAIRE_MONTH_CLOSE_GRACE_MS") or d.month_close_grace_ms),
+        help="ms after a month's end before its catch-up seeds are published: the largest "
+        "clock skew between server processes tolerated (default 300000)",
+    )
+    p.add_argument(
         "--device-trust-days",
         type=int,
         default=int(env.get("SOLITAIRE_DEVICE_TRUST_DAYS") or d.device_trust_days),
@@ -460,6 +473,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "signin_attempts_per_address_hour",
             "signin_attempts_per_account_hour",
             "device_trust_days",
+            "month_close_grace_ms",
             "free_hints_per_hour",
             "hint_solver_ms_per_hour",
             "free_games_per_hour",

@@ -125,7 +125,9 @@ class Services:
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen
-        day_closer = DayCloser(client, store, games, players, clock)
+        day_closer = DayCloser(
+            client, store, games, players, clock, month_grace_ms=config.month_close_grace_ms
+        )
         profiles = Profiles(
             store, leaderboard, boards, players, clock, day_closed=day_closer.closed
         )

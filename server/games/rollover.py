@@ -46,7 +46,13 @@ from server.runtime.errors import (
     translate_redis_errors,
 )
 
-__all__ = ["CLOSE_LOOKBACK_DAYS", "MISSING_GRACE_MS", "DayCloser", "last_of_month"]
+__all__ = [
+    "CLOSE_LOOKBACK_DAYS",
+    "MISSING_GRACE_MS",
+    "MONTH_GRACE_MS",
+    "DayCloser",
+    "last_of_month",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,9 @@ MISSING_GRACE_MS = 60_000
 #: Days before today the background sweep looks at (a process stopped over a few midnights);
 #: an older day is swept when its seeds or exports are first asked for (`day_closed`).
 CLOSE_LOOKBACK_DAYS = 7
+#: How long after a month's end its catch-up seeds wait (`DayCloser.month_closed`): the clock
+#: skew between processes a deployment tolerates (`--month-close-grace-ms`).
+MONTH_GRACE_MS = 300_000
 #: Games read per round trip by the sweep.
 SWEEP_BATCH = 200
 
@@ -86,6 +95,7 @@ class DayCloser:
         clock: Clock,
         *,
         interval_s: float = 1.0,
+        month_grace_ms: int = MONTH_GRACE_MS,
     ) -> None:
         self._r = redis_client
         self.store = store
@@ -94,6 +104,8 @@ class DayCloser:
         self.clock = clock
         #: Pause between two sweeps of a day not closed yet.
         self.interval_s = interval_s
+        #: A month's catch-up seeds wait this long past its end (`month_closed`).
+        self.month_grace_ms = month_grace_ms
         #: Its script runs through the store's group commit.
         self._close_day = LuaScript.of(_CLOSE_DAY_LUA)
         #: Days seen closed (they never reopen).
@@ -146,12 +158,22 @@ class DayCloser:
         return True
 
     async def month_closed(self, date: dt.date) -> bool:
-        """True once ``date``'s month is over and its last day closed: no catch-up game of
-        the month can start or take a move any more (a catch-up start needs a day of the
-        current month, a catch-up game's writes stop at the month's end), so the month's
-        catch-up deals are published (docs/fairplay.md)."""
+        """True once ``date``'s month is over by `month_grace_ms` and its last day closed: no
+        catch-up game of the month can start or take a move any more (a catch-up start needs
+        a day of the current month, a catch-up game's writes stop at the month's end, both by
+        the clock of the process serving them), so the month's catch-up deals are published
+        (docs/fairplay.md).
+
+        The grace is for the other processes' clocks: catch-up games are in no day's started
+        index, so no sweep marks them over, and a process whose clock lags could otherwise
+        take a catch-up move after this one published the seed the move is played on. With
+        the grace, a process lagging by less than `month_grace_ms` is past the month's end
+        too by the time any process publishes."""
         last = last_of_month(date)
-        return utc_date(self.clock.now_ms()) > last and await self.day_closed(last)
+        month_end = day_start_ms(last) + DAY_MS
+        if self.clock.now_ms() < month_end + self.month_grace_ms:
+            return False
+        return await self.day_closed(last)
 
     @translate_redis_errors
     async def sweep(self, date: dt.date) -> bool:

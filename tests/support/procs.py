@@ -7,8 +7,11 @@ tests and benchmarks start servers the same way: ready once ``/readyz`` answers 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from types import TracebackType
 
@@ -108,6 +111,27 @@ class ServerProcess:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def wait_day_closed(self, date: dt.date | str, timeout: float = 30.0) -> None:
+        """Until the process says ``date`` is closed (``/api/v1/days/{date}``'s ``closed``).
+
+        A process is ready (``/readyz``) before its background sweep (`DayCloser.run`) has
+        closed the days its clock has passed: what follows a closed day (ranks in histories,
+        replays, exports, seeds) is there only after that. A test that restarts a server on
+        a later day and reads those waits here, not for a fixed time."""
+        day = date.isoformat() if isinstance(date, dt.date) else date
+        url = f"http://127.0.0.1:{self.port}/api/v1/days/{day}"
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    if json.load(answer)["closed"]:
+                        return
+            except urllib.error.URLError:  # 429 past the API's rate: ask again
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{day} was not closed within {timeout:.0f} s")
+            time.sleep(0.1)
 
     def __enter__(self) -> ServerProcess:
         return self.start()
