@@ -10,12 +10,22 @@ awaits its own command's result: it is acknowledged only once Redis has run it, 
 reply fails only that command. A connection failure fails every command of the batch (none of
 them can be known to be stored), exactly as separate calls would.
 
+On a single Redis the batch is written on the batcher's own raw RESP connection
+(`server.redis.resp.RespConnection`: an asyncio protocol with a hiredis reader, issue #30):
+no task per batch, no pool checkout, no coroutine per reply. Batches follow each other on
+that one connection; each command's future is resolved in order as its reply arrives
+(RESOLVE_CHUNK callers per loop iteration), a script Redis lacks is loaded and the command
+sent again, an error reply fails only its command, and a connection failure or the deadline
+(SOCKET_TIMEOUT_S without a byte from Redis while replies are owed) fails every command still
+waiting on it. A failed connection is dropped; the next batch connects anew (a Redis restart).
+Its settings (host, port or unix socket, TLS, AUTH, db, client name) are the redis-py client's
+public `connection_pool.connection_class` and `connection_kwargs`.
+
 On a Redis Cluster the batch is split by the master of each command's slot (its routing key,
 `RedisCluster.get_node_from_key`) and the pipelines go out at once; a master that is down fails
-only the commands sent to it. Only redis-py's public API is used: a single Redis's connection
-pool (`get_connection`, `release`), per-master pools built from each node's public
-`connection_kwargs`, and `RedisCluster.execute_command` for a command redirected by MOVED (which
-also makes redis-py reload its slot map).
+only the commands sent to it. That path stays on redis-py's connections: per-master pools built
+from each node's public `connection_kwargs`, and `RedisCluster.execute_command` for a command
+redirected by MOVED (which also makes redis-py reload its slot map).
 """
 
 from __future__ import annotations
@@ -36,22 +46,24 @@ from redis.asyncio.connection import Connection, ConnectionPool
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
 from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
+from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter
 from server.runtime.errors import StoreUnavailable, is_outage
 
-__all__ = ["Batcher", "Command", "LuaScript"]
+__all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
-#: Appends whose callers are woken per event-loop iteration once their batch is written.
-RESOLVE_CHUNK = 16
-#: Connections the batcher keeps between batches instead of returning them to the pool.
-IDLE_CONNECTIONS = 4
 #: Connections per cluster master for the batches (they are few: one batch per iteration).
 NODE_POOL_SIZE = 16
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
     return bytes(pack_command(cast(Any, args)))
+
+
+def _failure(exc: BaseException) -> BaseException:
+    """What a caller gets for a command that failed: an outage is `StoreUnavailable`."""
+    return StoreUnavailable(f"redis unavailable: {exc}") if is_outage(exc) else exc
 
 
 _ASKING = _pack(("ASKING",))
@@ -84,15 +96,29 @@ class Batcher:
 
     def __init__(self, client: redis.asyncio.Redis) -> None:
         self._r = client
+        self._cluster = cluster_of(client)
         self._pending: list[tuple[Command, asyncio.Future[object]]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         #: Pipelines sent, and the commands they carried (for tests and the benchmark).
         self.batches = 0
         self.commands = 0
         self._next_refresh = 0.0
-        self._idle: list[Connection] = []
+        #: A single Redis: the raw connection the batches go on, and the batches waiting
+        #: for it while it connects.
+        self._settings: RespSettings | None = None
+        self._conn: RespConnection | None = None
+        self._backlog: list[list[tuple[Command, asyncio.Future[object]]]] = []
+        self._connecting: asyncio.Task[None] | None = None
+        #: Connections opened (for tests: a restart makes a new one).
+        self.connects = 0
         #: A connection pool per cluster master, by node name (built on first use).
         self._node_pools: dict[str, ConnectionPool] = {}
+
+    @property
+    def connection(self) -> RespConnection | None:
+        """The single Redis's raw connection while it is usable (None on a cluster)."""
+        conn = self._conn
+        return conn if conn is not None and conn.usable else None
 
     def send(self, command: Command) -> asyncio.Future[object]:
         """Queue one command; the future holds its reply (an error reply raises)."""
@@ -126,11 +152,66 @@ class Batcher:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._write(batch))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        if self._cluster is not None:
+            task = asyncio.get_running_loop().create_task(self._write(batch))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        self.batches += 1
+        self.commands += len(batch)
+        conn = self._conn
+        if conn is not None and conn.usable and self._connecting is None:
+            self._write_raw(conn, batch)
+            return
+        self._backlog.append(batch)  # written once connected, in order
+        if self._connecting is None:
+            self._connecting = asyncio.get_running_loop().create_task(self._connect())
+
+    @staticmethod
+    def _write_raw(
+        conn: RespConnection, batch: list[tuple[Command, asyncio.Future[object]]]
+    ) -> None:
+        packed = [_pack(c.args) for c, _ in batch]
+        conn.send_waiters(
+            packed,
+            [
+                Waiter(fut, c.script.source, p) if c.script is not None else Waiter(fut)
+                for (c, fut), p in zip(batch, packed, strict=True)
+            ],
+        )
+
+    async def _connect(self) -> None:
+        """A new raw connection (the first, or after a failure), then the batches that waited
+        for it; if Redis cannot be reached, each of those fails as unavailable."""
+        try:
+            if self._settings is None:
+                self._settings = RespSettings.of_client(self._r)
+            old, self._conn = self._conn, None
+            if old is not None:
+                old.close()
+            try:
+                conn = await RespConnection.open(self._settings, SOCKET_TIMEOUT_S, _failure)
+            except BaseException as exc:
+                failure = _failure(exc)
+                backlog, self._backlog = self._backlog, []
+                for batch in backlog:
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(failure)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            self.connects += 1
+            self._conn = conn
+            while self._backlog:
+                backlog, self._backlog = self._backlog, []
+                for batch in backlog:
+                    self._write_raw(conn, batch)
+        finally:
+            self._connecting = None
 
     async def _write(self, batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
+        """A cluster's batch (a task: its masters' pipelines are awaited together)."""
         self.batches += 1
         self.commands += len(batch)
         try:
@@ -159,36 +240,9 @@ class Batcher:
                 fut.set_result(reply)
 
     async def _run(self, items: list[Command]) -> list[object]:
-        """Each command's reply, or the exception that stands for it."""
-        cluster = cluster_of(self._r)
-        if cluster is None:
-            conn = await self._connection()
-            try:
-                replies = await self._send(conn, items)
-            except BaseException:
-                await self._r.connection_pool.release(conn)
-                raise
-            if len(self._idle) < IDLE_CONNECTIONS:
-                self._idle.append(conn)
-            else:
-                await self._r.connection_pool.release(conn)
-            return replies
-        return await self._run_on_cluster(cluster, items)
-
-    async def _connection(self) -> Connection:
-        """A connection ready to send: one this log keeps between batches (checked as the
-        pool checks one it hands out: connected, nothing unread), else one from the pool.
-        The pool's checkout and release cost ~16 µs a batch; batches follow each other."""
-        while self._idle:
-            conn = self._idle.pop()
-            try:
-                if conn.is_connected and not await conn.can_read():
-                    return conn
-            except (redis.exceptions.ConnectionError, OSError):
-                pass
-            await self._r.connection_pool.release(conn)  # the pool reconnects it when used
-        pool = self._r.connection_pool
-        return cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
+        """Each command's reply, or the exception that stands for it (a cluster's batch)."""
+        assert self._cluster is not None
+        return await self._run_on_cluster(self._cluster, items)
 
     async def _run_on_cluster(self, cluster: RedisCluster, items: list[Command]) -> list[object]:
         """One pipeline per master, all at once: each command goes to the master of its key's
@@ -367,13 +421,17 @@ class Batcher:
         return replies
 
     async def aclose(self) -> None:
-        """Wait for the writes already sent (shutdown), then give the kept connections back."""
+        """Wait for the writes already sent (shutdown): their replies, then close."""
         if self._pending:
             self._flush()
+        if self._connecting is not None:
+            await asyncio.gather(self._connecting, return_exceptions=True)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        while self._idle:
-            await self._r.connection_pool.release(self._idle.pop())
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.wait_idle()
+            conn.close()
         pools, self._node_pools = list(self._node_pools.values()), {}
         for pool in pools:
             await pool.aclose()
