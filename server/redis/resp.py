@@ -215,7 +215,8 @@ class RespConnection(asyncio.Protocol):
         self._last_heard = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.Future[None] | None = None
-        #: Replies received, and commands written (for tests).
+        #: Reads from the socket, replies received and commands written (for tests).
+        self.reads = 0
         self.replies = 0
         self.written = 0
 
@@ -290,6 +291,7 @@ class RespConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._reader.feed(data)
+        self.reads += 1
         self._last_heard = self._loop.time()
         waiting, ready = self._waiting, self._ready
         retry: list[bytes] = []
