@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -111,6 +111,8 @@ class Batcher:
         self._connecting: asyncio.Task[None] | None = None
         #: Connections opened (for tests: a restart makes a new one).
         self.connects = 0
+        #: Called with each batch's commands as it is flushed (tests count round trips).
+        self.observe: Callable[[list[Command]], None] | None = None
         #: A connection pool per cluster master, by node name (built on first use).
         self._node_pools: dict[str, ConnectionPool] = {}
 
@@ -152,6 +154,8 @@ class Batcher:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
+        if self.observe is not None:
+            self.observe([c for c, _ in batch])
         if self._cluster is not None:
             task = asyncio.get_running_loop().create_task(self._write(batch))
             self._tasks.add(task)

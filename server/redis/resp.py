@@ -296,7 +296,11 @@ class RespConnection(asyncio.Protocol):
         waiting, ready = self._waiting, self._ready
         retry: list[bytes] = []
         while True:
-            reply = self._reader.gets()
+            try:
+                reply = self._reader.gets()
+            except hiredis.ProtocolError as exc:  # not RESP: nothing after it can be trusted
+                self._abort(redis.exceptions.ConnectionError(f"redis protocol error: {exc}"))
+                return
             if reply is False:
                 break
             if not waiting:  # a reply nobody asked for: the stream is out of step

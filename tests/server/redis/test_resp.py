@@ -206,6 +206,49 @@ async def test_replies_split_across_reads_and_larger_than_one_read(
             await client.aclose()
 
 
+async def test_a_stream_that_is_not_resp_fails_its_batch_and_the_next_reconnects(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A relay that garbles the first bytes Redis sends after the connection's setup: the
+    batch waiting for them fails as unavailable, the connection is dropped, and the next
+    batch (a new connection, relayed faithfully) lands."""
+    garble = [True]
+
+    async def relay(cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
+        rr, rw = await asyncio.open_unix_connection(redis_url.removeprefix("unix://"))
+
+        async def up() -> None:
+            while data := await cr.read(65536):
+                rw.write(data)
+            rw.close()
+
+        async def down() -> None:
+            while data := await rr.read(65536):
+                if garble[0] and not data.startswith(b"+OK"):  # not the SELECT's reply
+                    garble[0] = False
+                    data = b"@not resp\r\n"
+                cw.write(data)
+            cw.close()
+
+        with contextlib.suppress(ConnectionError):
+            await asyncio.gather(up(), down())
+
+    sock = tmp_path / "garble.sock"
+    server = await asyncio.start_unix_server(relay, str(sock))
+    client = _client(f"unix://{sock}", db=1)  # a SELECT in the setup: its +OK passes
+    batch = Batcher(client)
+    try:
+        with pytest.raises(StoreUnavailable, match="protocol error"):
+            await batch.run("{g}:n", "INCR", "{g}:n")
+        assert batch.connection is None
+        assert isinstance(await batch.run("{g}:n", "INCR", "{g}:n"), int)
+        assert batch.connects == 2
+    finally:
+        await batch.aclose()
+        await client.aclose()
+        server.close()
+
+
 async def test_a_batch_redis_does_not_answer_in_time_fails_and_the_connection_is_dropped(
     redis_url: str,
 ) -> None:
