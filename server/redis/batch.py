@@ -22,10 +22,13 @@ Its settings (host, port or unix socket, TLS, AUTH, db, client name) are the red
 public `connection_pool.connection_class` and `connection_kwargs`.
 
 On a Redis Cluster the batch is split by the master of each command's slot (its routing key,
-`RedisCluster.get_node_from_key`) and the pipelines go out at once; a master that is down fails
-only the commands sent to it. That path stays on redis-py's connections: per-master pools built
-from each node's public `connection_kwargs`, and `RedisCluster.execute_command` for a command
-redirected by MOVED (which also makes redis-py reload its slot map).
+`RedisCluster.get_node_from_key`) and the pipelines go out at once, each on the batcher's raw
+connection to that master (settings from the node's public `connection_class` and
+`connection_kwargs`); a master that is down fails only the commands sent to it, and a lost
+master makes redis-py reload its slot map (`_refresh_soon`). A command redirected by MOVED is
+sent again through `RedisCluster.execute_command` (which also reloads the slot map); one
+redirected by ASK goes once more to the node named, behind ASKING. A cluster's batch still
+runs in a task (its masters' replies are gathered to route the redirects).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -42,7 +44,6 @@ import redis.asyncio
 import redis.exceptions
 from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.connection import Connection, ConnectionPool
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
 from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
@@ -53,8 +54,6 @@ __all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
-#: Connections per cluster master for the batches (they are few: one batch per iteration).
-NODE_POOL_SIZE = 16
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
@@ -113,8 +112,9 @@ class Batcher:
         self.connects = 0
         #: Called with each batch's commands as it is flushed (tests count round trips).
         self.observe: Callable[[list[Command]], None] | None = None
-        #: A connection pool per cluster master, by node name (built on first use).
-        self._node_pools: dict[str, ConnectionPool] = {}
+        #: A raw connection per cluster master, by node name (opened on first use).
+        self._node_conns: dict[str, RespConnection] = {}
+        self._node_opening: dict[str, asyncio.Future[RespConnection]] = {}
 
     @property
     def connection(self) -> RespConnection | None:
@@ -326,6 +326,8 @@ class Batcher:
             else:
                 for i, reply in zip(idx, result, strict=True):
                     replies[i] = reply
+                if any(isinstance(r, redis.exceptions.ConnectionError) for r in result):
+                    self._refresh_soon(cluster, items[idx[0]].key)  # the master was lost
 
     def _refresh_soon(self, cluster: RedisCluster, key: str) -> None:
         """After a master failed (at most once a second): a command on one of its keys sent
@@ -344,85 +346,53 @@ class Batcher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _pool_of(self, node: ClusterNode) -> ConnectionPool:
-        """This batcher's connection pool to a cluster master (the node's own settings)."""
-        pool = self._node_pools.get(node.name)
-        if pool is None:
-            pool = ConnectionPool(
-                connection_class=node.connection_class,
-                max_connections=NODE_POOL_SIZE,
-                **node.connection_kwargs,
-            )
-            self._node_pools[node.name] = pool
-        return pool
+    async def _node_connection(self, node: ClusterNode) -> RespConnection:
+        """This batcher's raw connection to a cluster master (the node's own settings),
+        opened on first use and again after it failed; one opening at a time per master."""
+        conn = self._node_conns.get(node.name)
+        if conn is not None and conn.usable:
+            return conn
+        opening = self._node_opening.get(node.name)
+        if opening is None:
+            opening = asyncio.ensure_future(self._open_node(node))
+            self._node_opening[node.name] = opening
+        return await asyncio.shield(opening)
+
+    async def _open_node(self, node: ClusterNode) -> RespConnection:
+        settings = RespSettings.of(node.connection_class, node.connection_kwargs)
+        try:
+            conn = await RespConnection.open(settings, SOCKET_TIMEOUT_S)
+        finally:
+            del self._node_opening[node.name]
+        if (old := self._node_conns.get(node.name)) is not None:
+            old.close()
+        self._node_conns[node.name] = conn
+        self.connects += 1
+        return conn
 
     async def _on_node(
         self, node: ClusterNode, items: list[Command], *, asking: bool = False
     ) -> list[object]:
-        pool = self._pool_of(node)
-        conn = cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
-        try:
-            return await self._send(conn, items, asking=asking)
-        finally:
-            await pool.release(conn)
-
-    async def _send(
-        self, conn: Connection, items: list[Command], *, asking: bool = False
-    ) -> list[object]:
-        """Every command in one write on one connection, then the replies; a script missing
-        from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
-
-        Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
-        retries and per-command callbacks, and costs more than the commands themselves on
-        this path; the connection, its parser (hiredis) and its timeouts are redis-py's.
-        An error reply is that command's result; a connection failure fails the batch.
-        """
-        try:
-            replies = await self._exchange(conn, items, asking)
-            missing = [
-                i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)
-            ]
-            if missing:
-                sources = {s.sha: s.source for i in missing if (s := items[i].script)}
-                for source in sources.values():
-                    await conn.send_packed_command(
-                        _pack(("SCRIPT", "LOAD", source)), check_health=False
-                    )
-                    await conn.read_response()
-                again = await self._exchange(conn, [items[i] for i in missing], asking)
-                for i, reply in zip(missing, again, strict=True):
-                    replies[i] = reply
-        except BaseException:
-            await conn.disconnect()  # replies may be left unread: never reuse it
-            raise
-        return replies
-
-    async def _exchange(self, conn: Connection, items: list[Command], asking: bool) -> list[object]:
+        """The commands' replies from one master, in one write on its raw connection (an
+        error reply, or the connection's failure, stands for its command); ASK's retry
+        prefixes each command with ASKING, whose own reply is dropped. A script the master
+        lacks is loaded and the command written again by the connection."""
+        conn = await self._node_connection(node)
+        loop = asyncio.get_running_loop()
         packed: list[bytes] = []
+        waiters: list[Waiter] = []
+        futures: list[asyncio.Future[object]] = []
         for c in items:
+            fut: asyncio.Future[object] = loop.create_future()
+            futures.append(fut)
+            p = _pack(c.args)
             if asking:
                 packed.append(_ASKING)
-            packed.append(_pack(c.args))
-        # One deadline for the batch instead of redis-py's timer per reply (`timeout=inf`
-        # turns its own off): a timer armed and cancelled per move cost ~5 % of a move.
-        replies: list[object] = []
-        try:
-            async with asyncio.timeout(SOCKET_TIMEOUT_S):
-                await conn.send_packed_command(packed, check_health=False)
-                for n in range(len(items)):
-                    if n and not n % RESOLVE_CHUNK:
-                        # Replies already buffered are read without a pause: a large batch
-                        # would hold the loop for all of them (event-loop lag).
-                        await asyncio.sleep(0)
-                    if asking:
-                        await conn.read_response(timeout=math.inf)
-                    try:
-                        replies.append(await conn.read_response(timeout=math.inf))
-                    except redis.exceptions.ResponseError as exc:
-                        replies.append(exc)
-        except TimeoutError:
-            raise redis.exceptions.TimeoutError("timeout reading from redis") from None
-        return replies
+                waiters.append(Waiter(None))
+            packed.append(p)
+            waiters.append(Waiter(fut, c.script.source, p) if c.script else Waiter(fut))
+        conn.send_waiters(packed, waiters)
+        return list(await asyncio.gather(*futures, return_exceptions=True))
 
     async def aclose(self) -> None:
         """Wait for the writes already sent (shutdown): their replies, then close."""
@@ -436,6 +406,7 @@ class Batcher:
         if conn is not None:
             await conn.wait_idle()
             conn.close()
-        pools, self._node_pools = list(self._node_pools.values()), {}
-        for pool in pools:
-            await pool.aclose()
+        conns, self._node_conns = list(self._node_conns.values()), {}
+        for c in conns:
+            await c.wait_idle()
+            c.close()
