@@ -431,8 +431,9 @@ class RespConnection(asyncio.Protocol):
     async def wait_idle(self) -> None:
         """Until Redis owes nothing on this connection (or it failed)."""
         if self._waiting and self._lost is None:
-            self._idle = self._loop.create_future()
-            await self._idle
+            if self._idle is None or self._idle.done():
+                self._idle = self._loop.create_future()
+            await asyncio.shield(self._idle)
         while self._ready:  # the last callers woken
             await asyncio.sleep(0)
 
