@@ -50,13 +50,7 @@ class BatchLog:
 
     def __init__(self, batch: Batcher, monkeypatch: pytest.MonkeyPatch) -> None:
         self.sent: list[list[Command]] = []
-        write = batch._write
-
-        async def recorded(items: list[tuple[Command, asyncio.Future[object]]]) -> None:
-            self.sent.append([c for c, _ in items])
-            await write(items)
-
-        monkeypatch.setattr(batch, "_write", recorded)
+        monkeypatch.setattr(batch, "observe", self.sent.append)
 
     def carrying(self, *scripts: LuaScript) -> list[list[Command]]:
         """The pipelines that carried a call of one of these scripts."""
@@ -66,8 +60,9 @@ class BatchLog:
     @staticmethod
     async def drained(batch: Batcher) -> None:
         """Until every pipeline the batcher has on its way is answered."""
-        while batch._tasks:
-            await asyncio.gather(*batch._tasks, return_exceptions=True)
+        conn = batch.connection
+        if conn is not None:
+            await conn.wait_idle()
 
     def evalshas(self) -> int:
         return sum(c.args[0] == "EVALSHA" for b in self.sent for c in b)
