@@ -19,8 +19,10 @@ from collections.abc import Sequence
 
 import protocol as p
 from engine import VARIANT_IDS
+from server.boards.leaderboard import board_expire_at
 from server.games.daily import utc_date
 from server.games.deals import DayTiers, Deal, TierDeal
+from server.games.monthindex import MonthGame
 from server.games.service import LiveGame
 from server.games.store import GameRecord
 from server.players.crowns import BADGES, badge_for
@@ -175,22 +177,21 @@ async def day_tiers(
     variants: Sequence[str] = VARIANT_IDS,
     *,
     played: bool = True,
+    only: Sequence[str] | None = None,
+    dealt: bool = True,
 ) -> dict[dt.date, tuple[p.DayTier, ...]]:
     """Each variant's tiers of each of ``dates`` with the player's state in each.
     ``played=False``: the player has no game yet (created by this very `hello`), so none
     of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
-    `welcome` more server CPU than 10 moves: docs/performance.md)."""
+    `welcome` more server CPU than 10 moves: docs/performance.md). ``only``: the ids of
+    the only games that may exist (the month index's), the only records read.
+    ``dealt=False``: the days' deals have all expired (`_deals_gone`), none is read."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
-    pairs = [(v, d) for d in shown for v in variants]
+    pairs = [(v, d) for d in shown for v in variants] if dealt else []
     deals, tiers = await s.deals.peek_days(pairs)
     catchups = await s.deals.peek_catchup_days([(v, d) for v, d in pairs if d < today])
-    ids: list[str] = []
-    for d in shown:
-        for v in variants:
-            for t in keys.TIER_NAMES:
-                ids.append(keys.tier_game_id(v, d, pid, t))
-                ids.append(keys.tier_game_id(v, d, pid, t, catchup=True))
+    ids = list(only) if only is not None else _game_ids(pid, shown, variants)
     records = dict(zip(ids, await s.store.get_many(ids), strict=True)) if played else {}
     out: dict[dt.date, tuple[p.DayTier, ...]] = {}
     for d in dates:
@@ -215,6 +216,65 @@ async def day_tiers(
                 )
         out[d] = tuple(cells)
     return out
+
+
+def _game_ids(pid: str, dates: Sequence[dt.date], variants: Sequence[str]) -> list[str]:
+    """Every tier game the player may have of ``dates``: ranked and catch-up, 48 a day."""
+    return [
+        keys.tier_game_id(v, d, pid, t, catchup=c)
+        for d in dates
+        for v in variants
+        for t in keys.TIER_NAMES
+        for c in (False, True)
+    ]
+
+
+async def _month_games(
+    s: Services,
+    pid: str,
+    days: Sequence[dt.date],
+    joined: dt.date,
+    today: dt.date,
+    variants: Sequence[str],
+) -> list[str]:
+    """The ids of the player's games of a month's ``days`` (from their month index: those
+    they started), for `calendar.get`. Nothing is read for a month whose days are all before
+    the account or after today, or whose games have expired; a month the index has not
+    marked is scanned once (games started before the index existed) and marked."""
+    lo, hi = max(days[0], joined), min(days[-1], today)
+    year, month = days[0].year, days[0].month
+    if lo > hi or s.store.months.expire_at(year, month) * 1000 <= s.clock.now_ms():
+        return []
+    games = await s.store.months.read(pid, year, month)
+    if games is None:
+        span = [lo + dt.timedelta(days=i) for i in range((hi - lo).days + 1)]
+        scanned = [
+            MonthGame(d, v, t, c)
+            for d in span
+            for v in VARIANT_IDS
+            for t in keys.TIER_NAMES
+            for c in (False, True)
+        ]
+        found = await s.store.get_many([g.game_id(pid) for g in scanned])
+        games = frozenset(g for g, r in zip(scanned, found, strict=True) if r is not None)
+        await s.store.months.backfill(pid, year, month, games)
+    return [
+        g.game_id(pid)
+        for g in sorted(games, key=_order)
+        if lo <= g.date <= hi and g.variant in variants
+    ]
+
+
+def _deals_gone(s: Services, last_day: dt.date) -> bool:
+    """Whether every deal of a month up to ``last_day`` has expired: a deal is kept
+    `DailyDeals.retention_s` (the retention and 2 days) from when it was dealt, the last
+    by the day after the month (a catch-up deal dealt on its last day)."""
+    gone_at = board_expire_at(last_day + dt.timedelta(days=3), s.config.leaderboard_retention_days)
+    return s.clock.now_ms() >= gone_at * 1000
+
+
+def _order(g: MonthGame) -> tuple[dt.date, str, str, bool]:
+    return g.date, g.variant, g.tier, g.catchup
 
 
 def _cell(
@@ -288,7 +348,9 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
     variants = VARIANT_IDS if req.variant is None else (req.variant,)
     days = _month_days(year, month)
     joined = utc_date(me.created_at_ms)  # no catch-up before the account existed
-    cells = await day_tiers(s, pid, days, today, variants)
+    games = await _month_games(s, pid, days, joined, today, variants)
+    dealt = not _deals_gone(s, days[-1])
+    cells = await day_tiers(s, pid, days, today, variants, only=games, dealt=dealt)
     crowns = sum((await s.store.crowns.of_month(pid, year, month)).values())
     badge = badge_for(crowns)
     return p.Calendar(
