@@ -78,6 +78,11 @@ class MonthGame:
         return keys.tier_game_id(self.variant, self.date, pid, self.tier, catchup=self.catchup)
 
 
+def _retrieved(fut: asyncio.Future[object]) -> None:
+    if not fut.cancelled():
+        fut.exception()  # its failure is the start's (the same batch): not logged again
+
+
 class MonthIndex:
     """Players' month indexes in Redis (``redis`` with ``decode_responses=True``); every
     command runs through the app's group commit."""
@@ -97,14 +102,17 @@ class MonthIndex:
     def note_soon(
         self, pid: str, variant: str, date: dt.date, tier: str, *, catchup: bool
     ) -> asyncio.Future[object]:
-        """Queue the note of a game being started in this iteration's batch (the start's
-        first write goes in the same one); the future is its acknowledgement."""
+        """Queue the note of a game being started in this iteration's batch: the caller's
+        next write (the start's `enlist`, or its record's script) must be queued before it
+        awaits anything else, so both go in one pipeline. The future is its acknowledgement."""
         game = MonthGame(date, variant, tier, catchup)
-        return self._commit.eval_soon(
+        noted = self._commit.eval_soon(
             self._add,
             (keys.calendar_games(pid, date.year, date.month),),
             (self.expire_at(date.year, date.month), game.member),
         )
+        noted.add_done_callback(_retrieved)  # a start that failed first never awaits it
+        return noted
 
     @translate_redis_errors
     async def read(self, pid: str, year: int, month: int) -> frozenset[MonthGame] | None:

@@ -516,7 +516,8 @@ class GameStore:
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
         noted = self.months.note_soon(player_id, variant, date, keys.DAILY_TIER, catchup=False)
-        await asyncio.gather(noted, self.enlist(variant, date, game_id, now_ms))  # one batch
+        await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
+        await noted
         return await self.start_game(game_id, "daily", variant, seed, now_ms)
 
     async def start_tier(
@@ -537,9 +538,9 @@ class GameStore:
         game_id = keys.tier_game_id(variant, date, player_id, tier, catchup=catchup)
         noted = self.months.note_soon(player_id, variant, date, tier, catchup=catchup)
         if not catchup:
-            await asyncio.gather(noted, self.enlist(variant, date, game_id, now_ms))
+            await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
         record = await self.start_game(game_id, "daily", variant, seed, now_ms)
-        await noted  # acknowledged in the batch before the record's
+        await noted  # acknowledged before the start is
         return record
 
     @translate_redis_errors

@@ -157,7 +157,12 @@ async def test_a_month_before_the_account_reads_no_game_and_a_fresh_one_little(
     await fresh.hello(name="fresh", versions=V9)
     may, ran = await counted(redis_client, fresh, month="2030-05")
     assert ran.get("hgetall", 0) <= 1 and "smembers" not in ran, ran  # 1: the crowns
+    assert ran.get("get", 0) >= 31 * 6 * 2, ran  # its deals looked for
     assert {s for s, _ in cells(may).values()} <= {"absent", "not_played"}
+    # May's deals were never dealt, and never will be: looked for once, not at every call.
+    may_again, ran = await counted(redis_client, fresh, month="2030-05")
+    assert cells(may_again) == cells(may), "the same answer"
+    assert ran.get("get", 0) <= 6, ran  # the app's own background reads, if any
     # This month: the account's first day only, once (no game can be older than it) ...
     june, ran = await counted(redis_client, fresh)
     assert ran.get("hgetall", 0) <= len(VARIANT_IDS) * 4 * 2 + 1, ran
@@ -225,3 +230,23 @@ async def test_a_calendar_flood_from_one_address_is_rate_limited_and_others_stay
         assert (await again.request("calendar.get"))["type"] == "calendar"
         for c in [*conns, again, other]:
             await c.close()
+
+
+async def test_one_connection_gets_three_calendars_of_its_burst_and_then_pings(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Without the budget per address, a connection's own bucket still charges 10 tokens a
+    `calendar.get`: of its 40, `hello` took 1, three calendars 30, the fourth is refused (it
+    spends 1 token to be read, the rest is not there), cheap requests still go through."""
+    cfg = replace(flood_config(redis_url, tmp_path), expensive_rate=0.0)
+    async with serve(cfg, ManualClock(at(JUNE_30, 12))) as app:
+        c = await client_from(app, "203.0.113.9")
+        await c.hello(name="greedy", versions=V9)
+        replies = await asyncio.gather(*(c.request("calendar.get") for _ in range(5)))
+        kinds = [r["type"] if r["type"] == "calendar" else r["code"] for r in replies]
+        assert kinds == ["calendar"] * 3 + ["rate_limited"] * 2, kinds
+        assert [(await c.request("ping"))["type"] for _ in range(7)] == ["pong"] * 7
+        assert (await c.request("ping"))["code"] == "rate_limited", "the bucket is empty now"
+        app.clock.advance(500)  # 10 tokens
+        assert (await c.request("calendar.get"))["type"] == "calendar"
+        await c.close()
