@@ -115,6 +115,14 @@ async def test_the_calendar_reads_the_games_played_and_answers_as_every_record_d
     easy = await start_tier(amy, FO, "easy")
     assert (await amy.request("resign", game_id=easy["game_id"]))["type"] == "finished"
     await start_tier(amy, FO, "medium")
+    # Noted before the start was acknowledged, under the player's hash tag, kept as the games.
+    index = keys.calendar_games(pid, 2030, 6)
+    assert index.startswith(f"sol:{{h:{pid}}}:")
+    assert await redis_client.smembers(index) >= {
+        "30|fourteen-out|medium|r",
+        "29|fourteen-out|hard|r",
+    }
+    assert await redis_client.ttl(index) > 90 * 86_400 - 30 * 86_400
     await win_by_solver(amy, await start_tier(amy, FO, "easy", JUNE_28))
     lost = await start_tier(amy, FO, "hard", JUNE_28)
     assert (await amy.request("resign", game_id=lost["game_id"]))["type"] == "finished"
