@@ -48,6 +48,11 @@ class Config:
     idle_timeout: float = 300.0  # seconds without client messages before disconnect
     rate_limit: float = 20.0  # sustained client messages per second (token bucket rate)
     rate_burst: int = 40  # token bucket capacity
+    # Costly requests (`server.transport.ratelimit.REQUEST_COSTS`: calendar.get costs 10) take
+    # their tokens from a budget per address group too, across its connections: this many a
+    # second, bursts up to `expensive_burst` (0: no budget per address; docs/fairplay.md).
+    expensive_rate: float = 20.0
+    expensive_burst: int = 60
     send_queue_max: int = 64  # outbound messages queued per connection before dropping it
     leaderboard_retention_days: int = 90
     redis_appendfsync: str = "everysec"
@@ -165,6 +170,8 @@ class Config:
             idle_timeout=a.idle_timeout,
             rate_limit=a.rate_limit,
             rate_burst=a.rate_burst,
+            expensive_rate=a.expensive_rate,
+            expensive_burst=a.expensive_burst,
             send_queue_max=a.send_queue_max,
             leaderboard_retention_days=a.leaderboard_retention_days,
             redis_appendfsync=a.redis_appendfsync,
@@ -250,6 +257,19 @@ def _where_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) 
     p.add_argument("--idle-timeout", type=float, default=d.idle_timeout)
     p.add_argument("--rate-limit", type=float, default=d.rate_limit)
     p.add_argument("--rate-burst", type=int, default=d.rate_burst)
+    p.add_argument(
+        "--expensive-rate",
+        type=float,
+        default=float(env.get("SOLITAIRE_EXPENSIVE_RATE") or d.expensive_rate),
+        help="tokens a second of costly requests (calendar.get: 10) per client address, "
+        "across its connections; 0: no such budget",
+    )
+    p.add_argument(
+        "--expensive-burst",
+        type=int,
+        default=int(env.get("SOLITAIRE_EXPENSIVE_BURST") or d.expensive_burst),
+        help="the most tokens of costly requests one client address may spend at once",
+    )
     p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
     p.add_argument("--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days)
     p.add_argument("--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync)
@@ -453,6 +473,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
         (
             "max_msg_size",
             "rate_burst",
+            "expensive_burst",
             "send_queue_max",
             "leaderboard_retention_days",
             "race_rooms_per_hour",
@@ -479,6 +500,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "free_games_per_hour",
             "connections_per_address",
             "api_rate",
+            "expensive_rate",
             "api_streams_per_address",
         ),
         0,

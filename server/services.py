@@ -32,6 +32,7 @@ from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
 from server.runtime.metrics import Metrics
+from server.transport.ratelimit import AddressBudget
 
 #: Races are kept this long in Redis after they are created.
 RACE_TTL_MS = 7 * 86_400_000
@@ -61,6 +62,7 @@ class Services:
     devices: Devices  # the player's devices (`devices`, `device.revoke`), trust periods
     free: FreeGames  # free (unranked) games: `free.start`
     rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
+    expensive: AddressBudget  # costly requests' tokens per address (`server.transport.ratelimit`)
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -162,6 +164,7 @@ class Services:
             devices=Devices(client, clock, store.batch, config.device_trust_days * 86_400_000),
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
             rematches=rematches,
+            expensive=AddressBudget(config.expensive_rate, config.expensive_burst, clock.monotonic),
         )
 
 
