@@ -6,6 +6,7 @@ import itertools
 import json
 import re
 from pathlib import Path
+from typing import get_args
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
@@ -51,3 +52,22 @@ def test_session_transcript_requests_decode() -> None:
     assert len(lines) >= 4
     for line in lines:
         p.decode(line)
+
+
+def test_version_ranges_are_what_the_server_takes() -> None:
+    """Every statement of how many versions `hello`/`signin.redeem` may list, and which the
+    server speaks, is the decoder's (a `hello` table said 1..8 while 16 were taken)."""
+    spec = next(m for m in get_args(p.fields.Versions) if isinstance(m, p.fields.ListOf))
+    bounds = f"{spec.min_len}..{spec.max_len}"
+    stated = re.findall(r"`versions` \| array of (\d+\.\.\d+) integers", DOC)
+    assert len(stated) >= 3 and set(stated) == {bounds}
+    assert f"(`versions`, {spec.min_len} to {spec.max_len} integers)" in DOC
+    spoken = sorted(p.SUPPORTED_VERSIONS)
+    listed = ", ".join(map(str, spoken[:-1])) + f" and {spoken[-1]}"
+    assert f"The current protocol version is **{p.PROTOCOL_VERSION}**" in DOC
+    assert f"the server speaks **{listed}**" in DOC
+    assert f"# Wire protocol (version {p.PROTOCOL_VERSION})" in DOC
+    hello = {"type": "hello", "id": 1, "name": "alice"}
+    assert p.decode(json.dumps({**hello, "versions": list(range(1, spec.max_len + 1))}))
+    with pytest.raises(p.BadRequest):
+        p.decode(json.dumps({**hello, "versions": list(range(1, spec.max_len + 2))}))
