@@ -124,3 +124,17 @@ def test_the_move_notation_table_is_the_engines() -> None:
     assert {v for v, _ in rows} == set(VARIANT_IDS) and len(rows) >= 18
     for variant, move in rows:
         assert str(new_game(variant, 1).parse_move(move)) == move, (variant, move)
+
+
+def test_the_sample_session_moves_as_the_engine_does() -> None:
+    """§8's `moved` replies are those of Fourteen Out's engine seed 0, as its text says."""
+    moved = [
+        json.loads(line[2:])
+        for line in DOC.splitlines()
+        if line.startswith('← {"type":"moved"')  # the others hold views written {…}
+    ]
+    assert moved and "the engine's seed 0 of Fourteen Out" in DOC
+    deal = Deal(variant="fourteen-out", seed=0, before=[])
+    for reply in moved:
+        made = moved_fields(deal, reply["move"], lean=False)
+        assert {k: reply[k] for k in made} == made
