@@ -14,6 +14,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.procs import ServerProcess
 
 FLAGS = ("--no-fair-play-screen", "--log-level", "INFO")
@@ -29,11 +31,23 @@ def wait_for(log: Path, text: str, timeout: float = 60.0) -> str:
     raise AssertionError(f"{text!r} not logged within {timeout} s:\n{out[-3000:]}")
 
 
-def test_sigterm_during_certification_logs_no_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("logged", "then_s"),
+    [
+        # Tri Peaks's deal is certified third; Triple Deck's, next, takes seconds.
+        ("triple-triangle 2030-06-15: certified", 0.0),
+        # Tomorrow's Easthaven deal is the last deal: the tiers are certified next.
+        ("triple-easthaven 2030-06-16: certified", 1.0),
+    ],
+    ids=["deals", "tiers"],
+)
+def test_sigterm_during_certification_logs_no_error(
+    tmp_path: Path, logged: str, then_s: float
+) -> None:
     srv = ServerProcess(tmp_path / "data", FLAGS).start()
     try:
-        # Tri Peaks is certified third; Triple Deck, next, takes seconds: under way now.
-        wait_for(srv.log, "triple-triangle 2030-06-15: certified")
+        wait_for(srv.log, logged)
+        time.sleep(then_s)
         srv.popen.send_signal(signal.SIGTERM)
         assert srv.popen.wait(timeout=30) == 0
     finally:
