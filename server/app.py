@@ -116,9 +116,13 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            # Every task that writes to Redis stops before Redis closes: the background jobs
+            # above (their contexts close first), the deals being prepared, and the deal and
+            # tier computations they started (each releases its lock in Redis on the way out).
             deals_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await deals_task
+            await services.deals.aclose()
             await services.games.aclose()
             await services.store.batch.aclose()  # writes already sent complete first
             services.deals.pool.close()

@@ -504,6 +504,23 @@ class DailyDeals:
         #: What the bulk peeks found missing for good (`_missing_for_good`): not asked again.
         self._absent: OrderedDict[tuple[str, dt.date, str], None] = OrderedDict()
 
+    async def aclose(self) -> None:
+        """Stop the deal and tier computations still running (shielded from their waiters,
+        they outlive a cancelled `prepare_ahead`) and wait for them: each releases its lock in
+        Redis on the way out, so this runs before Redis closes (server/app.py), else the
+        release fails after the shutdown and asyncio logs the task's error."""
+        tasks: list[asyncio.Task[Deal] | asyncio.Task[DayTiers]] = [
+            *self._local.values(),
+            *self._tier_tasks.values(),
+            *self._catchup_tasks.values(),
+        ]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._local.clear()
+        self._tier_tasks.clear()
+        self._catchup_tasks.clear()
+
     def lock_ttl_s(self) -> int:
         """How long a deal's lock lasts: longer than its computation can take (every
         candidate's budget, then the fallback), so it does not expire under a live holder."""

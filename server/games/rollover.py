@@ -110,6 +110,9 @@ class DayCloser:
         self._close_day = LuaScript.of(_CLOSE_DAY_LUA)
         #: Days seen closed (they never reopen).
         self._closed: set[tuple[str, dt.date]] = set()
+        #: Days closed with no game in them since the last summary line (`run`): each is
+        #: logged at debug only (a new data dir closes 6 variants x 7 days of nothing).
+        self._closed_empty: list[tuple[str, dt.date]] = []
 
     async def run(self) -> None:
         """Sweep every day that is over and not closed; then sleep until the next midnight
@@ -128,11 +131,26 @@ class DayCloser:
                 raise_if_cancelled()
                 log.exception("closing the days that are over failed")
                 done = False
+            self._log_empty_days()
             if done:
                 wait = min(60.0, ms_until_rollover(self.clock.now_ms()) / 1000)
             else:
                 wait = self.interval_s
             await asyncio.sleep(wait)
+
+    def _log_empty_days(self) -> None:
+        """One line for the days closed with nothing in them since the last call."""
+        if not self._closed_empty:
+            return
+        days = sorted({date for _, date in self._closed_empty})
+        span = str(days[0]) if len(days) == 1 else f"{days[0]} to {days[-1]}"
+        log.info(
+            "closed %d daily days with no game in them (%d variants, %s)",
+            len(self._closed_empty),
+            len({variant for variant, _ in self._closed_empty}),
+            span,
+        )
+        self._closed_empty.clear()
 
     @translate_redis_errors
     async def closed(self, variant: str, date: dt.date) -> bool:
@@ -191,6 +209,7 @@ class DayCloser:
         index = keys.daily_started(variant, date)
         now = self.clock.now_ms()
         offset = 0  # games left in the index ahead of the batch (not settled yet)
+        settled_games = 0
         while True:
             raw = cast(
                 list[tuple[str, float]],
@@ -228,6 +247,7 @@ class DayCloser:
                 settled.append(game_id)
             if settled:
                 await self._r.zrem(index, *settled)
+                settled_games += len(settled)
             offset += waiting
         if offset:
             return False
@@ -239,5 +259,9 @@ class DayCloser:
         )
         if done:
             self._closed.add((variant, date))
-            log.info("daily %s of %s closed", variant, date)
+            if settled_games:
+                log.info("daily %s of %s closed: %d games settled", variant, date, settled_games)
+            else:
+                log.debug("daily %s of %s closed: no game in it", variant, date)
+                self._closed_empty.append((variant, date))
         return done
