@@ -49,12 +49,28 @@ def test_the_daily_page_offers_every_tier_and_a_tier_game_says_which(
         expect(page.locator("[data-game-label]")).to_have_text(f" hard · {TODAY}")
         starts = [r for r in player.sent_requests() if r["type"] == "daily.start"]
         assert [(r["variant"], r.get("tier")) for r in starts] == [("fourteen-out", "hard")]
+        # Its result says the tier and ranks it on the tier's board.
+        page.click('[data-action="resign"]')
+        page.locator("dialog.dialog").get_by_role("button", name="Resign").click()
+        result = page.locator("dialog.dialog")
+        expect(result.locator('[data-result="label"]')).to_have_text(
+            f"Fourteen Out · hard · {TODAY}"
+        )
+        expect(result.locator("textarea.share")).to_have_value(
+            re.compile(rf"^Solitaire hard {TODAY} · Fourteen Out\n")
+        )
+        expect(result.locator('[data-result="rank"]')).to_have_text("#1 of 1")
+        ranks = [r for r in player.sent_requests() if r["type"] == "leaderboard.rank"]
+        assert ranks[-1].get("tier") == "hard"
+        result.get_by_role("button", name="Leaderboard").click()
+        expect(page).to_have_url(f"{web_server.http}/#/boards/fourteen-out/hard")
+        expect(page.locator("[data-board-tier]")).to_have_attribute("data-board-tier", "hard")
 
-        # Back on the Daily page (the route again): the hard tier is being played; the
-        # daily (medium) game's header says it is the daily.
+        # Back on the Daily page (the route again): the hard tier is lost; the daily
+        # (medium) game's header says it is the daily.
         page.click('nav a[data-nav="daily"]')
         hard = page.locator('.deal[data-variant="fourteen-out"] li[data-tier="hard"]')
-        expect(hard).to_have_attribute("data-state", "playing")
+        expect(hard).to_have_attribute("data-state", "lost")
         page.click('.deal[data-variant="fourteen-out"] a.primary')
         page.wait_for_url(f"**/#/game/d.fourteen-out.{TODAY}.*", timeout=TIMEOUT_MS)
         expect(page.locator("[data-game-label]")).to_have_text(f" daily (medium) · {TODAY}")
@@ -67,7 +83,7 @@ def test_the_daily_page_offers_every_tier_and_a_tier_game_says_which(
         expect(page.locator("[data-board-tier]")).to_have_attribute("data-board-tier", "hard")
         expect(page.locator("p.summary")).to_contain_text("Hard")
         tops = [r for r in player.sent_requests() if r["type"] == "leaderboard.top"]
-        assert tops[-1].get("tier") == "hard" and "tier" not in tops[0]
+        assert tops[-1].get("tier") == "hard" and "tier" not in tops[-2]  # the daily's, then hard
         assert_accessible(page, "leaderboard with a tier choice")
         page.goto(f"{web_server.http}/#/boards/fourteen-out/expert")
         expect(page.locator("select[data-tier-choice]")).to_have_value("expert")

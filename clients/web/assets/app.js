@@ -405,7 +405,13 @@ class App {
           el("a.button", { href: `#/boards/${v}` }, "Leaderboard"),
           el("a.button", { href: `#/rules/${v}` }, "Rules"))));
     }
-    if (refresh) this.main.replaceChildren(node);
+    if (refresh) {
+      // Drawn again under the reader: the link that had the focus keeps it.
+      const had = this.main.contains(document.activeElement) && document.activeElement.getAttribute("href");
+      this.main.replaceChildren(node);
+      const again = had && [...node.querySelectorAll("a[href]")].find((a) => a.getAttribute("href") === had);
+      if (again) again.focus();
+    }
   }
 
   /** A variant's four tiers of today: each with the player's state, as a link to play it
