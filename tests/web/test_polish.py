@@ -185,6 +185,16 @@ def test_the_daily_list_follows_a_game_started_on_another_device(
         expect(deal).to_contain_text("Playing · 0 moves")
         expect(deal.locator('li[data-tier="easy"]')).to_have_attribute("data-state", "playing")
         expect(deal.locator("a.primary")).to_have_text("Resume")
+        # The calendar, shown when the phone starts a tier, follows it the same way.
+        page.click('nav a[data-nav="calendar"]')
+        cell = page.locator(
+            f'tr[data-date="{TODAY}"] [data-variant="triple-triangle"][data-tier="hard"]'
+        )
+        expect(cell).to_have_attribute("data-state", "not_played")
+        p2.goto(f"{web_server.http}/#/play/triple-triangle/hard")
+        p2.wait_for_url("**/#/game/t.hard.triple-triangle.*", timeout=TIMEOUT_MS)
+        page.evaluate("window.dispatchEvent(new Event('focus'))")
+        expect(cell).to_have_attribute("data-state", "playing")
         # The desk never started anything: the game came from the server by `daily.start`
         # of a game already started (it answers the game as it is).
         assert not any(r["type"] == "daily.start" and r.get("tier") for r in desk.sent_requests())

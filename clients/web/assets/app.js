@@ -47,10 +47,13 @@ class App {
     window.addEventListener("focus", again);
   }
 
-  /** The daily list again, when it is the screen shown (one refresh at a time). */
+  /** The daily list (or the calendar) again, when it is the screen shown: what another
+   * device did meanwhile shows (one refresh at a time). */
   refreshDaily() {
-    if (!this.conn.online || !this.screen || !this.screen.daily || this.refreshing) return;
-    this.refreshing = this.openDaily({ refresh: true }).catch(() => {}).finally(() => { this.refreshing = null; });
+    if (!this.conn.online || !this.screen || this.refreshing) return;
+    const again = this.screen.daily ? this.openDaily({ refresh: true })
+      : this.screen instanceof CalendarScreen ? this.screen.load() : null;
+    if (again) this.refreshing = again.catch(() => {}).finally(() => { this.refreshing = null; });
   }
 
   start() {
