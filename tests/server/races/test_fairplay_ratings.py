@@ -195,3 +195,29 @@ async def test_a_provisional_accounts_loss_gives_its_winner_nothing(provisional_
     after = (await main.request("race.rank", variant=VARIANT))["entry"]["rating"]
     assert after == before
     assert await wins(main) == []
+
+
+async def test_a_group_race_of_main_and_its_second_accounts_is_unrated(app: App) -> None:
+    """The group finding: main and seven alts in one race (+94; main first even after
+    resigning), here main and three alts, size 4 (the queue groups one network's accounts
+    only when nobody else waits, after the same-address wait). The alts draw and resign, main
+    resigns after one card and is placed first: nobody is rated, no win."""
+    main = await client_from(app, "127.0.5.1", "grp_main")
+    alts = [await client_from(app, f"127.0.5.{2 + n}", f"grp_alt{n}") for n in range(3)]
+    racers = [main, *alts]
+    for c in racers:
+        queued = await c.request("race.queue", variant=VARIANT, size=4)
+        assert queued["type"] == "race.queued", queued
+        app.clock.advance(1)
+    app.clock.advance(15_000)
+    await alts[-1].push("race.update", timeout=15)
+    games = [s["game_id"] for s in await start_race(app, *racers)]
+    for c, gid in zip(alts, games[1:], strict=True):
+        await draw_then_resign(app, c, gid)
+    await really_play(app, main, games[0])
+    results = await finish(app, main, games[0])
+    assert results[main.player_id]["place"] == 1, "main resigned, and is first all the same"
+    for r in results.values():
+        assert r.get("rating") is None and r.get("rating_change") is None, r
+    assert await wins(main) == []
+    assert (await main.request("race.rank", variant=VARIANT)).get("entry") is None
