@@ -66,6 +66,15 @@ class Config:
     # else came for this long. 0 in a bare Config() (tests: every socket comes from
     # 127.0.0.1); the command line's default is 15 s (`--race-same-address-wait-ms`).
     race_same_address_wait_ms: int = 0
+    # Racers of one network (the /24 of IPv4, the /64 of IPv6) are never rated against each
+    # other (docs/fairplay.md, "One network, one rating"). Off in a bare Config() (tests:
+    # every socket comes from 127.0.0.1); the command line turns it on unless
+    # --race-rate-same-network is given (env SOLITAIRE_RACE_RATE_SAME_NETWORK=1).
+    race_unrated_same_network: bool = False
+    # A racer rated against fewer distinct rivals than this is provisional: rated, but moving
+    # nobody else's rating and giving no race win (docs/fairplay.md). 0 in a bare Config();
+    # the command line's default is 5 (`--race-provisional-rivals`), at most 50.
+    race_provisional_rivals: int = 0
     # Daily deals proven winnable by the solver. Off in a bare Config() (tests); the command
     # line turns it on unless --no-certify is given.
     certify_deals: bool = False
@@ -181,6 +190,8 @@ class Config:
             race_fill_wait_ms=a.race_fill_wait_ms,
             race_rooms_per_hour=a.race_rooms_per_hour,
             race_same_address_wait_ms=a.race_same_address_wait_ms,
+            race_unrated_same_network=not a.race_rate_same_network,
+            race_provisional_rivals=a.race_provisional_rivals,
             certify_deals=not a.no_certify,
             fair_play_screen=not a.no_fair_play_screen,
             solver_budget_s=a.solver_budget,
@@ -293,6 +304,21 @@ def _play_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -
         default=int(env.get("SOLITAIRE_RACE_SAME_ADDRESS_WAIT_MS") or 15_000),
         help="the race queue pairs accounts of one client address with each other only "
         "after waiting this long for someone else (default 15000)",
+    )
+    p.add_argument(
+        "--race-rate-same-network",
+        action="store_true",
+        default=env.get("SOLITAIRE_RACE_RATE_SAME_NETWORK") == "1",
+        help="rate racers of one network (IPv4 /24, IPv6 /64) against each other; by default "
+        "they are not (docs/fairplay.md); env SOLITAIRE_RACE_RATE_SAME_NETWORK=1",
+    )
+    p.add_argument(
+        "--race-provisional-rivals",
+        type=int,
+        default=int(env.get("SOLITAIRE_RACE_PROVISIONAL_RIVALS") or 5),
+        help="a racer rated against fewer distinct rivals than this is provisional: moves "
+        "nobody else's rating (0 none, at most 50; default 5); env "
+        "SOLITAIRE_RACE_PROVISIONAL_RIVALS",
     )
     p.add_argument(
         "--uvloop",
@@ -489,6 +515,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
     (
         (
             "race_same_address_wait_ms",
+            "race_provisional_rivals",
             "loop_lag_interval_ms",
             "accounts_per_address_hour",
             "signin_attempts_per_address_hour",
@@ -519,6 +546,8 @@ def _check(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
             if value < least or (value == least and not allowed):
                 flag = "--" + name.replace("_", "-")
                 p.error(f"{flag} must be {'>=' if allowed else '>'} {least}")
+    if a.race_provisional_rivals > 50:  # ratings keep the newest 50 rivals (RIVALS_MAX)
+        p.error("--race-provisional-rivals must be <= 50")
     for cidr in _split(a.trusted_proxies):
         try:
             ipaddress.ip_network(cidr, strict=False)

@@ -95,9 +95,15 @@ class Services:
             fill_wait_ms=config.race_fill_wait_ms,
             rooms_per_hour=config.race_rooms_per_hour,
             same_address_wait_ms=config.race_same_address_wait_ms,
+            unrated_same_network=config.race_unrated_same_network,
         )
         race_store = RaceStore(client, RACE_TTL_MS, store.batch)  # one group commit
-        boards = RaceBoards(client, config.leaderboard_retention_days, store.batch)
+        boards = RaceBoards(
+            client,
+            config.leaderboard_retention_days,
+            store.batch,
+            provisional_rivals=config.race_provisional_rivals,
+        )
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(
             race_store,

@@ -58,7 +58,9 @@ class ServerProcess:
     Flags without ``--clock-offset-ms`` get the clock moved to `PINNED_AT`, and flags without
     ``--daily-secret`` get `PINNED_SECRET`, so the deals played do not depend on the day.
     Flags without ``--race-same-address-wait-ms`` get 0: every test socket comes from
-    127.0.0.1, and the queue would otherwise keep two test players apart for 15 s.
+    127.0.0.1, and the queue would otherwise keep two test players apart for 15 s; for the
+    same reason flags without ``--race-provisional-rivals`` get 0 and ``--race-rate-same-network``
+    (test players of one network, all new, would otherwise race unrated: docs/fairplay.md).
     """
 
     def __init__(
@@ -75,6 +77,8 @@ class ServerProcess:
             flags = (*flags, "--daily-secret", PINNED_SECRET)
         if "--race-same-address-wait-ms" not in flags:
             flags = (*flags, "--race-same-address-wait-ms", "0")
+        if "--race-provisional-rivals" not in flags:
+            flags = (*flags, "--race-provisional-rivals", "0", "--race-rate-same-network")
         self.data_dir, self.flags, self.redis_url = data_dir, flags, redis_url
         self.port = port or free_port()
         self.log = data_dir.parent / f"{data_dir.name}.log"
