@@ -217,6 +217,12 @@ def rate_race(
         last = max(places.values()) + 1
         full = rate(before, {p: last if p in no_attempt else places[p] for p in places})
         out.update({p: full[p] for p in weightless if p in full})
+        for p in no_attempt & set(places):
+            # Racers who all gave up tie for last, and a tie shrinks sigma: the shown rating
+            # (mu - 3 sigma) rose after a loss (two forfeits: 1000 -> 1032). Giving up never
+            # raises it; the loss is still counted.
+            if out[p].shown > before[p].shown:
+                out[p] = replace(out[p], mu=before[p].mu, sigma=before[p].sigma)
     if len(weighty) >= 2:
         ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in weighty}))}
         out.update(rate(before, {p: ranks[places[p]] for p in weighty}))

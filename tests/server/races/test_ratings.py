@@ -203,6 +203,19 @@ def test_no_real_attempt_gives_nobody_points() -> None:
     assert out["c"].shown < 1000 and out["c"].wins == 0
 
 
+def test_giving_up_never_raises_the_shown_rating() -> None:
+    """Two racers who both forfeit tie for last: OpenSkill shrinks both sigmas, which raised
+    both shown ratings after a loss (a newcomer saw 1000 -> 1032 with 0 wins, 1 loss)."""
+    fresh = Rating.fresh()
+    both = rate_race({"a": fresh, "b": fresh}, {"a": 1, "b": 1}, frozenset({"a", "b"}))
+    assert rate({"a": fresh, "b": fresh}, {"a": 1, "b": 1})["a"].shown > 1000  # the old way
+    for pid in ("a", "b"):
+        assert both[pid].shown == 1000 and (both[pid].losses, both[pid].played) == (1, 1)
+    three = {"a": fresh, "b": fresh, "c": fresh}
+    out = rate_race(three, {"a": 1, "b": 2, "c": 2}, frozenset({"b", "c"}))
+    assert all(out[p].shown <= 1000 for p in ("b", "c"))
+
+
 async def test_apply_with_no_real_attempt(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
     changes = await boards.apply(summary(1), {"main": 1, "alt": 2}, frozenset({"alt"}))
