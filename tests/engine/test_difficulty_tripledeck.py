@@ -27,6 +27,24 @@ def test_the_player_is_deterministic_and_play_uses_it(variant: str) -> None:
     assert a.moves <= tdp.MAX_MOVES_PER_CARD * new_game(variant, 4).total_cards
 
 
+def test_time_counts_decisions_glances_and_dead_ends() -> None:
+    # A turn with moves worth playing is a decision (Hick's law over them and the draw), a
+    # draw with nothing noticed a glance, a fruitless pass a look over the whole table.
+    skill = Level.SKILLED.skill
+    assert tdp.Tally(glances=8).seconds(skill) == pytest.approx(8 * tdp.GLANCE * skill.base_s)
+    decision = tdp.Tally(decisions=1, bits=1.0).seconds(skill)
+    assert decision == pytest.approx(skill.think_s(1))
+    assert decision > tdp.Tally(glances=1).seconds(skill)
+    dead_end = tdp.Tally(fruitless=1).seconds(skill)
+    assert dead_end == pytest.approx(skill.per_bit_s * tdp.DEAD_END_BITS)
+    for level in Level.calibration():
+        outcome, tally = tdp.play_tallied("triple-deck", 11, level, 2)
+        assert outcome == play("triple-deck", 11, level, 2)
+        assert outcome.seconds == round(tally.seconds(level.skill), 3)
+        assert outcome.moves <= tally.glances + tally.decisions <= outcome.moves + 1
+        assert tally.glances > 0 and tally.decisions > 0
+
+
 def _games(variant: str, level: Level, seeds: range) -> list[PlayOutcome]:
     return [play(variant, seed, level, 0) for seed in seeds]
 
