@@ -111,6 +111,7 @@ def test_tiers_order_the_players_results_on_a_small_fixed_set(variant: str) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # about 2 CPU minutes
 def test_the_check_on_unseen_deals_kings() -> None:
     # The documented check (docs/deals.md, "Calibration figures"): the 300 unseen deals,
     # four games per level, pooled over the levels: the win rate never rises and the points
@@ -127,6 +128,7 @@ def test_the_check_on_unseen_deals_kings() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 8 CPU minutes
 def test_the_check_on_unseen_deals_triple_deck() -> None:
     # Plain Triple Deck's check: 600 unseen deals, twelve games per level. The points left
     # rise from easy to expert (3.94, 4.18, 4.36, 4.78 %); the win rate falls from easy to
