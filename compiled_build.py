@@ -100,8 +100,14 @@ def install(directory: str | Path) -> bool:
     if any(isinstance(f, CompiledFinder) for f in sys.meta_path):
         return True
     libraries = {name: directory / lib for name, lib in manifest["libraries"].items()}
-    if str(directory) not in sys.path:
-        sys.path.append(str(directory))  # for the group library, which no source shadows
+    # The group library is found by the finder too, not through `sys.path`: the directory on
+    # the path would make its `engine/` and `protocol/` folders (libraries, no `__init__.py`)
+    # empty namespace packages for any process not started in the source tree, ahead of the
+    # editable install's finder (`solitaire-server` run elsewhere: "cannot import name ...").
+    group = [p for p in directory.glob(f"{GROUP}.*") if p.suffix in (".so", ".pyd")]
+    libraries[GROUP] = group[0]
+    if str(directory) in sys.path:
+        sys.path.remove(str(directory))
     sys.meta_path.insert(0, CompiledFinder(libraries))
     return True
 
@@ -144,9 +150,12 @@ def write_manifest(directory: Path, root: Path) -> None:
 def activate(directory: Path, root: Path) -> None:
     """Write the manifest and the `.pth` file of a build in `directory` (see the docstring)."""
     write_manifest(directory, root)
+    # The directory is on `sys.path` only while this module is imported from it (`install`
+    # takes it off again: see there).
     line = (
         f"import sys; sys.path.append({str(directory)!r}); "
-        f"import solitaire_compiled_build; solitaire_compiled_build.install({str(directory)!r})"
+        f"import solitaire_compiled_build; solitaire_compiled_build.install({str(directory)!r}); "
+        f"{str(directory)!r} in sys.path and sys.path.remove({str(directory)!r})"
     )
     (Path(sysconfig.get_path("purelib")) / PTH).write_text(line + "\n")
 

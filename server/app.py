@@ -65,7 +65,8 @@ HARD_FRAME_FACTOR = 4
 HELLO_TIMEOUT_CLOSE = (WSCloseCode.POLICY_VIOLATION, "hello timeout")
 #: Close code and reason of a session whose player revoked every session (`token.revoke_all`).
 TOKEN_REVOKED_CLOSE = (4001, "token revoked")
-#: Longest time a revoked session of another process stays open.
+#: Longest time a revoked session of another process stays open when the revocation's
+#: pub/sub message (`pubsub.SessionsRevoked`, which sweeps at once) is lost.
 SESSION_SWEEP_S = 2.0
 
 
@@ -116,9 +117,13 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            # Every task that writes to Redis stops before Redis closes: the background jobs
+            # above (their contexts close first), the deals being prepared, and the deal and
+            # tier computations they started (each releases its lock in Redis on the way out).
             deals_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await deals_task
+            await services.deals.aclose()
             await services.games.aclose()
             await services.store.batch.aclose()  # writes already sent complete first
             services.deals.pool.close()
@@ -138,6 +143,12 @@ def _listen(services: Services, sessions: Callable[[], list[Session]]) -> None:
     )
     services.games.on_finished.append(announcer.finished_here)
     services.race_fanout.on_game_ended(announcer.finished_elsewhere)
+
+    def revoked(pid: str) -> None:  # a token of the player died on some process: sweep now
+        if any(s.player is not None and s.player.id == pid for s in sessions()):
+            services.sessions_revoked.set()
+
+    services.race_fanout.on_sessions_revoked(revoked)
 
 
 def _race_progress(services: Services) -> PlayedListener:
@@ -193,9 +204,10 @@ async def _close_idle(app: web.Application) -> None:
 async def _sweep_sessions(app: web.Application) -> None:
     """Close the sessions whose player revoked every session (`token.revoke_all`) since they
     said hello, or whose token died on its own since (`device.revoke`, or `token.rotate`
-    from another connection of the same device): every `SESSION_SWEEP_S`
-    seconds (two pipelined reads: the epochs of the players connected here and their revoked
-    devices), and at once when a session of this process revoked."""
+    from another connection of the same device): at once when any process revoked one of
+    the players connected here (`pubsub.SessionsRevoked`, or a session of this process), and
+    every `SESSION_SWEEP_S` seconds in case that message was lost (two pipelined reads: the
+    epochs of the players connected here and their revoked devices)."""
     services = app[SERVICES]
     revoked = services.sessions_revoked
     while True:

@@ -48,6 +48,11 @@ class Config:
     idle_timeout: float = 300.0  # seconds without client messages before disconnect
     rate_limit: float = 20.0  # sustained client messages per second (token bucket rate)
     rate_burst: int = 40  # token bucket capacity
+    # Costly requests (`server.transport.ratelimit.REQUEST_COSTS`: calendar.get costs 10) take
+    # their tokens from a budget per address group too, across its connections: this many a
+    # second, bursts up to `expensive_burst` (0: no budget per address; docs/fairplay.md).
+    expensive_rate: float = 20.0
+    expensive_burst: int = 60
     send_queue_max: int = 64  # outbound messages queued per connection before dropping it
     leaderboard_retention_days: int = 90
     redis_appendfsync: str = "everysec"
@@ -61,6 +66,15 @@ class Config:
     # else came for this long. 0 in a bare Config() (tests: every socket comes from
     # 127.0.0.1); the command line's default is 15 s (`--race-same-address-wait-ms`).
     race_same_address_wait_ms: int = 0
+    # Racers of one network (the /24 of IPv4, the /64 of IPv6) are never rated against each
+    # other (docs/fairplay.md, "One network, one rating"). Off in a bare Config() (tests:
+    # every socket comes from 127.0.0.1); the command line turns it on unless
+    # --race-rate-same-network is given (env SOLITAIRE_RACE_RATE_SAME_NETWORK=1).
+    race_unrated_same_network: bool = False
+    # A racer rated against fewer distinct rivals than this is provisional: rated, but moving
+    # nobody else's rating and giving no race win (docs/fairplay.md). 0 in a bare Config();
+    # the command line's default is 5 (`--race-provisional-rivals`), at most 50.
+    race_provisional_rivals: int = 0
     # Daily deals proven winnable by the solver. Off in a bare Config() (tests); the command
     # line turns it on unless --no-certify is given.
     certify_deals: bool = False
@@ -102,6 +116,11 @@ class Config:
     # Days a device signed in by a code is on trial: it may not revoke older devices nor
     # every session (`server.players.devices`); 0: no trial.
     device_trust_days: int = 7
+    # How long after a month's end its catch-up deals' seeds are published (ms): the most the
+    # clocks of two server processes may differ. A catch-up game's writes stop at the month's
+    # end by the writing process's clock, so a process whose clock lags by less than this can
+    # no longer take a catch-up move once any process publishes (docs/fairplay.md).
+    month_close_grace_ms: int = 300_000
     # Free games (`free.start`, unranked) one player may start per hour; 0: no limit (a bare
     # Config()); the command line's default is 60.
     free_games_per_hour: int = 0
@@ -160,6 +179,8 @@ class Config:
             idle_timeout=a.idle_timeout,
             rate_limit=a.rate_limit,
             rate_burst=a.rate_burst,
+            expensive_rate=a.expensive_rate,
+            expensive_burst=a.expensive_burst,
             send_queue_max=a.send_queue_max,
             leaderboard_retention_days=a.leaderboard_retention_days,
             redis_appendfsync=a.redis_appendfsync,
@@ -169,6 +190,8 @@ class Config:
             race_fill_wait_ms=a.race_fill_wait_ms,
             race_rooms_per_hour=a.race_rooms_per_hour,
             race_same_address_wait_ms=a.race_same_address_wait_ms,
+            race_unrated_same_network=not a.race_rate_same_network,
+            race_provisional_rivals=a.race_provisional_rivals,
             certify_deals=not a.no_certify,
             fair_play_screen=not a.no_fair_play_screen,
             solver_budget_s=a.solver_budget,
@@ -188,6 +211,7 @@ class Config:
             free_hints_per_hour=a.free_hints_per_hour,
             hint_solver_ms_per_hour=a.hint_solver_ms_per_hour,
             device_trust_days=a.device_trust_days,
+            month_close_grace_ms=a.month_close_grace_ms,
             free_games_per_hour=a.free_games_per_hour,
             hello_timeout=a.hello_timeout,
             api_rate=a.api_rate,
@@ -244,6 +268,19 @@ def _where_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) 
     p.add_argument("--idle-timeout", type=float, default=d.idle_timeout)
     p.add_argument("--rate-limit", type=float, default=d.rate_limit)
     p.add_argument("--rate-burst", type=int, default=d.rate_burst)
+    p.add_argument(
+        "--expensive-rate",
+        type=float,
+        default=float(env.get("SOLITAIRE_EXPENSIVE_RATE") or d.expensive_rate),
+        help="tokens a second of costly requests (calendar.get: 10) per client address, "
+        "across its connections; 0: no such budget",
+    )
+    p.add_argument(
+        "--expensive-burst",
+        type=int,
+        default=int(env.get("SOLITAIRE_EXPENSIVE_BURST") or d.expensive_burst),
+        help="the most tokens of costly requests one client address may spend at once",
+    )
     p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
     p.add_argument("--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days)
     p.add_argument("--redis-appendfsync", choices=APPENDFSYNC_CHOICES, default=d.redis_appendfsync)
@@ -267,6 +304,21 @@ def _play_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) -
         default=int(env.get("SOLITAIRE_RACE_SAME_ADDRESS_WAIT_MS") or 15_000),
         help="the race queue pairs accounts of one client address with each other only "
         "after waiting this long for someone else (default 15000)",
+    )
+    p.add_argument(
+        "--race-rate-same-network",
+        action="store_true",
+        default=env.get("SOLITAIRE_RACE_RATE_SAME_NETWORK") == "1",
+        help="rate racers of one network (IPv4 /24, IPv6 /64) against each other; by default "
+        "they are not (docs/fairplay.md); env SOLITAIRE_RACE_RATE_SAME_NETWORK=1",
+    )
+    p.add_argument(
+        "--race-provisional-rivals",
+        type=int,
+        default=int(env.get("SOLITAIRE_RACE_PROVISIONAL_RIVALS") or 5),
+        help="a racer rated against fewer distinct rivals than this is provisional: moves "
+        "nobody else's rating (0 none, at most 50; default 5); env "
+        "SOLITAIRE_RACE_PROVISIONAL_RIVALS",
     )
     p.add_argument(
         "--uvloop",
@@ -372,6 +424,13 @@ def _operation_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, st
         "past it hints answer limit_reached until the next hour. 0: no limit (default 60000)",
     )
     p.add_argument(
+        "--month-close-grace-ms",
+        type=int,
+        default=int(env.get("SOLITAIRE_MONTH_CLOSE_GRACE_MS") or d.month_close_grace_ms),
+        help="ms after a month's end before its catch-up seeds are published: the largest "
+        "clock skew between server processes tolerated (default 300000)",
+    )
+    p.add_argument(
         "--device-trust-days",
         type=int,
         default=int(env.get("SOLITAIRE_DEVICE_TRUST_DAYS") or d.device_trust_days),
@@ -440,6 +499,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
         (
             "max_msg_size",
             "rate_burst",
+            "expensive_burst",
             "send_queue_max",
             "leaderboard_retention_days",
             "race_rooms_per_hour",
@@ -455,16 +515,19 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
     (
         (
             "race_same_address_wait_ms",
+            "race_provisional_rivals",
             "loop_lag_interval_ms",
             "accounts_per_address_hour",
             "signin_attempts_per_address_hour",
             "signin_attempts_per_account_hour",
             "device_trust_days",
+            "month_close_grace_ms",
             "free_hints_per_hour",
             "hint_solver_ms_per_hour",
             "free_games_per_hour",
             "connections_per_address",
             "api_rate",
+            "expensive_rate",
             "api_streams_per_address",
         ),
         0,
@@ -483,6 +546,8 @@ def _check(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
             if value < least or (value == least and not allowed):
                 flag = "--" + name.replace("_", "-")
                 p.error(f"{flag} must be {'>=' if allowed else '>'} {least}")
+    if a.race_provisional_rivals > 50:  # ratings keep the newest 50 rivals (RIVALS_MAX)
+        p.error("--race-provisional-rivals must be <= 50")
     for cidr in _split(a.trusted_proxies):
         try:
             ipaddress.ip_network(cidr, strict=False)

@@ -32,6 +32,7 @@ from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
 from server.runtime.metrics import Metrics
+from server.transport.ratelimit import AddressBudget
 
 #: Races are kept this long in Redis after they are created.
 RACE_TTL_MS = 7 * 86_400_000
@@ -61,6 +62,7 @@ class Services:
     devices: Devices  # the player's devices (`devices`, `device.revoke`), trust periods
     free: FreeGames  # free (unranked) games: `free.start`
     rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
+    expensive: AddressBudget  # costly requests' tokens per address (`server.transport.ratelimit`)
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -93,9 +95,15 @@ class Services:
             fill_wait_ms=config.race_fill_wait_ms,
             rooms_per_hour=config.race_rooms_per_hour,
             same_address_wait_ms=config.race_same_address_wait_ms,
+            unrated_same_network=config.race_unrated_same_network,
         )
         race_store = RaceStore(client, RACE_TTL_MS, store.batch)  # one group commit
-        boards = RaceBoards(client, config.leaderboard_retention_days, store.batch)
+        boards = RaceBoards(
+            client,
+            config.leaderboard_retention_days,
+            store.batch,
+            provisional_rivals=config.race_provisional_rivals,
+        )
         races = RaceService(race_store, boards, games, players, clock, settings)
         referee = RaceReferee(
             race_store,
@@ -125,7 +133,9 @@ class Services:
         )
         store.par_of = _par_of(deals)
         store.screen_results = config.fair_play_screen
-        day_closer = DayCloser(client, store, games, players, clock)
+        day_closer = DayCloser(
+            client, store, games, players, clock, month_grace_ms=config.month_close_grace_ms
+        )
         profiles = Profiles(
             store, leaderboard, boards, players, clock, day_closed=day_closer.closed
         )
@@ -160,6 +170,7 @@ class Services:
             devices=Devices(client, clock, store.batch, config.device_trust_days * 86_400_000),
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
             rematches=rematches,
+            expensive=AddressBudget(config.expensive_rate, config.expensive_burst, clock.monotonic),
         )
 
 

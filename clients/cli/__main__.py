@@ -137,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--moves", metavar="FILE", help="play the moves in FILE ('-': stdin) non-interactively"
     )
-    sp.add_argument("--show", action="store_true", help="print the current game and exit")
+    sp.add_argument(
+        "--show",
+        action="store_true",
+        help="start today's ranked game if not started (its clock then runs: a deal is seen"
+        " only by starting it), then print it and exit",
+    )
     sp.add_argument(
         "--tier",
         choices=("easy", "medium", "hard", "expert"),

@@ -166,7 +166,8 @@ def need_tiers(session: ServerSession, what: str) -> None:
 
 
 async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
-    """Play today's deal: interactively, from a moves file, or just show it (--show); with
+    """Play today's deal: interactively, from a moves file, or show it (--show: the game is
+    started if it was not, its clock running, as no deal is seen without starting it); with
     --tier one of the day's tiers, with --date a past day's as catch-up."""
     moves_source: str | None = args.moves
     if ctx.out.json and moves_source is None and not args.show:
@@ -192,15 +193,18 @@ async def cmd_daily(args: argparse.Namespace, ctx: Ctx) -> int:
         if state.tier is not None:
             info["tier"] = state.tier
             info["catchup"] = bool(state.catchup)
-        if args.show:
-            return _show(game, ctx, info)
-        if lines is not None:
-            return await scripted(game, lines, ctx.out, info)
         hint = f"Resume it with: solitaire daily {game.variant}"
         if tier is not None:
             hint += f" --tier {tier}"
         if state.catchup:
             hint += f" --date {game.date}"
+        if args.show:
+            shown = _show(game, ctx, info)
+            if not game.finished and not ctx.out.json:
+                ctx.out.show(f"Started: this ranked game's clock is running. {hint}")
+            return shown
+        if lines is not None:
+            return await scripted(game, lines, ctx.out, info)
             ctx.out.show(
                 f"Catch-up game of {game.date} ({state.tier}): a deal of that tier, not the"
                 " day's own; on no board."

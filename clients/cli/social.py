@@ -88,9 +88,54 @@ def _table(title: str, *columns: str) -> Table:
     return t
 
 
+@dataclass(frozen=True)
+class InProgress:
+    """One of the player's unfinished daily games (`welcome.daily`) and its day."""
+
+    game: p.DailyGame
+    date: str
+
+
+def in_progress_lines(playing: Sequence[InProgress]) -> list[str]:
+    """The player's unfinished daily games, one line each, with the command that goes on
+    with it; none of them is on the profile until it is finished."""
+    lines = []
+    for one in playing:
+        game, tier = one.game, one.game.tier or "medium"
+        what = f"{render.name_of(game.variant)} {tier}"
+        cmd = f"solitaire daily {game.variant}" + (f" --tier {tier}" if tier != "medium" else "")
+        if game.catchup:
+            what += f" of {one.date} (catch-up)"
+            cmd += f" --date {one.date}"
+        lines.append(f"  {what}: {cmd}")
+    return lines
+
+
+def _game_get(game_id: str) -> Callable[[int], p.GameGet]:
+    return lambda rid: p.GameGet(id=rid, game_id=game_id)
+
+
+async def _in_progress(session: ServerSession) -> list[InProgress]:
+    """The player's unfinished daily games of today and catch-up games, with their days (a
+    catch-up game's from `game.get`: game ids are opaque)."""
+    daily = session.welcome.daily if session.welcome else None
+    found = []
+    for game in daily or ():
+        if game.finished:
+            continue
+        date = _today(session).isoformat()
+        if game.catchup:
+            date = (await session.request(_game_get(game.game_id), p.GameState)).date
+        found.append(InProgress(game, date))
+    return found
+
+
 def profile_view(
-    profile: p.Profile, live: Mapping[str, tuple[int, int]] | None = None
+    profile: p.Profile,
+    live: Mapping[str, tuple[int, int]] | None = None,
+    playing: Sequence[InProgress] = (),
 ) -> RenderableType:
+    """A profile at 80 columns; ``playing``: the player's own daily games in progress."""
     joined = dt.datetime.fromtimestamp(profile.joined / 1000, dt.UTC).date().isoformat()
     head = Text(f"{profile.name}", style="bold")
     head.append(f"  ({profile.player_id}) · joined {joined}", style="dim")
@@ -119,8 +164,12 @@ def profile_view(
                 _pct(d.percentile),
             )
         parts.append(t)
-    else:
+    elif not playing:
         parts.append(Text("No daily games yet.", style="dim"))
+    if playing:
+        say = "In progress" if profile.daily else "No daily game finished yet; in progress"
+        parts.append(Text(f"{say} (on the boards once finished):", style="bold"))
+        parts.extend(Text(line) for line in in_progress_lines(playing))
     if profile.races:
         t = _table("Races", "variant", "rating", "wins", "losses", "forfeits", "played")
         for r in profile.races:
@@ -190,12 +239,16 @@ async def cmd_profile(args: argparse.Namespace, ctx: Ctx) -> int:
             if profile.me and not ctx.out.json
             else {}
         )
+        playing = await _in_progress(session) if profile.me else []
     finally:
         await session.close()
     if ctx.out.json:
-        ctx.out.emit(_doc("profile", profile))
+        doc = _doc("profile", profile)
+        if profile.me:
+            doc["in_progress"] = [{**dump_struct(one.game), "date": one.date} for one in playing]
+        ctx.out.emit(doc)
     else:
-        ctx.out.show(profile_view(profile, live))
+        ctx.out.show(profile_view(profile, live, playing))
     return 0
 
 

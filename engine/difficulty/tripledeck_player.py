@@ -27,11 +27,17 @@ through the stock with draws only, or after `MAX_MOVES_PER_CARD` moves per card.
 Skill is attention: each turn each non-draw move is overlooked with probability `MISS`
 (novice 0.30, casual 0.12, skilled 0.03, greedy 0), so a weaker player plays fewer cards per
 pass and gives up sooner; the novice also skips the lookahead (3) and takes the first pile
-that turns a card. Time is modelled as in `player.py` (Hick's law over the legal moves).
+that turns a card. Time is modelled from what the player weighs (`Tally`): Hick's law over
+the moves it noticed worth playing (`Skill.think_s` over them and drawing), a glance when
+it noticed none (`GLANCE`), and a look over the whole table at a dead end, a pass through
+the stock that brought nothing (`DEAD_END_BITS`). Hick's law over every legal move (the
+shared player's) counted pile-to-pile moves it never weighs and made every draw a full
+decision: a game took the same time won or lost.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -41,7 +47,7 @@ from ..tableau import FOUNDATION, STOCK
 from ..tripledeck import WASTE, TripleDeck
 from ..variants import new_game
 from ..views import View, triple_deck_view
-from .skill import Level, PlayOutcome, max_points
+from .skill import Level, PlayOutcome, Skill, max_points
 
 #: The variants this player plays.
 VARIANTS: frozenset[str] = frozenset({"triple-deck", "triple-deck-kings"})
@@ -63,6 +69,11 @@ PATIENCE = 2
 HOLD = 9
 #: The move limit, per card of the deal (a pass through the stock is about 50 draws).
 MAX_MOVES_PER_CARD = 12
+#: A glance (a turn with nothing noticed to play: draw) takes this share of `Skill.base_s`.
+GLANCE = 0.25
+#: Bits of choice a fruitless pass through the stock costs: the player looks the whole
+#: table over for a move it missed.
+DEAD_END_BITS = 6.0
 
 # Move values, highest first (a move rated 0 or less is not played).
 _TO_FOUNDATION = 1000.0
@@ -149,18 +160,50 @@ def _turn_bonus(turns: bool) -> float:
     return 100.0 if turns else 0.0
 
 
+@dataclass(slots=True)
+class Tally:
+    """What one game's decisions were, for its modelled time (`seconds`)."""
+
+    #: Turns with no move noticed worth playing: a draw (or the waste turned over) at a
+    #: glance.
+    glances: int = 0
+    #: Turns with at least one move noticed worth playing, and the sum over them of
+    #: log2(moves noticed + 2): the plausible moves weighed, and drawing instead.
+    decisions: int = 0
+    bits: float = 0.0
+    #: Passes through the stock that brought nothing to play (dead ends met).
+    fruitless: int = 0
+
+    def seconds(self, skill: Skill) -> float:
+        """The modelled time: a decision weighs its plausible moves (Hick's law over
+        them, `Skill.think_s`), a glance takes `GLANCE` of the base time, and a fruitless
+        pass makes the player look the whole table over (`DEAD_END_BITS` bits)."""
+        return (
+            self.decisions * skill.base_s
+            + skill.per_bit_s * (self.bits + DEAD_END_BITS * self.fruitless)
+            + GLANCE * skill.base_s * self.glances
+        )
+
+
 def play(
     variant: str, seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
 ) -> PlayOutcome:
     """Play one Triple Deck deal as a simulated player; deterministic for (variant, seed,
     level, trial)."""
+    return play_tallied(variant, seed, level, trial, max_moves=max_moves)[0]
+
+
+def play_tallied(
+    variant: str, seed: int, level: Level, trial: int = 0, *, max_moves: int | None = None
+) -> tuple[PlayOutcome, Tally]:
+    """`play`, with the tally of the game's decisions its modelled time comes from."""
     skill = level.skill
     game = new_game(variant, seed)
     assert isinstance(game, TripleDeck)
     miss = MISS[level]
     rng = random.Random(f"{variant}/{seed}/{skill.name}/{trial}")
     limit = max_moves if max_moves is not None else MAX_MOVES_PER_CARD * game.total_cards
-    seconds = 0.0
+    tally = Tally()
     fruitless = 0  # passes through the stock in a row with only draws
     played = True  # some move other than a draw since the last turn of the waste
     draw = Move(STOCK)
@@ -169,21 +212,29 @@ def play(
         options = list(game.legal_moves())
         if not options:
             break
-        seconds += skill.think_s(len(options))
         table = _Table.read(game.view(), game.top_rank)
         best: Move | None = None
         best_value = 0.0
+        noticed = 0
         for move in options:
             if move.src == STOCK or (miss and rng.random() < miss):
                 continue
             value = _value(table, move, level, 0 if fruitless else HOLD)
+            if value > 0:
+                noticed += 1
             if value > best_value:
                 best, best_value = move, value
+        if noticed:
+            tally.decisions += 1
+            tally.bits += math.log2(noticed + 2)
+        else:
+            tally.glances += 1
         if best is None:
             if not (table.stock or table.waste):
                 break
             if not table.stock:  # the draw turns the waste over
                 fruitless = 0 if played else fruitless + 1
+                tally.fruitless += 0 if played else 1
                 if fruitless >= PATIENCE:
                     break
                 played = False
@@ -192,4 +243,7 @@ def play(
             played = True
         game.apply(best)
     game.defer_over()
-    return PlayOutcome(game.won, game.moves, round(seconds, 3), game.points, max_points(game))
+    outcome = PlayOutcome(
+        game.won, game.moves, round(tally.seconds(skill), 3), game.points, max_points(game)
+    )
+    return outcome, tally

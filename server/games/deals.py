@@ -20,6 +20,7 @@ import resource
 import secrets
 import signal
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -54,6 +55,9 @@ LOCK_MARGIN_S = 60
 #: rates (a Triple Deck candidate takes seconds, a day's up to minutes), so a process that
 #: dies frees it within this long.
 TIER_LOCK_S = 300
+#: Missing deals a process remembers as missing for good (about 37 months of 6 variants'
+#: deals, tiers and catch-up deals; the least recently found dropped beyond).
+ABSENT_KEPT = 20_000
 
 #: Renew a lock only while it is still ours.
 _RENEW_LUA = """
@@ -497,6 +501,25 @@ class DailyDeals:
         #: The days' catch-up deals (`catchup`), as the tiers.
         self._catchup: dict[tuple[str, dt.date], DayTiers] = {}
         self._catchup_tasks: dict[tuple[str, dt.date], asyncio.Task[DayTiers]] = {}
+        #: What the bulk peeks found missing for good (`_missing_for_good`): not asked again.
+        self._absent: OrderedDict[tuple[str, dt.date, str], None] = OrderedDict()
+
+    async def aclose(self) -> None:
+        """Stop the deal and tier computations still running (shielded from their waiters,
+        they outlive a cancelled `prepare_ahead`) and wait for them: each releases its lock in
+        Redis on the way out, so this runs before Redis closes (server/app.py), else the
+        release fails after the shutdown and asyncio logs the task's error."""
+        tasks: list[asyncio.Task[Deal] | asyncio.Task[DayTiers]] = [
+            *self._local.values(),
+            *self._tier_tasks.values(),
+            *self._catchup_tasks.values(),
+        ]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._local.clear()
+        self._tier_tasks.clear()
+        self._catchup_tasks.clear()
 
     def lock_ttl_s(self) -> int:
         """How long a deal's lock lasts: longer than its computation can take (every
@@ -691,13 +714,30 @@ class DailyDeals:
         cache[(variant_id, date)] = found
         return found
 
+    def _missing_for_good(self, date: dt.date, kind: str) -> bool:
+        """Whether a deal of ``date`` missing now can never be stored: a day's deal and tiers
+        are dealt by their day, its catch-up deals within its month (a day's margin for the
+        processes' clocks). Such days (months before the service, a month asked twice) cost
+        the month calendar no Redis read after the first."""
+        before = utc_date(self.clock.now_ms()) - dt.timedelta(days=1)
+        if kind == "catchup":
+            return (date.year, date.month) < (before.year, before.month)
+        return date < before
+
+    def _absent_now(self, variant_id: str, date: dt.date, kind: str) -> None:
+        if self._missing_for_good(date, kind):
+            self._absent[(variant_id, date, kind)] = None
+            while len(self._absent) > ABSENT_KEPT:
+                self._absent.popitem(last=False)
+
     @translate_redis_errors
     async def peek_catchup_days(
         self, days: Sequence[tuple[str, dt.date]]
     ) -> dict[tuple[str, dt.date], DayTiers]:
         """The stored catch-up deals of several (variant, day)s in one round trip (none
         certified): for the month calendar and the API's tiers."""
-        wanted = [d for d in days if d not in self._catchup]
+        absent = self._absent
+        wanted = [d for d in days if d not in self._catchup and (*d, "catchup") not in absent]
         if wanted:
             async with self.r.pipeline(transaction=False) as pipe:  # slots apart: no MGET
                 for variant_id, date in wanted:
@@ -707,6 +747,8 @@ class DailyDeals:
                 if raw:
                     found = DayTiers.load(variant_id, date, raw, CATCHUP_TIERS)
                     self._catchup[(variant_id, date)] = found
+                else:
+                    self._absent_now(variant_id, date, "catchup")
         return {d: self._catchup[d] for d in days if d in self._catchup}
 
     @translate_redis_errors
@@ -715,7 +757,13 @@ class DailyDeals:
     ) -> tuple[dict[tuple[str, dt.date], Deal], dict[tuple[str, dt.date], DayTiers]]:
         """The stored deals and tier deals of several (variant, day)s, in one round trip
         (none computed): for the month calendar."""
-        wanted = [d for d in days if d not in self._cache or d not in self._tiers]
+        absent = self._absent
+        wanted = [
+            d
+            for d in days
+            if (d not in self._cache and (*d, "deal") not in absent)
+            or (d not in self._tiers and (*d, "tiers") not in absent)
+        ]
         if wanted:
             async with self.r.pipeline(transaction=False) as pipe:
                 for variant_id, date in wanted:
@@ -726,8 +774,12 @@ class DailyDeals:
                 deal_raw, tiers_raw = raws[2 * i], raws[2 * i + 1]
                 if deal_raw:
                     self._cache[(variant_id, date)] = Deal.load(variant_id, date, deal_raw)
+                else:
+                    self._absent_now(variant_id, date, "deal")
                 if tiers_raw:
                     self._tiers[(variant_id, date)] = DayTiers.load(variant_id, date, tiers_raw)
+                else:
+                    self._absent_now(variant_id, date, "tiers")
         deals = {d: self._cache[d] for d in days if d in self._cache}
         tiers = {d: self._tiers[d] for d in days if d in self._tiers}
         return deals, tiers

@@ -46,7 +46,13 @@ from server.runtime.errors import (
     translate_redis_errors,
 )
 
-__all__ = ["CLOSE_LOOKBACK_DAYS", "MISSING_GRACE_MS", "DayCloser", "last_of_month"]
+__all__ = [
+    "CLOSE_LOOKBACK_DAYS",
+    "MISSING_GRACE_MS",
+    "MONTH_GRACE_MS",
+    "DayCloser",
+    "last_of_month",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,9 @@ MISSING_GRACE_MS = 60_000
 #: Days before today the background sweep looks at (a process stopped over a few midnights);
 #: an older day is swept when its seeds or exports are first asked for (`day_closed`).
 CLOSE_LOOKBACK_DAYS = 7
+#: How long after a month's end its catch-up seeds wait (`DayCloser.month_closed`): the clock
+#: skew between processes a deployment tolerates (`--month-close-grace-ms`).
+MONTH_GRACE_MS = 300_000
 #: Games read per round trip by the sweep.
 SWEEP_BATCH = 200
 
@@ -86,6 +95,7 @@ class DayCloser:
         clock: Clock,
         *,
         interval_s: float = 1.0,
+        month_grace_ms: int = MONTH_GRACE_MS,
     ) -> None:
         self._r = redis_client
         self.store = store
@@ -94,10 +104,15 @@ class DayCloser:
         self.clock = clock
         #: Pause between two sweeps of a day not closed yet.
         self.interval_s = interval_s
+        #: A month's catch-up seeds wait this long past its end (`month_closed`).
+        self.month_grace_ms = month_grace_ms
         #: Its script runs through the store's group commit.
         self._close_day = LuaScript.of(_CLOSE_DAY_LUA)
         #: Days seen closed (they never reopen).
         self._closed: set[tuple[str, dt.date]] = set()
+        #: Days closed with no game in them since the last summary line (`run`): each is
+        #: logged at debug only (a new data dir closes 6 variants x 7 days of nothing).
+        self._closed_empty: list[tuple[str, dt.date]] = []
 
     async def run(self) -> None:
         """Sweep every day that is over and not closed; then sleep until the next midnight
@@ -116,11 +131,26 @@ class DayCloser:
                 raise_if_cancelled()
                 log.exception("closing the days that are over failed")
                 done = False
+            self._log_empty_days()
             if done:
                 wait = min(60.0, ms_until_rollover(self.clock.now_ms()) / 1000)
             else:
                 wait = self.interval_s
             await asyncio.sleep(wait)
+
+    def _log_empty_days(self) -> None:
+        """One line for the days closed with nothing in them since the last call."""
+        if not self._closed_empty:
+            return
+        days = sorted({date for _, date in self._closed_empty})
+        span = str(days[0]) if len(days) == 1 else f"{days[0]} to {days[-1]}"
+        log.info(
+            "closed %d daily days with no game in them (%d variants, %s)",
+            len(self._closed_empty),
+            len({variant for variant, _ in self._closed_empty}),
+            span,
+        )
+        self._closed_empty.clear()
 
     @translate_redis_errors
     async def closed(self, variant: str, date: dt.date) -> bool:
@@ -146,12 +176,22 @@ class DayCloser:
         return True
 
     async def month_closed(self, date: dt.date) -> bool:
-        """True once ``date``'s month is over and its last day closed: no catch-up game of
-        the month can start or take a move any more (a catch-up start needs a day of the
-        current month, a catch-up game's writes stop at the month's end), so the month's
-        catch-up deals are published (docs/fairplay.md)."""
+        """True once ``date``'s month is over by `month_grace_ms` and its last day closed: no
+        catch-up game of the month can start or take a move any more (a catch-up start needs
+        a day of the current month, a catch-up game's writes stop at the month's end, both by
+        the clock of the process serving them), so the month's catch-up deals are published
+        (docs/fairplay.md).
+
+        The grace is for the other processes' clocks: catch-up games are in no day's started
+        index, so no sweep marks them over, and a process whose clock lags could otherwise
+        take a catch-up move after this one published the seed the move is played on. With
+        the grace, a process lagging by less than `month_grace_ms` is past the month's end
+        too by the time any process publishes."""
         last = last_of_month(date)
-        return utc_date(self.clock.now_ms()) > last and await self.day_closed(last)
+        month_end = day_start_ms(last) + DAY_MS
+        if self.clock.now_ms() < month_end + self.month_grace_ms:
+            return False
+        return await self.day_closed(last)
 
     @translate_redis_errors
     async def sweep(self, date: dt.date) -> bool:
@@ -169,6 +209,7 @@ class DayCloser:
         index = keys.daily_started(variant, date)
         now = self.clock.now_ms()
         offset = 0  # games left in the index ahead of the batch (not settled yet)
+        settled_games = 0
         while True:
             raw = cast(
                 list[tuple[str, float]],
@@ -206,6 +247,7 @@ class DayCloser:
                 settled.append(game_id)
             if settled:
                 await self._r.zrem(index, *settled)
+                settled_games += len(settled)
             offset += waiting
         if offset:
             return False
@@ -217,5 +259,9 @@ class DayCloser:
         )
         if done:
             self._closed.add((variant, date))
-            log.info("daily %s of %s closed", variant, date)
+            if settled_games:
+                log.info("daily %s of %s closed: %d games settled", variant, date, settled_games)
+            else:
+                log.debug("daily %s of %s closed: no game in it", variant, date)
+                self._closed_empty.append((variant, date))
         return done

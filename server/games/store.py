@@ -47,6 +47,7 @@ from server.boards.leaderboard import (
     prepare_entry,
 )
 from server.fairplay.screen import Play, Reason, Verdict, screen
+from server.games.monthindex import MonthIndex
 from server.players.crowns import CROWNS, Crowns
 from server.players.history import DailyResult, History
 from server.redis import keys
@@ -500,6 +501,8 @@ class GameStore:
         self.history = History(redis, commit=self.batch)
         #: Players' crowns per month, from each finished tier game (`server.players.crowns`).
         self.crowns = Crowns(redis, commit=self.batch)
+        #: Each player's tier games per month, noted at their start (the calendar's reads).
+        self.months = MonthIndex(redis, self.batch, retention_days)
         #: Whether finished daily games are screened (`server.fairplay.screen`); a marked
         #: account's results are held either way.
         self.screen_results = True
@@ -512,7 +515,9 @@ class GameStore:
         """Create the player's one ranked game for (variant, date), or return the existing
         one unchanged (resume: ``seq > 0`` or ``finished`` tells the caller)."""
         game_id = keys.daily_game_id(variant, date, player_id)
-        await self.enlist(variant, date, game_id, now_ms)
+        noted = self.months.note_soon(player_id, variant, date, keys.DAILY_TIER, catchup=False)
+        await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
+        await noted
         return await self.start_game(game_id, "daily", variant, seed, now_ms)
 
     async def start_tier(
@@ -531,9 +536,12 @@ class GameStore:
         past day (on no board; its writes stop at its month's end). Returns the existing game
         unchanged when there is one: one attempt per tier and day, ranked or catch-up."""
         game_id = keys.tier_game_id(variant, date, player_id, tier, catchup=catchup)
+        noted = self.months.note_soon(player_id, variant, date, tier, catchup=catchup)
         if not catchup:
-            await self.enlist(variant, date, game_id, now_ms)
-        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+            await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
+        record = await self.start_game(game_id, "daily", variant, seed, now_ms)
+        await noted  # acknowledged before the start is
+        return record
 
     @translate_redis_errors
     async def enlist(self, variant: str, date: dt.date, game_id: str, now_ms: int) -> None:

@@ -4,8 +4,9 @@
 
 Both need protocol version 5. The new token replaces the session's own at once; after
 ``token.revoke_all`` the player's epoch goes up and every other session of the player is
-closed by the session sweep (`server.app`) of whichever process holds it: at once on this
-process, within `server.app.SESSION_SWEEP_S` seconds on the others.
+closed by the session sweep (`server.app`) of whichever process holds it: at once on every
+process (the revocation is published on the player's channel, `pubsub.SessionsRevoked`),
+within `server.app.SESSION_SWEEP_S` seconds should that message be lost.
 """
 
 from __future__ import annotations

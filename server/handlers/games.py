@@ -56,7 +56,16 @@ def _variant(name: str) -> str:
 
 
 def _date(session: Session, text: str | None) -> dt.date:
-    return dt.date.fromisoformat(text) if text else utc_date(session.services.clock.now_ms())
+    """A leaderboard's day: today when absent; a day after today is `not_found` (its board
+    is empty and its par, of a deal certified ahead, is not told before its day)."""
+    today = utc_date(session.services.clock.now_ms())
+    date = dt.date.fromisoformat(text) if text else today
+    if date > today:
+        raise p.ProtocolError(
+            f"{date.isoformat()} has not begun yet (today is {today.isoformat()} UTC)",
+            code=p.ErrorCode.NOT_FOUND,
+        )
+    return date
 
 
 def entry_of(e: Entry, me: str | None) -> p.LeaderboardEntry:

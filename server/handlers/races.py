@@ -99,7 +99,14 @@ async def race_get(session: Session, req: p.RaceGet) -> p.ServerMessage:
 def _day(session: Session, board: str, date: str | None) -> dt.date | None:
     if board == "rating":
         return None
-    return dt.date.fromisoformat(date) if date else utc_date(session.services.clock.now_ms())
+    today = utc_date(session.services.clock.now_ms())
+    day = dt.date.fromisoformat(date) if date else today
+    if day > today:  # a wins board of a day not begun is empty: refused as the HTTP API does
+        raise p.ProtocolError(
+            f"{day.isoformat()} has not begun yet (today is {today.isoformat()} UTC)",
+            code=p.ErrorCode.NOT_FOUND,
+        )
+    return day
 
 
 def _entry(row: RatingRow, names: dict[str, str], me: str) -> p.RatingEntry:

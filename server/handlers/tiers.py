@@ -19,8 +19,10 @@ from collections.abc import Sequence
 
 import protocol as p
 from engine import VARIANT_IDS
+from server.boards.leaderboard import board_expire_at
 from server.games.daily import utc_date
 from server.games.deals import DayTiers, Deal, TierDeal
+from server.games.monthindex import MonthGame
 from server.games.service import LiveGame
 from server.games.store import GameRecord
 from server.players.crowns import BADGES, badge_for
@@ -175,25 +177,27 @@ async def day_tiers(
     variants: Sequence[str] = VARIANT_IDS,
     *,
     played: bool = True,
+    only: Sequence[MonthGame] | None = None,
+    dealt: bool = True,
 ) -> dict[dt.date, tuple[p.DayTier, ...]]:
     """Each variant's tiers of each of ``dates`` with the player's state in each.
     ``played=False``: the player has no game yet (created by this very `hello`), so none
     of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
-    `welcome` more server CPU than 10 moves: docs/performance.md)."""
+    `welcome` more server CPU than 10 moves: docs/performance.md). ``only``: the
+    only games that may exist (the month index's), the only records read.
+    ``dealt=False``: the days' deals have all expired (`_deals_gone`), none is read."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
-    pairs = [(v, d) for d in shown for v in variants]
+    pairs = [(v, d) for d in shown for v in variants] if dealt else []
     deals, tiers = await s.deals.peek_days(pairs)
     catchups = await s.deals.peek_catchup_days([(v, d) for v, d in pairs if d < today])
-    records: dict[str, GameRecord | None] = {}
-    if played:  # a new player's ids are not built (48 ids, twice: ~190 µs a `hello`)
-        ids: list[str] = []
-        for d in shown:
-            for v in variants:
-                for t in keys.TIER_NAMES:
-                    ids.append(keys.tier_game_id(v, d, pid, t))
-                    ids.append(keys.tier_game_id(v, d, pid, t, catchup=True))
-        records = dict(zip(ids, await s.store.get_many(ids), strict=True))
+    wanted = list(only) if only is not None else _possible_games(shown, variants)
+    records: dict[tuple[str, dt.date, str, bool], GameRecord] = {}
+    if played and wanted:
+        found = await s.store.get_many([g.game_id(pid) for g in wanted])
+        for g, record in zip(wanted, found, strict=True):
+            if record is not None:
+                records[(g.variant, g.date, g.tier, g.catchup)] = record
     out: dict[dt.date, tuple[p.DayTier, ...]] = {}
     for d in dates:
         cells: list[p.DayTier] = []
@@ -205,7 +209,6 @@ async def day_tiers(
                 cells.append(
                     _cell(
                         s,
-                        pid,
                         (v, d, t),
                         today,
                         now,
@@ -219,13 +222,61 @@ async def day_tiers(
     return out
 
 
-def _cell(
+def _possible_games(dates: Sequence[dt.date], variants: Sequence[str]) -> list[MonthGame]:
+    """Every tier game a player may have of ``dates``: ranked and catch-up, 48 a day."""
+    return [
+        MonthGame(d, v, t, c)
+        for d in dates
+        for v in variants
+        for t in keys.TIER_NAMES
+        for c in (False, True)
+    ]
+
+
+async def _month_games(
     s: Services,
     pid: str,
+    days: Sequence[dt.date],
+    joined: dt.date,
+    today: dt.date,
+    variants: Sequence[str],
+) -> list[MonthGame]:
+    """The player's games of a month's ``days`` (from their month index: those
+    they started), for `calendar.get`. Nothing is read for a month whose days are all before
+    the account or after today, or whose games have expired; a month the index has not
+    marked is scanned once (games started before the index existed) and marked."""
+    lo, hi = max(days[0], joined), min(days[-1], today)
+    year, month = days[0].year, days[0].month
+    if lo > hi or s.store.months.expire_at(year, month) * 1000 <= s.clock.now_ms():
+        return []
+    games = await s.store.months.read(pid, year, month)
+    if games is None:
+        span = [lo + dt.timedelta(days=i) for i in range((hi - lo).days + 1)]
+        scanned = _possible_games(span, VARIANT_IDS)
+        found = await s.store.get_many([g.game_id(pid) for g in scanned])
+        games = frozenset(g for g, r in zip(scanned, found, strict=True) if r is not None)
+        await s.store.months.backfill(pid, year, month, games)
+    return [g for g in sorted(games, key=_order) if lo <= g.date <= hi and g.variant in variants]
+
+
+def _deals_gone(s: Services, last_day: dt.date) -> bool:
+    """Whether every deal of a month up to ``last_day`` has expired: a deal is kept
+    `DailyDeals.retention_s` (the retention and 2 days) from when it was dealt, the last
+    by the day after the month (a catch-up deal dealt on its last day)."""
+    gone_at = board_expire_at(last_day + dt.timedelta(days=3), s.config.leaderboard_retention_days)
+    return s.clock.now_ms() >= gone_at * 1000
+
+
+def _order(g: MonthGame) -> tuple[dt.date, str, str, bool]:
+    return g.date, g.variant, g.tier, g.catchup
+
+
+def _cell(
+    s: Services,
     key: tuple[str, dt.date, str],
     today: dt.date,
     now: int,
-    records: dict[str, GameRecord | None],
+    records: dict[tuple[str, dt.date, str, bool], GameRecord],
     deal: Deal | None,
     found: DayTiers | None,
     catchups: DayTiers | None = None,
@@ -239,9 +290,8 @@ def _cell(
         tier_deal = found.deals.get(tier) if found else None
         par = tier_deal.par if tier_deal else None
         known, absent = found is not None, found is not None and tier_deal is None
-    for catchup in (False, True) if records else ():
-        game_id = keys.tier_game_id(variant, date, pid, tier, catchup=catchup)
-        record = records.get(game_id)
+    for catchup in (False, True):
+        record = records.get((variant, date, tier, catchup))
         if record is not None:
             if catchup and (own := _catchup_deal(catchups, tier, record.seed)) is not None:
                 par = own.par  # else dealt before catch-up deals: the day's own deal
@@ -250,7 +300,7 @@ def _cell(
                 tier=tier,
                 state=_state(record, now),
                 catchup=catchup,
-                game_id=game_id,
+                game_id=record.game_id,
                 par=par,
             )
     if date < today and same_month(date, today):  # open to catch-up: its own deals
@@ -290,7 +340,9 @@ async def calendar_get(session: Session, req: p.CalendarGet) -> p.ServerMessage:
     variants = VARIANT_IDS if req.variant is None else (req.variant,)
     days = _month_days(year, month)
     joined = utc_date(me.created_at_ms)  # no catch-up before the account existed
-    cells = await day_tiers(s, pid, days, today, variants)
+    games = await _month_games(s, pid, days, joined, today, variants)
+    dealt = not _deals_gone(s, days[-1])
+    cells = await day_tiers(s, pid, days, today, variants, only=games, dealt=dealt)
     crowns = sum((await s.store.crowns.of_month(pid, year, month)).values())
     badge = badge_for(crowns)
     return p.Calendar(

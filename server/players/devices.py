@@ -11,7 +11,9 @@ trial it may revoke only devices signed in after it and not every session
 (`server.players.registry.PlayerRegistry.rotate`, ``revoke_all``): a code stolen for a few
 minutes cannot lock the owner out. Any other device may revoke any device but itself.
 A revoked device's token dies at once; its digest goes to `keys.player_revoked`, whose open
-sessions the app's session sweep closes (`PlayerRegistry.revoked_sessions`).
+sessions the app's session sweep closes (`PlayerRegistry.revoked_sessions`): at once on every
+process, told by `server.redis.pubsub.SessionsRevoked` (the sweep every
+`server.app.SESSION_SWEEP_S` seconds stays the fallback).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Final, cast
 
 import redis.asyncio
 
-from server.players.registry import REVOKED_TTL_MS, Player
+from server.players.registry import REVOKED_TTL_MS, Player, announce_revoked
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock
@@ -197,8 +199,8 @@ class Devices:
 
     @translate_redis_errors
     async def revoke(self, player: Player, device: str) -> RevokeRefused | None:
-        """Sign ``device`` out (its token dies, its open sessions are closed by the sweep);
-        None when done, else why not."""
+        """Sign ``device`` out (its token dies; every process is told at once to sweep, and
+        closes its open sessions with 4001); None when done, else why not."""
         res = cast(
             int,
             await self._commit.eval(
@@ -214,4 +216,7 @@ class Devices:
                 ),
             ),
         )
-        return None if res == 1 else RevokeRefused(res)
+        if res != 1:
+            return RevokeRefused(res)
+        await announce_revoked(self._r, player.id)  # every process closes its sessions now
+        return None

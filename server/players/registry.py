@@ -14,7 +14,7 @@ from typing import Any, Final, cast
 import redis.asyncio
 
 from server.players.names import fold_name, is_reserved
-from server.redis import keys
+from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
 from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock, SystemClock
@@ -159,6 +159,16 @@ def _new_player_id() -> str:
             return pid
 
 
+async def announce_revoked(client: redis.asyncio.Redis, pid: str) -> None:
+    """Tell every process that a token of ``pid`` died (`pubsub.SessionsRevoked`): each runs
+    its session sweep at once and closes the player's dead sessions there with 4001. Best
+    effort: a lost message leaves the sweep's `server.app.SESSION_SWEEP_S` as the bound."""
+    with contextlib.suppress(Exception):
+        await client.publish(
+            keys.player_channel(pid), pubsub.encode(pubsub.SessionsRevoked(player_id=pid))
+        )
+
+
 class PlayerRegistry:
     """Creates and looks up players. ``redis`` must use ``decode_responses=True``."""
 
@@ -276,6 +286,7 @@ class PlayerRegistry:
             )
             epoch = cast(int, res)
             if epoch >= 0:
+                await announce_revoked(self._r, player.id)
                 return dataclasses.replace(player, epoch=epoch, token_hash=new_hash), token
             if epoch == -1:
                 raise TokenRevoked("this session's token was revoked; say hello again")

@@ -69,6 +69,8 @@ class RaceWatcher(Protocol):
 Listener = Callable[[Recipient], None]
 #: Told of a game another process found over after its reply (`pubsub.GameEnded`).
 GameEndedListener = Callable[[pubsub.GameEnded], Awaitable[None]]
+#: Told that a token of a player died (`pubsub.SessionsRevoked`): the player's id.
+RevokedListener = Callable[[str], None]
 StartView = Callable[[RaceState, str, int], Awaitable[p.RaceStarted]]
 
 
@@ -86,6 +88,7 @@ class RaceFanout:
         self._on_matched: list[Listener] = []
         self._on_gone: list[Listener] = []
         self._on_game_ended: list[GameEndedListener] = []
+        self._on_revoked: list[RevokedListener] = []
         #: This process's name in the racers' presence marks (`RaceService.mark_seen`).
         self.instance = secrets.token_hex(6)
         #: Spectator hubs here; a race channel stays subscribed while one watches the race.
@@ -100,6 +103,10 @@ class RaceFanout:
     def on_game_ended(self, listener: GameEndedListener) -> None:
         """Await `listener(msg)` when another process found a game over after its reply."""
         self._on_game_ended.append(listener)
+
+    def on_sessions_revoked(self, listener: RevokedListener) -> None:
+        """Call `listener(player_id)` when some process killed a token of that player."""
+        self._on_revoked.append(listener)
 
     @property
     def following_players(self) -> bool:
@@ -267,6 +274,10 @@ class RaceFanout:
                 if device is not None and getattr(conn, "device", "") == device:
                     continue  # the new device itself is not told of its own sign-in
                 conn.send(msg.push)
+            return
+        elif isinstance(msg, pubsub.SessionsRevoked):
+            for revoked in self._on_revoked:
+                revoked(msg.player_id)
             return
         elif isinstance(msg, pubsub.GameEnded):
             if msg.origin != self.instance:  # the deciding process pushed to its own already

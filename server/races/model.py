@@ -316,9 +316,16 @@ class RaceState:
     #: when the race's end began (`finishing`), and why (the `finished` event's reason)
     finished_at: int | None = None
     reason: str | None = None
+    #: Groups of racers a match found playing from one network (`server.races.networks`):
+    #: never rated against each other (docs/fairplay.md, "One network, one rating").
+    same_network: tuple[tuple[str, ...], ...] = ()
 
     def names(self) -> dict[str, str]:
         return dict(self.racers)
+
+    def network_shared(self) -> frozenset[str]:
+        """The racers who share their network with another racer of this race."""
+        return frozenset(pid for group in self.same_network for pid in group)
 
     def pids(self) -> list[str]:
         return [pid for pid, _ in self.racers]

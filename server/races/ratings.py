@@ -14,7 +14,10 @@ the same way (an applied set in the board's slot, one script).
 Boosting (docs/fairplay.md): two players are rated against each other once per UTC day (a race
 in which some pair of its racers was rated together that day is unrated for everyone), and a
 racer who made no real attempt (`no_attempt`) loses as last but gives nobody points: the
-others are rated among themselves only.
+others are rated among themselves only. A provisional racer (fewer distinct rivals than the
+`provisional_rivals` threshold, `--race-provisional-rivals`) is rated from the whole race, but
+moves nobody else's rating either: its losses give the winner nothing (as Glicko's and
+Lichess's provisional ratings weigh little).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import cast
 
@@ -36,6 +39,8 @@ from server.runtime.errors import translate_redis_errors
 
 MODEL = PlackettLuce()
 RECENT_MAX = 50
+#: Distinct rivals kept in a rating (the newest), and so the largest provisional threshold.
+RIVALS_MAX = 50
 #: The rated pairs of a day are kept this long (the day, and slack for its last races).
 PAIRS_TTL_S = 2 * 86_400
 
@@ -119,10 +124,25 @@ class Rating:
     wins: int = 0
     losses: int = 0
     played: int = 0
+    #: Distinct players this one was rated against after a real attempt of both (newest
+    #: last, at most `RIVALS_MAX`): fewer than the provisional threshold, and it is
+    #: provisional.
+    rivals: tuple[str, ...] = ()
 
     @property
     def shown(self) -> int:
         return display(self.mu, self.sigma)
+
+    def provisional(self, threshold: int) -> bool:
+        """Too few distinct rivals yet for its results to move anyone else's rating."""
+        return len(self.rivals) < min(threshold, RIVALS_MAX)
+
+    def met(self, others: Sequence[str]) -> Rating:
+        """With `others` among its rivals."""
+        new = [r for r in others if r not in self.rivals]
+        if not new:
+            return self
+        return replace(self, rivals=(*self.rivals, *new)[-RIVALS_MAX:])
 
     @classmethod
     def fresh(cls) -> Rating:
@@ -140,6 +160,7 @@ class Rating:
             wins=int(d.get("wins", 0)),
             losses=int(d.get("losses", 0)),
             played=int(d.get("played", 0)),
+            rivals=tuple(str(r) for r in d.get("rivals", ())),
         )
 
     def dump(self) -> str:
@@ -150,6 +171,7 @@ class Rating:
                 "wins": self.wins,
                 "losses": self.losses,
                 "played": self.played,
+                "rivals": list(self.rivals),
             }
         )
 
@@ -162,12 +184,13 @@ def rate(before: Mapping[str, Rating], places: Mapping[str, int]) -> dict[str, R
     out = {}
     for pid, team in zip(pids, rated, strict=True):
         old, won = before[pid], places[pid] == 1
-        out[pid] = Rating(
-            float(team[0].mu),
-            float(team[0].sigma),
-            old.wins + won,
-            old.losses + (not won),
-            old.played + 1,
+        out[pid] = replace(
+            old,
+            mu=float(team[0].mu),
+            sigma=float(team[0].sigma),
+            wins=old.wins + won,
+            losses=old.losses + (not won),
+            played=old.played + 1,
         )
     return out
 
@@ -178,23 +201,43 @@ def pair_key(a: str, b: str) -> str:
 
 
 def rate_race(
-    before: Mapping[str, Rating], places: Mapping[str, int], no_attempt: frozenset[str]
+    before: Mapping[str, Rating],
+    places: Mapping[str, int],
+    no_attempt: frozenset[str],
+    provisional: frozenset[str] = frozenset(),
 ) -> dict[str, Rating]:
-    """New ratings after one race, where the racers in `no_attempt` (resigned or forfeited
-    without a real attempt) rank last and lose, while nobody gains from them: the others
-    are rated among themselves only (one racer left alone keeps their rating)."""
-    tried = [p for p in places if p not in no_attempt]
+    """New ratings after one race, where the racers in `no_attempt` (no real attempt) rank
+    last and lose, while nobody gains from them, and those in `provisional` are rated from
+    the whole race but move nobody else either: the others are rated among themselves only
+    (one racer left alone keeps their rating)."""
+    weightless = no_attempt | (provisional & set(places))
+    weighty = [p for p in places if p not in weightless]
     out: dict[str, Rating] = {}
-    if no_attempt:
+    if weightless:
         last = max(places.values()) + 1
         full = rate(before, {p: last if p in no_attempt else places[p] for p in places})
-        out.update({p: full[p] for p in no_attempt})
-    if len(tried) >= 2:
-        ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in tried}))}
-        out.update(rate(before, {p: ranks[places[p]] for p in tried}))
+        out.update({p: full[p] for p in weightless if p in full})
+        for p in no_attempt & set(places):
+            # Racers who all gave up tie for last, and a tie shrinks sigma: the shown rating
+            # (mu - 3 sigma) rose after a loss (two forfeits: 1000 -> 1032). Giving up never
+            # raises it; the loss is still counted.
+            if out[p].shown > before[p].shown:
+                out[p] = replace(out[p], mu=before[p].mu, sigma=before[p].sigma)
+    if len(weighty) >= 2:
+        ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in weighty}))}
+        out.update(rate(before, {p: ranks[places[p]] for p in weighty}))
     else:
-        out.update({p: before[p] for p in tried})
+        out.update({p: before[p] for p in weighty})
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RatedRace:
+    """What rating a race did: pid -> (rating before, after) as displayed (empty: unrated),
+    and the racers whose result weighed on others (a real attempt, not provisional)."""
+
+    changes: dict[str, tuple[int, int]]
+    weighty: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +254,16 @@ class RaceBoards:
     """Ratings, the rating board, daily race-win boards and recent races."""
 
     def __init__(
-        self, client: redis.asyncio.Redis, retention_days: int, batch: Batcher | None = None
+        self,
+        client: redis.asyncio.Redis,
+        retention_days: int,
+        batch: Batcher | None = None,
+        *,
+        provisional_rivals: int = 0,
     ) -> None:
         self.r = client
+        #: A racer with fewer distinct rivals than this is provisional (`rate_race`); 0: none.
+        self.provisional_rivals = provisional_rivals
         self.retention_s = retention_days * 86_400
         #: Scripts run through the shared group commit (`Services` hands it the store's).
         self.batch = batch if batch is not None else Batcher(client)
@@ -221,7 +271,6 @@ class RaceBoards:
         self._rate_read = LuaScript.of(_RATE_READ_LUA)
         self._rate_write = LuaScript.of(_RATE_WRITE_LUA)
 
-    @translate_redis_errors
     async def apply(
         self,
         summary: RaceSummary,
@@ -232,6 +281,18 @@ class RaceBoards:
         on a repeated call the ones applied the first time (from the racers' recent races).
         Empty when some pair of the racers was rated against each other on the race's UTC
         day already (the race is then unrated). `no_attempt`: see `rate_race`."""
+        return (await self.rate(summary, places, no_attempt)).changes
+
+    @translate_redis_errors
+    async def rate(
+        self,
+        summary: RaceSummary,
+        places: Mapping[str, int],
+        no_attempt: frozenset[str] = frozenset(),
+    ) -> RatedRace:
+        """`apply`, also telling which racers weighed on the others (`RatedRace`): the
+        provisional ones are known from the ratings as read (on a repeated call, as they
+        are now)."""
         variant, race_id = summary.variant, summary.race_id
         stats, board = keys.rating_stats(variant), keys.rating_board(variant)
         applied = keys.rating_applied(variant)
@@ -251,23 +312,30 @@ class RaceBoards:
                     (race_id, len(pairs), *pairs, *pids),
                 ),
             )
+            before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
+            provisional = frozenset(
+                p for p in pids if before[p].provisional(self.provisional_rivals)
+            )
+            weighty = frozenset(pids) - no_attempt - provisional
             if applied_already:
-                return await self._applied(variant, race_id, pids)
+                return RatedRace(await self._applied(variant, race_id, pids), weighty)
             args: list[str | int] = [race_id, PAIRS_TTL_S, RECENT_MAX, len(pairs), *pairs]
             if met:  # rated against each other today already: unrated
                 for p, old in zip(pids, raw, strict=True):
                     args += [p, old or "", "", "", ""]
             else:
-                before = {p: Rating.load(v) for p, v in zip(pids, raw, strict=True)}
-                after = rate_race(before, places, no_attempt)
+                after = rate_race(before, places, no_attempt, provisional)
+                tried = [p for p in pids if p not in no_attempt]
                 for p, old in zip(pids, raw, strict=True):
-                    changed = after[p] is not before[p]
+                    moved = after[p] is not before[p]
+                    # Rivals: the others who really tried, when this racer did too.
+                    new = after[p].met([q for q in tried if q != p]) if p in tried else after[p]
                     item = RecentRace.of(summary, places[p], before[p].shown, after[p].shown)
                     args += [
                         p,
                         old or "",
-                        after[p].dump() if changed else "",
-                        after[p].shown if changed and p not in marked else "",
+                        new.dump() if new != before[p] else "",
+                        after[p].shown if moved and p not in marked else "",
                         item.dumps(),
                     ]
             done = int(
@@ -279,9 +347,11 @@ class RaceBoards:
                 )
             )
             if done == 2:
-                return await self._applied(variant, race_id, pids)
+                return RatedRace(await self._applied(variant, race_id, pids), weighty)
             if done == 1:
-                return {} if met else {p: (before[p].shown, after[p].shown) for p in pids}
+                if met:
+                    return RatedRace({}, weighty)
+                return RatedRace({p: (before[p].shown, after[p].shown) for p in pids}, weighty)
 
     async def _applied(
         self, variant: str, race_id: str, pids: Sequence[str]

@@ -11,7 +11,6 @@ import logging
 from collections.abc import Awaitable
 
 import protocol.races as pr
-from engine import UNDO
 from server.boards.leaderboard import BoardRef, Leaderboard
 from server.games.service import GameService, LiveGame
 from server.races.model import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
@@ -27,9 +26,6 @@ log = logging.getLogger(__name__)
 #: A race whose end began this long ago and is still `finishing` was left so by a process that
 #: stopped: the next tick anywhere takes its end over (ending takes well under a second).
 FINISHING_STALE_MS = 15_000
-#: A racer who resigned or forfeited after fewer moves than this (undos not counted) made no
-#: real attempt: they lose, and nobody gains rating points from them (docs/fairplay.md).
-REAL_ATTEMPT_MOVES = 5
 _DEFAULTS = RaceSettings()
 #: Marks of `ride` kept at most (one per game, taken by the move's `on_played`).
 TOLD_MAX = 10_000
@@ -256,14 +252,18 @@ class RaceReferee:
         names = race.names()
         no_attempt: set[str] = set()
         held: set[str] = set()  # racers whose result the fair-play screen holds: not rated
+        timed_out = reason == "time limit"
         for pid, name in race.racers:
             live = await self._close(race, pid, name)
             if live is None:
                 continue
             if live.record.flagged:
                 held.add(pid)
-            if not real_attempt(live, pid in race.forfeited):
+            if not real_attempt(live, pid in race.forfeited, timed_out):
                 no_attempt.add(pid)
+        # Racers of one network (a main and its second accounts) are never rated against
+        # each other: they keep their places, unrated, like a held racer (fairplay.md).
+        unrated = held | race.network_shared()
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
         ordered = standing_order([e.player_id for e in standings], race.forfeited, no_attempt)
@@ -272,16 +272,16 @@ class RaceReferee:
             race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
         )
         # A private room is casual: it has places, but no ratings and no wins (fairplay.md).
-        # A racer the screen holds keeps their place but is not rated.
-        rated_places = {pid: i + 1 for i, pid in enumerate(p for p in ordered if p not in held)}
+        # A racer the screen holds, or who shares a network with another racer, keeps their
+        # place but is not rated.
+        rated_places = {pid: i + 1 for i, pid in enumerate(p for p in ordered if p not in unrated)}
         rated = race.creator is None and len(rated_places) >= 2
-        changes = (
-            await self.boards.apply(
-                summary, rated_places, frozenset(no_attempt) & set(rated_places)
-            )
+        outcome = (
+            await self.boards.rate(summary, rated_places, frozenset(no_attempt) & set(rated_places))
             if rated
-            else {}
+            else None
         )
+        changes = outcome.changes if outcome else {}
         by_pid = {e.player_id: e for e in standings}
         results = []
         for pid in ordered:
@@ -302,10 +302,13 @@ class RaceReferee:
                     rating_change=change[1] - change[0] if change else None,
                 )
             )
-        # A win counts when the race was rated (not casual, no pair repeated that day) and
-        # the winner beat someone who really tried.
-        if ordered and changes and ordered[0] not in held and len(set(places) - no_attempt) >= 2:
-            await self.boards.add_win(race.variant, keys.race_date(race_id), ordered[0], race_id)
+        # A win counts when the race was rated (not casual, no pair repeated that day), the
+        # winner was rated in it and beat a rated racer who really tried and is not
+        # provisional (not of the winner's network: those are unrated).
+        winner = ordered[0] if ordered else None
+        if outcome and changes and winner in rated_places and outcome.weighty - {winner}:
+            assert winner is not None
+            await self.boards.add_win(race.variant, keys.race_date(race_id), winner, race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))
         await self.store.finish(race_id, tuple(results), ended)
         await self.store.index_finished(race.variant, race_id, finished_at)
@@ -347,10 +350,16 @@ def standing_order(
     )
 
 
-def real_attempt(live: LiveGame, forfeited: bool) -> bool:
-    """False for a racer who resigned or forfeited after fewer than `REAL_ATTEMPT_MOVES`
-    moves (undos do not count); a game won, found over or ended by the race is an attempt."""
+def real_attempt(live: LiveGame, forfeited: bool, timed_out: bool) -> bool:
+    """Whether the racer really played (docs/fairplay.md): cleared a card, or played the
+    game until it was over (won or stuck) or until the race's time limit (`timed_out`) without
+    resigning or forfeiting. Draws and undos alone are no attempt, however many: a racer who
+    resigns after five stock draws, or stays idle until another wins, gives nobody points."""
     result = live.record.result
-    if not forfeited and (result is None or not result.resigned):
+    if live.game.cleared > 0 or live.game.won:
         return True
-    return sum(1 for m in live.log if m != UNDO) >= REAL_ATTEMPT_MOVES
+    if forfeited or (result is not None and result.resigned):
+        return False
+    # A finished game counts as over (`GameService._sealed`): the result says whether the
+    # engine found it over when it ended (stuck), rather than closed by the race.
+    return timed_out or (result is not None and result.over)

@@ -125,7 +125,10 @@ class Rematches:
     async def decline(self, pid: str, name: str, room_id: str) -> None:
         """``pid`` declines the rematch offered in ``room_id``: its asker is told; the room
         is closed once every invited racer declined. NotFound when nothing was offered to
-        ``pid`` there, Conflict when the rematch has started or ``pid`` is in the room."""
+        ``pid`` there (a malformed room id too, as `RaceStore.load` answers it), Conflict when
+        the rematch has started or ``pid`` is in the room."""
+        if not keys.valid_race_id(room_id):
+            raise NotFound("no rematch was offered to you in that room")
         offer = cast(dict[str, str], await self._r.hgetall(keys.rematch_offer(room_id)))
         invited = offer.get("invited", "").split()
         if pid not in invited:

@@ -21,6 +21,7 @@ from server.games.deals import lasts_a_move
 from server.games.service import GameService, LiveGame
 from server.players.registry import PlayerRegistry
 from server.races.model import LoggedEvent, RaceState, RaceStatus, RecentRace
+from server.races.networks import network_of, shared_networks
 from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
@@ -47,8 +48,11 @@ class RaceSettings:
     fill_wait_ms: int = 15_000
     #: Private rooms one account may create per (sliding) hour.
     rooms_per_hour: int = 20
-    #: The queue groups accounts of one client address only after this long alone.
+    #: The queue groups accounts of one client network (`server.races.networks`: the /24
+    #: of IPv4, the /64 of IPv6) only after this long alone.
     same_address_wait_ms: int = 0
+    #: Racers of one network are never rated against each other (docs/fairplay.md).
+    unrated_same_network: bool = False
 
 
 class RaceService:
@@ -166,7 +170,8 @@ class RaceService:
         self, pid: str, name: str, variant: str, size: int, address: str = ""
     ) -> tuple[int, str | None]:
         """Wait for opponents; returns (players waiting, race id when matched at once).
-        `address` is the client's: accounts of one address are kept apart (`enqueue`)."""
+        `address` is the client's: accounts of one network (`network_of`) are kept apart
+        (`enqueue`), and when matched all the same, not rated against each other."""
         async with self.store.turn(pid):
             await self._free_if_over(pid)
             now = self.clock.now_ms()
@@ -178,7 +183,7 @@ class RaceService:
                 now,
                 self.settings.fill_wait_ms,
                 race_id,
-                address,
+                network_of(address),
                 self.settings.same_address_wait_ms,
             )
         if not matched:
@@ -207,6 +212,9 @@ class RaceService:
         now = self.clock.now_ms()
         await self.store.set_active(race_id, now + self.settings.countdown_ms, only_earlier=True)
         names = await self.players.names(pids)
+        shared: tuple[tuple[str, ...], ...] = ()
+        if self.settings.unrated_same_network:
+            shared = shared_networks(pids, await self.store.match_networks(race_id))
         await self.store.create(
             race_id,
             variant,
@@ -214,6 +222,7 @@ class RaceService:
             _seed(variant),
             self.clock.now_ms(),
             [(p, names.get(p, "?")) for p in pids],
+            same_network=shared,
         )
         await self.store.set_racing(pids, race_id)
         # the start tells each player, wherever they are connected (their server attaches them)

@@ -22,7 +22,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import redis.asyncio
@@ -336,6 +336,8 @@ return 1
 # anyone's own): accounts of one address are never grouped while someone else waits; when
 # only one address's accounts wait, they are grouped once the oldest has waited the
 # same-address wait (then as before: a full group, or two or more after the fill wait).
+# The "address" is the player's network (`server.races.networks`); the match in `making`
+# keeps each player's (`nets`), for the race to know who shares one.
 _QUEUE_LUA = """
 local pid = ARGV[1]
 if pid ~= '' then
@@ -372,10 +374,13 @@ elseif oldest + tonumber(ARGV[8]) <= now then
   end
 end
 if #got == 0 then return {0, n} end
+local nets = {}
+for i, p in ipairs(got) do nets[i] = redis.call('HGET', KEYS[5], p) or '' end
 redis.call('ZREM', KEYS[1], unpack(got))
 redis.call('HDEL', KEYS[2], unpack(got))
 redis.call('HDEL', KEYS[5], unpack(got))
-redis.call('HSET', KEYS[6], ARGV[6], cjson.encode({queue = ARGV[5], pids = got, at = ARGV[2]}))
+redis.call('HSET', KEYS[6], ARGV[6],
+  cjson.encode({queue = ARGV[5], pids = got, at = ARGV[2], nets = nets}))
 local out = {1}
 for _, p in ipairs(got) do
   redis.call('HSET', KEYS[3], p, ARGV[6])
@@ -446,6 +451,8 @@ class Making:
     size: int
     pids: list[str]
     at: int
+    #: pid -> the network it queued from (`server.races.networks`; "" unknown)
+    networks: dict[str, str] = field(default_factory=dict)
 
 
 def _matched_args(race_id: str, pids: Sequence[str]) -> list[str]:
@@ -553,9 +560,11 @@ class RaceStore:
         *,
         creator: str | None = None,
         code: str | None = None,
+        same_network: Sequence[Sequence[str]] = (),
     ) -> bool:
         """Create the race (open) unless it exists: False when it did (another process
-        making the same match made it first)."""
+        making the same match made it first). `same_network`: groups of racers playing from
+        one network (`RaceState.same_network`)."""
         fields: dict[FieldT, EncodableT] = {
             "race_id": race_id,
             "variant": variant,
@@ -569,6 +578,8 @@ class RaceStore:
             fields["creator"] = creator
         if code:
             fields["code"] = code
+        if same_network:
+            fields["same_net"] = json.dumps([list(g) for g in same_network])
         return bool(
             await self._run(
                 self._create,
@@ -590,8 +601,27 @@ class RaceStore:
             d = json.loads(value)
             variant, _, size = str(d["queue"]).rpartition(":")
             pids = [str(p) for p in d["pids"]] if isinstance(d["pids"], list) else []
-            out.append(Making(race_id, variant, int(size), pids, int(d["at"])))
+            nets = d.get("nets")
+            networks = (
+                {p: str(n) for p, n in zip(pids, nets, strict=False)}
+                if isinstance(nets, list)
+                else {}
+            )
+            out.append(Making(race_id, variant, int(size), pids, int(d["at"]), networks))
         return sorted(out, key=lambda m: (m.at, m.race_id))
+
+    @translate_redis_errors
+    async def match_networks(self, race_id: str) -> dict[str, str]:
+        """pid -> the network each player of a match not made yet queued from (`making`;
+        empty once made, or for a match of an older server that kept none)."""
+        raw = cast(str | None, await self.r.hget(keys.race_making(), race_id))
+        if raw is None:
+            return {}
+        d = json.loads(raw)
+        pids, nets = d.get("pids"), d.get("nets")
+        if not isinstance(pids, list) or not isinstance(nets, list):
+            return {}
+        return {str(p): str(n) for p, n in zip(pids, nets, strict=False)}
 
     @translate_redis_errors
     async def drop_making(self, race_id: str) -> None:
@@ -838,6 +868,9 @@ class RaceStore:
             closed=h.get("closed") == "1",
             finished_at=int(h["finished_at"]) if "finished_at" in h else None,
             reason=h.get("reason"),
+            same_network=tuple(
+                tuple(str(pid) for pid in group) for group in json.loads(h.get("same_net", "[]"))
+            ),
         )
 
     @translate_redis_errors

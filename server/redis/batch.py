@@ -10,12 +10,25 @@ awaits its own command's result: it is acknowledged only once Redis has run it, 
 reply fails only that command. A connection failure fails every command of the batch (none of
 them can be known to be stored), exactly as separate calls would.
 
+On a single Redis the batch is written on the batcher's own raw RESP connection
+(`server.redis.resp.RespConnection`: an asyncio protocol with a hiredis reader, issue #30):
+no task per batch, no pool checkout, no coroutine per reply. Batches follow each other on
+that one connection; each command's future is resolved in order as its reply arrives
+(RESOLVE_CHUNK callers per loop iteration), a script Redis lacks is loaded and the command
+sent again, an error reply fails only its command, and a connection failure or the deadline
+(SOCKET_TIMEOUT_S without a byte from Redis while replies are owed) fails every command still
+waiting on it. A failed connection is dropped; the next batch connects anew (a Redis restart).
+Its settings (host, port or unix socket, TLS, AUTH, db, client name) are the redis-py client's
+public `connection_pool.connection_class` and `connection_kwargs`.
+
 On a Redis Cluster the batch is split by the master of each command's slot (its routing key,
-`RedisCluster.get_node_from_key`) and the pipelines go out at once; a master that is down fails
-only the commands sent to it. Only redis-py's public API is used: a single Redis's connection
-pool (`get_connection`, `release`), per-master pools built from each node's public
-`connection_kwargs`, and `RedisCluster.execute_command` for a command redirected by MOVED (which
-also makes redis-py reload its slot map).
+`RedisCluster.get_node_from_key`) and the pipelines go out at once, each on the batcher's raw
+connection to that master (settings from the node's public `connection_class` and
+`connection_kwargs`); a master that is down fails only the commands sent to it, and a lost
+master makes redis-py reload its slot map (`_refresh_soon`). A command redirected by MOVED is
+sent again through `RedisCluster.execute_command` (which also reloads the slot map); one
+redirected by ASK goes once more to the node named, behind ASKING. A cluster's batch still
+runs in a task (its masters' replies are gathered to route the redirects).
 """
 
 from __future__ import annotations
@@ -23,8 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -32,26 +44,25 @@ import redis.asyncio
 import redis.exceptions
 from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.connection import Connection, ConnectionPool
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
 from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
+from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter
 from server.runtime.errors import StoreUnavailable, is_outage
 
-__all__ = ["Batcher", "Command", "LuaScript"]
+__all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
-#: Appends whose callers are woken per event-loop iteration once their batch is written.
-RESOLVE_CHUNK = 16
-#: Connections the batcher keeps between batches instead of returning them to the pool.
-IDLE_CONNECTIONS = 4
-#: Connections per cluster master for the batches (they are few: one batch per iteration).
-NODE_POOL_SIZE = 16
 
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
     return bytes(pack_command(cast(Any, args)))
+
+
+def _failure(exc: BaseException) -> BaseException:
+    """What a caller gets for a command that failed: an outage is `StoreUnavailable`."""
+    return StoreUnavailable(f"redis unavailable: {exc}") if is_outage(exc) else exc
 
 
 _ASKING = _pack(("ASKING",))
@@ -84,15 +95,32 @@ class Batcher:
 
     def __init__(self, client: redis.asyncio.Redis) -> None:
         self._r = client
+        self._cluster = cluster_of(client)
         self._pending: list[tuple[Command, asyncio.Future[object]]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         #: Pipelines sent, and the commands they carried (for tests and the benchmark).
         self.batches = 0
         self.commands = 0
         self._next_refresh = 0.0
-        self._idle: list[Connection] = []
-        #: A connection pool per cluster master, by node name (built on first use).
-        self._node_pools: dict[str, ConnectionPool] = {}
+        #: A single Redis: the raw connection the batches go on, and the batches waiting
+        #: for it while it connects.
+        self._settings: RespSettings | None = None
+        self._conn: RespConnection | None = None
+        self._backlog: list[list[tuple[Command, asyncio.Future[object]]]] = []
+        self._connecting: asyncio.Task[None] | None = None
+        #: Connections opened (for tests: a restart makes a new one).
+        self.connects = 0
+        #: Called with each batch's commands as it is flushed (tests count round trips).
+        self.observe: Callable[[list[Command]], None] | None = None
+        #: A raw connection per cluster master, by node name (opened on first use).
+        self._node_conns: dict[str, RespConnection] = {}
+        self._node_opening: dict[str, asyncio.Future[RespConnection]] = {}
+
+    @property
+    def connection(self) -> RespConnection | None:
+        """The single Redis's raw connection while it is usable (None on a cluster)."""
+        conn = self._conn
+        return conn if conn is not None and conn.usable else None
 
     def send(self, command: Command) -> asyncio.Future[object]:
         """Queue one command; the future holds its reply (an error reply raises)."""
@@ -126,11 +154,68 @@ class Batcher:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._write(batch))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        if self.observe is not None:
+            self.observe([c for c, _ in batch])
+        if self._cluster is not None:
+            task = asyncio.get_running_loop().create_task(self._write(batch))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        self.batches += 1
+        self.commands += len(batch)
+        conn = self._conn
+        if conn is not None and conn.usable and self._connecting is None:
+            self._write_raw(conn, batch)
+            return
+        self._backlog.append(batch)  # written once connected, in order
+        if self._connecting is None:
+            self._connecting = asyncio.get_running_loop().create_task(self._connect())
+
+    @staticmethod
+    def _write_raw(
+        conn: RespConnection, batch: list[tuple[Command, asyncio.Future[object]]]
+    ) -> None:
+        packed = [_pack(c.args) for c, _ in batch]
+        conn.send_waiters(
+            packed,
+            [
+                Waiter(fut, c.script.source, p) if c.script is not None else Waiter(fut)
+                for (c, fut), p in zip(batch, packed, strict=True)
+            ],
+        )
+
+    async def _connect(self) -> None:
+        """A new raw connection (the first, or after a failure), then the batches that waited
+        for it; if Redis cannot be reached, each of those fails as unavailable."""
+        try:
+            if self._settings is None:
+                self._settings = RespSettings.of_client(self._r)
+            old, self._conn = self._conn, None
+            if old is not None:
+                old.close()
+            try:
+                conn = await RespConnection.open(self._settings, SOCKET_TIMEOUT_S, _failure)
+            except BaseException as exc:
+                failure = _failure(exc)
+                backlog, self._backlog = self._backlog, []
+                for batch in backlog:
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(failure)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            self.connects += 1
+            self._conn = conn
+            while self._backlog:
+                backlog, self._backlog = self._backlog, []
+                for batch in backlog:
+                    self._write_raw(conn, batch)
+        finally:
+            self._connecting = None
 
     async def _write(self, batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
+        """A cluster's batch (a task: its masters' pipelines are awaited together)."""
         self.batches += 1
         self.commands += len(batch)
         try:
@@ -159,36 +244,9 @@ class Batcher:
                 fut.set_result(reply)
 
     async def _run(self, items: list[Command]) -> list[object]:
-        """Each command's reply, or the exception that stands for it."""
-        cluster = cluster_of(self._r)
-        if cluster is None:
-            conn = await self._connection()
-            try:
-                replies = await self._send(conn, items)
-            except BaseException:
-                await self._r.connection_pool.release(conn)
-                raise
-            if len(self._idle) < IDLE_CONNECTIONS:
-                self._idle.append(conn)
-            else:
-                await self._r.connection_pool.release(conn)
-            return replies
-        return await self._run_on_cluster(cluster, items)
-
-    async def _connection(self) -> Connection:
-        """A connection ready to send: one this log keeps between batches (checked as the
-        pool checks one it hands out: connected, nothing unread), else one from the pool.
-        The pool's checkout and release cost ~16 µs a batch; batches follow each other."""
-        while self._idle:
-            conn = self._idle.pop()
-            try:
-                if conn.is_connected and not await conn.can_read():
-                    return conn
-            except (redis.exceptions.ConnectionError, OSError):
-                pass
-            await self._r.connection_pool.release(conn)  # the pool reconnects it when used
-        pool = self._r.connection_pool
-        return cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
+        """Each command's reply, or the exception that stands for it (a cluster's batch)."""
+        assert self._cluster is not None
+        return await self._run_on_cluster(self._cluster, items)
 
     async def _run_on_cluster(self, cluster: RedisCluster, items: list[Command]) -> list[object]:
         """One pipeline per master, all at once: each command goes to the master of its key's
@@ -268,6 +326,8 @@ class Batcher:
             else:
                 for i, reply in zip(idx, result, strict=True):
                     replies[i] = reply
+                if any(isinstance(r, redis.exceptions.ConnectionError) for r in result):
+                    self._refresh_soon(cluster, items[idx[0]].key)  # the master was lost
 
     def _refresh_soon(self, cluster: RedisCluster, key: str) -> None:
         """After a master failed (at most once a second): a command on one of its keys sent
@@ -286,94 +346,67 @@ class Batcher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _pool_of(self, node: ClusterNode) -> ConnectionPool:
-        """This batcher's connection pool to a cluster master (the node's own settings)."""
-        pool = self._node_pools.get(node.name)
-        if pool is None:
-            pool = ConnectionPool(
-                connection_class=node.connection_class,
-                max_connections=NODE_POOL_SIZE,
-                **node.connection_kwargs,
-            )
-            self._node_pools[node.name] = pool
-        return pool
+    async def _node_connection(self, node: ClusterNode) -> RespConnection:
+        """This batcher's raw connection to a cluster master (the node's own settings),
+        opened on first use and again after it failed; one opening at a time per master."""
+        conn = self._node_conns.get(node.name)
+        if conn is not None and conn.usable:
+            return conn
+        opening = self._node_opening.get(node.name)
+        if opening is None:
+            opening = asyncio.ensure_future(self._open_node(node))
+            self._node_opening[node.name] = opening
+        return await asyncio.shield(opening)
+
+    async def _open_node(self, node: ClusterNode) -> RespConnection:
+        settings = RespSettings.of(node.connection_class, node.connection_kwargs)
+        try:
+            conn = await RespConnection.open(settings, SOCKET_TIMEOUT_S)
+        finally:
+            del self._node_opening[node.name]
+        if (old := self._node_conns.get(node.name)) is not None:
+            old.close()
+        self._node_conns[node.name] = conn
+        self.connects += 1
+        return conn
 
     async def _on_node(
         self, node: ClusterNode, items: list[Command], *, asking: bool = False
     ) -> list[object]:
-        pool = self._pool_of(node)
-        conn = cast(Connection, await pool.get_connection())  # type: ignore[no-untyped-call]
-        try:
-            return await self._send(conn, items, asking=asking)
-        finally:
-            await pool.release(conn)
-
-    async def _send(
-        self, conn: Connection, items: list[Command], *, asking: bool = False
-    ) -> list[object]:
-        """Every command in one write on one connection, then the replies; a script missing
-        from this Redis (first use, a restart, SCRIPT FLUSH) is loaded and those sent again.
-
-        Below redis-py's Pipeline on purpose: that one packs in Python, wraps the batch in
-        retries and per-command callbacks, and costs more than the commands themselves on
-        this path; the connection, its parser (hiredis) and its timeouts are redis-py's.
-        An error reply is that command's result; a connection failure fails the batch.
-        """
-        try:
-            replies = await self._exchange(conn, items, asking)
-            missing = [
-                i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)
-            ]
-            if missing:
-                sources = {s.sha: s.source for i in missing if (s := items[i].script)}
-                for source in sources.values():
-                    await conn.send_packed_command(
-                        _pack(("SCRIPT", "LOAD", source)), check_health=False
-                    )
-                    await conn.read_response()
-                again = await self._exchange(conn, [items[i] for i in missing], asking)
-                for i, reply in zip(missing, again, strict=True):
-                    replies[i] = reply
-        except BaseException:
-            await conn.disconnect()  # replies may be left unread: never reuse it
-            raise
-        return replies
-
-    async def _exchange(self, conn: Connection, items: list[Command], asking: bool) -> list[object]:
+        """The commands' replies from one master, in one write on its raw connection (an
+        error reply, or the connection's failure, stands for its command); ASK's retry
+        prefixes each command with ASKING, whose own reply is dropped. A script the master
+        lacks is loaded and the command written again by the connection."""
+        conn = await self._node_connection(node)
+        loop = asyncio.get_running_loop()
         packed: list[bytes] = []
+        waiters: list[Waiter] = []
+        futures: list[asyncio.Future[object]] = []
         for c in items:
+            fut: asyncio.Future[object] = loop.create_future()
+            futures.append(fut)
+            p = _pack(c.args)
             if asking:
                 packed.append(_ASKING)
-            packed.append(_pack(c.args))
-        # One deadline for the batch instead of redis-py's timer per reply (`timeout=inf`
-        # turns its own off): a timer armed and cancelled per move cost ~5 % of a move.
-        replies: list[object] = []
-        try:
-            async with asyncio.timeout(SOCKET_TIMEOUT_S):
-                await conn.send_packed_command(packed, check_health=False)
-                for n in range(len(items)):
-                    if n and not n % RESOLVE_CHUNK:
-                        # Replies already buffered are read without a pause: a large batch
-                        # would hold the loop for all of them (event-loop lag).
-                        await asyncio.sleep(0)
-                    if asking:
-                        await conn.read_response(timeout=math.inf)
-                    try:
-                        replies.append(await conn.read_response(timeout=math.inf))
-                    except redis.exceptions.ResponseError as exc:
-                        replies.append(exc)
-        except TimeoutError:
-            raise redis.exceptions.TimeoutError("timeout reading from redis") from None
-        return replies
+                waiters.append(Waiter(None))
+            packed.append(p)
+            waiters.append(Waiter(fut, c.script.source, p) if c.script else Waiter(fut))
+        conn.send_waiters(packed, waiters)
+        return list(await asyncio.gather(*futures, return_exceptions=True))
 
     async def aclose(self) -> None:
-        """Wait for the writes already sent (shutdown), then give the kept connections back."""
+        """Wait for the writes already sent (shutdown): their replies, then close."""
         if self._pending:
             self._flush()
+        if self._connecting is not None:
+            await asyncio.gather(self._connecting, return_exceptions=True)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        while self._idle:
-            await self._r.connection_pool.release(self._idle.pop())
-        pools, self._node_pools = list(self._node_pools.values()), {}
-        for pool in pools:
-            await pool.aclose()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.wait_idle()
+            conn.close()
+        conns, self._node_conns = list(self._node_conns.values()), {}
+        for c in conns:
+            await c.wait_idle()
+            c.close()

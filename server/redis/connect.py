@@ -10,9 +10,10 @@ that type (`connect`). They use only commands both clients implement: single-slo
 (`tests/server/test_cluster_slots.py` proves every script call is), single-slot MULTI
 pipelines, plain pipelines of keyed commands (a cluster pipeline refuses PUBLISH and EVALSHA)
 and PUBLISH/SUBSCRIBE (cluster-wide in Redis Cluster). On a cluster, scripts new to a master
-are sent by EVAL (`Batcher`) and pub/sub moves to another master when its own fails
-(`FailoverPubSub`). The one place below redis-py's command layer, `Batcher`, asks `cluster_of`
-and routes by slot itself.
+are loaded there by SCRIPT LOAD (`Batcher`) and pub/sub moves to another master when its own
+fails (`FailoverPubSub`). The one place below redis-py's command layer, `Batcher`, asks
+`cluster_of`, routes by slot itself and speaks RESP on its own connections
+(`server.redis.resp`), configured from the clients' public connection settings.
 """
 
 from __future__ import annotations
@@ -185,8 +186,8 @@ async def _closed(client: redis.asyncio.Redis, ps: PubSub) -> None:
 
 
 class SolitaireCluster(RedisCluster):
-    """`RedisCluster` whose pub/sub fails over (scripts run through `Batcher`, which sends
-    a script new to a master by EVAL on that master alone)."""
+    """`RedisCluster` whose pub/sub fails over (scripts run through `Batcher`, which loads
+    a script new to a master on that master alone)."""
 
     def pubsub(  # type: ignore[override]
         self,

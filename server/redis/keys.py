@@ -33,6 +33,8 @@ transaction share it, so they live in one slot)::
     sol:{c:<tier>:<variant>:<date>:<pid>}:g|log|times  a catch-up game (on no board)
     sol:{h:<pid>}:crowns:<YYYY-MM>           hash   "<variant>|<date>|<tier>" -> crowns won
     sol:{h:<pid>}:months                     zset   month number (year*12+month-1) -> crowns
+    sol:{h:<pid>}:cal:<YYYY-MM>              set    "<DD>|<variant>|<tier>|r|c" tier games started
+                                                    that month ("*": older games backfilled)
     sol:{r:<race_id>}:race                   hash   race state (variant, seed, status, times...)
     sol:{r:<race_id>}:racers                 hash   pid -> name
     sol:{r:<race_id>}:order                  list   pids in joining order
@@ -126,6 +128,7 @@ __all__ = [
     "PREFIX",
     "DailyGameKeys",
     "accounts_by_address",
+    "calendar_games",
     "daily_board",
     "daily_closed",
     "daily_entries",
@@ -844,6 +847,13 @@ def history_pending(pid: str) -> str:
 def crowns(pid: str, year: int, month: int) -> str:
     """A player's crowns of one month: "<variant>|<date>|<tier>" -> crowns (set once)."""
     return f"{PREFIX}{history_tag(pid)}:crowns:{int(year):04d}-{int(month):02d}"
+
+
+def calendar_games(pid: str, year: int, month: int) -> str:
+    """The tier games a player started in one month, for the calendar's reads
+    (`server.games.monthindex`): "<DD>|<variant>|<tier>|<r or c>" (ranked or catch-up), and
+    "*" once the games started before the index existed were added."""
+    return f"{PREFIX}{history_tag(pid)}:cal:{int(year):04d}-{int(month):02d}"
 
 
 def crown_months(pid: str) -> str:

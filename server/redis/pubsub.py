@@ -17,6 +17,10 @@ Every payload is one UTF-8 JSON object whose ``"t"`` names the message class:
 * `PlayerPush` on ``keys.player_channel(pid)``: a protocol 7 push for every session of the
   player (a rematch offered or declined), ``{"t":"player.push","player_id":...,"push":{...}}``
   with the push as the protocol's JSON.
+* `SessionsRevoked` on ``keys.player_channel(pid)``: a token of the player died
+  (`device.revoke`, `token.rotate`, `token.revoke_all`); every process runs its session
+  sweep at once and closes the dead sessions it holds with 4001,
+  ``{"t":"sessions.revoked","player_id":...}``.
 
 `decode` returns one of these classes or raises `PubSubDecodeError`; nothing else gets
 through (unknown ``t``, missing or extra fields, wrong types, malformed ids or events).
@@ -92,7 +96,23 @@ class PlayerPush:
     push: PlayerPushBody
 
 
-PubSubMessage = RaceEventPublished | PlayerMatched | SpectatorsChanged | GameEnded | PlayerPush
+@dataclass(frozen=True, slots=True)
+class SessionsRevoked:
+    """A token of ``player_id`` died: the processes holding its sessions sweep them now."""
+
+    TAG: ClassVar[str] = "sessions.revoked"
+
+    player_id: str
+
+
+PubSubMessage = (
+    RaceEventPublished
+    | PlayerMatched
+    | SpectatorsChanged
+    | GameEnded
+    | PlayerPush
+    | SessionsRevoked
+)
 
 
 def race_event_frame(race_id: str, event: pr.RaceEventBody) -> tuple[str, str]:
@@ -127,6 +147,12 @@ def encode(msg: PubSubMessage) -> bytes:
                 "push": json.loads(encode_message(msg.push, False)),
             },
             separators=_SEPARATORS,
+        ).encode()
+    if isinstance(msg, SessionsRevoked):
+        if not keys.valid_player_id(msg.player_id):
+            raise ValueError(f"bad fields in {msg!r}")
+        return json.dumps(
+            {"t": SessionsRevoked.TAG, "player_id": msg.player_id}, separators=_SEPARATORS
         ).encode()
     if isinstance(msg, GameEnded):
         if not (keys.valid_player_id(msg.player_id) and _game_id_ok(msg.game_id, msg.origin)):
@@ -230,4 +256,10 @@ def decode(data: bytes | str) -> PubSubMessage:
         ):
             raise PubSubDecodeError(f"not a player push: {push.type}")
         return PlayerPush(player_id=pid, push=push)
+    if tag == SessionsRevoked.TAG:
+        _exact(obj, frozenset({"player_id"}))
+        pid = _field(obj, "player_id")
+        if not isinstance(pid, str) or not keys.valid_player_id(pid):
+            raise PubSubDecodeError("player_id: not a player id")
+        return SessionsRevoked(player_id=pid)
     raise PubSubDecodeError(f"unknown message {str(tag)[:32]!r}")

@@ -23,8 +23,9 @@ from aiohttp import WSCloseCode, web
 
 import protocol as p
 from engine import IllegalMove, UnknownVariant
-from server.runtime.errors import DayOver, ServerError, is_outage
-from server.transport.ratelimit import TokenBucket
+from server.runtime.errors import DayOver, RateLimited, ServerError, is_outage
+from server.transport.address import address_group
+from server.transport.ratelimit import REQUEST_COSTS, TokenBucket
 from server.transport.router import Router
 from server.transport.session import NotAuthenticated, Session
 
@@ -366,6 +367,9 @@ class Connection:
             metrics.messages.inc(kind)
             if session.player is None and not isinstance(request, OPEN_REQUESTS):
                 raise NotAuthenticated()
+            cost = REQUEST_COSTS.get(kind)
+            if cost is not None and not self._afford(cost):
+                raise RateLimited(f"{kind} costs {cost:g} requests of the rate limit; slow down")
             reply = await self.router.dispatch(session, request)
         except Exception as exc:  # every failure becomes an error reply, never a crash
             if isinstance(exc, p.FrameTooLarge) and req_id is None:
@@ -390,6 +394,14 @@ class Connection:
                 await step()
             except Exception:  # the reply is sent; a failed follow-up must not end the reader
                 log.warning("a step after the %s reply failed", kind, exc_info=True)
+
+    def _afford(self, cost: float) -> bool:
+        """Whether a costly request may run: the rest of its cost (its first token is taken
+        before it is read) from the connection's bucket, and its cost from its address's
+        budget across connections (`server.transport.ratelimit`)."""
+        if not self.bucket.take(cost - 1.0):
+            return False
+        return self.services.expensive.take(address_group(self.session.address), cost)
 
 
 _CLOSING = frozenset((ConnState.CLOSE_REQUESTED, ConnState.CLOSING, ConnState.CLOSED))

@@ -180,6 +180,7 @@ def test_replay_a_day_that_is_over(make_player: MakePlayer, tmp_path: Path) -> N
         played = finish_daily(player, "replayer")
         srv.flags = pinned_day(day + dt.timedelta(days=1))
         srv.restart()  # the next day, same port and data
+        srv.wait_day_closed("2031-04-01")  # replayable once the restarted process swept it
         run = player.run("--json", "history", "fourteen-out", "--replay", "2031-04-01")
         assert run.code == 0, run.err
         doc = run.json()

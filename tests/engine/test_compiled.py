@@ -129,6 +129,25 @@ def test_a_build_older_than_a_source_is_not_used(
     assert finder.find_spec("pkg.other", None) is None  # not listed: found as usual
 
 
+def test_the_commands_start_outside_the_source_tree(tmp_path: Path) -> None:
+    """The README's `make run` starts `solitaire-server` from the venv: a process not started in
+    the source tree must import the engine (compiled unless built pure), not an empty namespace
+    package made of the build directory's `engine/` folder (the quick start failed so)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    bin_dir = Path(sys.executable).parent
+    for command in ("solitaire-server", "solitaire"):
+        done = subprocess.run(
+            [str(bin_dir / command), "--help"], cwd=tmp_path, env=env, capture_output=True
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        assert b"usage:" in done.stdout
+    probe = "import sys, engine; print(engine.COMPILED, any('compiled' in p for p in sys.path))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, check=True
+    ).stdout.split()
+    assert out == [str(not PURE).encode(), b"False"]
+
+
 def test_move_values_copy_and_pickle_alike_in_both_builds() -> None:
     values: list[object] = [
         Move("3", "5", 1, counted=True),

@@ -27,6 +27,24 @@ def test_the_player_is_deterministic_and_play_uses_it(variant: str) -> None:
     assert a.moves <= tdp.MAX_MOVES_PER_CARD * new_game(variant, 4).total_cards
 
 
+def test_time_counts_decisions_glances_and_dead_ends() -> None:
+    # A turn with moves worth playing is a decision (Hick's law over them and the draw), a
+    # draw with nothing noticed a glance, a fruitless pass a look over the whole table.
+    skill = Level.SKILLED.skill
+    assert tdp.Tally(glances=8).seconds(skill) == pytest.approx(8 * tdp.GLANCE * skill.base_s)
+    decision = tdp.Tally(decisions=1, bits=1.0).seconds(skill)
+    assert decision == pytest.approx(skill.think_s(1))
+    assert decision > tdp.Tally(glances=1).seconds(skill)
+    dead_end = tdp.Tally(fruitless=1).seconds(skill)
+    assert dead_end == pytest.approx(skill.per_bit_s * tdp.DEAD_END_BITS)
+    for level in Level.calibration():
+        outcome, tally = tdp.play_tallied("triple-deck", 11, level, 2)
+        assert outcome == play("triple-deck", 11, level, 2)
+        assert outcome.seconds == round(tally.seconds(level.skill), 3)
+        assert outcome.moves <= tally.glances + tally.decisions <= outcome.moves + 1
+        assert tally.glances > 0 and tally.decisions > 0
+
+
 def _games(variant: str, level: Level, seeds: range) -> list[PlayOutcome]:
     return [play(variant, seed, level, 0) for seed in seeds]
 
@@ -59,12 +77,12 @@ def _outcomes(report: Report) -> tuple[list[float], list[float]]:
     )
 
 
-#: Fixed deals among the check seeds (fit 0..599, check 100000..100299; docs/deals.md) that
-#: the models in code tier easy and expert: the first ten of each.
+#: Fixed deals among the check seeds (fit 0..599, check 100000..; docs/deals.md) that the
+#: models in code tier easy and expert: the first ten of each.
 FIXED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "triple-deck": (
-        (100001, 100002, 100003, 100012, 100015, 100017, 100018, 100021, 100022, 100025),
-        (100004, 100005, 100008, 100037, 100046, 100047, 100055, 100056, 100061, 100062),
+        (100000, 100001, 100002, 100003, 100011, 100012, 100015, 100017, 100021, 100022),
+        (100005, 100006, 100008, 100014, 100032, 100037, 100047, 100055, 100056, 100062),
     ),
     "triple-deck-kings": (
         (100002, 100005, 100008, 100011, 100016, 100017, 100022, 100023, 100024, 100033),
@@ -74,33 +92,55 @@ FIXED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_tiers_order_the_players_points_on_a_small_fixed_set(variant: str) -> None:
+def test_tiers_order_the_players_results_on_a_small_fixed_set(variant: str) -> None:
     # Ten games per level on each deal: the model in code tiers them easy and expert, and
     # the expert deals leave more points than the easy ones. The gap is small (a Triple
     # Deck deal's outcome is mostly the luck of the draw-three order for a player who
-    # cannot see the stock): on twenty deals the win rate is within noise (Kings: 40 % won
-    # on the easy ones, 41 % on the expert), so the win rate is the slow test's, on 300.
+    # cannot see the stock). Triple Deck's refitted model (playouts and greedy line, 36
+    # games a fit deal) orders the win rate too: 46 % won on the easy deals, 40 % on the
+    # expert ones, 3.7 % and 4.7 % of the points left. With Kings the win rate is within
+    # noise on twenty deals (40 % won on the easy ones, 41 % on the expert), so it is the
+    # slow test's.
     easy, expert = FIXED[variant]
     report = calibrate(variant, (*easy, *expert), per_deal_nodes=50_000, trials=10)
     assert report.deals == {Tier.EASY: len(easy), Tier.EXPERT: len(expert)}
-    _, left = _outcomes(report)
+    wins, left = _outcomes(report)
     assert left[0] < left[-1]
+    if variant == "triple-deck":
+        assert wins[0] > wins[-1] + 0.05
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_the_check_on_unseen_deals(variant: str) -> None:
+@pytest.mark.timeout(1800)  # about 2 CPU minutes
+def test_the_check_on_unseen_deals_kings() -> None:
     # The documented check (docs/deals.md, "Calibration figures"): the 300 unseen deals,
-    # four games per level, pooled over the levels. With Kings the win rate never rises and
-    # the points left never fall from easy to expert; Triple Deck's win rate falls too, but
-    # its expert deals leave a little fewer points than its hard ones (not calibrated yet).
-    report = calibrate(variant, range(100_000, 100_300), per_deal_nodes=50_000, trials=4)
+    # four games per level, pooled over the levels: the win rate never rises and the points
+    # left never fall from easy to expert. The modelled time does not follow (flat within
+    # 1 %, the expert tier the slowest).
+    report = calibrate(
+        "triple-deck-kings", range(100_000, 100_300), per_deal_nodes=50_000, trials=4
+    )
     assert report.tiers() == list(Tier.ordered())
     assert report.outcome == "wins and points share"
+    assert report.monotonic(), report.table()
+    seconds = [report.pooled(t).mean_seconds for t in report.tiers()]
+    assert max(seconds) < 1.02 * min(seconds)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 8 CPU minutes
+def test_the_check_on_unseen_deals_triple_deck() -> None:
+    # Plain Triple Deck's check: 600 unseen deals, twelve games per level. The points left
+    # rise from easy to expert (3.94, 4.18, 4.36, 4.78 %); the win rate falls from easy to
+    # medium and from hard to expert (44.0, 41.0, 41.0, 36.4 %) but the medium and hard
+    # tiers tie (the hard one 0.01 points of a percent above), so it is not monotonic:
+    # not calibrated (benchmarks/calibrate.py NOT_YET_CALIBRATED). Its modelled time is flat
+    # (753 to 762 s).
+    report = calibrate("triple-deck", range(100_000, 100_600), per_deal_nodes=50_000, trials=12)
+    assert report.tiers() == list(Tier.ordered())
     wins, left = _outcomes(report)
-    assert wins == sorted(wins, reverse=True)
-    assert left[0] < left[1] < left[2]
-    if variant == "triple-deck-kings":
-        assert report.monotonic(), report.table()
-    else:
-        assert left[3] < left[2] and left[3] > left[0]
+    assert left == sorted(left) and len(set(left)) == 4
+    assert wins[0] > wins[1] and wins[0] > wins[2] and wins[3] < min(wins[1], wins[2])
+    assert abs(wins[1] - wins[2]) < 0.001
+    seconds = [report.pooled(t).mean_seconds for t in report.tiers()]
+    assert max(seconds) < 1.02 * min(seconds)

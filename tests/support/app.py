@@ -103,5 +103,6 @@ def unthrottled_config(redis_url: str, data_dir: Path, secret: bytes, **changes:
         daily_secret=secret,
         rate_limit=1000.0,
         rate_burst=1000,
+        expensive_rate=0.0,  # nor its budget of costly requests per address
     )
     return replace(base, **changes)

@@ -7,8 +7,11 @@ tests and benchmarks start servers the same way: ready once ``/readyz`` answers 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from types import TracebackType
 
@@ -55,7 +58,9 @@ class ServerProcess:
     Flags without ``--clock-offset-ms`` get the clock moved to `PINNED_AT`, and flags without
     ``--daily-secret`` get `PINNED_SECRET`, so the deals played do not depend on the day.
     Flags without ``--race-same-address-wait-ms`` get 0: every test socket comes from
-    127.0.0.1, and the queue would otherwise keep two test players apart for 15 s.
+    127.0.0.1, and the queue would otherwise keep two test players apart for 15 s; for the
+    same reason flags without ``--race-provisional-rivals`` get 0 and ``--race-rate-same-network``
+    (test players of one network, all new, would otherwise race unrated: docs/fairplay.md).
     """
 
     def __init__(
@@ -72,6 +77,8 @@ class ServerProcess:
             flags = (*flags, "--daily-secret", PINNED_SECRET)
         if "--race-same-address-wait-ms" not in flags:
             flags = (*flags, "--race-same-address-wait-ms", "0")
+        if "--race-provisional-rivals" not in flags:
+            flags = (*flags, "--race-provisional-rivals", "0", "--race-rate-same-network")
         self.data_dir, self.flags, self.redis_url = data_dir, flags, redis_url
         self.port = port or free_port()
         self.log = data_dir.parent / f"{data_dir.name}.log"
@@ -108,6 +115,27 @@ class ServerProcess:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def wait_day_closed(self, date: dt.date | str, timeout: float = 30.0) -> None:
+        """Until the process says ``date`` is closed (``/api/v1/days/{date}``'s ``closed``).
+
+        A process is ready (``/readyz``) before its background sweep (`DayCloser.run`) has
+        closed the days its clock has passed: what follows a closed day (ranks in histories,
+        replays, exports, seeds) is there only after that. A test that restarts a server on
+        a later day and reads those waits here, not for a fixed time."""
+        day = date.isoformat() if isinstance(date, dt.date) else date
+        url = f"http://127.0.0.1:{self.port}/api/v1/days/{day}"
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    if json.load(answer)["closed"]:
+                        return
+            except urllib.error.URLError:  # 429 past the API's rate: ask again
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{day} was not closed within {timeout:.0f} s")
+            time.sleep(0.1)
 
     def __enter__(self) -> ServerProcess:
         return self.start()

@@ -11,6 +11,7 @@ from typing import Any
 import redis.asyncio
 
 import protocol as p
+from engine import from_view
 from server.boards.leaderboard import Leaderboard
 from server.config import Config
 from server.games.service import GameService
@@ -121,3 +122,38 @@ async def start_race(app: App, *clients: Client) -> list[dict[str, Any]]:
     """Advance past the countdown and collect each racer's race.started push."""
     app.clock.advance(SETTINGS.countdown_ms)
     return [await c.push("race.started") for c in clients]
+
+
+async def clear_a_card(
+    c: Client, game_id: str, limit: int = 100, clock: ManualClock | None = None, gap_ms: int = 0
+) -> int:
+    """A real attempt (docs/fairplay.md: a card cleared; draws alone are none): the racer
+    plays, each time, a legal move that clears a card on its own copy of the game, else a
+    stock draw, else the first legal move, until a card is cleared (`clock` advanced `gap_ms`
+    before each move: a human pace). Returns the moves played."""
+    for played in range(1, limit + 1):
+        if clock is not None:
+            clock.advance(gap_ms)
+        got = await c.request("game.get", game_id=game_id)
+        assert got["type"] == "game", got
+        game = from_view(got["view"])
+        moves = [str(m) for m in game.legal_moves()]
+        assert moves, f"no legal move left and no card cleared in {game_id}"
+        move = "d" if "d" in moves else moves[0]
+        for m in moves:
+            copy = from_view(got["view"])
+            try:
+                copy.apply(m)
+            except Exception:  # a copy with hidden cards may not judge every move
+                continue
+            if copy.cleared > game.cleared:
+                move = m
+                break
+        reply = await c.request("move", game_id=game_id, move=move)
+        assert reply["type"] == "moved", reply
+        if reply["finished"]:
+            return played
+        after = await c.request("game.get", game_id=game_id)
+        if from_view(after["view"]).cleared > 0:
+            return played
+    raise AssertionError(f"no card cleared in {limit} moves of {game_id}")

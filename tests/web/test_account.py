@@ -4,12 +4,15 @@ play, and a rematch after a race."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.support.devices import try_redeem
+from tests.support.loopthread import LoopThread
 from tests.web.browser import Player, WebServer, open_player, resign
 
 
@@ -194,3 +197,41 @@ def test_a_rematch_is_offered_accepted_and_declined(
         expect(b.locator('[data-action="create"]')).to_be_visible()
     finally:
         ben.close()
+
+
+def test_the_page_says_when_someone_used_up_the_tries_by_its_name(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """A guesser names the player in `signin.redeem` with wrong codes (through the protocol,
+    as a cheating client would) until the account's named tries are used up (5 an hour):
+    the player's page, on any screen, is told in plain words that its code is void and how
+    to sign in now; the live code it showed no longer works. Told once, however many more
+    tries the guesser makes."""
+    fay = open_player(browser, web_server.http, "fay")
+    try:
+        page = fay.page
+        page.click('[data-nav="account"]')
+        page.click('[data-action="signin-code"]')
+        code = page.locator("[data-signin-code]").inner_text()
+        page.click('[data-nav="daily"]')  # a screen with nothing of sign-in on it
+        with LoopThread() as loop:
+            for _ in range(5):
+                r = loop.run(try_redeem(web_server.process, "2222-2222", name="fay"))
+                assert r["code"] == "invalid_code", r
+            r = loop.run(try_redeem(web_server.process, "2222-2222", name="fay"))
+            assert r["code"] == "limit_reached", r
+            toast = page.locator(".toast", has_text="sign-in tries")
+            expect(toast).to_have_text(
+                "Someone used up the sign-in tries by your name: your sign-in code is void. "
+                "Ask a new one and redeem it without your name."
+            )
+            fay.shot("signin-tries-used")
+            r = loop.run(try_redeem(web_server.process, "2222-2222", name="fay"))
+            assert r["code"] == "limit_reached", r
+            r = loop.run(try_redeem(web_server.process, code))  # the void code, nameless
+            assert r["code"] == "invalid_code", r
+        expect(toast).to_have_count(1)
+        pushed = [f for f in fay.frames if json.loads(f).get("type") == "signin.tries_used"]
+        assert len(pushed) == 1, pushed
+    finally:
+        fay.close()

@@ -57,7 +57,11 @@ def test_the_calendar_starts_tiers_and_catch_up_games(
         )
         expect(past).to_have_attribute("data-state", "not_played")
         assert past.evaluate("n => n.tagName") == "SPAN", "a day before joining cannot be played"
-        expect(page.locator(f'tr[data-date="{PAST}"] th small')).to_have_count(0)
+        expect(past).to_have_attribute("data-shown", "closed")
+        expect(past).to_have_text("⊘")
+        expect(page.locator(f'tr[data-date="{PAST}"] th small')).to_contain_text(
+            "before you joined"
+        )
         starts = [r for r in player.sent_requests() if r["type"] == "daily.start"]
         assert {(r["variant"], r["tier"], r.get("date")) for r in starts} == {
             ("fourteen-out", "hard", None),

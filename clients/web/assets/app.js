@@ -18,7 +18,7 @@ import { rematchDeclined, showRematchOffer } from "./rematch.js";
 import { openReplay } from "./replay.js";
 import { rulesPage, rulesSummary } from "./rules.js";
 import { initSettings, settingsPanel } from "./settings.js";
-import { clock, dialog, el, points, scoring, title, toast, variantInfo } from "./ui.js";
+import { clock, closeDialogs, DAILY_TIER, dialog, el, points, scoring, tierName, title, toast, variantInfo } from "./ui.js";
 import { openWatch } from "./watch.js";
 
 /** The page and its argument from the address: "#/watch/ID" -> ["watch", "ID", …]. */
@@ -40,6 +40,20 @@ class App {
     this.conn.addEventListener("welcome", (e) => this.welcome(e));
     this.conn.addEventListener("push", (e) => this.push(e.detail));
     window.addEventListener("hashchange", () => this.route());
+    // Back on the page (another tab, another window, a phone woken up): the daily list may be
+    // stale (a game started on another device), so it asks the server again.
+    const again = () => { if (document.visibilityState === "visible") this.refreshDaily(); };
+    document.addEventListener("visibilitychange", again);
+    window.addEventListener("focus", again);
+  }
+
+  /** The daily list (or the calendar) again, when it is the screen shown: what another
+   * device did meanwhile shows (one refresh at a time). */
+  refreshDaily() {
+    if (!this.conn.online || !this.screen || this.refreshing) return;
+    const again = this.screen.daily ? this.openDaily({ refresh: true })
+      : this.screen instanceof CalendarScreen ? this.screen.load() : null;
+    if (again) this.refreshing = again.catch(() => {}).finally(() => { this.refreshing = null; });
   }
 
   start() {
@@ -168,6 +182,7 @@ class App {
   async route() {
     if (!this.conn.online) return;
     this.routed = location.hash;
+    closeDialogs(); // a dialog (a game's result, its rules) belongs to the page it opened on
     const [page, arg, arg2] = hashParts();
     const section = { game: "daily", play: "daily", watch: "races", replay: "history" }[page] || page || "daily";
     for (const a of document.querySelectorAll("[data-nav]")) {
@@ -175,7 +190,7 @@ class App {
     }
     try {
       if (page === "game" && arg) return await this.openGame(arg);
-      if (page === "play" && arg) return await this.startDaily(arg);
+      if (page === "play" && arg) return await this.startDaily(arg, arg2);
       if (page === "race" && arg) return await this.openRaceById(arg);
       if (page === "race") return this.openRace();
       if (page === "player" && arg) return await openProfile(this, arg);
@@ -183,7 +198,7 @@ class App {
       if (page === "replay" && arg) return await openReplay(this, arg, arg2);
       if (page === "races") return await this.openScreen(new RacesScreen(this));
       if (page === "watch" && arg) return await openWatch(this, arg);
-      if (page === "boards") return await this.openBoards(arg);
+      if (page === "boards") return await this.openBoards(arg, arg2);
       if (page === "rules") return await this.openRules(arg);
       if (page === "settings") return this.show(settingsPanel(), { load: async () => {} });
       if (page === "free") return await this.openScreen(new FreePlayScreen(this));
@@ -210,10 +225,12 @@ class App {
     await screen.load();
   }
 
-  async startDaily(variant) {
-    const g = await this.conn.request({ type: "daily.start", variant });
+  /** `#/play/VARIANT` (the daily game) or `#/play/VARIANT/TIER` (protocol 8: a tier of today). */
+  async startDaily(variant, tier) {
+    const other = tier && tier !== DAILY_TIER;
+    const g = await this.conn.request({ type: "daily.start", variant, ...(other ? { tier } : {}) });
     if (g.date !== this.conn.dailyDate) [this.conn.dailyDate, this.conn.daily] = [g.date, new Map()];
-    this.conn.daily.set(variant, g.game_id);
+    if (!other) this.conn.daily.set(variant, g.game_id);
     location.replace(`#/game/${encodeURIComponent(g.game_id)}`);
   }
 
@@ -258,8 +275,8 @@ class App {
     await screen.load();
   }
 
-  async openBoards(variant) {
-    const b = new BoardsScreen(this, variant);
+  async openBoards(variant, tier) {
+    const b = new BoardsScreen(this, variant, tier);
     this.show(b.node, b);
     await b.load();
   }
@@ -292,8 +309,34 @@ class App {
     await dialog(rules[variant].title, rulesSummary(rules[variant]));
   }
 
-  /** The day's deals with this player's status on each. */
-  async openDaily() {
+  /** Today's tiers of every variant with this player's state in each (protocol 8): the
+   * `welcome.tiers` just received, else today's row of `calendar.get` (fresh: a game started
+   * on another device shows). A map variant -> tier -> {state, catchup, par?, game_id?}. */
+  async todayTiers() {
+    const conn = this.conn, byVariant = new Map();
+    let cells;
+    if (conn.tiersFresh && conn.tiers) {
+      cells = conn.tiers;
+    } else {
+      const cal = await conn.request({ type: "calendar.get" });
+      const day = cal.days.find((d) => d.date === cal.today);
+      cells = day ? day.variants.flatMap((v) => v.tiers.map((t) => ({ ...t, variant: v.variant }))) : [];
+      // Pars are in `welcome.tiers` only: keep those of today.
+      const pars = new Map((conn.tiers || []).map((t) => [`${t.variant}/${t.tier}`, t.par]));
+      for (const c of cells) if (c.par == null && pars.get(`${c.variant}/${c.tier}`) != null) c.par = pars.get(`${c.variant}/${c.tier}`);
+    }
+    conn.tiersFresh = false;
+    for (const c of cells) {
+      if (!byVariant.has(c.variant)) byVariant.set(c.variant, new Map());
+      byVariant.get(c.variant).set(c.tier, c);
+    }
+    return byVariant;
+  }
+
+  /** The day's deals with this player's status on each: the daily game (the medium tier)
+   * and every tier of each variant (protocol 8). `refresh`: asked again on the same screen
+   * (the page came back into view), drawn only once the answers are in. */
+  async openDaily({ refresh = false } = {}) {
     const at = location.hash;
     await this.rulesDoc().catch(() => null);
     // A screen asked for while the rules were loading stays: this list would cover it.
@@ -301,23 +344,42 @@ class App {
     const conn = this.conn, date = conn.today();
     // Today's games are the ones the server named (`welcome.daily`, `daily.start`); ids are
     // opaque here. After midnight (UTC) they are yesterday's: a reconnect brings today's.
-    const ids = date === conn.dailyDate ? conn.daily : new Map();
+    if (date !== conn.dailyDate) [conn.dailyDate, conn.daily] = [date, new Map()];
+    const ids = conn.daily;
     const list = el("ul.deals");
     const node = el("section.daily", {},
       el("h1", {}, "Today's deals ", el("small", {}, date)),
-      el("p.muted", {}, "One ranked attempt per game each day; everyone plays the same deal. New deals at 00:00 UTC."),
+      el("p.muted", { "data-intro": "" }, "Every game has four tiers each day: easy, medium, hard and expert, each its own deal with one ranked attempt and its own leaderboard; everyone plays the same deals. ",
+        el("strong", {}, "Medium is the daily"), " (the game of the day). Tiers of past days are on the ",
+        el("a", { href: "#/calendar" }, "Calendar"), ". New deals at 00:00 UTC."),
       list);
-    this.show(node, { load: () => this.openDaily() });
+    const screen = { daily: true, load: () => this.openDaily() };
+    if (!refresh) this.show(node, screen);
+    let tiers;
+    try {
+      tiers = await this.todayTiers();
+    } catch (e) {
+      tiers = e; // the daily games are still listed; the tiers say why they are missing
+    }
     const rows = await Promise.all(conn.variants.map(async (v) => {
-      const gameId = ids.get(v);
-      if (!gameId) return [v, null];
+      const daily = tiers instanceof Map && tiers.get(v) && tiers.get(v).get(DAILY_TIER);
+      let gameId = ids.get(v);
       try {
+        if (!gameId && daily && ["playing", "won", "lost"].includes(daily.state)) {
+          // Started elsewhere (another device): `daily.start` answers the game as it is.
+          const g = await conn.request({ type: "daily.start", variant: v });
+          if (g.date === conn.dailyDate) ids.set(v, g.game_id);
+          return [v, g];
+        }
+        if (!gameId) return [v, null];
         return [v, await conn.request({ type: "game.get", game_id: gameId })];
       } catch (e) {
         if (e.code === "not_found") return [v, null];
         return [v, e];
       }
     }));
+    if (location.hash !== at) return;
+    if (refresh && (!this.screen || !this.screen.daily)) return; // another screen meanwhile
     for (const [v, g] of rows) {
       let status, action, href;
       if (g === null) {
@@ -338,14 +400,48 @@ class App {
       }
       const state = g === null ? "new" : g instanceof Error ? "error" : g.finished ? "done" : "playing";
       list.append(el("li.deal", { "data-variant": v, "data-state": state },
-        el("div", {}, el("h2", {}, title(v)), el("p.muted.goal", {}, variantInfo(v).goal), el("p.muted", {}, status)),
+        el("div", {}, el("h2", {}, title(v)), el("p.muted.goal", {}, variantInfo(v).goal),
+          el("p.muted", {}, el("span.sr-only", {}, "The daily: "), status),
+          this.tierList(v, tiers, href)),
         el("div.actions", {},
           el("a.button" + (state === "done" ? "" : ".primary"), { href }, action),
           el("a.button", { href: `#/boards/${v}` }, "Leaderboard"),
           el("a.button", { href: `#/rules/${v}` }, "Rules"))));
     }
+    if (refresh) {
+      // Drawn again under the reader: the link that had the focus keeps it.
+      const had = this.main.contains(document.activeElement) && document.activeElement.getAttribute("href");
+      this.main.replaceChildren(node);
+      const again = had && [...node.querySelectorAll("a[href]")].find((a) => a.getAttribute("href") === had);
+      if (again) again.focus();
+    }
+  }
+
+  /** A variant's four tiers of today: each with the player's state, as a link to play it
+   * (`#/play/VARIANT/TIER`) while it can be started or resumed; the daily's to `dailyHref`. */
+  tierList(v, tiers, dailyHref) {
+    if (!(tiers instanceof Map)) return el("p.error", {}, `Tiers: ${describe(tiers)}`);
+    const mine = tiers.get(v);
+    if (!mine) return null;
+    const items = [...mine.values()].map((c) => {
+      const word = DAY_STATE[c.state] || c.state;
+      const label = [tierName(c.tier), el("small", { "data-tier-state": "" }, ` · ${word}`)];
+      const attrs = { "data-tier": c.tier, "data-state": c.state };
+      const href = c.tier === DAILY_TIER ? dailyHref : `#/play/${v}/${c.tier}`;
+      const open = ["not_played", "playing", "won", "lost"].includes(c.state);
+      return el("li", attrs, open
+        ? el("a.tier", { href, "aria-label": `${title(v)} ${tierName(c.tier)}: ${word}` }, ...label)
+        : el("span.tier", {}, ...label));
+    });
+    return el("ul.daytiers", { "aria-label": `${title(v)} tiers today` }, ...items);
   }
 }
+
+/** A day tier's state in words (the server's `state`, docs/protocol.md §15). */
+const DAY_STATE = {
+  not_played: "not started", playing: "playing", won: "won", lost: "lost",
+  absent: "no deal today", pending: "being prepared: try again in a minute", upcoming: "to come",
+};
 
 initSettings();
 const app = new App();

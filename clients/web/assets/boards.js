@@ -1,17 +1,18 @@
-// Leaderboards: the daily board of each variant (top with paging, around me, my rank, par)
-// and the race boards (rating, wins today).
+// Leaderboards: the daily board of each variant and tier (top with paging, around me, my
+// rank, par; `#/boards/VARIANT/TIER`, protocol 8 `tier`) and the race boards (rating, wins today).
 
 import { playerLink } from "./links.js";
 import { describe } from "./net.js";
-import { clock, el, scoring, title } from "./ui.js";
+import { clock, DAILY_TIER, el, scoring, tierName, TIERS, title } from "./ui.js";
 
 const PAGE = 20;
 
 export class BoardsScreen {
-  constructor(app, variant) {
+  constructor(app, variant, tier) {
     this.app = app;
     this.conn = app.conn;
     this.variant = variant || app.conn.variants[0];
+    this.tier = TIERS.includes(tier) ? tier : DAILY_TIER;
     this.kind = "daily";
     this.offset = 0;
     this.mode = "top";
@@ -25,8 +26,12 @@ export class BoardsScreen {
       [["daily", "Daily"], ["rating", "Race rating"], ["wins", "Race wins today"]].map(([k, label]) =>
         el("button", { role: "tab", "aria-selected": String(k === this.kind), "data-board": k,
           onclick: () => { this.kind = k; this.offset = 0; this.mode = "top"; this.load(); } }, label)));
+    // The day's tiers each have their board (protocol 8); medium is the daily game's.
+    const tiers = this.kind === "daily" ? el("select", { "aria-label": "Tier", "data-tier-choice": "",
+      onchange: (e) => { this.tier = e.target.value; this.offset = 0; this.mode = "top"; this.load(); } },
+    TIERS.map((t) => el("option", { value: t, selected: t === this.tier }, tierName(t)))) : null;
     const body = el("div.boardbody", {}, el("p.muted", {}, "Loading…"));
-    this.node.replaceChildren(el("h1", {}, "Leaderboards"), el("div.controls", {}, variants, kinds), body);
+    this.node.replaceChildren(el("h1", {}, "Leaderboards"), el("div.controls", {}, variants, tiers, kinds), body);
     try {
       body.replaceChildren(...(this.kind === "daily" ? await this.daily() : await this.races()));
     } catch (e) {
@@ -47,22 +52,24 @@ export class BoardsScreen {
 
   async daily() {
     const v = this.variant;
+    const tier = this.tier !== DAILY_TIER ? { tier: this.tier } : {};
     const page = this.mode === "top"
-      ? await this.conn.request({ type: "leaderboard.top", variant: v, offset: this.offset, limit: PAGE })
-      : await this.conn.request({ type: "leaderboard.around", variant: v, k: 5 });
-    const rank = await this.conn.request({ type: "leaderboard.rank", variant: v });
+      ? await this.conn.request({ type: "leaderboard.top", variant: v, offset: this.offset, limit: PAGE, ...tier })
+      : await this.conn.request({ type: "leaderboard.around", variant: v, k: 5, ...tier });
+    const rank = await this.conn.request({ type: "leaderboard.rank", variant: v, ...tier });
     const pts = scoring(v);
     const mine = rank.entry
       ? `Your rank: #${rank.entry.rank} of ${rank.total}`
       : "You have no result on this board today.";
-    const table = el("table.ranking", { "aria-label": `${title(v)} daily leaderboard` },
+    const board = this.tier === DAILY_TIER ? "daily" : this.tier;
+    const table = el("table.ranking", { "aria-label": `${title(v)} ${board} leaderboard` },
       el("thead", {}, el("tr", {}, ["#", "Player", "Result", pts ? "Score" : "Cleared", "Time", "Moves", "Hints"].map((h) => el("th", {}, h)))),
       el("tbody", {}, page.entries.map((e) => el(`tr${e.me ? ".me" : ""}`, {},
         el("td", {}, String(e.rank)), el("td", {}, playerLink(e.name)), el("td", {}, e.won ? "won" : "—"),
         el("td", {}, String(pts ? e.score : e.cleared)), el("td", {}, clock(e.time_ms)),
         el("td", {}, String(e.moves)), el("td", {}, String(e.hints || 0))))));
     return [
-      el("p.summary", {}, `${title(v)} · ${page.date}`, page.par != null ? ` · par ${page.par}${pts ? " points" : " moves"}` : ""),
+      el("p.summary", { "data-board-tier": this.tier }, `${title(v)} · ${page.date} · ${tierName(this.tier)}`, page.par != null ? ` · par ${page.par}${pts ? " points" : " moves"}` : ""),
       el("p.myrank", { "data-myrank": "" }, mine),
       table, this.paging(page.total, page.entries.length),
     ];

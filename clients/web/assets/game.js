@@ -8,7 +8,7 @@
 
 import { applyChanges, Board, reducedMotion } from "./board.js";
 import { describe, HELD_FOR_REVIEW, ServerError } from "./net.js";
-import { clock, dialog, el, mayFinish, points, scoring, title, toast, variantInfo } from "./ui.js";
+import { clock, DAILY_TIER, dialog, el, gameLabel, mayFinish, points, scoring, title, toast, variantInfo } from "./ui.js";
 
 const AUTO_KEY = "solitaire.autoMoves";
 /** Whether the player lets the page play the server's safe foundation moves (a setting). */
@@ -138,7 +138,8 @@ export class GameScreen {
     if (info.stock) keys.push(`D ${info.stock}`);
     this.body.replaceChildren(
       el("div.gamebar", {},
-        el("h1", {}, title(v.variant), this.game.date && !this.race ? el("small", {}, ` ${this.game.date}`) : null),
+        el("h1", {}, title(v.variant), this.game.date && !this.race && !this.game.free
+          ? el("small", { "data-game-label": "" }, ` ${gameLabel(this.game)}`) : null),
         this.clockNode, stats, actions),
       this.status,
       el("div.layout", {}, el("div.boardcol", {}, this.board.node, el("p.keys", {}, keys.join(", "))), aside));
@@ -361,8 +362,11 @@ export class GameScreen {
     this.resultShown = true;
     const r = this.result, v = this.view;
     let rank = r.rank, total = null;
-    if (!this.game.free) try { // a free game (protocol 7) is on no board
-      const mine = await this.conn.request({ type: "leaderboard.rank", variant: v.variant, date: this.game.date });
+    const g = this.game, tier = g.tier || DAILY_TIER;
+    // A free game (protocol 7) and a catch-up game (protocol 8) are on no board; a tier
+    // game is on its tier's board.
+    if (!g.free && !g.catchup) try {
+      const mine = await this.conn.request({ type: "leaderboard.rank", variant: v.variant, date: g.date, ...(tier !== DAILY_TIER ? { tier } : {}) });
       if (mine.entry) rank = mine.entry.rank;
       total = mine.total;
     } catch (e) { /* the rank is a bonus; the result stands */ }
@@ -370,21 +374,28 @@ export class GameScreen {
     const amount = scoring(v.variant) ? points(r.score) : `${r.cleared}/${variantInfo(v.variant).clear} cleared`;
     const par = this.game.par != null ? ` (par ${this.game.par})` : "";
     const share = [
-      this.game.free ? `Solitaire free play · ${title(v.variant)}` : `Solitaire daily ${this.game.date} · ${title(v.variant)}`,
+      g.free ? `Solitaire free play · ${title(v.variant)}`
+        : `Solitaire ${tier === DAILY_TIER && !g.catchup ? "daily" : `${tier}${g.catchup ? " catch-up" : ""}`} ${g.date} · ${title(v.variant)}`,
       `${r.won ? "Won" : headline} · ${amount} · ${clock(r.time_ms)} · ${r.moves} moves${scoring(v.variant) ? "" : par}` +
         `${scoring(v.variant) ? par : ""}${r.hints ? ` · ${r.hints} hint${r.hints > 1 ? "s" : ""}` : ""}`,
       rank ? `Rank #${rank}${total ? ` of ${total}` : ""}` : null,
     ].filter(Boolean).join("\n");
     const text = el("textarea.share", { readonly: true, rows: 3, "aria-label": "Shareable summary" });
     text.value = share;
+    // Crowns (protocol 8): a tier won with a hint earns none (docs/protocol.md §15): say so here.
+    const crowns = !g.free && r.won && r.hints
+      ? el("p.nocrowns", { "data-result": "crowns" }, "Won with hints: no crowns. A tier earns its crowns only when won without a hint.")
+      : null;
     const body = el("div.result", {},
+      g.free ? null : el("p.gamelabel", { "data-result": "label" }, `${title(v.variant)} · ${gameLabel(g)}`),
+      crowns,
       el("dl", {},
         el("dt", {}, scoring(v.variant) ? "Score" : "Cleared"), el("dd", { "data-result": "points" }, amount),
         el("dt", {}, "Time"), el("dd", { "data-result": "time" }, clock(r.time_ms)),
         el("dt", {}, "Moves"), el("dd", {}, String(r.moves)),
         el("dt", {}, "Hints"), el("dd", {}, String(r.hints || 0)),
         el("dt", {}, "Rank"), el("dd", { "data-result": "rank" },
-          r.status === "flagged" ? HELD_FOR_REVIEW : rank ? `#${rank}${total ? ` of ${total}` : ""}` : "—"),
+          r.status === "flagged" ? HELD_FOR_REVIEW : g.catchup ? "catch-up: on no board" : rank ? `#${rank}${total ? ` of ${total}` : ""}` : "—"),
         el("dt", {}, "Par"), el("dd", {}, this.game.par != null ? String(this.game.par) : "—")),
       text,
       el("button", {
@@ -398,7 +409,7 @@ export class GameScreen {
       { label: "Leaderboard", value: "boards" },
       { label: "Daily deals", value: "daily", primary: true },
     ]);
-    if (next === "boards") location.hash = `#/boards/${v.variant}`;
+    if (next === "boards") location.hash = `#/boards/${v.variant}${tier !== DAILY_TIER && !g.catchup ? `/${tier}` : ""}`;
     else if (next === "daily") location.hash = "#/daily";
   }
 }

@@ -157,6 +157,10 @@ export class Connection extends EventTarget {
     // The daily game of each variant is its medium tier; the other tiers are on the calendar.
     const daily = (w.daily || []).filter((d) => !d.tier || d.tier === "medium");
     this.daily = new Map(daily.map((d) => [d.variant, d.game_id]));
+    // Today's tiers of every variant with this player's state (protocol 8 `welcome.tiers`):
+    // the daily list's first drawing uses them; later ones ask `calendar.get` (app.js).
+    this.tiers = w.tiers || null;
+    this.tiersFresh = !!w.tiers;
     this.offset = w.server_time - Date.now();
     this.online = true;
     this.everOnline = true;

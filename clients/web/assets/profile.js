@@ -61,7 +61,9 @@ export class ProfileScreen {
         el("tbody", {}, months.map((m) => el("tr", { "data-month": m.month },
           el("th", { scope: "row" }, m.month), el("td", {}, String(m.crowns)),
           el("td", { "data-badge": m.badge || "" }, badge(m.badge)))))))
-        : el("p.muted", {}, "No crowns yet: win a tier of the daily challenge (see the Calendar)."));
+        : el("p.muted", {}, "No crowns yet: win a tier of the daily challenge without a hint (see the Calendar)."),
+      // Said where crowns are counted: a win with hints is a win, but earns none (protocol 8).
+      el("p.muted", { "data-crowns-rule": "" }, "Crowns: easy 1, medium 2, hard 3, expert 4 for a tier won without hints; a tier won with hints earns no crowns."));
   }
 
   daily(p) {

@@ -221,7 +221,13 @@ export class RaceScreen {
     // A racer whose game ended without a win stopped somewhere: say where, not "finished".
     const info = variantInfo(r.variant);
     const reached = (x) => pts ? `${x.score} pts` : `${x.cleared}/${info.clear}`;
-    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? `stuck at ${reached(x)}`
+    // Race events say `stuck` for any game over without a win, a resignation too: only this
+    // player's own result tells them apart (`resigned`), so another racer's is "ended".
+    const mine = this.game && this.game.result;
+    const over = (x) => x.player_id !== this.conn.player.id ? `ended at ${reached(x)}`
+      : mine && !mine.over ? `stopped at ${reached(x)}` : `stuck at ${reached(x)}`;
+    const resigned = (x) => x.player_id === this.conn.player.id && mine && mine.resigned;
+    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : resigned(x) ? `resigned at ${reached(x)}` : x.stuck ? over(x)
       : x.finished ? `stopped at ${reached(x)}` : !x.connected ? "disconnected" : done ? "" : r.status === "countdown" ? "ready" : "playing";
     return el("table.standings", { "aria-label": "Racers" },
       el("thead", {}, el("tr", {}, (done ? ["#"] : []).concat(["Racer", pts ? "Score" : "Cleared", "Moves"], done ? ["Rating"] : []).map((h) => el("th", {}, h)))),

@@ -49,7 +49,8 @@ export function signed(n) {
 export function dialog(title, content, buttons = [{ label: "Close", value: null }]) {
   return new Promise((resolve) => {
     const d = el("dialog.dialog", { "aria-label": title });
-    const close = (v) => { d.close(); d.remove(); resolve(v); };
+    const close = (v) => { if (d.open) d.close(); d.remove(); resolve(v); };
+    d.addEventListener("dismiss", () => close(null)); // closeDialogs(): the page changed
     d.append(el("h2", {}, title), content,
       el("div.actions", {}, buttons.map((b) =>
         el(`button${b.primary ? ".primary" : ""}`, { onclick: () => close(b.value) }, b.label))));
@@ -57,6 +58,31 @@ export function dialog(title, content, buttons = [{ label: "Close", value: null 
     document.body.append(d);
     d.showModal();
   });
+}
+
+/** Close every open dialog as if cancelled (a route change: a dialog of the page left behind
+ * must not stay modal over the next one). */
+export function closeDialogs() {
+  for (const d of document.querySelectorAll("dialog.dialog")) d.dispatchEvent(new Event("dismiss"));
+}
+
+/** The four tiers of a day, easiest first (protocol 8); `medium` is the daily game. */
+export const TIERS = ["easy", "medium", "hard", "expert"];
+export const DAILY_TIER = "medium";
+
+/** "Easy", "Medium (the daily)". */
+export function tierName(tier) {
+  const name = tier.charAt(0).toUpperCase() + tier.slice(1);
+  return tier === DAILY_TIER ? `${name} (the daily)` : name;
+}
+
+/** What a game is, for its header and result: "hard · 2030-06-15", "daily · 2030-06-15",
+ * "easy · catch-up of 2030-06-03" (the server's `tier`, `catchup` and `date`). */
+export function gameLabel(game) {
+  if (!game.date) return "";
+  if (game.catchup) return `${game.tier || DAILY_TIER} · catch-up of ${game.date}`;
+  if (!game.tier || game.tier === DAILY_TIER) return `daily (medium) · ${game.date}`;
+  return `${game.tier} · ${game.date}`;
 }
 
 /** The variant descriptors of `welcome.variant_info` (protocol 6) by id: the server's word on

@@ -188,7 +188,9 @@ export class WatchScreen {
     const done = r.status === "finished";
     const racers = [...r.racers];
     if (done) racers.sort((a, b) => (a.place || 99) - (b.place || 99));
-    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? "stuck" : x.finished ? "finished" : "";
+    // `stuck` is any game over without a win, a resignation too (race events do not tell
+    // them apart): "ended", never a guess.
+    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? "ended" : x.finished ? "finished" : "";
     this.standingsNode.replaceChildren(el("table.standings", { "aria-label": "Racers" },
       el("thead", {}, el("tr", {}, (done ? ["#"] : []).concat(["Racer", scoring(r.variant) ? "Score" : "Cleared", "Moves"], done ? ["Rating"] : [])
         .map((h) => el("th", { scope: "col" }, h)))),

@@ -6,9 +6,8 @@ profiles and histories by name, race boards, and the per-address rate limit."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,73 +21,13 @@ from engine import full_state, new_game
 from server.races import spectate
 from server.redis import keys
 from tests.support.apiclient import ApiClient, schema_validate
+from tests.support.apistream import stream, strings
 from tests.support.app import App, serve
 from tests.support.races import race_config, start_race
 from tests.support.wsclient import Client
 
 V5 = (1, 2, 3, 4, 5)
 VARIANT = "triple-triangle"  # a stock and face-down cards: plenty a spectator must not see
-
-
-def strings(value: Any) -> set[str]:
-    if isinstance(value, dict):
-        return {s for v in value.values() for s in strings(v)}
-    if isinstance(value, list):
-        return {s for v in value for s in strings(v)}
-    return {value} if isinstance(value, str) else set()
-
-
-class Stream:
-    """An open API stream, read line by line in the background."""
-
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
-        self.response = response
-        self.lines: list[dict[str, Any]] = []
-        self.raw = bytearray()
-        self.closed = asyncio.Event()
-        self._task = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        try:
-            async for raw in self.response.content:
-                self.raw += raw
-                if raw.strip():
-                    self.lines.append(json.loads(raw))
-        finally:
-            self.closed.set()
-
-    async def until(
-        self, test: Callable[[dict[str, Any]], bool], timeout: float = 10.0
-    ) -> dict[str, Any]:
-        async def wait() -> dict[str, Any]:
-            seen = 0
-            while True:
-                for line in self.lines[seen:]:
-                    if test(line):
-                        return line
-                seen = len(self.lines)
-                if self.closed.is_set():
-                    raise AssertionError(f"stream ended: {self.lines[-3:]}")
-                await asyncio.sleep(0.02)
-
-        return await asyncio.wait_for(wait(), timeout)
-
-    async def aclose(self) -> None:
-        self.response.close()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
-            await self._task
-
-
-@contextlib.asynccontextmanager
-async def stream(session: aiohttp.ClientSession, url: str) -> AsyncIterator[Stream]:
-    response = await session.get(url, timeout=aiohttp.ClientTimeout(total=None))
-    assert response.status == 200, await response.text()
-    s = Stream(response)
-    try:
-        yield s
-    finally:
-        await s.aclose()
 
 
 async def room(app: App, *clients: Client) -> str:
@@ -156,7 +95,7 @@ async def test_a_race_stream_hides_what_a_racer_has_not_seen_then_the_race_is_pu
         for c, gid in ((cheat, gid_c), (rival, gid_r)):
             assert (await c.request("resign", game_id=gid))["type"] == "finished"
         await events.until(lambda m: m["type"] == "race.event" and m["event"]["kind"] == "finished")
-        await asyncio.wait_for(events.closed.wait(), 10)  # the stream ends with the race
+        await events.ended()  # the stream ends with the race
 
     done = await api.get(f"/api/v1/races/{race_id}")
     body = done.json()

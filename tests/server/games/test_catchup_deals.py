@@ -26,7 +26,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from engine import from_view, new_game
+from engine import VARIANT_IDS, from_view, new_game
 from engine.difficulty import rate
 from engine.solvers import solve
 from engine.views import json_map
@@ -47,6 +47,7 @@ from server.redis import keys
 from server.runtime.clock import ManualClock
 from tests.support.apiclient import ApiClient
 from tests.support.app import App, serve, unthrottled_config
+from tests.support.procs import ServerProcess, pinned_day
 from tests.support.tierplay import start_tier, win_by_solver
 from tests.support.wsclient import Client
 
@@ -353,3 +354,80 @@ async def test_a_catch_up_solver_line_at_speed_is_held_against_its_own_par(
         assert reply["finished"] and reply["result"]["won"] and reply["result"]["catchup"]
         assert reply["result"]["status"] == "flagged", reply["result"]
         assert (await bot.request("calendar.get"))["crowns"] == 0
+
+
+async def _month_closed_everywhere(redis_client: redis.asyncio.Redis, date: dt.date) -> None:
+    """Until every variant of ``date`` has its closed marker (a process's sweep wrote it)."""
+    async with asyncio.timeout(30):
+        while not all([await redis_client.exists(keys.daily_closed(v, date)) for v in VARIANT_IDS]):
+            await asyncio.sleep(0.05)
+
+
+async def test_a_process_whose_clock_lags_takes_no_catch_up_move_after_the_seeds_are_out(
+    redis_url: str, certified: DayTiers, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Two server processes on one Redis, one's clock 3 minutes behind the other's. The
+    process ahead passes the month's end and closes its last day; the lagging one still
+    takes catch-up moves of that month (by its clock the month goes on). The seeds must not
+    be out then: they wait `--month-close-grace-ms` (5 min) past the month's end, by which
+    time the lagging process's clock has passed the month's end too and refuses the move
+    (`day_over`) and the start. Before, the process ahead published at once."""
+    lag_ms, grace_ms = 3 * 60_000, 300_000
+    month_end = day_start_ms(JULY_1)
+    secret = SECRET.decode()
+
+    def pair(ahead_ms: int) -> tuple[ServerProcess, ServerProcess]:
+        ahead = ServerProcess(
+            tmp_path / "ahead", pinned_day(_utc(ahead_ms), secret), redis_url=redis_url
+        )
+        behind = ServerProcess(
+            tmp_path / "behind", pinned_day(_utc(ahead_ms - lag_ms), secret), redis_url=redis_url
+        )
+        return ahead, behind
+
+    ahead, behind = pair(month_end + 60_000)  # 00:01 ahead, 23:58 of June 30 behind
+    with ahead, behind:
+        c = await Client.connect(behind.url)
+        await c.hello(name="lagger", versions=V8)
+        await redis_client.hset(keys.player(c.player_id), "created_at_ms", at(JUNE_1, 0))
+        await c.close()
+        lagger = await Client.connect(behind.url)
+        await lagger.hello(token=c.token, versions=V8)
+        g = await start(lagger, "easy", JUNE_1)
+        assert g["catchup"] is True, g
+        move = str(next(iter(from_view(g["view"]).legal_moves())))
+        moved = await lagger.request("move", game_id=g["game_id"], move=move, expected_seq=0)
+        assert moved["type"] == "moved", "by the lagging clock June goes on"
+        await _month_closed_everywhere(redis_client, JUNE_30)  # the process ahead closed it
+        async with aiohttp.ClientSession() as http:
+            api = ApiClient(f"http://127.0.0.1:{ahead.port}", http)
+            answer = (await api.get("/api/v1/days/2030-06-01/tiers")).json()
+            assert {t["catchup_seed"] for v in answer["variants"] for t in v["tiers"]} == {None}, (
+                "published while a process within the tolerated skew still takes moves"
+            )
+        await lagger.close()
+
+    ahead, behind = pair(month_end + grace_ms + 30_000)  # the grace over by the clock ahead
+    with ahead, behind:
+        async with aiohttp.ClientSession() as http:
+            api = ApiClient(f"http://127.0.0.1:{ahead.port}", http)
+            answer = (await api.get("/api/v1/days/2030-06-01/tiers")).json()
+        tiers = next(v for v in answer["variants"] if v["variant"] == VARIANT)["tiers"]
+        assert {t["tier"]: t["catchup_seed"] for t in tiers} == {
+            t: certified.deals[t].seed for t in TIERS
+        }
+        lagger = await Client.connect(behind.url)
+        await lagger.hello(token=c.token, versions=V8)
+        late = await lagger.request("move", game_id=g["game_id"], move=move, expected_seq=1)
+        assert (late["type"], late["code"]) == ("error", "day_over"), late
+        again = await lagger.request(
+            "daily.start", variant=VARIANT, tier="medium", date=JUNE_1.isoformat()
+        )
+        assert (again["type"], again["code"]) == ("error", "bad_request"), again
+        stood = await lagger.request("game.get", game_id=g["game_id"])
+        assert stood["seq"] == 1, stood  # the move of June, nothing after
+        await lagger.close()
+
+
+def _utc(ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)

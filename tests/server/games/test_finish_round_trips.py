@@ -32,13 +32,11 @@ class Counted:
     def __init__(self, app: App) -> None:
         store = app.services.store
         self.trips: list[list[str]] = []
-        write: Callable[[list[tuple[Command, Any]]], Awaitable[None]] = store.batch._write
         execute: Callable[..., Awaitable[Any]] = store._r.execute_command
         finish = store.finish
 
-        async def counted_write(batch: list[tuple[Command, Any]]) -> None:
-            self.trips.append([c.key for c, _ in batch])
-            await write(batch)
+        def counted_batch(batch: list[Command]) -> None:
+            self.trips.append([c.key for c in batch])
 
         async def counted_execute(*args: Any, **kwargs: Any) -> Any:
             self.trips.append([str(args[1]) if len(args) > 1 else ""])
@@ -51,7 +49,7 @@ class Counted:
             finally:
                 self.trips.append(["</finish>"])
 
-        store.batch._write = counted_write  # type: ignore[method-assign]
+        store.batch.observe = counted_batch
         store._r.execute_command = counted_execute  # type: ignore[method-assign]
         store.finish = counted_finish  # type: ignore[method-assign]
 
@@ -148,13 +146,7 @@ async def test_a_won_daily_finish_takes_two_round_trips_crowns_included(
         (await store.start_daily("spider", D, "p1", 1, T0)).game_id, WON, "A", T0 + 5, None, 0
     )
     trips: list[list[str]] = []
-    write: Callable[[list[tuple[Command, Any]]], Awaitable[None]] = store.batch._write
-
-    async def counted_write(batch: list[tuple[Command, Any]]) -> None:
-        trips.append([c.key for c, _ in batch])
-        await write(batch)
-
-    store.batch._write = counted_write  # type: ignore[method-assign]
+    store.batch.observe = lambda batch: trips.append([c.key for c in batch])
     played = PlayedLog(["a"], [4_000], T0 + 4_000)
     record, entry = await store.finish(gid, WON, "A", T0 + 90_000, "b", 1, played=played)
     assert len(trips) == 2, trips

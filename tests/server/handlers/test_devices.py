@@ -5,57 +5,30 @@ Real server, real Redis, real WebSockets; the attacker uses only the documented 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from pathlib import Path
-from typing import Any
 
 import redis.asyncio
 import websockets
 
+from engine import from_view
 from server.players.devices import DEFAULT_TRUST_MS
 from server.players.registry import hash_token
 from server.redis import keys
-from tests.support.app import App, serve, unthrottled_config
+from tests.support.app import serve, unthrottled_config
+from tests.support.devices import (
+    V9,
+    closed_with,
+    code_of,
+    device_of,
+    redeem_on,
+    signed_in,
+    token_works,
+    try_redeem,
+)
+from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
-
-V9 = (7, 8, 9)
-
-
-async def owner_of(app: App, name: str) -> Client:
-    c = await Client.connect(app.url)
-    await c.hello(name=name, versions=V9)
-    return c
-
-
-async def redeem_on(app: App, code: str, versions: tuple[int, ...] = V9, **more: Any) -> Client:
-    """A new connection signed in with ``code`` (asserts it worked)."""
-    c = await Client.connect(app.url)
-    welcome = await c.request("signin.redeem", versions=list(versions), code=code, **more)
-    assert welcome["type"] == "welcome", welcome
-    c.player_id, c.token = welcome["player_id"], welcome["token"]
-    return c
-
-
-async def try_redeem(app: App, code: str, **more: Any) -> dict[str, Any]:
-    c = await Client.connect(app.url)
-    try:
-        return await c.request("signin.redeem", versions=list(V9), code=code, **more)
-    finally:
-        await c.close()
-
-
-async def closed_with(c: Client, timeout: float = 5.0) -> tuple[int, str]:
-    await asyncio.wait_for(c.ws.wait_closed(), timeout)
-    assert c.ws.close_code is not None
-    return c.ws.close_code, c.ws.close_reason or ""
-
-
-async def token_works(app: App, token: str) -> bool:
-    c = await Client.connect(app.url)
-    try:
-        r = await c.request("hello", versions=list(V9), token=token)
-        return bool(r["type"] == "welcome")
-    finally:
-        await c.close()
 
 
 async def test_a_stolen_code_cannot_lock_the_owner_out(
@@ -64,9 +37,8 @@ async def test_a_stolen_code_cannot_lock_the_owner_out(
     """The attack of the review: a thief redeems the owner's code and revokes everything. Now
     the thief's device is on trial: no `token.revoke_all`, no signing older devices out."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev1")) as app:
-        owner = await owner_of(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, device="evil")
+        owner = await signed_in(app, "alice")
+        thief = await device_of(app, owner, device="evil")
 
         r = await thief.request("token.revoke_all")
         assert (r["type"], r["code"]) == ("error", "not_trusted_yet"), r
@@ -90,9 +62,8 @@ async def test_a_version_7_thief_gets_limit_reached_and_the_owner_stays(
 ) -> None:
     """An old client (versions 5..7) plays the same attack: refused with a code it knows."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev2")) as app:
-        owner = await owner_of(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, versions=(5, 6, 7))
+        owner = await signed_in(app, "alice")
+        thief = await device_of(app, owner, versions=(5, 6, 7))
         r = await thief.request("token.revoke_all")
         assert (r["type"], r["code"]) == ("error", "limit_reached"), r
         # Devices are version 9: unknown to this client.
@@ -107,10 +78,10 @@ async def test_the_owner_is_told_sees_and_revokes_the_new_device(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev3")) as app:
-        owner = await owner_of(app, "alice")
+        owner = await signed_in(app, "alice")
         old_client = await Client.connect(app.url)  # a version 8 session of the owner
         await old_client.hello(token=owner.token, versions=(8,))
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         app.clock.advance(1000)
         thief = await redeem_on(app, code, device="Firefox on Linux")
 
@@ -149,10 +120,10 @@ async def test_a_code_device_may_revoke_newer_devices_and_after_its_trial_everyt
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev4")) as app:
-        owner = await owner_of(app, "alice")
-        phone = await redeem_on(app, (await owner.request("signin.code"))["code"])
+        owner = await signed_in(app, "alice")
+        phone = await device_of(app, owner)
         app.clock.advance(1000)
-        tablet = await redeem_on(app, (await phone.request("signin.code"))["code"])
+        tablet = await device_of(app, phone)
         listed = await phone.request("devices")
         newer = listed["devices"][2]
         assert newer["how"] == "code" and newer["can_revoke"], listed
@@ -193,13 +164,13 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
         r = await try_redeem(app, "ZZZZ-ZZZZ")
         assert r["code"] == "limit_reached", r
 
-        owner = await owner_of(app, "pupil")
-        code = (await owner.request("signin.code"))["code"]
+        owner = await signed_in(app, "pupil")
+        code = await code_of(owner)
         r = await try_redeem(app, code)  # nameless: still blocked
         assert r["code"] == "limit_reached", r
         r = await try_redeem(app, code, name="nobody_here")  # no such account: the address's
         assert r["code"] == "limit_reached", r
-        wrong_account = await owner_of(app, "other")
+        wrong_account = await signed_in(app, "other")
         r = await try_redeem(app, code, name="other")  # the code is not other's
         assert r["code"] == "invalid_code", r
         await wrong_account.close()
@@ -207,7 +178,7 @@ async def test_a_named_redemption_works_behind_a_burnt_address(
         assert pupil.player_id == owner.player_id
 
         # The guesser turns to named guesses: five an hour for the account, then its code dies.
-        code = (await owner.request("signin.code"))["code"]
+        code = await code_of(owner)
         for _ in range(4):  # one try was the pupil's
             r = await try_redeem(app, "ZZZZ-ZZZZ", name="pupil")
             assert r["code"] == "invalid_code", r
@@ -227,8 +198,8 @@ async def test_name_and_device_need_version_9(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev6")) as app:
-        owner = await owner_of(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
+        owner = await signed_in(app, "alice")
+        code = await code_of(owner)
         c = await Client.connect(app.url)
         r = await c.request("signin.redeem", versions=[7, 8], code=code, name="alice")
         assert (r["type"], r["code"]) == ("error", "bad_request"), r
@@ -247,9 +218,8 @@ async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
     to T2 on the first, and hopes the zombie outlives the owner's `device.revoke`. A
     rotated-away token's sessions close (4001); a dead token's session gets no code."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev7")) as app:
-        owner = await owner_of(app, "alice")
-        code = (await owner.request("signin.code"))["code"]
-        thief = await redeem_on(app, code, device="phone")
+        owner = await signed_in(app, "alice")
+        thief = await device_of(app, owner, device="phone")
         zombie = await Client.connect(app.url)
         await zombie.hello(token=thief.token, versions=V9)
         rotated = await thief.request("token.rotate")
@@ -263,8 +233,7 @@ async def test_a_rotated_away_connection_dies_and_cannot_outlive_its_device(
         assert [d["how"] for d in after["devices"]] == ["original"], after
         assert await closed_with(thief, 3.0) == (4001, "token revoked")
         # The owner's live code is still the owner's: no zombie killed it.
-        code = (await owner.request("signin.code"))["code"]
-        phone = await redeem_on(app, code)
+        phone = await device_of(app, owner)
         assert phone.player_id == owner.player_id
         await phone.close()
         await owner.close()
@@ -276,9 +245,9 @@ async def test_a_session_whose_token_died_gets_no_sign_in_code(
     """Between the token's death and the sweep, a sensitive request checks the token itself:
     `signin.code` from a dead token is refused and leaves the owner's live code alone."""
     async with serve(unthrottled_config(redis_url, tmp_path, b"dev8")) as app:
-        owner = await owner_of(app, "alice")
-        thief = await redeem_on(app, (await owner.request("signin.code"))["code"])
-        live = (await owner.request("signin.code"))["code"]
+        owner = await signed_in(app, "alice")
+        thief = await device_of(app, owner)
+        live = await code_of(owner)
         # The thief's token dies in Redis without this process hearing of it (as when the
         # owner revokes on another process, before that process's sweep).
         await redis_client.hdel(keys.players_by_token(), hash_token(thief.token))
@@ -304,10 +273,10 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
         signin_attempts_per_account_hour=5,
     )
     async with serve(config) as app:
-        victim = await owner_of(app, "victim")
+        victim = await signed_in(app, "victim")
         old_client = await Client.connect(app.url)  # a version 8 session: no push for it
         await old_client.hello(token=victim.token, versions=(8,))
-        first = (await victim.request("signin.code"))["code"]
+        first = await code_of(victim)
         for _ in range(5):
             r = await try_redeem(app, "2222-2222", name="victim")
             assert r["code"] == "invalid_code", r
@@ -322,7 +291,7 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
 
         # Every further guess is refused and kills nothing: the victim's new code works
         # without the name (from the same address: named guesses have their own counter).
-        fresh = (await victim.request("signin.code"))["code"]
+        fresh = await code_of(victim)
         for _ in range(3):
             r = await try_redeem(app, "2222-2222", name="victim")
             assert r["code"] == "limit_reached", r
@@ -335,12 +304,12 @@ async def test_a_name_guesser_kills_a_code_once_is_told_of_and_pays_per_address(
         assert not any(m.get("type") == "signin.tries_used" for m in old_client.seen)
 
         # The guesser's address pays for named guesses: 20 an hour (10 spent above).
-        others = [await owner_of(app, n) for n in ("bob", "carol", "dave")]
+        others = [await signed_in(app, n) for n in ("bob", "carol", "dave")]
         for who in ("bob", "carol"):
             for _ in range(5):
                 r = await try_redeem(app, "2222-2222", name=who)
                 assert r["code"] == "invalid_code", r
-        dave_code = (await others[2].request("signin.code"))["code"]
+        dave_code = await code_of(others[2])
         r = await try_redeem(app, "2222-2222", name="dave")
         assert r["code"] == "limit_reached" and "this address" in r["message"], r
         r = await try_redeem(app, dave_code, name="dave")  # the address, not dave, is out
@@ -355,17 +324,18 @@ async def test_a_zombie_on_another_process_is_closed_by_that_process_sweep(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     """The zombie said hello on another server process than the one that served the
-    rotation: that process's sweep (every 2 s) closes it, and until then it cannot ask the
-    owner's sign-in code, rotate, or list or revoke devices."""
+    rotation: that process's sweep closes it (at once, told over pub/sub; every 2 s as the
+    fallback), and until then it cannot ask the owner's sign-in code, rotate, or list or
+    revoke devices."""
     async with (
         serve(unthrottled_config(redis_url, tmp_path / "one", b"dev10")) as one,
         serve(unthrottled_config(redis_url, tmp_path / "two", b"dev10")) as two,
     ):
-        owner = await owner_of(one, "alice")
-        thief = await redeem_on(one, (await owner.request("signin.code"))["code"])
+        owner = await signed_in(one, "alice")
+        thief = await device_of(one, owner)
         zombie = await Client.connect(two.url)
         await zombie.hello(token=thief.token, versions=V9)
-        live = (await owner.request("signin.code"))["code"]
+        live = await code_of(owner)
         assert (await thief.request("token.rotate"))["type"] == "token"
         for ask in ("signin.code", "token.rotate", "devices"):
             try:
@@ -378,3 +348,39 @@ async def test_a_zombie_on_another_process_is_closed_by_that_process_sweep(
         assert phone.player_id == owner.player_id
         for c in (owner, thief, phone):
             await c.close()
+
+
+async def test_a_device_revoked_on_one_process_is_closed_at_once_on_another(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Two server processes on one Redis: the owner on one revokes the device whose socket
+    is on the other. The revocation goes out on Redis pub/sub and the other process closes
+    the device (4001) within ~300 ms, not at its next 2 s sweep: a move from the revoked
+    device no longer lands, and its token is dead everywhere."""
+    with (
+        ServerProcess(tmp_path / "one", redis_url=redis_url) as one,
+        ServerProcess(tmp_path / "two", redis_url=redis_url) as two,
+    ):
+        owner = await signed_in(one, "alice")
+        phone = await device_of(two, owner, device="phone")
+        game = await phone.request("daily.start", variant="fourteen-out")
+        assert game["type"] == "game", game
+        move = str(next(iter(from_view(game["view"]).legal_moves())))
+        told = await owner.push("device.signed_in")
+        for _ in range(3):  # several revocations: each one closes at once, not by luck
+            after = await owner.request("device.revoke", device=told["device"])
+            assert [d["how"] for d in after["devices"]] == ["original"], after
+            revoked_at = time.monotonic()
+            assert await closed_with(phone, 0.3) == (4001, "token revoked")
+            assert time.monotonic() - revoked_at < 0.3
+            with contextlib.suppress(websockets.ConnectionClosed):  # the move finds it shut
+                r = await phone.request("move", timeout=0.5, game_id=game["game_id"], move=move)
+                raise AssertionError(f"a revoked device's move was answered: {r}")
+            assert not await token_works(two, phone.token)
+            # The owner signs the phone in again for the next round.
+            phone = await device_of(two, owner, device="phone")
+            told = await owner.push("device.signed_in")
+        seen = await owner.request("game.get", game_id=game["game_id"])
+        assert seen["seq"] == 0, seen  # no move of the revoked device landed
+        await phone.close()
+        await owner.close()

@@ -9,8 +9,12 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 import redis.asyncio
 
+from engine import from_view
+from engine.solvers import WINNABLE, solve
+from server.games.free import FREE_SEED_BASE
 from server.redis import keys
 from tests.support.app import serve, unthrottled_config
 from tests.support.wsclient import Client
@@ -78,3 +82,44 @@ async def test_a_hint_flood_leaves_certification_running(
         flood_took = time.monotonic() - started
         assert flood_took >= 6 / slots - 0.1, "hints ran at most spare_slots at a time"
         assert pool.hints_busy == 0
+
+
+#: A free deal of Fourteen Out that offers moves but has no winning line (the solver proves it
+#: in a few ms): free seeds are random, so the test deals this one.
+HOPELESS_FREE_SEED = FREE_SEED_BASE + 13
+
+
+async def test_a_hint_that_finds_no_move_is_charged_all_the_same(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop of the review played on a hopeless position: a free game with moves left but
+    no winning line. The hint answers so (no `move`, nothing counted against the game), and
+    its search is charged to the hourly budget all the same: with 1 ms an hour, the second
+    such request is `limit_reached`."""
+    monkeypatch.setattr("server.games.free.free_seed", lambda variant: HOPELESS_FREE_SEED)
+    config = unthrottled_config(
+        redis_url, tmp_path, b"hbudget2", hint_solver_ms_per_hour=1, free_hints_per_hour=10
+    )
+    async with serve(config) as app:
+        me = await Client.connect(app.url)
+        await me.hello(name="hopeless", versions=V8)
+        game = await me.request("free.start", variant="fourteen-out")
+        assert game["type"] == "game", game
+        position = from_view(game["view"])
+        assert list(position.legal_moves()), "the game goes on: moves are left"
+        assert solve(position).verdict != WINNABLE, "but no line wins"
+        hour = app.clock.now_ms() // HOUR_MS
+        assert await redis_client.get(keys.hint_solver_ms(me.player_id, hour)) is None
+
+        first = await me.request("hint", game_id=game["game_id"], timeout=30)
+        assert first["type"] == "hint" and first.get("move") is None, first
+        assert first["hints"] == 0 and first["penalty_ms"] == 0, "no hint given, none counted"
+        spent = await redis_client.get(keys.hint_solver_ms(me.player_id, hour))
+        assert spent is not None and int(spent) >= 1, "the fruitless search is charged"
+        refused = await me.request("hint", game_id=game["game_id"], timeout=30)
+        assert (refused["type"], refused["code"]) == ("error", "limit_reached"), refused
+        assert "finds no move counts too" in refused["message"], refused
+        await me.close()

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from engine import from_view
-from server.races.referee import REAL_ATTEMPT_MOVES
 from tests.support.app import App
 from tests.support.races import start_race
 from tests.support.wsclient import Client
@@ -95,10 +94,11 @@ async def test_boards_after_a_race(race_app: App) -> None:
     await a.request("race.queue", variant="fourteen-out")
     await b.request("race.queue", variant="fourteen-out")
     sa, sb = await start_race(race_app, a, b)
-    # Both really try (a racer who resigns without a real attempt gives nobody points).
+    # Both really try (a racer who resigns without a real attempt gives nobody points): each
+    # move of Fourteen Out clears cards.
     for c, s in ((b, sb), (a, sa)):
         view = s["view"]
-        for _ in range(REAL_ATTEMPT_MOVES):
+        for _ in range(5):
             moves = list(from_view(view).legal_moves())
             if not moves:
                 break
@@ -178,3 +178,25 @@ async def test_a_non_racer_may_get_a_race_and_sees_nothing_hidden(race_app: App)
                 ev = await b.push("race.event")
     await asyncio.sleep(0.2)  # anything pushed to the onlooker would have arrived by now
     assert onlooker.pushes.empty(), "a non-racer's race.get attaches them to nothing"
+
+
+async def test_a_malformed_race_or_game_id_is_a_clear_error_everywhere(race_app: App) -> None:
+    """The finding: `race.decline` with race id "x" answered `internal` (a ValueError from
+    the offer's key). Every request that takes a race or game id answers a clear code."""
+    c = await race_app.client("probe_ids", versions=tuple(range(1, 10)))
+    for bad in ("x", "", "20300615-" + "z" * 200, "../../x", "x:{y}"):
+        for kind in ("race.get", "race.start", "race.rematch", "race.decline", "race.watch"):
+            reply = await c.request(kind, race_id=bad)
+            assert reply["type"] == "error", (kind, bad, reply)
+            assert reply["code"] in ("bad_request", "not_found"), (kind, bad, reply)
+        for kind in ("game.get", "move", "undo", "resign", "finish", "hint", "game.export"):
+            fields: dict[str, Any] = {"game_id": bad}
+            if kind == "move":
+                fields["move"] = "d"
+            reply = await c.request(kind, **fields)
+            assert reply["type"] == "error", (kind, bad, reply)
+            assert reply["code"] in ("bad_request", "not_found"), (kind, bad, reply)
+    unwatched = await c.request("race.unwatch", race_id="x")
+    assert unwatched["type"] in ("race.unwatched", "error"), unwatched
+    if unwatched["type"] == "error":
+        assert unwatched["code"] in ("bad_request", "not_found"), unwatched

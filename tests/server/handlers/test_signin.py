@@ -16,31 +16,18 @@ import websockets
 from protocol.signin import SIGNIN_ALPHABET
 from server.players.signin import CODE_TTL_MS
 from server.redis import keys
-from tests.support.app import App, serve, unthrottled_config
+from tests.support.app import serve, unthrottled_config
+from tests.support.devices import code_of, signed_in, try_redeem
 from tests.support.wsclient import Client
 
 V7 = (5, 6, 7)
-
-
-async def signed_in(app: App, name: str) -> Client:
-    c = await Client.connect(app.url)
-    await c.hello(name=name, versions=V7)
-    return c
-
-
-async def redeem(app: App, code: str, versions: tuple[int, ...] = V7) -> dict[str, Any]:
-    c = await Client.connect(app.url)
-    try:
-        return await c.request("signin.redeem", versions=list(versions), code=code)
-    finally:
-        await c.close()
 
 
 async def test_a_code_signs_a_second_device_in_as_the_same_player(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"signin")) as app:
-        alice = await signed_in(app, "alice")
+        alice = await signed_in(app, "alice", V7)
         shown = await alice.request("signin.code")
         assert shown["type"] == "signin.code", shown
         code = shown["code"]
@@ -74,7 +61,7 @@ async def test_a_code_signs_a_second_device_in_as_the_same_player(
         assert again["type"] == "game", again
 
         # Single use: the code is dead.
-        used = await redeem(app, code)
+        used = await try_redeem(app, code, V7)
         assert (used["type"], used["code"]) == ("error", "invalid_code")
 
         # Both tokens work; rotating the phone's leaves the first device's alone.
@@ -106,16 +93,17 @@ async def test_a_code_dies_when_replaced_or_after_five_minutes(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     async with serve(unthrottled_config(redis_url, tmp_path, b"signin")) as app:
-        bob = await signed_in(app, "bob")
-        first = (await bob.request("signin.code"))["code"]
-        second = (await bob.request("signin.code"))["code"]
+        bob = await signed_in(app, "bob", V7)
+        first = await code_of(bob)
+        second = await code_of(bob)
         assert first != second
-        assert (await redeem(app, first))["code"] == "invalid_code", "one live code per account"
+        once = await try_redeem(app, first, V7)
+        assert once["code"] == "invalid_code", "one live code per account"
         app.clock.advance(CODE_TTL_MS)
-        assert (await redeem(app, second))["code"] == "invalid_code", "expired"
-        third = (await bob.request("signin.code"))["code"]
+        assert (await try_redeem(app, second, V7))["code"] == "invalid_code", "expired"
+        third = await code_of(bob)
         app.clock.advance(CODE_TTL_MS - 1)
-        assert (await redeem(app, third))["type"] == "welcome"
+        assert (await try_redeem(app, third, V7))["type"] == "welcome"
         await bob.close()
 
 
@@ -126,16 +114,17 @@ async def test_old_versions_and_signed_in_connections_cannot_use_codes(
         v6 = await Client.connect(app.url)
         await v6.hello(name="carol", versions=(5, 6))
         assert (await v6.request("signin.code"))["code"] == "unknown_type"
-        carol = await signed_in(app, "carol7")
-        code = (await carol.request("signin.code"))["code"]
-        assert (await redeem(app, code, versions=(5, 6)))["code"] == "unknown_type"
+        carol = await signed_in(app, "carol7", V7)
+        code = await code_of(carol)
+        assert (await try_redeem(app, code, versions=(5, 6)))["code"] == "unknown_type"
         twice = await carol.request("signin.redeem", versions=list(V7), code=code)
         assert twice["code"] == "conflict", "a signed-in connection redeems nothing"
         for junk in ("", "x" * 33):
-            assert (await redeem(app, junk))["code"] == "bad_request"
+            assert (await try_redeem(app, junk, V7))["code"] == "bad_request"
         for wrong in ("0000-0000", "ABCD", "ABCD-EFGH-J", "abcd?efg"):
-            assert (await redeem(app, wrong))["code"] == "invalid_code", wrong
-        assert (await redeem(app, code))["type"] == "welcome", "the code lived through it all"
+            assert (await try_redeem(app, wrong, V7))["code"] == "invalid_code", wrong
+        lived = await try_redeem(app, code, V7)
+        assert lived["type"] == "welcome", "the code lived through it all"
         await v6.close()
         await carol.close()
 
@@ -148,8 +137,8 @@ async def test_a_brute_force_guesser_is_stopped_per_address(
     live for the victim's own second device once the hour has passed."""
     cfg = unthrottled_config(redis_url, tmp_path, b"signin", signin_attempts_per_address_hour=12)
     async with serve(cfg) as app:
-        victim = await signed_in(app, "victim")
-        live = (await victim.request("signin.code"))["code"]
+        victim = await signed_in(app, "victim", V7)
+        live = await code_of(victim)
         guesser = await Client.connect(app.url)
         answers = []
         for _ in range(40):
@@ -166,8 +155,8 @@ async def test_a_brute_force_guesser_is_stopped_per_address(
             "not_authenticated"
         )
         app.clock.advance(3_600_000)  # the next hour: the address may try again
-        fresh = (await victim.request("signin.code"))["code"]
-        assert (await redeem(app, fresh))["player_id"] == victim.player_id
+        fresh = await code_of(victim)
+        assert (await try_redeem(app, fresh, V7))["player_id"] == victim.player_id
         await guesser.close()
         await victim.close()
 
@@ -184,22 +173,21 @@ async def test_a_redeemed_device_is_no_new_account(
     monkeypatch.setattr("server.players.signin.MAX_DEVICES", 3)
     cfg = unthrottled_config(redis_url, tmp_path, b"signin", accounts_per_address_hour=1)
     async with serve(cfg) as app:
-        first = await signed_in(app, "solo")
+        first = await signed_in(app, "solo", V7)
         refused = await Client.connect(app.url)
         r = await refused.request("hello", versions=list(V7), name="puppet")
         assert r["code"] == "limit_reached"
         for _ in range(3):
-            code = (await first.request("signin.code"))["code"]
-            w = await redeem(app, code)
+            code = await code_of(first)
+            w = await try_redeem(app, code, V7)
             assert (w["type"], w["player_id"]) == ("welcome", first.player_id)
         assert await redis_client.hlen(keys.players_by_name()) == 1, "still one account"
         assert await redis_client.scard(keys.player_devices(first.player_id)) == 3
-        fourth = await redeem(app, (await first.request("signin.code"))["code"])
+        fourth = await try_redeem(app, await code_of(first), V7)
         assert fourth["code"] == "limit_reached", fourth
         await first.request("token.revoke_all")  # every device out: room for new ones
-        assert (await redeem(app, (await first.request("signin.code"))["code"]))["type"] == (
-            "welcome"
-        )
+        fresh = await code_of(first)
+        assert (await try_redeem(app, fresh, V7))["type"] == "welcome"
         await refused.close()
         await first.close()
 

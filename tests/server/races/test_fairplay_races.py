@@ -6,10 +6,8 @@ keeps one address's accounts apart, and limits on private rooms."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import functools
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +20,11 @@ import websockets
 
 from engine import VARIANT_IDS, full_state, new_game
 from server.races import spectate
-from server.races.referee import REAL_ATTEMPT_MOVES
 from server.redis import keys
 from server.services import RACE_TTL_MS
+from tests.support.apistream import stream, strings
 from tests.support.app import App, serve
-from tests.support.races import race_config, start_race
+from tests.support.races import clear_a_card, race_config, start_race
 from tests.support.spectating import Replay, board_breaks, line_onto_unseen, replay
 from tests.support.wsclient import Client
 
@@ -34,15 +32,6 @@ from tests.support.wsclient import Client
 HIDDEN_VARIANTS = ("triple-triangle", "triple-deck", "triple-deck-kings", "triple-easthaven")
 V5 = (1, 2, 3, 4, 5)
 HOUR_MS = 3_600_000
-
-
-def strings(value: Any) -> set[str]:
-    """Every string in a message (keys aside)."""
-    if isinstance(value, dict):
-        return {s for v in value.values() for s in strings(v)}
-    if isinstance(value, list):
-        return {s for v in value for s in strings(v)}
-    return {value} if isinstance(value, str) else set()
 
 
 def deck_of(variant: str, seed: int) -> set[str]:
@@ -196,8 +185,6 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
     line = line_onto_unseen(variant, seed)  # its last move goes onto (or moves) such a card
     alt = await race_app.client("cheat_alt", versions=V5)
     assert (await alt.request("race.watch", race_id=race_id))["type"] == "race.watching"
-    http_lines: list[dict[str, Any]] = []
-    eyes = (Spectator("websocket", alt.seen), Spectator("http", http_lines))
     gid_c = keys.race_game_id(race_id, cheat.player_id)
     gid_r = keys.race_game_id(race_id, rival.player_id)
 
@@ -212,72 +199,55 @@ async def test_a_spectator_never_sees_a_card_a_racer_still_playing_has_not_seen(
 
     async with (
         aiohttp.ClientSession() as session,
-        session.get(
-            f"{race_app.http}/api/v1/races/{race_id}/events",
-            timeout=aiohttp.ClientTimeout(total=None),
-        ) as stream,
+        stream(session, f"{race_app.http}/api/v1/races/{race_id}/events") as http,
     ):
-        assert stream.status == 200
+        eyes = (Spectator("websocket", alt.seen), Spectator("http", http.lines))
+        await until_all(lambda e: any(m["type"] == "race.watching" for m in e.lines), "watching")
+        await start_race(race_app, cheat, rival)
 
-        async def read() -> None:
-            async for raw in stream.content:
-                if raw.strip():
-                    http_lines.append(json.loads(raw))
+        # 1. The rival plays onto a card the cheat has not seen; the cheat has not moved.
+        await play(rival, gid_r, line)
+        await until_all(lambda e: e.event("progress", rival.player_id, len(line)), "moves")
+        before, after = replay(variant, seed, line), replay(variant, seed, [])
+        for eye in eyes:
+            shown = assert_keeps_the_rule(eye, 0, rival.player_id, before, [after])
+            assert shown, f"{eye.name}: the rival's board (as dealt) is shown"
+            assert max(b["seq"] for b in shown) < len(line), f"{eye.name}: held back"
+            eye.next_phase()
 
-        reader = asyncio.create_task(read())
-        try:
-            await until_all(
-                lambda e: any(m["type"] == "race.watching" for m in e.lines), "watching"
-            )
-            await start_race(race_app, cheat, rival)
+        # 2. The cheat plays the same line on the same deal: both have seen those cards, and
+        # the rival's board catches up.
+        await play(cheat, gid_c, line)
+        await until_all(
+            lambda e: any(b["seq"] == len(line) for b in e.boards(rival.player_id, 1)),
+            "the rival's board caught up",
+        )
+        for eye in eyes:
+            assert_keeps_the_rule(eye, 1, rival.player_id, before, [before])
+            assert_keeps_the_rule(eye, 1, cheat.player_id, before, [before])
+            eye.next_phase()
 
-            # 1. The rival plays onto a card the cheat has not seen; the cheat has not moved.
-            await play(rival, gid_r, line)
-            await until_all(lambda e: e.event("progress", rival.player_id, len(line)), "moves")
-            before, after = replay(variant, seed, line), replay(variant, seed, [])
-            for eye in eyes:
-                shown = assert_keeps_the_rule(eye, 0, rival.player_id, before, [after])
-                assert shown, f"{eye.name}: the rival's board (as dealt) is shown"
-                assert max(b["seq"] for b in shown) < len(line), f"{eye.name}: held back"
-                eye.next_phase()
+        # 3. The rival draws: cards the cheat has not seen, held back while the cheat plays
+        # on; shown once the cheat stops playing (resigns), the race still running.
+        await play(rival, gid_r, ["d"])
+        drawn = replay(variant, seed, [*line, "d"])
+        await until_all(lambda e: e.event("progress", rival.player_id, len(line) + 1), "draw")
+        for eye in eyes:
+            assert_keeps_the_rule(eye, 2, rival.player_id, drawn, [before])
+            eye.next_phase()
+        assert (await cheat.request("resign", game_id=gid_c))["type"] == "finished"
+        await until_all(
+            lambda e: any(b["seq"] == len(line) + 1 for b in e.boards(rival.player_id, 3)),
+            "the rival's board once the cheat stopped playing",
+        )
+        for eye in eyes:
+            assert not eye.event("finished"), "the race still runs"
+            eye.next_phase()
 
-            # 2. The cheat plays the same line on the same deal: both have seen those cards, and
-            # the rival's board catches up.
-            await play(cheat, gid_c, line)
-            await until_all(
-                lambda e: any(b["seq"] == len(line) for b in e.boards(rival.player_id, 1)),
-                "the rival's board caught up",
-            )
-            for eye in eyes:
-                assert_keeps_the_rule(eye, 1, rival.player_id, before, [before])
-                assert_keeps_the_rule(eye, 1, cheat.player_id, before, [before])
-                eye.next_phase()
-
-            # 3. The rival draws: cards the cheat has not seen, held back while the cheat plays
-            # on; shown once the cheat stops playing (resigns), the race still running.
-            await play(rival, gid_r, ["d"])
-            drawn = replay(variant, seed, [*line, "d"])
-            await until_all(lambda e: e.event("progress", rival.player_id, len(line) + 1), "draw")
-            for eye in eyes:
-                assert_keeps_the_rule(eye, 2, rival.player_id, drawn, [before])
-                eye.next_phase()
-            assert (await cheat.request("resign", game_id=gid_c))["type"] == "finished"
-            await until_all(
-                lambda e: any(b["seq"] == len(line) + 1 for b in e.boards(rival.player_id, 3)),
-                "the rival's board once the cheat stopped playing",
-            )
-            for eye in eyes:
-                assert not eye.event("finished"), "the race still runs"
-                eye.next_phase()
-
-            # 4. The race ends: the last boards show what each racer saw.
-            assert (await rival.request("resign", game_id=gid_r))["type"] == "finished"
-            await until_all(lambda e: e.event("finished"), "the race's end")
-            await asyncio.wait_for(reader, 10)  # the stream ends with the race
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
-                await reader
+        # 4. The race ends: the last boards show what each racer saw.
+        assert (await rival.request("resign", game_id=gid_r))["type"] == "finished"
+        await until_all(lambda e: e.event("finished"), "the race's end")
+        await http.ended()  # the stream ends with the race
     for eye in eyes:
         final = eye.boards(rival.player_id, 4)
         assert final and final[-1]["seq"] == len(line) + 1, eye.name
@@ -307,46 +277,31 @@ async def test_a_racer_on_the_anonymous_http_stream_gets_no_card_they_have_not_s
     gid_r = keys.race_game_id(race_id, rival.player_id)
     gid_c = keys.race_game_id(race_id, racer.player_id)
     lines: list[tuple[dict[str, Any], set[str]]] = []  # each line, and what the racer had seen
-    eye = Spectator("http", [])
+
+    def noted(msg: dict[str, Any]) -> None:
+        lines.append((msg, strings(racer.seen) & deck))
 
     async with (
         aiohttp.ClientSession() as session,
-        session.get(
-            f"{race_app.http}/api/v1/races/{race_id}/events",
-            timeout=aiohttp.ClientTimeout(total=None),
-        ) as stream,
+        stream(session, f"{race_app.http}/api/v1/races/{race_id}/events", noted) as http,
     ):
-        assert stream.status == 200
-
-        async def read() -> None:
-            async for raw in stream.content:
-                if raw.strip():
-                    msg = json.loads(raw)
-                    lines.append((msg, strings(racer.seen) & deck))
-                    eye.lines.append(msg)
-
-        reader = asyncio.create_task(read())
-        try:
-            await start_race(race_app, racer, rival)
-            for move in [*line, "d", "d"]:  # onto cards the racer has not seen, then draws
-                moved = await rival.request("move", game_id=gid_r, move=move)
-                assert moved["type"] == "moved", moved
-            await eye.until(lambda: eye.event("progress", rival.player_id, len(line) + 2), "draws")
-            for move in line[:2]:  # the racer plays on
-                assert (await racer.request("move", game_id=gid_c, move=move))["type"] == "moved"
-            await eye.until(lambda: eye.event("progress", racer.player_id, 2), "racer's moves")
-            await asyncio.sleep(0.5)  # the delayed boards of both
-            shown = [m for m, _ in lines if m.get("type") in ("race.watching", "race.spectate")]
-            assert shown and any(strings(m) & deck for m in shown), "the stream shows boards"
-            for msg, seen in lines:
-                unseen = (strings(msg) & deck) - seen
-                assert not unseen, f"{msg.get('type')} holds {sorted(unseen)} unseen by the racer"
-            rival_cards = {c for m in shown for c in strings(m) & deck}
-            assert rival_cards <= strings(racer.seen) & deck
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
-                await reader
+        eye = Spectator("http", http.lines)
+        await start_race(race_app, racer, rival)
+        for move in [*line, "d", "d"]:  # onto cards the racer has not seen, then draws
+            moved = await rival.request("move", game_id=gid_r, move=move)
+            assert moved["type"] == "moved", moved
+        await eye.until(lambda: eye.event("progress", rival.player_id, len(line) + 2), "draws")
+        for move in line[:2]:  # the racer plays on
+            assert (await racer.request("move", game_id=gid_c, move=move))["type"] == "moved"
+        await eye.until(lambda: eye.event("progress", racer.player_id, 2), "racer's moves")
+        await asyncio.sleep(0.5)  # the delayed boards of both
+        shown = [m for m, _ in lines if m.get("type") in ("race.watching", "race.spectate")]
+        assert shown and any(strings(m) & deck for m in shown), "the stream shows boards"
+        for msg, seen in lines:
+            unseen = (strings(msg) & deck) - seen
+            assert not unseen, f"{msg.get('type')} holds {sorted(unseen)} unseen by the racer"
+        rival_cards = {c for m in shown for c in strings(m) & deck}
+        assert rival_cards <= strings(racer.seen) & deck
     for c in (racer, rival):
         await c.close()
 
@@ -463,9 +418,8 @@ async def finished_results(c: Client) -> list[dict[str, Any]]:
 
 
 async def really_try(c: Client, gid: str) -> None:
-    """Enough moves to count as a real attempt (draws: always legal in Triple Deck)."""
-    for _ in range(REAL_ATTEMPT_MOVES):
-        assert (await c.request("move", game_id=gid, move="d"))["type"] == "moved"
+    """A real attempt: a card cleared (draws alone are none)."""
+    await clear_a_card(c, gid)
 
 
 async def test_private_rooms_do_not_boost_a_rating(race_app: App) -> None:
@@ -552,7 +506,7 @@ async def test_the_queue_does_not_pair_accounts_of_one_address_while_others_wait
     paired with each other only when nobody else came for a while."""
     main = await client_from(strict_app, "127.0.0.1", "addr_main")
     alt = await client_from(strict_app, "127.0.0.1", "addr_alt")
-    other = await client_from(strict_app, "127.0.0.2", "addr_other")
+    other = await client_from(strict_app, "127.0.1.2", "addr_other")
     assert (await main.request("race.queue", variant="fourteen-out"))["waiting"] == 1
     strict_app.clock.advance(1)  # main first in the queue's order
     assert (await alt.request("race.queue", variant="fourteen-out"))["waiting"] == 2, "not paired"

@@ -203,8 +203,51 @@ def test_no_real_attempt_gives_nobody_points() -> None:
     assert out["c"].shown < 1000 and out["c"].wins == 0
 
 
+def test_giving_up_never_raises_the_shown_rating() -> None:
+    """Two racers who both forfeit tie for last: OpenSkill shrinks both sigmas, which raised
+    both shown ratings after a loss (a newcomer saw 1000 -> 1032 with 0 wins, 1 loss)."""
+    fresh = Rating.fresh()
+    both = rate_race({"a": fresh, "b": fresh}, {"a": 1, "b": 1}, frozenset({"a", "b"}))
+    assert rate({"a": fresh, "b": fresh}, {"a": 1, "b": 1})["a"].shown > 1000  # the old way
+    for pid in ("a", "b"):
+        assert both[pid].shown == 1000 and (both[pid].losses, both[pid].played) == (1, 1)
+    three = {"a": fresh, "b": fresh, "c": fresh}
+    out = rate_race(three, {"a": 1, "b": 2, "c": 2}, frozenset({"b", "c"}))
+    assert all(out[p].shown <= 1000 for p in ("b", "c"))
+
+
 async def test_apply_with_no_real_attempt(redis_client: redis.asyncio.Redis) -> None:
     boards = RaceBoards(redis_client, 30)
     changes = await boards.apply(summary(1), {"main": 1, "alt": 2}, frozenset({"alt"}))
     assert changes["main"] == (1000, 1000) and changes["alt"][1] < 1000
     assert await boards.rank(VARIANT, "rating", None, "main") is None, "main was not rated"
+
+
+async def stats_of(r: redis.asyncio.Redis, pid: str) -> Rating:
+    raw = await r.hget(keys.rating_stats(VARIANT), pid)
+    return Rating.load(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+async def test_a_provisional_racer_moves_nobody(redis_client: redis.asyncio.Redis) -> None:
+    """A racer with fewer distinct rivals than the threshold is provisional: rated from the
+    whole race, but nobody gains from beating them (`RatedRace.weighty` leaves them out);
+    rivals count real attempts only, each rival once, kept in the stats JSON."""
+    boards = RaceBoards(redis_client, 30, provisional_rivals=2)
+    # Two new players still rate each other (each is rated from the whole race).
+    first = await boards.rate(summary(1), {"main": 1, "r1": 2})
+    assert first.changes["main"][1] > 1000 > first.changes["r1"][1]
+    assert first.weighty == frozenset(), "both provisional: no win to count"
+    await boards.rate(summary(2), {"main": 1, "r1": 2})  # the same rival again: still one
+    await boards.rate(summary(3), {"main": 1, "quitter": 2}, frozenset({"quitter"}))
+    rivals = (await stats_of(redis_client, "main")).rivals
+    assert rivals == ("r1",), "a repeat and a racer who did not try: no"
+    await boards.rate(summary(4), {"main": 1, "r2": 2})
+    main = await stats_of(redis_client, "main")
+    assert main.rivals == ("r1", "r2") and not main.provisional(2)
+    alt = await boards.rate(summary(5), {"main": 1, "alt": 2})
+    assert alt.changes["main"][0] == alt.changes["main"][1], "a provisional loss gives nothing"
+    assert alt.changes["alt"][1] < 1000, "its own rating moves"
+    assert alt.weighty == frozenset({"main"})
+    after = await stats_of(redis_client, "main")
+    assert (after.mu, after.sigma) == (main.mu, main.sigma) and after.rivals[-1] == "alt"
+    assert Rating.load('{"mu": 25, "sigma": 8}').rivals == (), "stats of before: no rivals"

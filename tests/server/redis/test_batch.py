@@ -142,15 +142,17 @@ async def test_a_kept_connection_closed_by_redis_is_replaced(
     store = GameStore(redis_client)
     (gid,) = await _games(store, 1)
     assert await store.append_move(gid, 0, "1 2", 2_000) == 1
-    assert store.batch._idle, "the connection is kept for the next batch"
+    assert store.batch.connection is not None, "the connection is kept for the next batch"
+    assert store.batch.connects == 1
     me = await redis_client.client_id()
     for client in await redis_client.client_list():
         if int(client["id"]) != me:
             await redis_client.client_kill_filter(_id=client["id"])
     assert await store.append_move(gid, 1, "3 4", 3_000) == 2
+    assert store.batch.connects == 2
     assert await redis_client.lrange(keys.parse_game_id(gid).log, 0, -1) == ["1 2", "3 4"]
     await store.batch.aclose()
-    assert not store.batch._idle
+    assert store.batch.connection is None
 
 
 async def test_other_commands_share_the_batch_and_their_scripts_load_on_demand(

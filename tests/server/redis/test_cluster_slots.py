@@ -23,7 +23,6 @@ from redis.crc import key_slot
 
 from engine import from_view
 from server.config import Config
-from server.races.referee import REAL_ATTEMPT_MOVES
 from server.redis import keys
 from server.redis.batch import LuaScript
 from server.runtime.clock import ManualClock
@@ -31,7 +30,7 @@ from server.runtime.metrics import Metrics
 from server.services import Services
 from tests.support.app import serve
 from tests.support.localcluster import LocalCluster
-from tests.support.races import race_config, start_race
+from tests.support.races import clear_a_card, race_config, start_race
 from tests.support.wsclient import Client
 
 pytest_plugins = ["tests.support.cluster"]
@@ -211,8 +210,7 @@ async def play_everything(config: Config) -> None:
         watching = await c.request("race.watch", race_id=sa["race_id"])  # spectators' counts
         assert watching["type"] == "race.watching", watching
         for cl, s in ((a, sa), (b, sb)):  # real attempts: the race is rated, its win counted
-            for _ in range(REAL_ATTEMPT_MOVES):
-                assert (await cl.request("move", game_id=s["game_id"], move="d"))["type"] == "moved"
+            await clear_a_card(cl, s["game_id"])
         for cl, s in ((a, sa), (b, sb)):
             resigned = await cl.request("resign", game_id=s["game_id"])
             assert resigned["type"] == "finished", resigned

@@ -73,6 +73,7 @@ MESSAGES: list[pubsub.PubSubMessage] = [
     pubsub.PlayerPush(
         player_id="p_1", push=RematchDeclined(race_id=RACE, player_id="p_2", name="bob")
     ),
+    pubsub.SessionsRevoked(player_id="p_1"),
 ]
 
 
@@ -126,6 +127,10 @@ def _race_event(**changes: object) -> bytes:
         b'{"t": "player.push", "player_id": "p_1", "push": {"type": "pong", "server_time": 1}}',
         b'{"t": "player.push", "player_id": "p_1", "push": {"type": "race.rematch_declined"}}',
         b'{"t": "player.push", "player_id": "p 1", "push": {}}',
+        b'{"t": "sessions.revoked"}',
+        b'{"t": "sessions.revoked", "player_id": "p 1"}',
+        b'{"t": "sessions.revoked", "player_id": 1}',
+        b'{"t": "sessions.revoked", "player_id": "p_1", "token": "x"}',
     ],
     ids=repr,
 )
@@ -139,6 +144,8 @@ def test_encode_refuses_bad_ids() -> None:
         pubsub.encode(pubsub.PlayerMatched(player_id="p_1", race_id="nope"))
     with pytest.raises(ValueError):
         pubsub.encode(pubsub.GameEnded(player_id="p_1", game_id="x", origin="a"))
+    with pytest.raises(ValueError):
+        pubsub.encode(pubsub.SessionsRevoked(player_id="p 1"))
 
 
 async def _next_message(ps: redis.asyncio.client.PubSub) -> str:

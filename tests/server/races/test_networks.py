@@ -1,0 +1,25 @@
+"""The network a racer plays from (`server.races.networks`): what the queue keeps apart and
+what is never rated against itself."""
+
+from __future__ import annotations
+
+from server.races.networks import network_of, shared_networks
+
+
+def test_ipv4_by_24_ipv6_by_64_mapped_as_ipv4() -> None:
+    assert network_of("203.0.113.7") == network_of("203.0.113.250") == "203.0.113.0/24"
+    assert network_of("203.0.114.7") != network_of("203.0.113.7")
+    assert network_of("::ffff:203.0.113.9") == "203.0.113.0/24", "IPv4-mapped is IPv4"
+    assert network_of("2001:db8:1:2::1") == network_of("2001:db8:1:2:ffff::9")
+    assert network_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert network_of("2001:db8:1:3::1") != network_of("2001:db8:1:2::1"), "another /64"
+    assert network_of("[2001:db8:1:2::1]") == "2001:db8:1:2::/64"
+    assert network_of("") == "", "unknown: anyone's own"
+    assert network_of("not-an-ip") == "not-an-ip"
+
+
+def test_only_groups_of_two_or_more_and_never_the_unknown() -> None:
+    nets = {"a": "n1", "b": "n2", "c": "n1", "d": "", "e": "", "f": "n1"}
+    assert shared_networks(["a", "b", "c", "d", "e", "f"], nets) == (("a", "c", "f"),)
+    assert shared_networks(["a", "b"], nets) == ()
+    assert shared_networks(["x", "y"], {}) == ()
