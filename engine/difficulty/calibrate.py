@@ -3,7 +3,9 @@
 * `fit_model(samples)`: from (features, difficulty) samples, a `Model`: the terms are
   standardised over the samples, the weights are a ridge least-squares fit of the difficulty
   on them (`RIDGE`), and the cuts are the scores' quantiles `TIER_QUANTILES` (so about 35 %
-  of the deals are easy, 30 % medium, 23 % hard and 12 % expert).
+  of the deals are easy, 30 % medium, 23 % hard and 12 % expert); for the variants in
+  `SEPARATED_CUTS` (plain Triple Deck) the cuts are where the samples' tiers differ most in
+  difficulty (`separated_cuts`).
 * `simulated_difficulty(outcomes)`: a deal's difficulty for the simulated players: the
   share of their games lost plus the share of the points they left (the latter tells deals
   apart where nobody wins, such as Triple Easthaven's for a greedy player).
