@@ -3,7 +3,9 @@
 * `fit_model(samples)`: from (features, difficulty) samples, a `Model`: the terms are
   standardised over the samples, the weights are a ridge least-squares fit of the difficulty
   on them (`RIDGE`), and the cuts are the scores' quantiles `TIER_QUANTILES` (so about 35 %
-  of the deals are easy, 30 % medium, 23 % hard and 12 % expert).
+  of the deals are easy, 30 % medium, 23 % hard and 12 % expert); for the variants in
+  `SEPARATED_CUTS` (plain Triple Deck) the cuts are where the samples' tiers differ most in
+  difficulty (`separated_cuts`).
 * `simulated_difficulty(outcomes)`: a deal's difficulty for the simulated players: the
   share of their games lost plus the share of the points they left (the latter tells deals
   apart where nobody wins, such as Triple Easthaven's for a greedy player).
@@ -42,6 +44,13 @@ MIN_DEALS = 20
 #: Wins (all tiers and levels) below which a check orders the points share alone: a full
 #: clear of a scored Triple Deck game is too rare for the simulated players to rank tiers.
 MIN_WINS = 10
+#: Variants whose cuts are placed where the fit deals' tiers differ most (`separated_cuts`)
+#: rather than at `TIER_QUANTILES`: plain Triple Deck, whose score is weak (a deal's outcome
+#: is mostly luck) and whose quantile tiers tied on the win rate (docs/deals.md).
+SEPARATED_CUTS = frozenset({"triple-deck"})
+#: Least share of the fit deals in each tier of `separated_cuts`: the server looks for each
+#: day's tiers among 60 candidate deals, and misses a 10 % tier on 0.2 % of the days.
+MIN_TIER_SHARE = 0.10
 #: Terms a variant's fit leaves out (weight, mean and spread 0). Triple Easthaven's solver
 #: proves its deals after a number of nodes set by the budget (about half of it, whatever
 #: the deal), so there `log_nodes` measures the budget (the server rates at --tier-nodes),
@@ -102,10 +111,57 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def fit_model(samples: Sequence[Sample], *, leave_out: Collection[str] = ()) -> Model:
+def separated_cuts(
+    scores: Sequence[float], difficulties: Sequence[float], *, min_share: float = MIN_TIER_SHARE
+) -> tuple[float, float, float]:
+    """The three cuts of the samples' scores that make the tiers differ most in difficulty:
+    the least of the three gaps between adjacent tiers' mean difficulty is the largest (on a
+    tie, the spread of the tiers' means is: their sum of squares about the overall mean,
+    weighted by the tiers' sizes), and every tier holds at least `min_share` of the
+    samples. A cut lies halfway between two distinct scores, at one of the boundaries
+    nearest each whole percent of the samples. ValueError when no three cuts fit."""
+    if len(scores) != len(difficulties):
+        raise ValueError("one difficulty per score")
+    pairs = sorted(zip(scores, difficulties, strict=True))
+    n = len(pairs)
+    # i: a boundary (the first i samples below it) between two distinct scores.
+    bounds = [i for i in range(1, n) if pairs[i - 1][0] < pairs[i][0]]
+    candidates = sorted(
+        {min(bounds, key=lambda i: (abs(i - n * pct / 100), i)) for pct in range(1, 100)}
+        if bounds
+        else set()
+    )
+    prefix = [0.0]
+    for _, d in pairs:
+        prefix.append(prefix[-1] + d)
+    least = math.ceil(min_share * n)
+    overall = prefix[n] / n if n else 0.0
+    best: tuple[float, float, tuple[int, int, int]] | None = None
+    for a, b, c in itertools.combinations(candidates, 3):
+        edges = (0, a, b, c, n)
+        if any(hi - lo < least for lo, hi in itertools.pairwise(edges)):
+            continue
+        means = [(prefix[hi] - prefix[lo]) / (hi - lo) for lo, hi in itertools.pairwise(edges)]
+        gap = min(y - x for x, y in itertools.pairwise(means))
+        spread = sum(
+            (hi - lo) * (m - overall) ** 2
+            for (lo, hi), m in zip(itertools.pairwise(edges), means, strict=True)
+        )
+        if best is None or (gap, spread) > best[:2]:
+            best = (gap, spread, (a, b, c))
+    if best is None:
+        raise ValueError(f"no three cuts leave {min_share:.0%} of {n} samples in each tier")
+    lo, mid, hi = ((pairs[i - 1][0] + pairs[i][0]) / 2 for i in best[2])
+    return (lo, mid, hi)
+
+
+def fit_model(
+    samples: Sequence[Sample], *, leave_out: Collection[str] = (), separated: bool = False
+) -> Model:
     """A model whose score is the ridge fit of the samples' difficulty on the standardised
-    terms, with cuts at `TIER_QUANTILES` of the samples' scores. Needs two samples or more.
-    The terms named in `leave_out` get weight 0 (their mean and spread are 0 too)."""
+    terms, with cuts at `TIER_QUANTILES` of the samples' scores (`separated`: where the
+    samples' tiers differ most, `separated_cuts`). Needs two samples or more. The terms named
+    in `leave_out` get weight 0 (their mean and spread are 0 too)."""
     if len(samples) < 2:
         raise ValueError("a fit needs two samples or more")
     out = [i for i, name in enumerate(TERMS) if name in leave_out]
@@ -128,7 +184,15 @@ def fit_model(samples: Sequence[Sample], *, leave_out: Collection[str] = ()) -> 
     weights = tuple(round(w, 6) for w in _solve(gram, rhs))
     partial = Model(means, spreads, weights, (0.0, 0.0, 0.0))
     scores = [partial.score(s.features) for s in samples]
-    lo, mid, hi = (round(quantile(scores, q), 6) for q in TIER_QUANTILES)
+    if separated:
+        cuts = separated_cuts(scores, [s.difficulty for s in samples])
+    else:
+        cuts = (
+            quantile(scores, TIER_QUANTILES[0]),
+            quantile(scores, TIER_QUANTILES[1]),
+            quantile(scores, TIER_QUANTILES[2]),
+        )
+    lo, mid, hi = (round(c, 6) for c in cuts)
     return Model(means, spreads, weights, (lo, mid, hi))
 
 
@@ -206,6 +270,7 @@ def fit_played(played: Sequence[Played], variant: str | None = None) -> Model:
             if p.measured.winnable
         ],
         leave_out=LEFT_OUT.get(variant or "", frozenset()),
+        separated=variant in SEPARATED_CUTS,
     )
 
 

@@ -4,6 +4,7 @@ and `python -m engine rate`."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from engine.difficulty.calibrate import (
     calibrate,
     fit_model,
     refit,
+    separated_cuts,
 )
 from engine.difficulty.model import MODELS
 from engine.difficulty.player import Level, PlayOutcome, play
@@ -159,6 +161,38 @@ def test_fit_orders_deals_by_difficulty() -> None:
     assert scores == sorted(scores)
     tiers = [model.tier(s).rank for s in scores]
     assert tiers == sorted(tiers) and tiers[0] == 0 and tiers[-1] == 3
+
+
+def test_separated_cuts_put_the_tiers_where_the_difficulty_steps() -> None:
+    # 100 deals whose difficulty steps up at the 20th, 50th and 80th: the quantile cuts
+    # (35, 65, 88 %) would mix the steps; the separated ones find them, halfway between two
+    # scores, and keep every tier at least `min_share` of the deals.
+    scores = [float(i) for i in range(100)]
+    steps = [float((i >= 20) + (i >= 50) + (i >= 80)) for i in range(100)]
+    assert separated_cuts(scores, steps) == (19.5, 49.5, 79.5)
+    cuts = separated_cuts(scores, steps, min_share=0.25)
+    edges = [0, *(sum(s < c for s in scores) for c in cuts), 100]
+    assert all(hi - lo >= 25 for lo, hi in itertools.pairwise(edges))
+    with pytest.raises(ValueError, match="no three cuts"):
+        separated_cuts(scores, steps, min_share=0.3)
+
+
+def test_separated_cuts_never_split_equal_scores() -> None:
+    # Two deals a score (a Triple Deck score takes few values: four playouts): a cut lies
+    # between two distinct scores, so equal scores share a tier.
+    scores = [float(i // 2) for i in range(60)]
+    noisy = [i / 60 + (0.3 if i % 2 else 0.0) for i in range(60)]
+    lo, mid, hi = separated_cuts(scores, noisy)
+    assert lo < mid < hi
+    assert all(c % 1 == 0.5 for c in (lo, mid, hi))
+
+
+def test_fit_model_places_separated_cuts_for_plain_triple_deck() -> None:
+    samples = [Sample(_features(i / 40), (i // 10) / 4) for i in range(40)]
+    model = fit_model(samples, separated=True)
+    ranks = [model.tier(model.score(s.features)).rank for s in samples]
+    assert ranks == [i // 10 for i in range(40)]
+    assert fit_model(samples).cuts != model.cuts
 
 
 def test_refit_from_real_results() -> None:

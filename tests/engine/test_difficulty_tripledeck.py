@@ -81,8 +81,8 @@ def _outcomes(report: Report) -> tuple[list[float], list[float]]:
 #: models in code tier easy and expert: the first ten of each.
 FIXED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "triple-deck": (
-        (100000, 100001, 100002, 100003, 100011, 100012, 100015, 100017, 100021, 100022),
-        (100005, 100006, 100008, 100014, 100032, 100037, 100047, 100055, 100056, 100062),
+        (100003, 100012, 100026, 100029, 100031, 100035, 100050, 100060, 100066, 100073),
+        (100005, 100008, 100014, 100032, 100037, 100047, 100056, 100062, 100077, 100088),
     ),
     "triple-deck-kings": (
         (100002, 100005, 100008, 100011, 100016, 100017, 100022, 100023, 100024, 100033),
@@ -97,8 +97,8 @@ def test_tiers_order_the_players_results_on_a_small_fixed_set(variant: str) -> N
     # the expert deals leave more points than the easy ones. The gap is small (a Triple
     # Deck deal's outcome is mostly the luck of the draw-three order for a player who
     # cannot see the stock). Triple Deck's refitted model (playouts and greedy line, 36
-    # games a fit deal) orders the win rate too: 46 % won on the easy deals, 40 % on the
-    # expert ones, 3.7 % and 4.7 % of the points left. With Kings the win rate is within
+    # games a fit deal, separated cuts) orders the win rate too: 47 % won on the easy deals,
+    # 41 % on the expert ones, 3.9 % and 4.4 % of the points left. With Kings the win rate is within
     # noise on twenty deals (40 % won on the easy ones, 41 % on the expert), so it is the
     # slow test's.
     easy, expert = FIXED[variant]
@@ -130,17 +130,17 @@ def test_the_check_on_unseen_deals_kings() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # about 8 CPU minutes
 def test_the_check_on_unseen_deals_triple_deck() -> None:
-    # Plain Triple Deck's check: 600 unseen deals, twelve games per level. The points left
-    # rise from easy to expert (3.94, 4.18, 4.36, 4.78 %); the win rate falls from easy to
-    # medium and from hard to expert (44.0, 41.0, 41.0, 36.4 %) but the medium and hard
-    # tiers tie (the hard one 0.01 points of a percent above), so it is not monotonic:
-    # not calibrated (benchmarks/calibrate.py NOT_YET_CALIBRATED). Its modelled time is flat
-    # (753 to 762 s).
+    # Plain Triple Deck's check: 600 unseen deals, twelve games per level, with the cuts
+    # placed where the fit deals' tiers differ most (calibrate.separated_cuts). Pooled over
+    # the levels the win rate falls (44.3, 42.3, 40.3, 35.9 %) and the points left rise
+    # (3.88, 4.12, 4.45, 4.81 %) from easy to expert: calibrated. The modelled time is flat
+    # (755 to 762 s): a lost game still plays the stock through (docs/deals.md).
     report = calibrate("triple-deck", range(100_000, 100_600), per_deal_nodes=50_000, trials=12)
     assert report.tiers() == list(Tier.ordered())
-    wins, left = _outcomes(report)
-    assert left == sorted(left) and len(set(left)) == 4
-    assert wins[0] > wins[1] and wins[0] > wins[2] and wins[3] < min(wins[1], wins[2])
-    assert abs(wins[1] - wins[2]) < 0.001
+    assert [report.deals[t] for t in report.tiers()] == [63, 391, 63, 83]
+    assert report.outcome == "wins and points share"
+    assert report.monotonic(), report.table()
+    wins, _ = _outcomes(report)
+    assert wins[0] > wins[-1] + 0.07
     seconds = [report.pooled(t).mean_seconds for t in report.tiers()]
     assert max(seconds) < 1.02 * min(seconds)
