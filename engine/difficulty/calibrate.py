@@ -14,7 +14,7 @@
   the moves and the modelled seconds (`Report`); `Report.monotonic()` checks that the win
   rate falls and the points left rise from easy to expert; with fewer than `MIN_WINS` wins
   in all (the scored Triple Deck games) the points share alone is the ordered outcome.
-* `refit(variant, results)`: the same fit from real games, (features, won, seconds) rows:
+* `refit(results, variant)`: the same fit from real games, (features, won, seconds) rows:
   a deal's difficulty is then its loss rate plus its players' time relative to the
   variant's median (`TIME_WEIGHT`). Needs `MIN_RESULTS` rows and `MIN_DEALS` deals.
 """
@@ -205,9 +205,10 @@ def simulated_difficulty(outcomes: Sequence[PlayOutcome]) -> float:
     return lost + left
 
 
-def refit(results: Iterable[Result]) -> Model:
+def refit(results: Iterable[Result], variant: str | None = None) -> Model:
     """Fit a variant's model from real games (see the module's text); ValueError with too few
-    results or deals. Games of one deal share its features: they are grouped by them."""
+    results or deals. Games of one deal share its features: they are grouped by them. For
+    `variant`, as `fit_played` does: without its `LEFT_OUT` terms, with its kind of cuts."""
     rows = list(results)
     deals: dict[Features, list[Result]] = {}
     for row in rows:
@@ -223,7 +224,11 @@ def refit(results: Iterable[Result]) -> Model:
         lost = sum(0 if g.won else 1 for g in games) / len(games)
         slow = statistics.fmean(g.seconds for g in games) / median
         samples.append(Sample(features, lost + TIME_WEIGHT * slow))
-    return fit_model(samples)
+    return fit_model(
+        samples,
+        leave_out=LEFT_OUT.get(variant or "", frozenset()),
+        separated=variant in SEPARATED_CUTS,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ import pytest
 from engine import new_game
 from engine.difficulty import Features, Rating, Tier, find_tiers, rate
 from engine.difficulty.calibrate import (
+    LEFT_OUT,
     MIN_RESULTS,
     MIN_WINS,
     Cell,
@@ -26,7 +27,7 @@ from engine.difficulty.calibrate import (
     refit,
     separated_cuts,
 )
-from engine.difficulty.model import MODELS
+from engine.difficulty.model import MODELS, TERMS
 from engine.difficulty.player import Level, PlayOutcome, play
 from engine.errors import UnknownVariant
 from engine.solvers import solve
@@ -207,6 +208,21 @@ def test_refit_from_real_results() -> None:
     assert ranks == sorted(ranks) and ranks[0] == 0 and ranks[-1] == 3
     with pytest.raises(ValueError, match="refit needs"):
         refit(rows[: MIN_RESULTS - 1])
+    # A variant's refit is fitted as its calibration was: plain Triple Deck's separated cuts,
+    # Easthaven without the node count; the other variants as before.
+    assert refit(rows, "fourteen-out") == model
+    assert refit(rows, "triple-deck").cuts != model.cuts
+    east = refit(rows, "triple-easthaven")
+    assert all(
+        w == 0
+        for name, w in zip(TERMS, east.weights, strict=True)
+        if name in LEFT_OUT["triple-easthaven"]
+    )
+    assert any(
+        w != 0
+        for name, w in zip(TERMS, model.weights, strict=True)
+        if name in LEFT_OUT["triple-easthaven"]
+    )
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
