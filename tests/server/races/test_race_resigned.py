@@ -180,3 +180,54 @@ async def test_spectators_see_resigned_from_version_10(race_app: App) -> None:
     assert not has_resigned(await old.request("race.list", variant="fourteen-out"))
     for cl in (a, b, new, old):
         await cl.close()
+
+
+async def test_a_forfeit_is_not_a_resignation_and_a_reattach_speaks_its_version(
+    race_app: App,
+) -> None:
+    """A racer gone beyond the grace is closed as resigned on the server, but the race says
+    `forfeited`, never `resigned`; the `race.update` of a re-attaching `hello` is in the shape
+    of the version that `hello` negotiated."""
+    a = await race_app.client("hanna", versions=(10,))
+    b = await race_app.client("ivo", versions=(10,))
+    c = await race_app.client("jules", versions=(10,))
+    room = await a.request("race.create", variant="fourteen-out", size=3)
+    race_id = room["race"]["race_id"]
+    for cl in (b, c):
+        await cl.request("race.join", code=room["race"]["code"])
+    await a.request("race.start", race_id=race_id)
+    _, sb, _ = await start_race(race_app, a, b, c)
+    assert (await b.request("resign", game_id=sb["game_id"]))["type"] == "finished"
+    await progress_of(a, b.player_id)
+    await c.close()
+    rows: dict[str, dict[str, Any]] = {}
+    for _ in range(12):  # steps shorter than a presence mark lasts, the race clock ticking
+        race_app.clock.advance(2_000)
+        await race_app.services.race_clock.tick(sweep=True)
+        state = await a.request("race.get", race_id=race_id)
+        rows = {r["name"]: r for r in state["race"]["racers"]}
+        if rows["jules"]["forfeited"]:
+            break
+    assert rows["jules"]["forfeited"] is True and rows["jules"]["resigned"] is False
+    assert rows["ivo"]["resigned"] is True and rows["hanna"]["resigned"] is False
+    stored = await race_app.services.races.load(race_id)  # as Redis holds it
+    assert not stored.progress_of(c.player_id).resigned, "a forfeit is stored as no resignation"
+    assert stored.progress_of(b.player_id).resigned
+
+    # ivo comes back on two devices: hello re-attaches each, in the shape of its version.
+    for versions, told in (((9,), False), ((10,), True)):
+        again = await Client.connect(race_app.url)
+        await again.hello(token=b.token, versions=versions)
+        update = await again.push("race.update")
+        assert has_resigned(update) is told, versions
+        if told:
+            assert {r["name"]: r["resigned"] for r in update["race"]["racers"]}["ivo"] is True
+        await again.close()
+
+    race_app.clock.advance(61_000)
+    ended = await finished_event(a)
+    results = {r["name"]: r for r in ended["event"]["results"]}
+    assert results["jules"]["forfeited"] is True and results["jules"]["resigned"] is False
+    assert results["ivo"]["resigned"] is True
+    for cl in (a, b):
+        await cl.close()
