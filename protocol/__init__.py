@@ -21,6 +21,8 @@ Modules
 ``tiers``     ``calendar.get`` and the calendar (version 8)
 ``devices``   ``devices``, ``device.revoke``, ``device.signed_in``, ``signin.tries_used``
               (version 9)
+``spoken``    :func:`~protocol.spoken.as_spoken`: a race message as an older version knows it
+              (no ``resigned`` before version 10)
 
 The codec is compiled to C by mypyc when the package is installed (``setup.py``; the source
 here is what is compiled); :data:`COMPILED` says whether it is.
@@ -191,6 +193,7 @@ from protocol.version import (
     LEAN_MOVES,
     MOVE_VIEWS,
     PROTOCOL_VERSION,
+    RESIGNED,
     RESUME,
     SUPPORTED_VERSIONS,
     TIERS,
@@ -215,6 +218,7 @@ __all__ = [
     "MAX_SAFE_INT",
     "MOVE_VIEWS",
     "PROTOCOL_VERSION",
+    "RESIGNED",
     "RESUME",
     "SERVER_MESSAGES",
     "SUPPORTED_VERSIONS",

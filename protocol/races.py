@@ -157,6 +157,8 @@ class Racer(Struct):
     stuck: Flag = False
     won: Flag = False
     forfeited: Flag = False
+    #: Version 10 on: the racer gave their game up (``resign``); absent for older versions.
+    resigned: Flag | None = None
     connected: Flag = True
     place: Count | None = None
     rating: Score | None = None
@@ -262,6 +264,8 @@ class RacerProgress(RaceEventBody, kind="progress"):
     finished: Flag
     won: Flag
     stuck: Flag
+    #: The racer gave their game up (``resign``); sent to version 10 and later only.
+    resigned: Flag = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,6 +288,8 @@ class RaceResultEntry(Struct):
     forfeited: Flag
     rating: Score | None = None
     rating_change: Score | None = None
+    #: The racer gave their game up (``resign``); sent to version 10 and later only.
+    resigned: Flag = False
 
 
 ResultEntries = Annotated[tuple[RaceResultEntry, ...], ListOf(Nested(RaceResultEntry), 0, 8)]

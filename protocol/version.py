@@ -7,7 +7,7 @@ from typing import Final
 
 from protocol.errors import UnsupportedVersion
 
-PROTOCOL_VERSION: Final = 9
+PROTOCOL_VERSION: Final = 10
 """The newest protocol version this package implements.
 
 Version 2 (lean moves): a ``moved`` reply carries the move's ``seq`` and ``events`` but no
@@ -78,6 +78,14 @@ code is on trial for a trust period: it may not revoke older devices nor every s
 ``limit_reached``). ``signin.redeem`` takes ``name`` (the account's name: its attempts are
 then counted per account, not per client address) and ``device`` (a name for the device).
 Older versions get ``unknown_type`` for the new requests and no push.
+
+Version 10 (resignations): a race tells a resignation from a game that ran out of moves. A
+racer's ``progress`` event, their row in the race's ``racers`` (``race.room``,
+``race.update``, ``race.watching``, ``race.list``) and their line of the ``finished`` event's
+``results`` carry ``resigned``: true when the racer gave their game up (``resign``), false
+otherwise; ``stuck`` stays as it was (any game over without a win, a resignation too), and a
+racer who forfeited is ``forfeited``, not ``resigned``. Older versions get exactly what they got
+before: no ``resigned`` anywhere in a race.
 """
 
 LEAN_MOVES: Final = 2
@@ -108,7 +116,11 @@ DEVICES: Final = 9
 ``device.signed_in``, ``signin.tries_used``), trust periods (``not_trusted_yet``) and named
 ``signin.redeem``."""
 
-SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9})
+RESIGNED: Final = 10
+"""The first version whose races say who resigned (``resigned`` on a racer's ``progress``
+event, row and result line)."""
+
+SUPPORTED_VERSIONS: Final[frozenset[int]] = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 """Every protocol version this package can speak."""
 
 

@@ -77,6 +77,7 @@ class RaceState:
                 finished=event.finished,
                 stuck=event.stuck,
                 won=event.won,
+                resigned=event.resigned,
             )
         elif isinstance(event, pr.RacerJoined):
             racer = replace(self._racer(event.player_id), name=event.name)

@@ -635,6 +635,9 @@ def race_news(news: RaceNews, me: str, variant_id: str) -> Text | None:
         return Text(f"{name} forfeited", style="dim")
     if news.kind == "progress" and news.player_id != me:
         r = news.racer
+        if r.resigned:  # protocol 10: the race says a resignation apart from a stuck game
+            where = progress_of(variant_id, r.cleared, r.score)
+            return Text(f"{r.name} resigned ({where}, {r.moves} moves)", style="dim")
         return Text(
             f"  {r.name}: {progress_of(variant_id, r.cleared, r.score)}, {r.moves} moves",
             style="dim",
@@ -709,6 +712,7 @@ def _racer_state(r: p.Racer) -> str:
     for flag, word in (
         (r.won, "won"),
         (r.forfeited, "forfeit"),
+        (bool(r.resigned), "resigned"),
         (r.stuck, "stuck"),
         (r.finished, "done"),
     ):
@@ -755,7 +759,7 @@ def race_standings(
         title_style="bold",
         header_style="bold cyan",
     )
-    for col in ("", "place", "name", "won", "cleared/score", "time", "moves", "rating", "±"):
+    for col in ("", "place", "name", "end", "cleared/score", "time", "moves", "rating", "±"):
         table.add_column(col)
     for r in results:
         mine = r.player_id == me
@@ -764,7 +768,7 @@ def race_standings(
             "▶" if mine else "",
             str(r.place),
             r.name,
-            "✓" if r.won else "",
+            "✓" if r.won else "resigned" if r.resigned else "forfeit" if r.forfeited else "",
             _value_of(variant_id, r.cleared, r.score),
             fmt_time(r.time_ms),
             str(r.moves),

@@ -67,6 +67,7 @@ async def delayed_race(s: Services, state: RaceState) -> RaceState:
                     finished=event.finished,
                     won=event.won,
                     stuck=event.stuck,
+                    resigned=event.resigned,
                 )
         if len(page) < PAGE:
             break

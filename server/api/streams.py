@@ -368,6 +368,10 @@ class RaceReader:
     def player(self) -> Player | None:
         return None  # nobody: a spectator who races in nothing
 
+    def speaks(self, version: int) -> bool:
+        """The stream shows races in the newest protocol version's shape (docs/api.md)."""
+        return version <= p.PROTOCOL_VERSION
+
     def send(self, message: p.ServerMessage) -> None:
         try:
             self.queue.put_nowait(message)

@@ -20,6 +20,7 @@ from engine.words import log_words, move_text, played_text, safe_moves, symbols
 from protocol.events import ActiveRace, DailyGame
 from protocol.fields import RULES_FREE
 from protocol.messages import Finish
+from protocol.spoken import as_spoken
 from protocol.version import DESCRIPTORS, RESUME, TIERS
 from server.boards.leaderboard import BoardRef, Entry
 from server.games.announce import result_of, with_entry
@@ -214,12 +215,12 @@ async def resume_race(session: Session, race_id: str) -> None:
     if race.status is RaceStatus.FINISHED or pid not in race.names():
         await fanout.detach_from(session, race_id)
         if pid in race.names():  # it ended meanwhile: the final race, with the results
-            session.send(p.RaceUpdate(race=race.info(now, pid)))
+            session.send(as_spoken(p.RaceUpdate(race=race.info(now, pid)), session.version))
         return
     if race.status is not RaceStatus.OPEN:
         await s.races.mark_seen(race_id, [pid], now, fanout.instance)
     fanout.remember(race)
-    session.send(p.RaceUpdate(race=race.info(now, pid)))
+    session.send(as_spoken(p.RaceUpdate(race=race.info(now, pid)), session.version))
     if race.status is RaceStatus.RUNNING and race.start_at is not None and now >= race.start_at:
         await fanout.send_started(race, now, s.races.start_view)
 

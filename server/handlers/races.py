@@ -6,6 +6,7 @@ import datetime as dt
 
 import protocol as p
 from engine import VARIANT_IDS
+from protocol.spoken import as_spoken
 from server.games.daily import utc_date
 from server.races.model import RaceStatus
 from server.races.ratings import RatingRow
@@ -27,11 +28,12 @@ async def _room(
     race = await s.races.load(race_id)
     me = session.require_player().id
     events = await s.races.events_since(race_id, since) if since is not None else []
-    return p.RaceRoom(
+    room = p.RaceRoom(
         id=req_id,
         race=race.info(s.clock.now_ms(), me),
         events=tuple(e.to_wire() for e in events[-1000:]),
     )
+    return as_spoken(room, session.version)
 
 
 async def race_queue(session: Session, req: p.RaceQueue) -> p.ServerMessage:

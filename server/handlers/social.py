@@ -6,6 +6,7 @@ import datetime as dt
 
 import protocol as p
 from engine import VARIANT_IDS
+from protocol.spoken import as_spoken
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -39,12 +40,13 @@ async def race_list(session: Session, req: p.RaceList) -> p.ServerMessage:
     session.require_player()
     variant = _variant(req.variant) if req.variant is not None else None
     races = await session.services.spectators.running(variant, req.limit)
-    return p.RaceListReply(id=req.id, races=tuple(races))
+    return as_spoken(p.RaceListReply(id=req.id, races=tuple(races)), session.version)
 
 
 async def race_watch(session: Session, req: p.RaceWatch) -> p.ServerMessage:
     session.require_player()
-    return await session.services.spectators.watch(session, req.id, req.race_id)
+    watching = await session.services.spectators.watch(session, req.id, req.race_id)
+    return as_spoken(watching, session.version)
 
 
 async def race_unwatch(session: Session, req: p.RaceUnwatch) -> p.ServerMessage:

@@ -16,12 +16,13 @@ import logging
 import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import redis.asyncio
 
 import protocol as p
 import protocol.races as pr
+from protocol.spoken import as_spoken
 from server.players.registry import Player
 from server.races.model import RaceLoader, RaceState
 from server.redis import keys, pubsub
@@ -29,6 +30,7 @@ from server.runtime.clock import Clock
 from server.runtime.errors import raise_if_cancelled
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=p.ServerMessage)
 
 #: Events after which every connection of the race gets the whole race (`race.update`).
 UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited, pr.RaceEnded)
@@ -49,6 +51,17 @@ class Versioned(Protocol):
     """A recipient that says which protocol version it speaks (a `Session`)."""
 
     def speaks(self, version: int) -> bool: ...
+
+
+def speaks_newest(conn: object) -> bool:
+    """Whether `conn` gets race messages in their newest shape (`protocol.spoken`): a session
+    speaking version 10 (`resigned`) or later."""
+    return isinstance(conn, Versioned) and conn.speaks(p.RESIGNED)
+
+
+def spoken_to(conn: object, message: M) -> M:
+    """`message` as `conn` knows it (`protocol.spoken.as_spoken`)."""
+    return message if speaks_newest(conn) else as_spoken(message, None)
 
 
 class RaceWatcher(Protocol):
@@ -257,9 +270,12 @@ class RaceFanout:
                 conn.send(push)
         elif isinstance(msg, pubsub.RaceEventPublished):
             race_id, event = msg.race_id, msg.event
-            wire = pr.dump_race_event(event)
+            newest = p.RaceEvent(
+                race_id=race_id, version=msg.version, event=pr.dump_race_event(event)
+            )
+            older = as_spoken(newest, None)  # the same for every version before 10
             for conn in list(self._by_race.get(race_id, ())):
-                conn.send(p.RaceEvent(race_id=race_id, version=msg.version, event=wire))
+                conn.send(newest if speaks_newest(conn) else older)
             if isinstance(event, UPDATE_EVENTS):
                 await self.push_update(race_id)
             if isinstance(event, pr.RaceEnded):
@@ -308,7 +324,7 @@ class RaceFanout:
         now = self._clock.now_ms()
         for conn in conns:
             me = conn.player.id if conn.player else None
-            conn.send(p.RaceUpdate(race=race.info(now, me)))
+            conn.send(spoken_to(conn, p.RaceUpdate(race=race.info(now, me))))
 
     async def send_started(self, race: RaceState, now_ms: int, view: StartView) -> None:
         """Each racer connected here gets their own start view once per connection."""

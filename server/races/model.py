@@ -83,6 +83,8 @@ class Progress:
     finished: bool = False
     won: bool = False
     stuck: bool = False
+    #: The racer gave the game up (`resign`; a forfeit is not a resignation): `stuck` too.
+    resigned: bool = False
 
     @property
     def done(self) -> bool:
@@ -98,6 +100,7 @@ class Progress:
             finished=self.finished,
             won=self.won,
             stuck=self.stuck,
+            resigned=self.resigned,
         )
 
     def dumps(self) -> str:
@@ -109,6 +112,7 @@ class Progress:
                 "finished": self.finished,
                 "won": self.won,
                 "stuck": self.stuck,
+                "resigned": self.resigned,
             }
         )
 
@@ -122,6 +126,7 @@ class Progress:
             finished=_bool(d, "finished"),
             won=_bool(d, "won"),
             stuck=_bool(d, "stuck"),
+            resigned=_bool(d, "resigned"),
         )
 
 
@@ -140,6 +145,8 @@ class RaceResult:
     forfeited: bool
     rating: int | None = None
     rating_change: int | None = None
+    #: The racer gave the game up (`resign`), rather than ran out of moves or forfeited.
+    resigned: bool = False
 
     def to_wire(self) -> pr.RaceResultEntry:
         return pr.RaceResultEntry(
@@ -154,6 +161,7 @@ class RaceResult:
             forfeited=self.forfeited,
             rating=self.rating,
             rating_change=self.rating_change,
+            resigned=self.resigned,
         )
 
     def to_map(self) -> dict[str, object]:
@@ -169,6 +177,7 @@ class RaceResult:
             "forfeited": self.forfeited,
             "rating": self.rating,
             "rating_change": self.rating_change,
+            "resigned": self.resigned,
         }
 
     @classmethod
@@ -185,6 +194,7 @@ class RaceResult:
             forfeited=_bool(d, "forfeited"),
             rating=_opt_int(d, "rating"),
             rating_change=_opt_int(d, "rating_change"),
+            resigned=_bool(d, "resigned"),
         )
 
 
@@ -380,6 +390,7 @@ class RaceState:
                     stuck=prog.stuck,
                     won=prog.won,
                     forfeited=pid in self.forfeited,
+                    resigned=prog.resigned and pid not in self.forfeited,
                     connected=self.connected(pid, now),
                     place=res.place if res else None,
                     rating=res.rating if res else None,

@@ -31,8 +31,9 @@ _DEFAULTS = RaceSettings()
 TOLD_MAX = 10_000
 
 
-def progress_of(live: LiveGame) -> Progress:
-    """What opponents may know about a racer's game: counts and flags, never a card."""
+def progress_of(live: LiveGame, *, forfeited: bool = False) -> Progress:
+    """What opponents may know about a racer's game: counts and flags, never a card. A game
+    closed because its racer `forfeited` is closed as resigned, but is no resignation."""
     game = live.game
     return Progress(
         cleared=game.cleared,
@@ -41,7 +42,14 @@ def progress_of(live: LiveGame) -> Progress:
         finished=live.record.finished,
         won=game.won,
         stuck=game.over and not game.won,
+        resigned=resigned(live) and not forfeited,
     )
+
+
+def resigned(live: LiveGame) -> bool:
+    """The racer gave the game up (`resign`, or closed as resigned by a forfeit)."""
+    result = live.record.result
+    return result is not None and result.resigned
 
 
 class RaceReferee:
@@ -213,7 +221,7 @@ class RaceReferee:
             live, _ = await self.games.close(
                 keys.race_game_id(race.race_id, pid), pid, race.names().get(pid, "?"), resigned=True
             )
-            await self.store.set_progress(race.race_id, pid, progress_of(live))
+            await self.store.set_progress(race.race_id, pid, progress_of(live, forfeited=True))
         except (GameOver, NotFound):
             pass
         await self.games.store.history.add_forfeit(pid, race.variant)  # for the profile
@@ -252,6 +260,7 @@ class RaceReferee:
         names = race.names()
         no_attempt: set[str] = set()
         held: set[str] = set()  # racers whose result the fair-play screen holds: not rated
+        gave_up: set[str] = set()  # racers who resigned (a forfeit is not a resignation)
         timed_out = reason == "time limit"
         for pid, name in race.racers:
             live = await self._close(race, pid, name)
@@ -259,6 +268,8 @@ class RaceReferee:
                 continue
             if live.record.flagged:
                 held.add(pid)
+            if resigned(live) and pid not in race.forfeited:
+                gave_up.add(pid)
             if not real_attempt(live, pid in race.forfeited, timed_out):
                 no_attempt.add(pid)
         # Racers of one network (a main and its second accounts) are never rated against
@@ -300,6 +311,7 @@ class RaceReferee:
                     forfeited=pid in race.forfeited,
                     rating=change[1] if change else None,
                     rating_change=change[1] - change[0] if change else None,
+                    resigned=pid in gave_up,
                 )
             )
         # A win counts when the race was rated (not casual, no pair repeated that day), the
@@ -334,7 +346,8 @@ class RaceReferee:
         except NotFound:
             log.warning("race %s: no game for %s", race.race_id, pid)
             return None
-        await self.store.set_progress(race.race_id, pid, progress_of(live))
+        forfeited = pid in race.forfeited
+        await self.store.set_progress(race.race_id, pid, progress_of(live, forfeited=forfeited))
         return live
 
 

@@ -52,7 +52,7 @@ import protocol.races as pr
 from engine import UNDO, Game, new_game
 from engine.views import json_map
 from server.games.store import GameStore
-from server.races.fanout import UPDATE_EVENTS, RaceFanout, Recipient
+from server.races.fanout import UPDATE_EVENTS, RaceFanout, Recipient, spoken_to
 from server.races.model import RaceState, RaceStatus
 from server.races.seen import Sightings
 from server.races.service import RaceService
@@ -539,7 +539,7 @@ class Spectators:
         for conn in [only] if only is not None else list(self._watching.get(race_id, ())):
             if conn in self._watching.get(race_id, ()):
                 for m in messages:
-                    conn.send(m)
+                    conn.send(spoken_to(conn, m))
 
     def _send_later(
         self,

@@ -171,6 +171,7 @@ def test_interactive_room_race_ends_with_the_standings_table(
         child.sendline("y")
         child.expect(r"(You|ptyguest) won the race")  # the title says who won
         child.expect("ptyhost")
+        child.expect("resigned")  # protocol 10: the standings say who gave up
         child.expect(pexpect.EOF)
         out, err = joiner.communicate(timeout=60)
     finally:
@@ -184,6 +185,7 @@ def test_interactive_room_race_ends_with_the_standings_table(
     assert {r["name"] for r in standings} == {"ptyhost", "ptyguest"}
     assert sorted(r["place"] for r in standings) == [1, 2]
     assert doc["finished"] and doc["result"]["resigned"]
+    assert all(r["resigned"] for r in standings), "both resigned (protocol 10)"
 
 
 def test_leaving_the_queue_before_a_match(server: ServerProcess, make_player: MakePlayer) -> None:

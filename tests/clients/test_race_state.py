@@ -134,3 +134,50 @@ def test_racers_see_how_many_watch() -> None:
     assert "3 watching" in text_of(
         render.race_panel(race.racers, race.me, race.variant, race.spectators)
     )
+
+
+def test_a_racer_who_resigned_is_said_to_have_resigned() -> None:
+    """Protocol 10's `resigned`: the news, the panel and the standings say "resigned", where a
+    game that ran out of moves says "stuck"."""
+    race = RaceState("me1")
+    race.apply(
+        p.RaceUpdate(
+            race=info(
+                p.Racer(player_id="me1", name="alice"),
+                p.Racer(player_id="bo2", name="bobby"),
+                p.Racer(player_id="cy3", name="cyril"),
+            )
+        )
+    )
+    over = replace(progress("bo2", 4, 9), finished=True, stuck=True, resigned=True)
+    news = race.apply(event(2, over))
+    assert news is not None
+    assert str(render.race_news(news, race.me, race.variant)) == (
+        "bobby resigned (cleared 4/52, 9 moves)"
+    )
+    stuck = race.apply(event(3, replace(progress("cy3", 6, 12), finished=True, stuck=True)))
+    assert stuck is not None and "resigned" not in str(
+        render.race_news(stuck, race.me, race.variant)
+    )
+    panel = text_of(render.race_panel(race.racers, race.me, race.variant)).splitlines()
+    assert any("bobby" in line and "resigned" in line for line in panel)
+    assert any("cyril" in line and "stuck" in line for line in panel)
+    line = pr.RaceResultEntry(
+        player_id="bo2",
+        name="bobby",
+        place=2,
+        won=False,
+        cleared=4,
+        score=4,
+        time_ms=30_000,
+        moves=9,
+        forfeited=False,
+        resigned=True,
+    )
+    winner = replace(line, player_id="me1", name="alice", place=1, won=True, resigned=False)
+    race.apply(event(4, pr.RaceEnded(results=(winner, line), reason="won")))
+    table = text_of(render.race_standings((winner, line), race.me, "won", race.variant))
+    assert any("bobby" in row and "resigned" in row for row in table.splitlines())
+    assert not any("alice" in row and "resigned" in row for row in table.splitlines())
+    standings = race.standings_json()
+    assert standings is not None and [r["resigned"] for r in standings] == [False, True]

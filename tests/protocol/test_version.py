@@ -8,9 +8,9 @@ import protocol as p
 
 
 def test_current_version_is_supported() -> None:
-    assert p.PROTOCOL_VERSION == 9
-    assert {1, 2, 3, 4, 5, 6, 7, 8, 9} == p.SUPPORTED_VERSIONS, (
-        "version 1 to 8 clients keep working"
+    assert p.PROTOCOL_VERSION == 10
+    assert {1, 2, 3, 4, 5, 6, 7, 8, 9, 10} == p.SUPPORTED_VERSIONS, (
+        "version 1 to 9 clients keep working"
     )
 
 

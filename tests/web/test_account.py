@@ -52,7 +52,7 @@ def test_a_code_signs_a_second_browser_in_as_the_same_player(
         assert theirs and theirs != mine, "the phone has a token of its own"
         assert theirs not in p2.url and code not in p2.url, "nothing secret in an address"
         sent = [m for m in phone.sent_requests() if m["type"] == "signin.redeem"]
-        assert [m["versions"] for m in sent] == [[9], [9]]
+        assert [m["versions"] for m in sent] == [[10], [10]]
         # Signed in by a code, the page follows games by events as after `hello`.
         assert [m.get("features") for m in sent] == [["rules_free"], ["rules_free"]]
         # Reloaded, the phone is still ann (its own token, by hello).

@@ -375,11 +375,12 @@ def test_two_browsers_race_each_other(
             expect(page.locator("[data-race-result]")).to_be_visible()
             # The clocks stop where they stood, never back; nobody who lost is "finished".
             assert _seconds(page.inner_text(".game .clock")) >= shown[page]
-            # alice resigned: her own page says so (her game's result); bob's, whose race
-            # events do not tell a resignation from a stuck game, says "ended", not "stuck".
-            expect(page.locator('[data-racer="alice"] [data-state]')).to_have_text(
-                re.compile(r"^resigned at \d+/52$" if page is a else r"^ended at \d+/52$")
-            )
+            # Both resigned, and both pages say so of both racers (`resigned`, protocol 10):
+            # never "stuck" (nor a vague "ended") for a resignation.
+            for racer in ("alice", "bob"):
+                expect(page.locator(f'[data-racer="{racer}"] [data-state]')).to_have_text(
+                    re.compile(r"^resigned at \d+/52$")
+                )
             expect(page.locator("[data-state]", has_text="finished")).to_have_count(0)
             # A private room is casual (docs/fairplay.md): places, no rating.
             expect(page.locator('[data-racer="alice"] [data-rating]')).to_have_text("unrated")

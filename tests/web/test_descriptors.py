@@ -45,9 +45,9 @@ def test_the_page_shows_the_servers_descriptors_and_only_ids_it_was_given(
         page.goto(web_server.http + "/")
         register(player, "dora6")
         hello = player.sent_requests()[0]
-        assert hello["type"] == "hello" and hello["versions"] == [9]
+        assert hello["type"] == "hello" and hello["versions"] == [10]
         welcome = next(json.loads(f) for f in player.frames if '"welcome"' in f)
-        assert welcome["version"] == 9 and len(welcome["variant_info"]) == 6
+        assert welcome["version"] == 10 and len(welcome["variant_info"]) == 6
         deal = page.locator('.deal[data-variant="fourteen-out"]')
         expect(deal.locator("h2")).to_have_text(SERVED_NAME)
         expect(deal).to_contain_text(SERVED_GOAL)

@@ -122,6 +122,14 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
         for watcher in (anon, cat.page):
             expect(watcher.locator("h1")).to_have_text("Race result · Fourteen Out")
             expect(watcher.locator("[data-race-status]")).to_have_text("The race is over.")
+            # Both gave up: every watcher is told so (`resigned`, protocol 10), not "stuck".
+            for racer in ("ann", "ben"):
+                expect(watcher.locator(f'tr[data-racer="{racer}"] [data-state]')).to_have_text(
+                    re.compile(r"^resigned at \d+/52$")
+                )
+        expect(page.locator('[data-racer="ben"] [data-state]')).to_have_text(
+            re.compile(r"^resigned at \d+/52$")
+        )
         expect(anon.locator("input[data-share]")).to_have_value(re.compile(f"/#/race/{race_id}$"))
         # ann leaves her finished race for a new one: the address is the lobby's again.
         page.get_by_role("button", name="New race").click()

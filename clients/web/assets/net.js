@@ -7,7 +7,7 @@
 
 import { setVariants } from "./ui.js";
 
-export const PROTOCOL_VERSIONS = [9];
+export const PROTOCOL_VERSIONS = [10];
 
 /** A name for this browser in the player's device list ("Firefox on Linux"): a label only. */
 export function deviceName() {

@@ -86,7 +86,7 @@ export class RaceScreen {
       const ev = msg.event;
       if (ev.kind === "progress") {
         this.race.racers = this.race.racers.map((r) => r.player_id === ev.player_id
-          ? { ...r, cleared: ev.cleared, score: ev.score, moves: ev.moves, finished: ev.finished, stuck: ev.stuck, won: ev.won }
+          ? { ...r, cleared: ev.cleared, score: ev.score, moves: ev.moves, finished: ev.finished, stuck: ev.stuck, won: ev.won, resigned: ev.resigned }
           : r);
         this.renderPanel();
       } else {
@@ -221,12 +221,12 @@ export class RaceScreen {
     // A racer whose game ended without a win stopped somewhere: say where, not "finished".
     const info = variantInfo(r.variant);
     const reached = (x) => pts ? `${x.score} pts` : `${x.cleared}/${info.clear}`;
-    // Race events say `stuck` for any game over without a win, a resignation too: only this
-    // player's own result tells them apart (`resigned`), so another racer's is "ended".
+    // `stuck` is any game over without a win, a resignation too; the race says who resigned
+    // (`resigned`, protocol 10), and this player's own game result says it as well.
     const mine = this.game && this.game.result;
-    const over = (x) => x.player_id !== this.conn.player.id ? `ended at ${reached(x)}`
-      : mine && !mine.over ? `stopped at ${reached(x)}` : `stuck at ${reached(x)}`;
-    const resigned = (x) => x.player_id === this.conn.player.id && mine && mine.resigned;
+    const own = (x) => x.player_id === this.conn.player.id;
+    const over = (x) => own(x) && mine && !mine.over ? `stopped at ${reached(x)}` : `stuck at ${reached(x)}`;
+    const resigned = (x) => x.resigned || (own(x) && mine && mine.resigned);
     const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : resigned(x) ? `resigned at ${reached(x)}` : x.stuck ? over(x)
       : x.finished ? `stopped at ${reached(x)}` : !x.connected ? "disconnected" : done ? "" : r.status === "countdown" ? "ready" : "playing";
     return el("table.standings", { "aria-label": "Racers" },

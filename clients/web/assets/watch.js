@@ -8,7 +8,7 @@
 import { Board } from "./board.js";
 import { describe } from "./net.js";
 import { playerLink, raceHref, shareBox, watchHref } from "./links.js";
-import { clock, el, scoring, setVariants, signed, title } from "./ui.js";
+import { clock, el, scoring, setVariants, signed, title, variantInfo } from "./ui.js";
 
 const STREAM_TYPES = ["race.watching", "race.spectate", "race.event", "race.update", "race.spectators"];
 
@@ -188,9 +188,15 @@ export class WatchScreen {
     const done = r.status === "finished";
     const racers = [...r.racers];
     if (done) racers.sort((a, b) => (a.place || 99) - (b.place || 99));
-    // `stuck` is any game over without a win, a resignation too (race events do not tell
-    // them apart): "ended", never a guess.
-    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.stuck ? "ended" : x.finished ? "finished" : "";
+    // `stuck` is any game over without a win, a resignation too; the race says who resigned
+    // (`resigned`, protocol 10), and where each racer stopped.
+    const info = variantInfo(r.variant);
+    const reached = (x) => {
+      const p = this.progress(x);
+      return scoring(r.variant) ? `${p.points} pts` : `${p.points}/${info.clear}`;
+    };
+    const state = (x) => x.forfeited ? "forfeited" : x.won ? "won" : x.resigned ? `resigned at ${reached(x)}`
+      : x.stuck ? `stuck at ${reached(x)}` : x.finished ? "finished" : "";
     this.standingsNode.replaceChildren(el("table.standings", { "aria-label": "Racers" },
       el("thead", {}, el("tr", {}, (done ? ["#"] : []).concat(["Racer", scoring(r.variant) ? "Score" : "Cleared", "Moves"], done ? ["Rating"] : [])
         .map((h) => el("th", { scope: "col" }, h)))),
@@ -198,7 +204,7 @@ export class WatchScreen {
         const p = this.progress(x);
         return el("tr", { "data-racer": x.name },
           done ? el("td", {}, x.place ? String(x.place) : "—") : null,
-          el("td", {}, playerLink(x.name), " ", el("small.muted", {}, state(x))),
+          el("td", {}, playerLink(x.name), " ", el("small.muted", { "data-state": "" }, state(x))),
           el("td", { "data-progress": "" }, p.points != null ? String(p.points) : "—"),
           el("td", {}, p.moves != null ? String(p.moves) : "—"),
           done ? el("td", {}, x.rating != null ? `${x.rating} (${signed(x.rating_change || 0)})` : "unrated") : null);

@@ -102,6 +102,9 @@ async def test_a_race_stream_hides_what_a_racer_has_not_seen_then_the_race_is_pu
     assert body["finished"] and done.headers["Cache-Control"] == "public, max-age=86400, immutable"
     assert {r["name"]: r["place"] for r in body["race"]["racers"]}.keys() == {"cheat", "rival"}
     assert not any("connected" in r for r in body["race"]["racers"]), "the same bytes later"
+    assert all(r["resigned"] for r in body["race"]["racers"]), "both gave up (version 10 rows)"
+    resigns = [m for m in events.lines if m["type"] == "race.event" and m["event"].get("resigned")]
+    assert {m["event"]["player_id"] for m in resigns} == {cheat.player_id, rival.player_id}
     log = await redis_client.lrange(keys.parse_game_id(gid_r).log, 0, -1)
     assert body["moves"] == {"cheat": [], "rival": log} and log == ["d", "d", "d"]
     assert '"seed"' not in done.body.decode(), "a race's seed goes to its racers only"
