@@ -5,9 +5,16 @@ live on it across steps of a test, e.g. racers who must stay connected while a p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
+
+import pytest
+
+from server.redis.embedded import EmbeddedRedis
+from server.runtime.clock import ManualClock
+from tests.support.app import App, serve, unthrottled_config
 
 T = TypeVar("T")
 
@@ -33,3 +40,24 @@ class LoopThread:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def served_in_thread(
+    tmp_path_factory: pytest.TempPathFactory, secret: bytes, start_ms: int
+) -> Iterator[tuple[App, LoopThread]]:
+    """The real app (`tests.support.app.serve`) on an embedded Redis and a manual clock set to
+    `start_ms`, running on a `LoopThread`: for browser tests that move the server's clock."""
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    url = redis.start_sync()
+    config = unthrottled_config(url, tmp_path_factory.mktemp("data"), secret)
+    try:
+        with LoopThread() as loop:
+            cm = serve(config, ManualClock(start_ms))
+            app = loop.run(cm.__aenter__())
+            try:
+                yield app, loop
+            finally:
+                loop.run(cm.__aexit__(None, None, None))
+    finally:
+        redis.stop_sync()

@@ -19,6 +19,7 @@ class Client:
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.pushes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.seen: list[dict[str, Any]] = []  # every frame received, for leak checks
+        self.raw: list[str | bytes] = []  # the same frames exactly as they came
         self.reader = asyncio.create_task(self._read())
         self.player_id = ""
         self.token = ""
@@ -30,6 +31,7 @@ class Client:
     async def _read(self) -> None:
         try:
             async for frame in self.ws:
+                self.raw.append(frame)
                 msg = msgpack.unpackb(frame) if isinstance(frame, bytes) else json.loads(frame)
                 self.seen.append(msg)
                 fut = self.replies.pop(msg.get("id"), None) if "id" in msg else None

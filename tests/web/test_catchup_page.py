@@ -4,17 +4,13 @@ on no board. The server runs in-process on a manual clock (`tests.support.app.se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from server.config import Config
-from server.redis.embedded import EmbeddedRedis
-from server.runtime.clock import ManualClock
-from tests.support.app import T0_MS, App, serve, unthrottled_config
-from tests.support.loopthread import LoopThread
+from tests.support.app import T0_MS, App
+from tests.support.loopthread import LoopThread, served_in_thread
 from tests.support.wsclient import Client
 
 DAY_MS = 86_400_000
@@ -23,29 +19,8 @@ TODAY, JOINED, PAST = "2030-06-15", "2030-06-10", "2030-06-12"
 
 @pytest.fixture(scope="module")
 def manual_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[App, LoopThread]]:
-    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
-    url = redis.start_sync()
-    config = unthrottled_config(url, tmp_path_factory.mktemp("data"), b"catch-up page")
-    try:
-        with LoopThread() as loop:
-            holder: list[App] = []
-            stop = loop.run(_started(config, holder))
-            try:
-                yield holder[0], loop
-            finally:
-                loop.run(stop())
-    finally:
-        redis.stop_sync()
-
-
-async def _started(config: Config, holder: list[App]) -> Callable[[], Coroutine[Any, Any, None]]:
-    cm = serve(config, ManualClock(T0_MS - 5 * DAY_MS))  # the day the player joins
-    holder.append(await cm.__aenter__())
-
-    async def stop() -> None:
-        await cm.__aexit__(None, None, None)
-
-    return stop
+    with served_in_thread(tmp_path_factory, b"catch-up page", T0_MS - 5 * DAY_MS) as served:
+        yield served
 
 
 async def joined_days_ago(app: App) -> str:

@@ -7,17 +7,13 @@ page shows them 10 a page, newest first, Older and Newer by mouse and keyboard."
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from server.config import Config
-from server.redis.embedded import EmbeddedRedis
-from server.runtime.clock import ManualClock
-from tests.support.app import T0_MS, App, serve, unthrottled_config
-from tests.support.loopthread import LoopThread
+from tests.support.app import T0_MS, App
+from tests.support.loopthread import LoopThread, served_in_thread
 from tests.support.wsclient import Client
 
 DAY_MS = 86_400_000
@@ -27,30 +23,10 @@ TODAY = dt.date(2030, 6, 15)
 
 @pytest.fixture(scope="module")
 def manual_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[App, LoopThread]]:
-    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
-    url = redis.start_sync()
-    config = unthrottled_config(url, tmp_path_factory.mktemp("data"), b"history paging")
-    try:
-        with LoopThread() as loop:
-            holder: list[App] = []
-            stop = loop.run(_started(config, holder))
-            try:
-                yield holder[0], loop
-            finally:
-                loop.run(stop())
-    finally:
-        redis.stop_sync()
-
-
-async def _started(config: Config, holder: list[App]) -> Callable[[], Coroutine[Any, Any, None]]:
-    """Enter `serve` on the loop thread; the returned coroutine function leaves it."""
-    cm = serve(config, ManualClock(T0_MS - (DAYS - 1) * DAY_MS))  # the first day; moved on
-    holder.append(await cm.__aenter__())
-
-    async def stop() -> None:
-        await cm.__aexit__(None, None, None)
-
-    return stop
+    with served_in_thread(
+        tmp_path_factory, b"history paging", T0_MS - (DAYS - 1) * DAY_MS
+    ) as served:
+        yield served
 
 
 async def a_game_a_day(app: App) -> str:
