@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import hashlib
 import hmac
 
-__all__ = ["DAY_MS", "daily_seed", "day_start_ms", "ms_until_rollover", "utc_date"]
+__all__ = [
+    "DAY_MS",
+    "daily_seed",
+    "day_start_ms",
+    "last_of_month",
+    "ms_until_rollover",
+    "utc_date",
+]
 
 DAY_MS = 86_400_000
 _SEED_MASK = (1 << 53) - 1  # JS-safe integer: clients may see derived values as JSON numbers
@@ -28,6 +36,11 @@ def utc_date(now_ms: int) -> dt.date:
 def day_start_ms(date: dt.date) -> int:
     """Epoch milliseconds of 00:00 UTC on ``date``."""
     return (date - dt.date(1970, 1, 1)).days * DAY_MS
+
+
+def last_of_month(date: dt.date) -> dt.date:
+    """The last day of ``date``'s month."""
+    return dt.date(date.year, date.month, calendar.monthrange(date.year, date.month)[1])
 
 
 def ms_until_rollover(now_ms: int) -> int:

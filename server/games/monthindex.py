@@ -17,7 +17,6 @@ script; the later reads trust the set. The set expires with the month's last gam
 from __future__ import annotations
 
 import asyncio
-import calendar
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,11 +25,12 @@ from typing import cast
 import redis.asyncio
 
 from server.boards.leaderboard import board_expire_at
+from server.games.daily import last_of_month
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import translate_redis_errors
 
-__all__ = ["BACKFILLED", "MonthGame", "MonthIndex", "month_last_day"]
+__all__ = ["BACKFILLED", "MonthGame", "MonthIndex"]
 
 #: The member saying the month's games started before the index are in the set too.
 BACKFILLED = "*"
@@ -41,10 +41,6 @@ redis.call('SADD', KEYS[1], unpack(ARGV, 2))
 redis.call('EXPIREAT', KEYS[1], ARGV[1])
 return 1
 """
-
-
-def month_last_day(year: int, month: int) -> dt.date:
-    return dt.date(year, month, calendar.monthrange(year, month)[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +93,7 @@ class MonthIndex:
 
     def expire_at(self, year: int, month: int) -> int:
         """Unix seconds at which the month's last games expire, and its index with them."""
-        return board_expire_at(month_last_day(year, month), self.retention_days)
+        return board_expire_at(last_of_month(dt.date(year, month, 1)), self.retention_days)
 
     def note_soon(
         self, pid: str, variant: str, date: dt.date, tier: str, *, catchup: bool

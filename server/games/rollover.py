@@ -23,7 +23,6 @@ the slot that admits new games of the day, so no process publishes early by its 
 from __future__ import annotations
 
 import asyncio
-import calendar
 import datetime as dt
 import logging
 from typing import cast
@@ -32,7 +31,7 @@ import redis.asyncio
 
 from engine import VARIANT_IDS
 from server.boards.leaderboard import board_expire_at
-from server.games.daily import DAY_MS, day_start_ms, ms_until_rollover, utc_date
+from server.games.daily import DAY_MS, day_start_ms, last_of_month, ms_until_rollover, utc_date
 from server.games.service import GameService
 from server.games.store import GameStore
 from server.players.registry import PlayerRegistry
@@ -51,7 +50,6 @@ __all__ = [
     "MISSING_GRACE_MS",
     "MONTH_GRACE_MS",
     "DayCloser",
-    "last_of_month",
 ]
 
 log = logging.getLogger(__name__)
@@ -76,11 +74,6 @@ redis.call('SET', KEYS[2], ARGV[1])
 redis.call('EXPIREAT', KEYS[2], ARGV[2])
 return 1
 """
-
-
-def last_of_month(date: dt.date) -> dt.date:
-    """The last day of ``date``'s month."""
-    return dt.date(date.year, date.month, calendar.monthrange(date.year, date.month)[1])
 
 
 class DayCloser:

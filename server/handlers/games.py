@@ -56,9 +56,10 @@ def _variant(name: str) -> str:
     return name
 
 
-def _date(session: Session, text: str | None) -> dt.date:
-    """A leaderboard's day: today when absent; a day after today is `not_found` (its board
-    is empty and its par, of a deal certified ahead, is not told before its day)."""
+def board_date(session: Session, text: str | None) -> dt.date:
+    """A leaderboard's day (daily, tier or race wins): today when absent; a day after today
+    is `not_found`, as in the HTTP API (its board is empty and its par, of a deal certified
+    ahead, is not told before its day)."""
     today = utc_date(session.services.clock.now_ms())
     date = dt.date.fromisoformat(text) if text else today
     if date > today:
@@ -466,7 +467,7 @@ async def finish(session: Session, req: Finish) -> p.ServerMessage:
 
 async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMessage:
     player = session.require_player()
-    date = _date(session, req.date)
+    date = board_date(session, req.date)
     board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entries = await lb.top(board, req.offset, req.limit)
@@ -486,7 +487,7 @@ async def leaderboard_top(session: Session, req: p.LeaderboardTop) -> p.ServerMe
 
 async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.ServerMessage:
     player = session.require_player()
-    date = _date(session, req.date)
+    date = board_date(session, req.date)
     board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entries = await lb.around(board, player.id, req.k)
@@ -506,7 +507,7 @@ async def leaderboard_around(session: Session, req: p.LeaderboardAround) -> p.Se
 
 async def leaderboard_rank(session: Session, req: p.LeaderboardRank) -> p.ServerMessage:
     player = session.require_player()
-    date = _date(session, req.date)
+    date = board_date(session, req.date)
     board = _board(session, req.variant, date, req.tier)
     lb = session.services.leaderboard
     entry = await lb.rank(board, player.id)

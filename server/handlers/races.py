@@ -7,7 +7,7 @@ import datetime as dt
 import protocol as p
 from engine import VARIANT_IDS
 from protocol.spoken import as_spoken
-from server.games.daily import utc_date
+from server.handlers.games import board_date
 from server.races.model import RaceStatus
 from server.races.ratings import RatingRow
 from server.runtime.errors import LimitReached
@@ -101,14 +101,7 @@ async def race_get(session: Session, req: p.RaceGet) -> p.ServerMessage:
 def _day(session: Session, board: str, date: str | None) -> dt.date | None:
     if board == "rating":
         return None
-    today = utc_date(session.services.clock.now_ms())
-    day = dt.date.fromisoformat(date) if date else today
-    if day > today:  # a wins board of a day not begun is empty: refused as the HTTP API does
-        raise p.ProtocolError(
-            f"{day.isoformat()} has not begun yet (today is {today.isoformat()} UTC)",
-            code=p.ErrorCode.NOT_FOUND,
-        )
-    return day
+    return board_date(session, date)
 
 
 def _entry(row: RatingRow, names: dict[str, str], me: str) -> p.RatingEntry:

@@ -21,12 +21,13 @@ from server.games.deals import lasts_a_move
 from server.games.service import GameService, LiveGame
 from server.players.registry import PlayerRegistry
 from server.races.model import LoggedEvent, RaceState, RaceStatus, RecentRace
-from server.races.networks import network_of, shared_networks
+from server.races.networks import shared_networks
 from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, LimitReached, NotFound
+from server.transport.address import address_subnet
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,7 @@ class RaceService:
         self, pid: str, name: str, variant: str, size: int, address: str = ""
     ) -> tuple[int, str | None]:
         """Wait for opponents; returns (players waiting, race id when matched at once).
-        `address` is the client's: accounts of one network (`network_of`) are kept apart
+        `address` is the client's: accounts of one network (`address_subnet`) are kept apart
         (`enqueue`), and when matched all the same, not rated against each other."""
         async with self.store.turn(pid):
             await self._free_if_over(pid)
@@ -183,7 +184,7 @@ class RaceService:
                 now,
                 self.settings.fill_wait_ms,
                 race_id,
-                network_of(address),
+                address_subnet(address),
                 self.settings.same_address_wait_ms,
             )
         if not matched:

@@ -21,6 +21,7 @@ __all__ = [
     "ConnectionCounter",
     "TrustedProxies",
     "address_group",
+    "address_subnet",
     "client_address",
     "origin_allowed",
 ]
@@ -89,6 +90,21 @@ def address_group(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def address_subnet(address: str) -> str:
+    """The subscriber's network, for rules that tell people apart (one network, one rating in
+    races: docs/fairplay.md): the IPv4 address's /24, the IPv6 address's /64 (an IPv4-mapped
+    IPv6 address counts as its IPv4 address). An address that does not parse is its own
+    network, and an empty one stays empty (a caller that knows none: anyone's own)."""
+    ip = _parse(address)
+    if ip is None:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is None:
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+        ip = ip.ipv4_mapped
+    return str(ipaddress.ip_network(f"{ip}/24", strict=False))
 
 
 def address_network(address: str) -> str:

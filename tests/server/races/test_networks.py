@@ -1,9 +1,11 @@
-"""The network a racer plays from (`server.races.networks`): what the queue keeps apart and
+"""The network a racer plays from (`server.transport.address.address_subnet`, grouped by
+`server.races.networks`): what the queue keeps apart and
 what is never rated against itself."""
 
 from __future__ import annotations
 
-from server.races.networks import network_of, shared_networks
+from server.races.networks import shared_networks
+from server.transport.address import address_subnet as network_of
 
 
 def test_ipv4_by_24_ipv6_by_64_mapped_as_ipv4() -> None:
