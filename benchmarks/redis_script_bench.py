@@ -235,6 +235,11 @@ APPEND_VARIANTS = (
     Variant("inline", INLINE_APPEND, "hmget + no closures, `local call = redis.call`"),
     Variant("landed", None, "the append script of this tree"),
     Variant(
+        "prologue",
+        BASE_APPEND[: BASE_APPEND.index("local st = ")] + game_store._APPEND_LUA,
+        "landed behind main's three local functions, unused (their closures made per call)",
+    ),
+    Variant(
         "fold",
         _without_times(game_store._APPEND_LUA, fold=True),
         "landed, times folded into the log entry (not the product's)",
