@@ -191,15 +191,17 @@ return 1
 """
 
 # KEYS: game, log, times. The game's step of a daily finish.
-# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held, day_end, rollover,
-#       board, due}: expected seq, the final move to log (if final), now_ms, the `PendingEntry`
-#       JSON, the result fields, the screen's verdict JSON when it holds the result ('' otherwise),
-#       the day's end (ms), whether this is the close at the day's end, whether the game is on a
-#       board, and (optional) the screen's verdict JSON without the account's mark when the
-#       mark is read in the same round trip: the record is then "finished, screen due"
-#       (field ``screen``) until the mark is known (`BoardEntries.resolve_due`); and
-#       (optional) ``brief`` with ``hints``: the caller has the record cached, so a first
-#       finish returns {0} alone, and a hint count other than the cached one is stale too.
+# ARGV (flat, no JSON: packing and decoding a JSON object was most of the client's and the
+#       script's parsing cost, issue #30): seq, final ('1': log `move`), move, now, entry (the
+#       `PendingEntry` JSON), held (the screen's verdict JSON when it holds the result, ''
+#       otherwise), day_end (ms), rollover ('1': the close at the day's end), board ('1': the
+#       game is on a board), due, brief ('1'), hints, then the result's values in
+#       `FinalResult.fields` order (won .. rollover, integers).
+#       ``due``: the screen's verdict JSON without the account's mark when the mark is read in
+#       the same round trip: the record is then "finished, screen due" (field ``screen``)
+#       until the mark is known (`BoardEntries.resolve_due`). ``brief``: the caller has the
+#       record cached, so a first finish returns {0} alone, and a hint count other than the
+#       cached one (``hints``) is stale too.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
 # (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
@@ -208,36 +210,42 @@ _FINISH_GAME_LUA = (
     _LUA_PUSH
     + _LUA_DAY_OVER
     + """
-local a = cjson.decode(ARGV[1])
+local RESULT = {'won', 'over', 'resigned', 'cleared', 'score', 'points', 'time_ms', 'moves',
+                'hints', 'rollover'}
+local fields = {}
+for i, f in ipairs(RESULT) do fields[f] = ARGV[12 + i] end
+local a = {seq = tonumber(ARGV[1]), final = ARGV[2] == '1', move = ARGV[3], now = ARGV[4],
+           fields = fields}
+local rollover, brief = ARGV[8] == '1', ARGV[11] == '1'
 local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints')
 if not st[1] then return {-1} end
-if a.rollover ~= true then
+if not rollover then
   if st[4] == '1' then return {-5, tonumber(st[2])} end
-  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], a.day_end, tonumber(a.now)) then
+  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], tonumber(ARGV[7]), tonumber(a.now)) then
     return {-5, tonumber(st[2])}
   end
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.brief == true and tonumber(st[5] or '0') ~= a.hints then return {-3, tonumber(st[2])} end
-local extra = {'entry', a.entry}
-if a.held ~= '' then
+if brief and tonumber(st[5] or '0') ~= tonumber(ARGV[12]) then return {-3, tonumber(st[2])} end
+local extra = {'entry', ARGV[5]}
+if ARGV[6] ~= '' then
   extra[#extra + 1] = 'held'
-  extra[#extra + 1] = a.held
-elseif a.board ~= false then
+  extra[#extra + 1] = ARGV[6]
+elseif ARGV[9] == '1' then
   extra[#extra + 1] = 'pending'
   extra[#extra + 1] = '1'
-  if a.due ~= nil and a.due ~= '' then
+  if ARGV[10] ~= '' then
     extra[#extra + 1] = 'screen'
-    extra[#extra + 1] = a.due
+    extra[#extra + 1] = ARGV[10]
   end
 end
-if a.rollover == true then
+if rollover then
   extra[#extra + 1] = 'day_over'
   extra[#extra + 1] = a.now
 end
 seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
-if a.brief == true then return {0} end
+if brief then return {0} end
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -930,10 +938,10 @@ class GameStore:
         # catch-up result too (on no board, but its crowns wait for the reviewer's clear).
         if held:
             await self._hold(k, now_ms)
-        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
+        args = _finish_args(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
         res = cast(
             list[Any],
-            await self.batch.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
+            await self.batch.eval(self._finish_game, (k.game, k.log, k.times), args),
         )
         d = await self._stepped(k, res)
         if k.catchup:  # on no board: its entry ranks nowhere
@@ -985,8 +993,10 @@ class GameStore:
         due = verdict.dumps()
         base = played.record
         brief = base is not None and base.game_id == k.game_id and not base.finished
-        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief)
-        step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), (arg,))
+        args = _finish_args(
+            k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief
+        )
+        step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), args)
         await asyncio.gather(history_f, board_f, marked_f, step_f, return_exceptions=True)
         # The step decides (its error first: a stale seq wrote nothing). An outbox that
         # failed beside a step that did not is only for recovery: step 2 does its work now.
@@ -1156,7 +1166,7 @@ def _fields(raw: list[str]) -> dict[str, str]:
     return dict(zip(raw[::2], raw[1::2], strict=True))
 
 
-def _finish_arg(
+def _finish_args(
     k: keys.DailyGameKeys,
     result: FinalResult,
     entry: PendingEntry,
@@ -1167,25 +1177,33 @@ def _finish_arg(
     rollover: bool,
     due: str = "",
     brief: bool = False,
-) -> str:
-    """The one JSON argument of a daily game's step (`_FINISH_GAME_LUA`)."""
-    return json.dumps(
-        {
-            "seq": expected_seq,
-            "final": final_move is not None,
-            "move": final_move or "",
-            "now": str(now_ms),
-            "entry": entry.dumps(),
-            "fields": {f: str(v) for f, v in result.fields().items()},
-            "held": held,
-            "day_end": k.end_ms,
-            "rollover": rollover,
-            "board": not k.catchup,
-            "due": due,
-            "brief": brief,
-            "hints": result.hints,
-        },
-        separators=(",", ":"),
+) -> tuple[str | int, ...]:
+    """The flat arguments of a daily game's step (`_FINISH_GAME_LUA`)."""
+    r = result
+    return (
+        expected_seq,
+        0 if final_move is None else 1,
+        final_move or "",
+        now_ms,
+        entry.dumps(),
+        held,
+        k.end_ms,
+        1 if rollover else 0,
+        0 if k.catchup else 1,
+        due,
+        1 if brief else 0,
+        r.hints,
+        # the result, in `FinalResult.fields` order (the script names them so)
+        1 if r.won else 0,
+        1 if r.over else 0,
+        1 if r.resigned else 0,
+        int(r.cleared),
+        int(r.score),
+        int(r.points),
+        int(r.time_ms),
+        int(r.moves),
+        int(r.hints),
+        1 if r.rollover else 0,
     )
 
 
