@@ -30,6 +30,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from json.encoder import encode_basestring_ascii as _json_str  # json.dumps' own (C)
 
 __all__ = [
     "BURST_RUN",
@@ -168,27 +169,23 @@ class Verdict:
         return Verdict((*self.reasons, reason), self.evidence, (*self.notes, note))
 
     def dumps(self) -> str:
+        """The verdict as stored (held games, "screen due" ones, the audit log): what
+        ``json.dumps(..., separators=(",", ":"))`` of {reasons, notes, evidence} gives,
+        written out (the same bytes, `tests/server/fairplay/test_screen.py`): every daily
+        finish stores one (issue #30)."""
         e = self.evidence
-        return json.dumps(
-            {
-                "reasons": [r.value for r in self.reasons],
-                "notes": list(self.notes),
-                "evidence": {
-                    "moves": e.moves,
-                    "undos": e.undos,
-                    "draws": e.draws,
-                    "elapsed_ms": e.elapsed_ms,
-                    "median_ms": e.median_ms,
-                    "first_ms": e.first_ms,
-                    "fastest_ms": e.fastest_ms,
-                    "longest_fast_run": e.longest_fast_run,
-                    "pace_floor_ms": e.pace_floor_ms,
-                    "burst_floor_ms": e.burst_floor_ms,
-                    "par": e.par,
-                    "intervals_ms": list(e.intervals_ms),
-                },
-            },
-            separators=(",", ":"),
+        reasons = ",".join(_json_str(str(r.value)) for r in self.reasons)
+        notes = ",".join(_json_str(n) for n in self.notes)
+        intervals = ",".join(str(int(i)) for i in e.intervals_ms)
+        par = "null" if e.par is None else str(int(e.par))
+        return (
+            f'{{"reasons":[{reasons}],"notes":[{notes}],"evidence":{{'
+            f'"moves":{int(e.moves)},"undos":{int(e.undos)},"draws":{int(e.draws)},'
+            f'"elapsed_ms":{int(e.elapsed_ms)},"median_ms":{int(e.median_ms)},'
+            f'"first_ms":{int(e.first_ms)},"fastest_ms":{int(e.fastest_ms)},'
+            f'"longest_fast_run":{int(e.longest_fast_run)},'
+            f'"pace_floor_ms":{int(e.pace_floor_ms)},"burst_floor_ms":{int(e.burst_floor_ms)},'
+            f'"par":{par},"intervals_ms":[{intervals}]}}}}'
         )
 
     @classmethod

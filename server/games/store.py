@@ -26,6 +26,7 @@ returns: the move is then in Redis (and its AOF).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -746,7 +747,7 @@ class GameStore:
                 cached = await self._screen_played(k, result, now_ms, final_move, played)
                 if not cached.held:  # held by its pace: the path below (the desk first)
                     return await self._finish_daily_due(
-                        k, result, pending, now_ms, final_move, expected_seq, cached, played
+                        k, result, pending, now_ms, final_move, expected_seq, cached, played, name
                     )
             # Round trip 1: the screen's read, the account's mark and both outboxes (the
             # history's, the board's), independent, so one batch of the group commit. The
@@ -768,6 +769,7 @@ class GameStore:
                 expected_seq,
                 verdict.dumps() if verdict.held else "",
                 rollover,
+                name,
             )
         # A race result the screen holds stays in its race's standings (the racers saw the
         # race) but is not rated (`server.races.referee`): the verdict goes in its record.
@@ -930,6 +932,7 @@ class GameStore:
         expected_seq: int,
         held: str,
         rollover: bool,
+        name: str,
     ) -> tuple[GameRecord, Entry]:
         # The outboxes are written (`finish`): the history's (recorded below, or by the next
         # profile read) and the board's (written below, or by the next read of the board). A
@@ -951,7 +954,8 @@ class GameStore:
         if (due := d.get("screen")) is not None:  # another finish left it "screen due"
             raw = await self.entries.resolve_due(k, due)
             d = _fields(raw) if raw is not None else d
-        return await self._published(k, _record(d, k, settled=True), "pending" in d)
+        mine = (entry.data, name, result, now_ms)
+        return await self._published(k, _record(d, k, settled=True), "pending" in d, mine)
 
     async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> dict[str, str]:
         """The record (its fields) the game's step of a daily finish returned, or its
@@ -973,6 +977,7 @@ class GameStore:
         expected_seq: int,
         verdict: Verdict,
         played: PlayedLog,
+        name: str,
     ) -> tuple[GameRecord, Entry]:
         """A daily finish screened from the caller's cached game, in two round trips:
 
@@ -997,7 +1002,7 @@ class GameStore:
             k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief
         )
         step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), args)
-        await asyncio.gather(history_f, board_f, marked_f, step_f, return_exceptions=True)
+        await _answered(history_f, board_f, marked_f, step_f)
         # The step decides (its error first: a stale seq wrote nothing). An outbox that
         # failed beside a step that did not is only for recovery: step 2 does its work now.
         for f in (history_f, board_f):
@@ -1018,15 +1023,17 @@ class GameStore:
         if screen is not None and marked_f.result():  # its own, or a crashed finish's
             d = _fields(await self.entries.hold(k, marked_verdict(screen)))
             record, owed = _record(d, k, settled=True), "pending" in d
-        return await self._published(k, record, owed)
+        return await self._published(k, record, owed, (entry.data, name, result, now_ms))
 
     async def _published(
-        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool
+        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool, mine: _Made | None = None
     ) -> tuple[GameRecord, Entry]:
         """The board's step of a finished daily game (not catch-up; its screen resolved),
         with its history's record: ``record`` as it is once settled, ``owed`` whether its
         entry is still owed to the board. Returns it with its stored entry and rank (none
-        if held)."""
+        if held). ``mine``: the entry this finish made (its JSON, name, result and time):
+        when the board holds exactly that JSON, the returned entry is made from them
+        rather than by parsing it back."""
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
@@ -1045,6 +1052,8 @@ class GameStore:
             self._history_recorded(record, history)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
+        if mine is not None and raw_entry == mine[0]:  # the board holds this finish's entry
+            return record, _entry(rank, k.player_id, mine)
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
     async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
@@ -1161,6 +1170,29 @@ def _finished(
     )
 
 
+#: The entry a finish made: its stored JSON, and the name, result and time it was made from.
+_Made = tuple[str, str, FinalResult, int]
+
+
+def _entry(rank: int, player_id: str, made: _Made) -> Entry:
+    """The board's row of an entry this process made (`prepare_entry` of the same values),
+    without parsing its JSON back."""
+    _, name, r, finished_at_ms = made
+    return Entry(
+        rank=rank,
+        player_id=player_id,
+        name=name,
+        won=r.won,
+        cleared=r.cleared,
+        score=r.score,
+        points=r.points,
+        time_ms=r.time_ms,
+        moves=r.moves,
+        finished_at_ms=finished_at_ms,
+        hints=r.hints,
+    )
+
+
 def _fields(raw: list[str]) -> dict[str, str]:
     """A record's fields from HGETALL's field/value list."""
     return dict(zip(raw[::2], raw[1::2], strict=True))
@@ -1234,6 +1266,16 @@ def _verdict(
             par=par,
         )
     )
+
+
+async def _answered(*futures: asyncio.Future[object]) -> None:
+    """Wait for every future (commands of one batch), their errors left on them for the
+    caller: `asyncio.gather(..., return_exceptions=True)` without its gathering future and
+    callbacks (one finish's four replies arrive together)."""
+    for f in futures:
+        if not f.done():
+            with contextlib.suppress(Exception):  # read by the caller from the future
+                await f
 
 
 async def _all(*futures: asyncio.Future[object]) -> None:

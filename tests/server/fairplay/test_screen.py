@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.fairplay.screen import (
     BURST_RUN,
     MIN_MOVES,
+    Evidence,
     Play,
     Reason,
     Verdict,
@@ -85,6 +89,63 @@ def test_a_sustained_burst_alone_holds() -> None:
 def test_verdict_round_trips() -> None:
     v = screen(Play(variant="fourteen-out", intervals_ms=[5] * 26, won=True, moves=26, par=26))
     v = v.with_reason(Reason.ACCOUNT_MARKED, "marked")
+    assert Verdict.loads(v.dumps()) == v
+
+
+_ints = st.integers(0, 2**40)
+
+
+@given(
+    reasons=st.lists(st.sampled_from(list(Reason)), max_size=5),
+    notes=st.lists(st.text(), max_size=4),
+    figures=st.lists(_ints, min_size=10, max_size=10),
+    par=st.none() | _ints,
+    intervals=st.lists(_ints, max_size=30),
+)
+def test_the_written_out_json_is_json_dumps_byte_for_byte(
+    reasons: list[Reason],
+    notes: list[str],
+    figures: list[int],
+    par: int | None,
+    intervals: list[int],
+) -> None:
+    """`Verdict.dumps` writes its JSON out by hand (a daily finish stores one, issue #30):
+    the stored bytes stay those of ``json.dumps`` (held games, audit log, older readers)."""
+    moves, undos, draws, elapsed, median, first, fastest, run, pace, burst = figures
+    e = Evidence(
+        moves=moves,
+        undos=undos,
+        draws=draws,
+        elapsed_ms=elapsed,
+        median_ms=median,
+        first_ms=first,
+        fastest_ms=fastest,
+        longest_fast_run=run,
+        pace_floor_ms=pace,
+        burst_floor_ms=burst,
+        par=par,
+        intervals_ms=tuple(intervals),
+    )
+    v = Verdict(tuple(reasons), e, tuple(notes))
+    reference = {
+        "reasons": [r.value for r in reasons],
+        "notes": notes,
+        "evidence": {
+            "moves": e.moves,
+            "undos": e.undos,
+            "draws": e.draws,
+            "elapsed_ms": e.elapsed_ms,
+            "median_ms": e.median_ms,
+            "first_ms": e.first_ms,
+            "fastest_ms": e.fastest_ms,
+            "longest_fast_run": e.longest_fast_run,
+            "pace_floor_ms": e.pace_floor_ms,
+            "burst_floor_ms": e.burst_floor_ms,
+            "par": par,
+            "intervals_ms": intervals,
+        },
+    }
+    assert v.dumps() == json.dumps(reference, separators=(",", ":"))
     assert Verdict.loads(v.dumps()) == v
 
 
