@@ -1117,8 +1117,10 @@ class GameStore:
             finished_at_ms=record.finished_at_ms,
         )
         if crowned:  # crowns first, in the record's script (its keys share the tag)
-            return self.history.record_soon(result, crowns=(tier, CROWNS[tier]))
-        return self.history.record_soon(result)
+            return self.history.record_soon(
+                result, crowns=(tier, CROWNS[tier]), game_id=record.game_id
+            )
+        return self.history.record_soon(result, game_id=record.game_id)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:
