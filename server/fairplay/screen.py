@@ -26,7 +26,6 @@ fewer than `MIN_MOVES` card moves are never judged (too few intervals to tell).
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -212,43 +211,58 @@ class Verdict:
         )
 
 
-def _longest_run_below(values: Sequence[int], limit: int) -> int:
-    best = run = 0
-    for v in values:
-        run = run + 1 if v < limit else 0
-        best = max(best, run)
-    return best
-
-
 def screen(play: Play) -> Verdict:
-    """Judge one finished game (see the module docstring)."""
+    """Judge one finished game (see the module docstring). One pass over the log (every
+    daily finish runs it, issue #30)."""
     f = floors_of(play.variant)
-    log = list(play.log) if play.log else [""] * len(play.intervals_ms)
-    if len(log) != len(play.intervals_ms):
+    intervals, log = play.intervals_ms, play.log
+    if log and len(log) != len(intervals):
         raise ValueError("the move log and the intervals differ in length")
     # Undos are left out; draws count for bursts (no one clicks faster than ~14 a second) but
     # not for the pace (a run of quick draws is human clicking, not card finding).
-    played = [
-        (max(0, int(g)), m == DRAW)
-        for g, m in zip(play.intervals_ms, log, strict=True)
-        if m != UNDO
-    ]
-    gaps = [g for g, draw in played if not draw]
+    burst_ms = f.move_burst_ms
+    kept: list[int] = []  # every interval but undos', draws' included
+    gaps: list[int] = []  # card moves' only (no undo, no draw)
+    elapsed = run = longest = 0
+    for i, raw in enumerate(intervals):
+        g = int(raw)
+        if g < 0:
+            g = 0
+        elapsed += g
+        m = log[i] if log else ""
+        if m == UNDO:
+            continue
+        kept.append(g)
+        if m != DRAW:
+            gaps.append(g)
+        if g < burst_ms:
+            run += 1
+            if run > longest:
+                longest = run
+        else:
+            run = 0
     par = play.par if f.par_is_line else None
+    n = len(gaps)
+    median = 0
+    if n:
+        ordered = sorted(gaps)
+        half = n // 2  # statistics.median's: the middle one, or the mean of the two, floored
+        median = ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) // 2
     evidence = Evidence(
-        moves=len(gaps),
-        undos=len(log) - len(played),
-        draws=len(played) - len(gaps),
-        elapsed_ms=sum(max(0, int(g)) for g in play.intervals_ms),
-        median_ms=int(statistics.median(gaps)) if gaps else 0,
-        first_ms=int(play.intervals_ms[0]) if play.intervals_ms else 0,
-        fastest_ms=min(gaps) if gaps else 0,
-        longest_fast_run=_longest_run_below([g for g, _ in played], f.move_burst_ms),
+        moves=n,
+        undos=len(intervals) - len(kept),
+        draws=len(kept) - n,
+        elapsed_ms=elapsed,
+        median_ms=median,
+        first_ms=int(intervals[0]) if intervals else 0,
+        fastest_ms=ordered[0] if n else 0,
+        longest_fast_run=longest,
         pace_floor_ms=f.move_pace_ms,
-        burst_floor_ms=f.move_burst_ms,
+        burst_floor_ms=burst_ms,
         par=par,
-        intervals_ms=tuple(g for g, _ in played[:EVIDENCE_INTERVALS]),
+        intervals_ms=tuple(kept[:EVIDENCE_INTERVALS]),
     )
+    played = kept
     verdict = Verdict((), evidence)
     if evidence.moves < MIN_MOVES:
         return verdict

@@ -490,6 +490,7 @@ class GameStore:
         self.retention_days = retention_days
         self.max_moves = max_moves
         self.max_move_len = max_move_len
+        self._expire_memo: tuple[dt.date, int, int] | None = None
         self._start = LuaScript.of(_START_LUA)
         #: Group commit of every write per request (one pipeline per event-loop iteration).
         self.batch = Batcher(redis)
@@ -740,7 +741,7 @@ class GameStore:
             finished_at_ms=now_ms,
             hints=result.hints,
         )
-        expire_at = board_expire_at(k.date, self.retention_days)
+        expire_at = self._expire_at(k.date)
         if isinstance(k, keys.DailyGameKeys):
             pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
             if played is not None and not k.catchup and not rollover:
@@ -805,6 +806,16 @@ class GameStore:
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
         return record, entry_from_json(rank, k.player_id, raw_entry)
+
+    def _expire_at(self, date: dt.date) -> int:
+        """`board_expire_at` of a day's board, remembered for the last day asked (a finish
+        asks it each time; nearly every finish is of today's games)."""
+        memo = self._expire_memo
+        if memo is not None and memo[0] == date and memo[1] == self.retention_days:
+            return memo[2]
+        expire_at = board_expire_at(date, self.retention_days)
+        self._expire_memo = (date, self.retention_days, expire_at)
+        return expire_at
 
     async def _finish_free(
         self,
@@ -905,8 +916,8 @@ class GameStore:
             return screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
         return _verdict(
             k.variant,
-            list(played.intervals_ms),
-            list(played.moves),
+            played.intervals_ms,
+            played.moves,
             played.last_move_at_ms,
             result,
             now_ms,
@@ -1243,8 +1254,8 @@ def _finish_args(
 
 def _verdict(
     variant: str,
-    intervals: list[int],
-    moves: list[str],
+    intervals: Sequence[int],
+    moves: Sequence[str],
     last_move_at_ms: int,
     result: FinalResult,
     now_ms: int,
@@ -1252,16 +1263,21 @@ def _verdict(
     par: int | None,
 ) -> Verdict:
     """The screen's verdict on a game's log and move times (the final move's interval from
-    its last move's time), without the account's mark."""
+    its last move's time), without the account's mark. The sequences are not changed (the
+    cached game's are passed as they are: no copy unless a final move is added)."""
     if final_move is not None:
-        intervals.append(max(0, now_ms - last_move_at_ms))
-        moves.append(final_move)
+        intervals = [*intervals, max(0, now_ms - last_move_at_ms)]
+        moves = [*moves, final_move]
     n = min(len(intervals), len(moves))  # equal unless moves predate the times list
+    if len(intervals) != n:
+        intervals = intervals[len(intervals) - n :]
+    if len(moves) != n:
+        moves = moves[len(moves) - n :]
     return screen(
         Play(
             variant=variant,
-            intervals_ms=intervals[len(intervals) - n :],
-            log=moves[len(moves) - n :],
+            intervals_ms=intervals,
+            log=moves,
             won=result.won,
             moves=result.moves,
             hints=result.hints,
