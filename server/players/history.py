@@ -343,7 +343,7 @@ class History:
         same script (a won daily game: one round trip, not an award then a record).
         ``game_id``: the result's `DailyResult.game_id`, when the caller has it."""
         pid, v = result.player_id, result.variant
-        names = keys.history_record_keys(pid, v)
+        names = keys.history_record_keys(pid, v, result.date if crowns is not None else None)
         args: tuple[str | int, ...] = (
             day_number(result.date),
             int(result.won),
@@ -359,7 +359,7 @@ class History:
         d = result.date
         return self._commit.eval_soon(
             self._record_crowned,
-            (*names, keys.crowns(pid, d.year, d.month), keys.crown_months(pid)),
+            names,
             (*args, f"{v}|{d.isoformat()}|{tier}", n, month_number(d)),
         )
 

@@ -865,12 +865,15 @@ def history_pending(pid: str) -> str:
     return f"{PREFIX}{history_tag(pid)}:pending"
 
 
-def history_record_keys(pid: str, variant: str) -> tuple[str, str, str, str, str, str]:
+def history_record_keys(
+    pid: str, variant: str, crowns_of: dt.date | None = None
+) -> tuple[str, ...]:
     """The keys of a history's record script (`server.players.history`), the player id and
     variant checked once: `history_days`, `history_won`, `history_results`,
-    `history_ranks`, `history_stats` of the variant, then `history_pending`."""
+    `history_ranks`, `history_stats` of the variant, `history_pending`, and with
+    ``crowns_of`` (a won day's date) its month's `crowns` and the `crown_months`."""
     base, v = f"{PREFIX}{history_tag(pid)}:", _variant(variant)
-    return (
+    names = (
         f"{base}days:{v}",
         f"{base}won:{v}",
         f"{base}res:{v}",
@@ -878,6 +881,10 @@ def history_record_keys(pid: str, variant: str) -> tuple[str, str, str, str, str
         f"{base}stats:{v}",
         f"{base}pending",
     )
+    if crowns_of is None:
+        return names
+    d = crowns_of
+    return (*names, f"{base}crowns:{d.year:04d}-{d.month:02d}", f"{base}months")
 
 
 def crowns(pid: str, year: int, month: int) -> str:

@@ -56,6 +56,11 @@ def test_daily_game_ids_round_trip(variant: str, date: dt.date, pid: str) -> Non
         keys.history_stats(pid, variant),
         keys.history_pending(pid),
     )
+    assert keys.history_record_keys(pid, variant, date) == (
+        *keys.history_record_keys(pid, variant),
+        keys.crowns(pid, date.year, date.month),
+        keys.crown_months(pid),
+    )
     tiered = keys.parse_game_id(keys.tier_game_id(variant, date, pid, "hard"))
     assert isinstance(tiered, keys.DailyGameKeys)
     for _ in range(2):
