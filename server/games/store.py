@@ -60,6 +60,7 @@ from server.runtime.errors import (
     InvalidInput,
     NotFound,
     StoreUnavailable,
+    is_outage,
     translate_redis_errors,
 )
 
@@ -698,7 +699,6 @@ class GameStore:
             return seq
         raise _error(code, seq)
 
-    @translate_redis_errors
     async def finish(
         self,
         game_id: str,
@@ -724,88 +724,103 @@ class GameStore:
         its day's end) or ``StoreUnavailable`` (then the result may be stored: a retry or a
         read completes it).
         """
-        k = keys.parse_game_id(game_id)
-        if final_move is not None:
-            self._check_move(final_move)
-        if isinstance(k, keys.FreeGameKeys):  # unranked: no board, no history, no screen
-            return await self._finish_free(k, result, name, now_ms, final_move, expected_seq)
-        entry = prepare_entry(
-            player_id=k.player_id,
-            name=name,
-            won=result.won,
-            cleared=result.cleared,
-            score=result.score,
-            points=result.points,
-            time_ms=result.time_ms,
-            moves=result.moves,
-            finished_at_ms=now_ms,
-            hints=result.hints,
-        )
-        expire_at = self._expire_at(k.date)
-        if isinstance(k, keys.DailyGameKeys):
-            pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
-            if played is not None and not k.catchup and not rollover:
-                cached = await self._screen_played(k, result, now_ms, final_move, played)
-                if not cached.held:  # held by its pace: the path below (the desk first)
-                    return await self._finish_daily_due(
-                        k, result, pending, now_ms, final_move, expected_seq, cached, played, name
-                    )
-            # Round trip 1: the screen's read, the account's mark and both outboxes (the
-            # history's, the board's), independent, so one batch of the group commit. The
-            # outboxes are written before the game's step either way: a result the screen
-            # holds leaves the board's outbox at its next read (nothing is owed there).
-            # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
-            outboxes: tuple[asyncio.Future[object], ...] = (
-                self.history.mark_pending_soon(k.player_id, k.game_id),
+        # Outages become StoreUnavailable here rather than by `translate_redis_errors`: one
+        # coroutine frame less on every resumption of a finish (issue #30).
+        try:
+            k = keys.parse_game_id(game_id)
+            if final_move is not None:
+                self._check_move(final_move)
+            if isinstance(k, keys.FreeGameKeys):  # unranked: no board, no history, no screen
+                return await self._finish_free(k, result, name, now_ms, final_move, expected_seq)
+            entry = prepare_entry(
+                player_id=k.player_id,
+                name=name,
+                won=result.won,
+                cleared=result.cleared,
+                score=result.score,
+                points=result.points,
+                time_ms=result.time_ms,
+                moves=result.moves,
+                finished_at_ms=now_ms,
+                hints=result.hints,
             )
-            if not k.catchup:  # a catch-up game is on no board: the player's outbox only
-                outboxes += (self.entries.enqueue_soon(k, expire_at),)
-            verdict = await self._screen(k, result, now_ms, final_move, outboxes)
-            return await self._finish_daily(
-                k,
-                result,
-                pending,
-                now_ms,
-                final_move,
-                expected_seq,
-                verdict.dumps() if verdict.held else "",
-                rollover,
-                name,
+            expire_at = self._expire_at(k.date)
+            if isinstance(k, keys.DailyGameKeys):
+                pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
+                if played is not None and not k.catchup and not rollover:
+                    cached = await self._screen_played(k, result, now_ms, final_move, played)
+                    if not cached.held:  # held by its pace: the path below (the desk first)
+                        return await self._finish_daily_due(
+                            k,
+                            result,
+                            pending,
+                            now_ms,
+                            final_move,
+                            expected_seq,
+                            cached,
+                            played,
+                            name,
+                        )
+                # Round trip 1: the screen's read, the account's mark and both outboxes (the
+                # history's, the board's), independent, so one batch of the group commit. The
+                # outboxes are written before the game's step either way: a result the screen
+                # holds leaves the board's outbox at its next read (nothing is owed there).
+                # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
+                outboxes: tuple[asyncio.Future[object], ...] = (
+                    self.history.mark_pending_soon(k.player_id, k.game_id),
+                )
+                if not k.catchup:  # a catch-up game is on no board: the player's outbox only
+                    outboxes += (self.entries.enqueue_soon(k, expire_at),)
+                verdict = await self._screen(k, result, now_ms, final_move, outboxes)
+                return await self._finish_daily(
+                    k,
+                    result,
+                    pending,
+                    now_ms,
+                    final_move,
+                    expected_seq,
+                    verdict.dumps() if verdict.held else "",
+                    rollover,
+                    name,
+                )
+            # A race result the screen holds stays in its race's standings (the racers saw the
+            # race) but is not rated (`server.races.referee`): the verdict goes in its record.
+            verdict = await self._screen(k, result, now_ms, final_move)
+            fields = {f: str(v) for f, v in result.fields().items()}
+            if verdict.held:
+                fields["held"] = verdict.dumps()
+            arg = json.dumps(
+                {
+                    "seq": expected_seq,
+                    "final": final_move is not None,
+                    "move": final_move or "",
+                    "now": str(now_ms),
+                    "exp": str(expire_at),
+                    "pid": k.player_id,
+                    "score": str(entry.score),
+                    "member": entry.member,
+                    "data": entry.data,
+                    "fields": fields,
+                },
+                separators=(",", ":"),
             )
-        # A race result the screen holds stays in its race's standings (the racers saw the
-        # race) but is not rated (`server.races.referee`): the verdict goes in its record.
-        verdict = await self._screen(k, result, now_ms, final_move)
-        fields = {f: str(v) for f, v in result.fields().items()}
-        if verdict.held:
-            fields["held"] = verdict.dumps()
-        arg = json.dumps(
-            {
-                "seq": expected_seq,
-                "final": final_move is not None,
-                "move": final_move or "",
-                "now": str(now_ms),
-                "exp": str(expire_at),
-                "pid": k.player_id,
-                "score": str(entry.score),
-                "member": entry.member,
-                "data": entry.data,
-                "fields": fields,
-            },
-            separators=(",", ":"),
-        )
-        res = cast(
-            list[Any],
-            await self.batch.eval(
-                self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
-            ),
-        )
-        code = int(res[0])
-        if code < 0:
-            raise _error(code, res[1] if len(res) > 1 else None)
-        record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
-        if not raw_entry:  # finished long ago and the board expired meanwhile
-            raise GameOver("game already finished")
-        return record, entry_from_json(rank, k.player_id, raw_entry)
+            res = cast(
+                list[Any],
+                await self.batch.eval(
+                    self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
+                ),
+            )
+            code = int(res[0])
+            if code < 0:
+                raise _error(code, res[1] if len(res) > 1 else None)
+            record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
+            if not raw_entry:  # finished long ago and the board expired meanwhile
+                raise GameOver("game already finished")
+            return record, entry_from_json(rank, k.player_id, raw_entry)
+        except Exception as exc:
+            if is_outage(exc):
+                raise StoreUnavailable(f"redis unavailable: {exc}") from exc
+            raise
 
     def _expire_at(self, date: dt.date) -> int:
         """`board_expire_at` of a day's board, remembered for the last day asked (a finish
@@ -1183,6 +1198,21 @@ def _finished(
     )
 
 
+def _day_end_ms(k: keys.DailyGameKeys) -> int:
+    """`DailyGameKeys.end_ms`, remembered for the last day of a daily game asked (every
+    finish asks it; nearly all are of today's games)."""
+    if k.catchup:
+        return k.end_ms
+    global _day_end_memo
+    memo = _day_end_memo
+    if memo is None or memo[0] != k.date:
+        memo = _day_end_memo = (k.date, k.end_ms)
+    return memo[1]
+
+
+_day_end_memo: tuple[dt.date, int] | None = None
+
+
 #: The entry a finish made: its stored JSON, and the name, result and time it was made from.
 _Made = tuple[str, str, FinalResult, int]
 
@@ -1232,7 +1262,7 @@ def _finish_args(
         now_ms,
         entry.dumps(),
         held,
-        k.end_ms,
+        _day_end_ms(k),
         1 if rollover else 0,
         0 if k.catchup else 1,
         due,
