@@ -175,7 +175,7 @@ class Verdict:
         e = self.evidence
         reasons = ",".join(_json_str(str(r.value)) for r in self.reasons)
         notes = ",".join(_json_str(n) for n in self.notes)
-        intervals = ",".join(str(int(i)) for i in e.intervals_ms)
+        intervals = ",".join(map(str, e.intervals_ms))  # ints (`screen`, `loads`)
         par = "null" if e.par is None else str(int(e.par))
         return (
             f'{{"reasons":[{reasons}],"notes":[{notes}],"evidence":{{'
