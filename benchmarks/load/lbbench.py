@@ -6,16 +6,24 @@
   ``<finished_at_ms:013d>:<pid>`` scored by the rank key, ``members`` and ``entries`` hashes:
   see ``server.boards.leaderboard.prepare_entry``), then top / around-me / my-rank through
   ``server.boards.leaderboard.Leaderboard``, one at a time, timed end to end from the client.
+
+The submissions alone, on a fresh redis-server, ``--runs`` times (issue #30's figure is the
+client's CPU per finish against a raw ZADD's; the throughput ratio swings with what else the
+cores run): ``python -m benchmarks.load.lbbench [--submissions N] [--runs R]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime as dt
 import random
+import resource
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import redis.asyncio
 
@@ -24,6 +32,7 @@ from server.games.store import FinalResult, GameRecord, GameStore, PlayedLog
 from server.redis import keys
 from server.redis.embedded import connect
 
+from . import procs
 from .generator import percentile
 
 DATE = dt.date(2030, 1, 1)
@@ -82,6 +91,16 @@ class Submissions:
     zadd_cpu_us: float
     finish_batches: float
     append_cpu_us: float
+    #: The finish phase's client CPU split (µs per finish), and redis-server's (INFO cpu).
+    finish_user_us: float = 0.0
+    finish_sys_us: float = 0.0
+    finish_redis_us: float = 0.0
+
+
+async def _redis_cpu(client: redis.asyncio.Redis) -> float:
+    """redis-server's CPU so far (s, main thread's user + system)."""
+    info = await client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> Submissions:
@@ -113,9 +132,13 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
         played = PlayedLog(("m",), (MOVED_MS - STARTED_MS,), MOVED_MS, records[i])
         await store.finish(ids[i], result, f"name{i}", 2_000 + i, None, 1, played=played)
 
+    redis_cpu = await _redis_cpu(client)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu, batches = time.process_time(), store.batch.batches
     finish_rate = await _concurrently(n, concurrency, finish)
     finish_cpu = (time.process_time() - cpu) / n * 1e6
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    finish_redis = (await _redis_cpu(client) - redis_cpu) / n * 1e6
     finish_batches = (store.batch.batches - batches) / n
     raw_key = f"bench:{{zadd}}:{random.random()}"
     cpu = time.process_time()
@@ -124,7 +147,17 @@ async def submissions(client: redis.asyncio.Redis, n: int, concurrency: int) -> 
     )
     zadd_cpu = (time.process_time() - cpu) / n * 1e6
     await client.delete(raw_key)
-    return Submissions(finish_rate, zadd_rate, finish_cpu, zadd_cpu, finish_batches, append_cpu)
+    return Submissions(
+        finish_rate,
+        zadd_rate,
+        finish_cpu,
+        zadd_cpu,
+        finish_batches,
+        append_cpu,
+        (after.ru_utime - usage.ru_utime) / n * 1e6,
+        (after.ru_stime - usage.ru_stime) / n * 1e6,
+        finish_redis,
+    )
 
 
 async def bulk_load(
@@ -232,3 +265,41 @@ async def run(
         )
     finally:
         await client.aclose()
+
+
+async def _submissions_alone(url: str, n: int, concurrency: int) -> Submissions:
+    client = connect(url)
+    try:
+        await client.flushdb()
+        return await submissions(client, n, concurrency)
+    finally:
+        await client.aclose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="lbbench.submissions alone (issue #30, item 3)")
+    ap.add_argument("--submissions", type=int, default=8_000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(args.runs):
+            rs = procs.RedisServer(Path(tmp) / f"redis{run}").start()
+            try:
+                s = asyncio.run(_submissions_alone(rs.url, args.submissions, args.concurrency))
+            finally:
+                rs.stop()
+            print(
+                f"client CPU per finish {s.finish_cpu_us:.0f} us (user {s.finish_user_us:.0f}"
+                f", sys {s.finish_sys_us:.0f}), per ZADD {s.zadd_cpu_us:.0f} us: "
+                f"{s.zadd_cpu_us / s.finish_cpu_us:.1%} by CPU (goal >= 60 %); "
+                f"{s.finish_per_s:,.0f}/s vs {s.zadd_per_s:,.0f}/s "
+                f"({s.finish_per_s / s.zadd_per_s:.1%}); {s.finish_batches:.2f} pipelines "
+                f"and redis-server {s.finish_redis_us:.0f} us per finish; "
+                f"{args.submissions:,} each, {args.concurrency} concurrent",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

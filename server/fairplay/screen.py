@@ -26,10 +26,10 @@ fewer than `MIN_MOVES` card moves are never judged (too few intervals to tell).
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from json.encoder import encode_basestring_ascii as _json_str  # json.dumps' own (C)
 
 __all__ = [
     "BURST_RUN",
@@ -168,27 +168,23 @@ class Verdict:
         return Verdict((*self.reasons, reason), self.evidence, (*self.notes, note))
 
     def dumps(self) -> str:
+        """The verdict as stored (held games, "screen due" ones, the audit log): what
+        ``json.dumps(..., separators=(",", ":"))`` of {reasons, notes, evidence} gives,
+        written out (the same bytes, `tests/server/fairplay/test_screen.py`): every daily
+        finish stores one (issue #30)."""
         e = self.evidence
-        return json.dumps(
-            {
-                "reasons": [r.value for r in self.reasons],
-                "notes": list(self.notes),
-                "evidence": {
-                    "moves": e.moves,
-                    "undos": e.undos,
-                    "draws": e.draws,
-                    "elapsed_ms": e.elapsed_ms,
-                    "median_ms": e.median_ms,
-                    "first_ms": e.first_ms,
-                    "fastest_ms": e.fastest_ms,
-                    "longest_fast_run": e.longest_fast_run,
-                    "pace_floor_ms": e.pace_floor_ms,
-                    "burst_floor_ms": e.burst_floor_ms,
-                    "par": e.par,
-                    "intervals_ms": list(e.intervals_ms),
-                },
-            },
-            separators=(",", ":"),
+        reasons = ",".join(_json_str(str(r.value)) for r in self.reasons)
+        notes = ",".join(_json_str(n) for n in self.notes)
+        intervals = ",".join(map(str, e.intervals_ms))  # ints (`screen`, `loads`)
+        par = "null" if e.par is None else str(int(e.par))
+        return (
+            f'{{"reasons":[{reasons}],"notes":[{notes}],"evidence":{{'
+            f'"moves":{int(e.moves)},"undos":{int(e.undos)},"draws":{int(e.draws)},'
+            f'"elapsed_ms":{int(e.elapsed_ms)},"median_ms":{int(e.median_ms)},'
+            f'"first_ms":{int(e.first_ms)},"fastest_ms":{int(e.fastest_ms)},'
+            f'"longest_fast_run":{int(e.longest_fast_run)},'
+            f'"pace_floor_ms":{int(e.pace_floor_ms)},"burst_floor_ms":{int(e.burst_floor_ms)},'
+            f'"par":{par},"intervals_ms":[{intervals}]}}}}'
         )
 
     @classmethod
@@ -215,43 +211,58 @@ class Verdict:
         )
 
 
-def _longest_run_below(values: Sequence[int], limit: int) -> int:
-    best = run = 0
-    for v in values:
-        run = run + 1 if v < limit else 0
-        best = max(best, run)
-    return best
-
-
 def screen(play: Play) -> Verdict:
-    """Judge one finished game (see the module docstring)."""
+    """Judge one finished game (see the module docstring). One pass over the log (every
+    daily finish runs it, issue #30)."""
     f = floors_of(play.variant)
-    log = list(play.log) if play.log else [""] * len(play.intervals_ms)
-    if len(log) != len(play.intervals_ms):
+    intervals, log = play.intervals_ms, play.log
+    if log and len(log) != len(intervals):
         raise ValueError("the move log and the intervals differ in length")
     # Undos are left out; draws count for bursts (no one clicks faster than ~14 a second) but
     # not for the pace (a run of quick draws is human clicking, not card finding).
-    played = [
-        (max(0, int(g)), m == DRAW)
-        for g, m in zip(play.intervals_ms, log, strict=True)
-        if m != UNDO
-    ]
-    gaps = [g for g, draw in played if not draw]
+    burst_ms = f.move_burst_ms
+    kept: list[int] = []  # every interval but undos', draws' included
+    gaps: list[int] = []  # card moves' only (no undo, no draw)
+    elapsed = run = longest = 0
+    for i, raw in enumerate(intervals):
+        g = int(raw)
+        if g < 0:
+            g = 0
+        elapsed += g
+        m = log[i] if log else ""
+        if m == UNDO:
+            continue
+        kept.append(g)
+        if m != DRAW:
+            gaps.append(g)
+        if g < burst_ms:
+            run += 1
+            if run > longest:
+                longest = run
+        else:
+            run = 0
     par = play.par if f.par_is_line else None
-    evidence = Evidence(
-        moves=len(gaps),
-        undos=len(log) - len(played),
-        draws=len(played) - len(gaps),
-        elapsed_ms=sum(max(0, int(g)) for g in play.intervals_ms),
-        median_ms=int(statistics.median(gaps)) if gaps else 0,
-        first_ms=int(play.intervals_ms[0]) if play.intervals_ms else 0,
-        fastest_ms=min(gaps) if gaps else 0,
-        longest_fast_run=_longest_run_below([g for g, _ in played], f.move_burst_ms),
-        pace_floor_ms=f.move_pace_ms,
-        burst_floor_ms=f.move_burst_ms,
-        par=par,
-        intervals_ms=tuple(g for g, _ in played[:EVIDENCE_INTERVALS]),
+    n = len(gaps)
+    median = 0
+    if n:
+        ordered = sorted(gaps)
+        half = n // 2  # statistics.median's: the middle one, or the mean of the two, floored
+        median = ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) // 2
+    evidence = Evidence(  # positional, in its field order (cheaper: every finish makes one)
+        n,  # moves
+        len(intervals) - len(kept),  # undos
+        len(kept) - n,  # draws
+        elapsed,
+        median,
+        int(intervals[0]) if intervals else 0,  # first_ms
+        ordered[0] if n else 0,  # fastest_ms
+        longest,  # longest_fast_run
+        f.move_pace_ms,
+        burst_ms,
+        par,
+        tuple(kept[:EVIDENCE_INTERVALS]),
     )
+    played = kept
     verdict = Verdict((), evidence)
     if evidence.moves < MIN_MOVES:
         return verdict

@@ -26,6 +26,7 @@ returns: the move is then in Redis (and its AOF).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -59,6 +60,7 @@ from server.runtime.errors import (
     InvalidInput,
     NotFound,
     StoreUnavailable,
+    is_outage,
     translate_redis_errors,
 )
 
@@ -210,15 +212,17 @@ return 1
 """
 
 # KEYS: game, log, times. The game's step of a daily finish.
-# ARGV: one JSON object {seq, final (bool), move, now, entry, fields, held, day_end, rollover,
-#       board, due}: expected seq, the final move to log (if final), now_ms, the `PendingEntry`
-#       JSON, the result fields, the screen's verdict JSON when it holds the result ('' otherwise),
-#       the day's end (ms), whether this is the close at the day's end, whether the game is on a
-#       board, and (optional) the screen's verdict JSON without the account's mark when the
-#       mark is read in the same round trip: the record is then "finished, screen due"
-#       (field ``screen``) until the mark is known (`BoardEntries.resolve_due`); and
-#       (optional) ``brief`` with ``hints``: the caller has the record cached, so a first
-#       finish returns {0} alone, and a hint count other than the cached one is stale too.
+# ARGV (flat, no JSON: packing and decoding a JSON object was most of the client's and the
+#       script's parsing cost, issue #30): seq, final ('1': log `move`), move, now, entry (the
+#       `PendingEntry` JSON), held (the screen's verdict JSON when it holds the result, ''
+#       otherwise), day_end (ms), rollover ('1': the close at the day's end), board ('1': the
+#       game is on a board), due, brief ('1'), hints, then the result's values in
+#       `FinalResult.fields` order (won .. rollover, integers).
+#       ``due``: the screen's verdict JSON without the account's mark when the mark is read in
+#       the same round trip: the record is then "finished, screen due" (field ``screen``)
+#       until the mark is known (`BoardEntries.resolve_due`). ``brief``: the caller has the
+#       record cached, so a first finish returns {0} alone, and a hint count other than the
+#       cached one (``hints``) is stale too.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
 # (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
@@ -227,36 +231,42 @@ _FINISH_GAME_LUA = (
     _LUA_PUSH
     + _LUA_DAY_OVER
     + """
-local a = cjson.decode(ARGV[1])
+local RESULT = {'won', 'over', 'resigned', 'cleared', 'score', 'points', 'time_ms', 'moves',
+                'hints', 'rollover'}
+local fields = {}
+for i, f in ipairs(RESULT) do fields[f] = ARGV[12 + i] end
+local a = {seq = tonumber(ARGV[1]), final = ARGV[2] == '1', move = ARGV[3], now = ARGV[4],
+           fields = fields}
+local rollover, brief = ARGV[8] == '1', ARGV[11] == '1'
 local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints')
 if not st[1] then return {-1} end
-if a.rollover ~= true then
+if not rollover then
   if st[4] == '1' then return {-5, tonumber(st[2])} end
-  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], a.day_end, tonumber(a.now)) then
+  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], tonumber(ARGV[7]), tonumber(a.now)) then
     return {-5, tonumber(st[2])}
   end
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if a.brief == true and tonumber(st[5] or '0') ~= a.hints then return {-3, tonumber(st[2])} end
-local extra = {'entry', a.entry}
-if a.held ~= '' then
+if brief and tonumber(st[5] or '0') ~= tonumber(ARGV[12]) then return {-3, tonumber(st[2])} end
+local extra = {'entry', ARGV[5]}
+if ARGV[6] ~= '' then
   extra[#extra + 1] = 'held'
-  extra[#extra + 1] = a.held
-elseif a.board ~= false then
+  extra[#extra + 1] = ARGV[6]
+elseif ARGV[9] == '1' then
   extra[#extra + 1] = 'pending'
   extra[#extra + 1] = '1'
-  if a.due ~= nil and a.due ~= '' then
+  if ARGV[10] ~= '' then
     extra[#extra + 1] = 'screen'
-    extra[#extra + 1] = a.due
+    extra[#extra + 1] = ARGV[10]
   end
 end
-if a.rollover == true then
+if rollover then
   extra[#extra + 1] = 'day_over'
   extra[#extra + 1] = a.now
 end
 seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
-if a.brief == true then return {0} end
+if brief then return {0} end
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -500,6 +510,7 @@ class GameStore:
         self.retention_days = retention_days
         self.max_moves = max_moves
         self.max_move_len = max_move_len
+        self._expire_memo: tuple[dt.date, int, int] | None = None
         self._start = LuaScript.of(_START_LUA)
         #: Group commit of every write per request (one pipeline per event-loop iteration).
         self.batch = Batcher(redis)
@@ -709,7 +720,6 @@ class GameStore:
             return seq
         raise _error(code, seq)
 
-    @translate_redis_errors
     async def finish(
         self,
         game_id: str,
@@ -735,87 +745,113 @@ class GameStore:
         its day's end) or ``StoreUnavailable`` (then the result may be stored: a retry or a
         read completes it).
         """
-        k = keys.parse_game_id(game_id)
-        if final_move is not None:
-            self._check_move(final_move)
-        if isinstance(k, keys.FreeGameKeys):  # unranked: no board, no history, no screen
-            return await self._finish_free(k, result, name, now_ms, final_move, expected_seq)
-        entry = prepare_entry(
-            player_id=k.player_id,
-            name=name,
-            won=result.won,
-            cleared=result.cleared,
-            score=result.score,
-            points=result.points,
-            time_ms=result.time_ms,
-            moves=result.moves,
-            finished_at_ms=now_ms,
-            hints=result.hints,
-        )
-        expire_at = board_expire_at(k.date, self.retention_days)
-        if isinstance(k, keys.DailyGameKeys):
-            pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
-            if played is not None and not k.catchup and not rollover:
-                cached = await self._screen_played(k, result, now_ms, final_move, played)
-                if not cached.held:  # held by its pace: the path below (the desk first)
-                    return await self._finish_daily_due(
-                        k, result, pending, now_ms, final_move, expected_seq, cached, played
-                    )
-            # Round trip 1: the screen's read, the account's mark and both outboxes (the
-            # history's, the board's), independent, so one batch of the group commit. The
-            # outboxes are written before the game's step either way: a result the screen
-            # holds leaves the board's outbox at its next read (nothing is owed there).
-            # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
-            outboxes: tuple[asyncio.Future[object], ...] = (
-                self.history.mark_pending_soon(k.player_id, k.game_id),
+        # Outages become StoreUnavailable here rather than by `translate_redis_errors`: one
+        # coroutine frame less on every resumption of a finish (issue #30).
+        try:
+            k = keys.parse_game_id(game_id)
+            if final_move is not None:
+                self._check_move(final_move)
+            if isinstance(k, keys.FreeGameKeys):  # unranked: no board, no history, no screen
+                return await self._finish_free(k, result, name, now_ms, final_move, expected_seq)
+            entry = prepare_entry(
+                player_id=k.player_id,
+                name=name,
+                won=result.won,
+                cleared=result.cleared,
+                score=result.score,
+                points=result.points,
+                time_ms=result.time_ms,
+                moves=result.moves,
+                finished_at_ms=now_ms,
+                hints=result.hints,
             )
-            if not k.catchup:  # a catch-up game is on no board: the player's outbox only
-                outboxes += (self.entries.enqueue_soon(k, expire_at),)
-            verdict = await self._screen(k, result, now_ms, final_move, outboxes)
-            return await self._finish_daily(
-                k,
-                result,
-                pending,
-                now_ms,
-                final_move,
-                expected_seq,
-                verdict.dumps() if verdict.held else "",
-                rollover,
+            expire_at = self._expire_at(k.date)
+            if isinstance(k, keys.DailyGameKeys):
+                pending = PendingEntry(entry.score, entry.member, entry.data, expire_at)
+                if played is not None and not k.catchup and not rollover:
+                    cached = await self._screen_played(k, result, now_ms, final_move, played)
+                    if not cached.held:  # held by its pace: the path below (the desk first)
+                        return await self._finish_daily_due(
+                            k,
+                            result,
+                            pending,
+                            now_ms,
+                            final_move,
+                            expected_seq,
+                            cached,
+                            played,
+                            name,
+                        )
+                # Round trip 1: the screen's read, the account's mark and both outboxes (the
+                # history's, the board's), independent, so one batch of the group commit. The
+                # outboxes are written before the game's step either way: a result the screen
+                # holds leaves the board's outbox at its next read (nothing is owed there).
+                # Queued as futures, not coroutines: no task each (`Batcher.run_soon`).
+                outboxes: tuple[asyncio.Future[object], ...] = (
+                    self.history.mark_pending_soon(k.player_id, k.game_id),
+                )
+                if not k.catchup:  # a catch-up game is on no board: the player's outbox only
+                    outboxes += (self.entries.enqueue_soon(k, expire_at),)
+                verdict = await self._screen(k, result, now_ms, final_move, outboxes)
+                return await self._finish_daily(
+                    k,
+                    result,
+                    pending,
+                    now_ms,
+                    final_move,
+                    expected_seq,
+                    verdict.dumps() if verdict.held else "",
+                    rollover,
+                    name,
+                )
+            # A race result the screen holds stays in its race's standings (the racers saw the
+            # race) but is not rated (`server.races.referee`): the verdict goes in its record.
+            verdict = await self._screen(k, result, now_ms, final_move)
+            fields = {f: str(v) for f, v in result.fields().items()}
+            if verdict.held:
+                fields["held"] = verdict.dumps()
+            arg = json.dumps(
+                {
+                    "seq": expected_seq,
+                    "final": final_move is not None,
+                    "move": final_move or "",
+                    "now": str(now_ms),
+                    "exp": str(expire_at),
+                    "pid": k.player_id,
+                    "score": str(entry.score),
+                    "member": entry.member,
+                    "data": entry.data,
+                    "fields": fields,
+                },
+                separators=(",", ":"),
             )
-        # A race result the screen holds stays in its race's standings (the racers saw the
-        # race) but is not rated (`server.races.referee`): the verdict goes in its record.
-        verdict = await self._screen(k, result, now_ms, final_move)
-        fields = {f: str(v) for f, v in result.fields().items()}
-        if verdict.held:
-            fields["held"] = verdict.dumps()
-        arg = json.dumps(
-            {
-                "seq": expected_seq,
-                "final": final_move is not None,
-                "move": final_move or "",
-                "now": str(now_ms),
-                "exp": str(expire_at),
-                "pid": k.player_id,
-                "score": str(entry.score),
-                "member": entry.member,
-                "data": entry.data,
-                "fields": fields,
-            },
-            separators=(",", ":"),
-        )
-        res = cast(
-            list[Any],
-            await self.batch.eval(
-                self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
-            ),
-        )
-        code = int(res[0])
-        if code < 0:
-            raise _error(code, res[1] if len(res) > 1 else None)
-        record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
-        if not raw_entry:  # finished long ago and the board expired meanwhile
-            raise GameOver("game already finished")
-        return record, entry_from_json(rank, k.player_id, raw_entry)
+            res = cast(
+                list[Any],
+                await self.batch.eval(
+                    self._finish, (k.game, k.log, k.times, k.board, k.members, k.entries), (arg,)
+                ),
+            )
+            code = int(res[0])
+            if code < 0:
+                raise _error(code, res[1] if len(res) > 1 else None)
+            record, rank, raw_entry = _record(res[1]), int(res[2]), res[3]
+            if not raw_entry:  # finished long ago and the board expired meanwhile
+                raise GameOver("game already finished")
+            return record, entry_from_json(rank, k.player_id, raw_entry)
+        except Exception as exc:
+            if is_outage(exc):
+                raise StoreUnavailable(f"redis unavailable: {exc}") from exc
+            raise
+
+    def _expire_at(self, date: dt.date) -> int:
+        """`board_expire_at` of a day's board, remembered for the last day asked (a finish
+        asks it each time; nearly every finish is of today's games)."""
+        memo = self._expire_memo
+        if memo is not None and memo[0] == date and memo[1] == self.retention_days:
+            return memo[2]
+        expire_at = board_expire_at(date, self.retention_days)
+        self._expire_memo = (date, self.retention_days, expire_at)
+        return expire_at
 
     async def _finish_free(
         self,
@@ -916,8 +952,8 @@ class GameStore:
             return screen(Play(variant="", intervals_ms=(), won=result.won, moves=0))
         return _verdict(
             k.variant,
-            list(played.intervals_ms),
-            list(played.moves),
+            played.intervals_ms,
+            played.moves,
             played.last_move_at_ms,
             result,
             now_ms,
@@ -943,6 +979,7 @@ class GameStore:
         expected_seq: int,
         held: str,
         rollover: bool,
+        name: str,
     ) -> tuple[GameRecord, Entry]:
         # The outboxes are written (`finish`): the history's (recorded below, or by the next
         # profile read) and the board's (written below, or by the next read of the board). A
@@ -951,10 +988,10 @@ class GameStore:
         # catch-up result too (on no board, but its crowns wait for the reviewer's clear).
         if held:
             await self._hold(k, now_ms)
-        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
+        args = _finish_args(k, result, entry, now_ms, final_move, expected_seq, held, rollover)
         res = cast(
             list[Any],
-            await self.batch.eval(self._finish_game, (k.game, k.log, k.times), (arg,)),
+            await self.batch.eval(self._finish_game, (k.game, k.log, k.times), args),
         )
         d = await self._stepped(k, res)
         if k.catchup:  # on no board: its entry ranks nowhere
@@ -964,7 +1001,8 @@ class GameStore:
         if (due := d.get("screen")) is not None:  # another finish left it "screen due"
             raw = await self.entries.resolve_due(k, due)
             d = _fields(raw) if raw is not None else d
-        return await self._published(k, _record(d, k, settled=True), "pending" in d)
+        mine = (entry.data, name, result, now_ms)
+        return await self._published(k, _record(d, k, settled=True), "pending" in d, mine)
 
     async def _stepped(self, k: keys.DailyGameKeys, res: list[Any]) -> dict[str, str]:
         """The record (its fields) the game's step of a daily finish returned, or its
@@ -986,6 +1024,7 @@ class GameStore:
         expected_seq: int,
         verdict: Verdict,
         played: PlayedLog,
+        name: str,
     ) -> tuple[GameRecord, Entry]:
         """A daily finish screened from the caller's cached game, in two round trips:
 
@@ -1006,9 +1045,11 @@ class GameStore:
         due = verdict.dumps()
         base = played.record
         brief = base is not None and base.game_id == k.game_id and not base.finished
-        arg = _finish_arg(k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief)
-        step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), (arg,))
-        await asyncio.gather(history_f, board_f, marked_f, step_f, return_exceptions=True)
+        args = _finish_args(
+            k, result, entry, now_ms, final_move, expected_seq, "", False, due, brief
+        )
+        step_f = self.batch.eval_soon(self._finish_game, (k.game, k.log, k.times), args)
+        await _answered(history_f, board_f, marked_f, step_f)
         # The step decides (its error first: a stale seq wrote nothing). An outbox that
         # failed beside a step that did not is only for recovery: step 2 does its work now.
         for f in (history_f, board_f):
@@ -1029,15 +1070,17 @@ class GameStore:
         if screen is not None and marked_f.result():  # its own, or a crashed finish's
             d = _fields(await self.entries.hold(k, marked_verdict(screen)))
             record, owed = _record(d, k, settled=True), "pending" in d
-        return await self._published(k, record, owed)
+        return await self._published(k, record, owed, (entry.data, name, result, now_ms))
 
     async def _published(
-        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool
+        self, k: keys.DailyGameKeys, record: GameRecord, owed: bool, mine: _Made | None = None
     ) -> tuple[GameRecord, Entry]:
         """The board's step of a finished daily game (not catch-up; its screen resolved),
         with its history's record: ``record`` as it is once settled, ``owed`` whether its
         entry is still owed to the board. Returns it with its stored entry and rank (none
-        if held)."""
+        if held). ``mine``: the entry this finish made (its JSON, name, result and time):
+        when the board holds exactly that JSON, the returned entry is made from them
+        rather than by parsing it back."""
         if record.flagged and record.entry is not None:
             # Held: kept in its record, off the board until a reviewer clears it.
             await self.record_history(record)
@@ -1056,6 +1099,8 @@ class GameStore:
             self._history_recorded(record, history)
         if not raw_entry:  # finished long ago and the board expired meanwhile
             raise GameOver("game already finished")
+        if mine is not None and raw_entry == mine[0]:  # the board holds this finish's entry
+            return record, _entry(rank, k.player_id, mine)
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
     async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
@@ -1104,23 +1149,25 @@ class GameStore:
                     record.player_id, record.variant, record.date, tier, record.game_id, won=crowned
                 )
             )
-        result = DailyResult(
-            variant=record.variant,
-            date=record.date,
-            player_id=record.player_id,
-            won=r.won,
-            resigned=r.resigned,
-            cleared=r.cleared,
-            score=r.score,
-            points=r.points,
-            time_ms=r.time_ms,
-            moves=r.moves,
-            hints=r.hints,
-            finished_at_ms=record.finished_at_ms,
+        result = DailyResult(  # positional, in its field order (cheaper: every finish)
+            record.variant,
+            record.date,
+            record.player_id,
+            r.won,
+            r.resigned,
+            r.cleared,
+            r.score,
+            r.points,
+            r.time_ms,
+            r.moves,
+            r.hints,
+            record.finished_at_ms,
         )
         if crowned:  # crowns first, in the record's script (its keys share the tag)
-            return self.history.record_soon(result, crowns=(tier, CROWNS[tier]))
-        return self.history.record_soon(result)
+            return self.history.record_soon(
+                result, crowns=(tier, CROWNS[tier]), game_id=record.game_id
+            )
+        return self.history.record_soon(result, game_id=record.game_id)
 
     @translate_redis_errors
     async def add_hint(self, game_id: str, now_ms: int) -> int:
@@ -1151,24 +1198,71 @@ def _finished(
     last_move_at_ms: int,
 ) -> GameRecord:
     """The record a brief daily step (`_FINISH_GAME_LUA`) stored, from the cached one it
-    checked (seq and hints: nothing else of a record changes during play), once settled."""
+    checked (seq and hints: nothing else of a record changes during play), once settled.
+    Positional, in `GameRecord`'s field order: a frozen dataclass's keywords cost about a
+    quarter more to construct (every finish makes one; checked field by field against the
+    stored record by `test_a_brief_step_returns_the_record_redis_holds`)."""
     return GameRecord(
-        game_id=base.game_id,
-        kind=base.kind,
-        variant=base.variant,
-        date=base.date,
-        player_id=base.player_id,
-        seed=base.seed,
-        started_at_ms=base.started_at_ms,
-        status="finished",
-        seq=expected_seq + (final_move is not None),
-        last_move_at_ms=last_move_at_ms,
-        finished_at_ms=now_ms,
-        result=result,
-        hints=result.hints,
-        entry=entry,
-        tier=base.tier,
-        catchup=base.catchup,
+        base.game_id,
+        base.kind,
+        base.variant,
+        base.date,
+        base.player_id,
+        base.seed,
+        base.started_at_ms,
+        "finished",
+        expected_seq + (final_move is not None),
+        last_move_at_ms,
+        now_ms,  # finished_at_ms
+        result,
+        result.hints,
+        None,  # pending_entry: settled
+        entry,
+        None,  # held
+        None,  # review
+        base.tier,
+        base.catchup,
+        None,  # screen
+    )
+
+
+def _day_end_ms(k: keys.DailyGameKeys) -> int:
+    """`DailyGameKeys.end_ms`, remembered for the last day of a daily game asked (every
+    finish asks it; nearly all are of today's games)."""
+    if k.catchup:
+        return k.end_ms
+    global _day_end_memo
+    memo = _day_end_memo
+    if memo is None or memo[0] != k.date:
+        memo = _day_end_memo = (k.date, k.end_ms)
+    return memo[1]
+
+
+_day_end_memo: tuple[dt.date, int] | None = None
+
+
+#: The entry a finish made: its stored JSON, and the name, result and time it was made from.
+_Made = tuple[str, str, FinalResult, int]
+
+
+def _entry(rank: int, player_id: str, made: _Made) -> Entry:
+    """The board's row of an entry this process made (`prepare_entry` of the same values),
+    without parsing its JSON back."""
+    _, name, r, finished_at_ms = made
+    # rank, player_id, name, won, cleared, score, points, time_ms, moves, finished_at_ms,
+    # hints: positional (cheaper for a frozen dataclass; every finish makes one)
+    return Entry(
+        rank,
+        player_id,
+        name,
+        r.won,
+        r.cleared,
+        r.score,
+        r.points,
+        r.time_ms,
+        r.moves,
+        finished_at_ms,
+        r.hints,
     )
 
 
@@ -1177,7 +1271,7 @@ def _fields(raw: list[str]) -> dict[str, str]:
     return dict(zip(raw[::2], raw[1::2], strict=True))
 
 
-def _finish_arg(
+def _finish_args(
     k: keys.DailyGameKeys,
     result: FinalResult,
     entry: PendingEntry,
@@ -1188,32 +1282,40 @@ def _finish_arg(
     rollover: bool,
     due: str = "",
     brief: bool = False,
-) -> str:
-    """The one JSON argument of a daily game's step (`_FINISH_GAME_LUA`)."""
-    return json.dumps(
-        {
-            "seq": expected_seq,
-            "final": final_move is not None,
-            "move": final_move or "",
-            "now": str(now_ms),
-            "entry": entry.dumps(),
-            "fields": {f: str(v) for f, v in result.fields().items()},
-            "held": held,
-            "day_end": k.end_ms,
-            "rollover": rollover,
-            "board": not k.catchup,
-            "due": due,
-            "brief": brief,
-            "hints": result.hints,
-        },
-        separators=(",", ":"),
+) -> tuple[str | int, ...]:
+    """The flat arguments of a daily game's step (`_FINISH_GAME_LUA`)."""
+    r = result
+    return (
+        expected_seq,
+        0 if final_move is None else 1,
+        final_move or "",
+        now_ms,
+        entry.dumps(),
+        held,
+        _day_end_ms(k),
+        1 if rollover else 0,
+        0 if k.catchup else 1,
+        due,
+        1 if brief else 0,
+        r.hints,
+        # the result, in `FinalResult.fields` order (the script names them so)
+        1 if r.won else 0,
+        1 if r.over else 0,
+        1 if r.resigned else 0,
+        int(r.cleared),
+        int(r.score),
+        int(r.points),
+        int(r.time_ms),
+        int(r.moves),
+        int(r.hints),
+        1 if r.rollover else 0,
     )
 
 
 def _verdict(
     variant: str,
-    intervals: list[int],
-    moves: list[str],
+    intervals: Sequence[int],
+    moves: Sequence[str],
     last_move_at_ms: int,
     result: FinalResult,
     now_ms: int,
@@ -1221,22 +1323,28 @@ def _verdict(
     par: int | None,
 ) -> Verdict:
     """The screen's verdict on a game's log and move times (the final move's interval from
-    its last move's time), without the account's mark."""
+    its last move's time), without the account's mark. The sequences are not changed (the
+    cached game's are passed as they are: no copy unless a final move is added)."""
     if final_move is not None:
-        intervals.append(max(0, now_ms - last_move_at_ms))
-        moves.append(final_move)
+        intervals = [*intervals, max(0, now_ms - last_move_at_ms)]
+        moves = [*moves, final_move]
     n = min(len(intervals), len(moves))  # equal unless moves predate the times list
-    return screen(
-        Play(
-            variant=variant,
-            intervals_ms=intervals[len(intervals) - n :],
-            log=moves[len(moves) - n :],
-            won=result.won,
-            moves=result.moves,
-            hints=result.hints,
-            par=par,
-        )
-    )
+    if len(intervals) != n:
+        intervals = intervals[len(intervals) - n :]
+    if len(moves) != n:
+        moves = moves[len(moves) - n :]
+    # variant, intervals_ms, won, moves, hints, par, log: positional (every finish makes one)
+    return screen(Play(variant, intervals, result.won, result.moves, result.hints, par, moves))
+
+
+async def _answered(*futures: asyncio.Future[object]) -> None:
+    """Wait for every future (commands of one batch), their errors left on them for the
+    caller: `asyncio.gather(..., return_exceptions=True)` without its gathering future and
+    callbacks (one finish's four replies arrive together)."""
+    for f in futures:
+        if not f.done():
+            with contextlib.suppress(Exception):  # read by the caller from the future
+                await f
 
 
 async def _all(*futures: asyncio.Future[object]) -> None:

@@ -95,19 +95,15 @@ class DailyResult:
         return keys.daily_game_id(self.variant, self.date, self.player_id)
 
     def dumps(self) -> str:
-        return json.dumps(
-            {
-                "won": self.won,
-                "resigned": self.resigned,
-                "cleared": self.cleared,
-                "score": self.score,
-                "points": self.points,
-                "time_ms": self.time_ms,
-                "moves": self.moves,
-                "hints": self.hints,
-                "finished_at": self.finished_at_ms,
-            },
-            separators=(",", ":"),
+        """The day's stored result: ``json.dumps`` (compact) of its fields, written out (the
+        same bytes, tests/server/players/test_history.py; every daily finish makes one)."""
+        return (
+            f'{{"won":{"true" if self.won else "false"},'
+            f'"resigned":{"true" if self.resigned else "false"},'
+            f'"cleared":{int(self.cleared)},"score":{int(self.score)},'
+            f'"points":{int(self.points)},"time_ms":{int(self.time_ms)},'
+            f'"moves":{int(self.moves)},"hints":{int(self.hints)},'
+            f'"finished_at":{int(self.finished_at_ms)}}}'
         )
 
     @classmethod
@@ -336,25 +332,23 @@ class History:
         return bool(await self.record_soon(result))
 
     def record_soon(
-        self, result: DailyResult, *, crowns: tuple[str, int] | None = None
+        self,
+        result: DailyResult,
+        *,
+        crowns: tuple[str, int] | None = None,
+        game_id: str | None = None,
     ) -> asyncio.Future[object]:
         """`record` queued in this iteration's batch; the future's reply is true when the
         game was recorded now. ``crowns``: the tier won and its crowns, awarded first in the
-        same script (a won daily game: one round trip, not an award then a record)."""
+        same script (a won daily game: one round trip, not an award then a record).
+        ``game_id``: the result's `DailyResult.game_id`, when the caller has it."""
         pid, v = result.player_id, result.variant
-        names = (
-            keys.history_days(pid, v),
-            keys.history_won(pid, v),
-            keys.history_results(pid, v),
-            keys.history_ranks(pid, v),
-            keys.history_stats(pid, v),
-            keys.history_pending(pid),
-        )
+        names = keys.history_record_keys(pid, v, result.date if crowns is not None else None)
         args: tuple[str | int, ...] = (
             day_number(result.date),
             int(result.won),
             result.dumps(),
-            result.game_id,
+            game_id or result.game_id,
             result.score,
             result.time_ms,
             self.keep_days,
@@ -365,7 +359,7 @@ class History:
         d = result.date
         return self._commit.eval_soon(
             self._record_crowned,
-            (*names, keys.crowns(pid, d.year, d.month), keys.crown_months(pid)),
+            names,
             (*args, f"{v}|{d.isoformat()}|{tier}", n, month_number(d)),
         )
 

@@ -119,7 +119,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from server.runtime.errors import NotFound
@@ -432,9 +432,20 @@ class DailyGameKeys:
     player_id: str
     tier: str | None = None
     catchup: bool = False
+    #: The game's and its board's tags, made (and their parts checked) on first use: a
+    #: finish builds a dozen keys of one game (issue #30).
+    _game_tag: str | None = field(default=None, init=False, repr=False, compare=False)
+    _board_tag: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def _tag(self) -> str:
+        tag = self._game_tag
+        if tag is None:
+            tag = self._make_tag()
+            object.__setattr__(self, "_game_tag", tag)
+        return tag
+
+    def _make_tag(self) -> str:
         if self.catchup:
             scope = f"c:{self.tier}"
         elif self.tier is not None and self.tier != DAILY_TIER:
@@ -462,20 +473,30 @@ class DailyGameKeys:
         return None if self.tier == DAILY_TIER else self.tier
 
     @property
+    def _board(self) -> str:
+        """The board's tag (`daily_tag`), under the prefix: its keys are this plus a name
+        (`daily_board`, `daily_members`, `daily_entries`, `daily_outbox`)."""
+        tag = self._board_tag
+        if tag is None:
+            tag = f"{PREFIX}{daily_tag(self.variant, self.date, self.board_tier)}"
+            object.__setattr__(self, "_board_tag", tag)
+        return tag
+
+    @property
     def board(self) -> str:
-        return daily_board(self.variant, self.date, self.board_tier)
+        return f"{self._board}:board"
 
     @property
     def members(self) -> str:
-        return daily_members(self.variant, self.date, self.board_tier)
+        return f"{self._board}:members"
 
     @property
     def entries(self) -> str:
-        return daily_entries(self.variant, self.date, self.board_tier)
+        return f"{self._board}:entries"
 
     @property
     def outbox(self) -> str:
-        return daily_outbox(self.variant, self.date, self.board_tier)
+        return f"{self._board}:outbox"
 
     @property
     def end_ms(self) -> int:
@@ -842,6 +863,28 @@ def history_stats(pid: str, variant: str) -> str:
 
 def history_pending(pid: str) -> str:
     return f"{PREFIX}{history_tag(pid)}:pending"
+
+
+def history_record_keys(
+    pid: str, variant: str, crowns_of: dt.date | None = None
+) -> tuple[str, ...]:
+    """The keys of a history's record script (`server.players.history`), the player id and
+    variant checked once: `history_days`, `history_won`, `history_results`,
+    `history_ranks`, `history_stats` of the variant, `history_pending`, and with
+    ``crowns_of`` (a won day's date) its month's `crowns` and the `crown_months`."""
+    base, v = f"{PREFIX}{history_tag(pid)}:", _variant(variant)
+    names = (
+        f"{base}days:{v}",
+        f"{base}won:{v}",
+        f"{base}res:{v}",
+        f"{base}rank:{v}",
+        f"{base}stats:{v}",
+        f"{base}pending",
+    )
+    if crowns_of is None:
+        return names
+    d = crowns_of
+    return (*names, f"{base}crowns:{d.year:04d}-{d.month:02d}", f"{base}months")
 
 
 def crowns(pid: str, year: int, month: int) -> str:

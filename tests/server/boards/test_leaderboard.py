@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import time
 
@@ -277,3 +278,47 @@ async def test_the_boards_step_is_idempotent_and_keeps_the_first_entry(
     assert isinstance(other, keys.DailyGameKeys)
     assert await entries.write(other, None) == (0, "")  # no entry: nothing written
     assert [e.player_id for e in await Leaderboard(redis_client).top(BOARD)] == ["p1"]
+
+
+@given(
+    name=st.text(max_size=40),
+    won=st.booleans(),
+    figures=st.lists(st.integers(0, 2**45), min_size=6, max_size=6),
+    hints=st.integers(0, 100),
+    expire_at=st.integers(0, 2**40),
+)
+def test_entry_json_is_json_dumps_byte_for_byte(
+    name: str, won: bool, figures: list[int], hints: int, expire_at: int
+) -> None:
+    """`prepare_entry` and `PendingEntry.dumps` write their JSON out by hand (every finish
+    makes both, issue #30): the stored bytes stay those of ``json.dumps``, so boards and
+    records written before and after read alike."""
+    cleared, score, points, time_ms, moves, finished_at = figures
+    e = prepare_entry(
+        player_id="p1",
+        name=name,
+        won=won,
+        cleared=cleared,
+        score=score,
+        points=points,
+        time_ms=time_ms,
+        moves=moves,
+        finished_at_ms=finished_at,
+        hints=hints,
+    )
+    data = {
+        "name": name,
+        "won": won,
+        "cleared": cleared,
+        "score": score,
+        "points": points,
+        "time_ms": time_ms,
+        "moves": moves,
+        "finished_at": finished_at,
+        "hints": hints,
+    }
+    assert e.data == json.dumps(data, separators=(",", ":"))
+    pending = PendingEntry(e.score, e.member, e.data, expire_at)
+    stored = {"score": e.score, "member": e.member, "data": e.data, "exp": expire_at}
+    assert pending.dumps() == json.dumps(stored, separators=(",", ":"))
+    assert PendingEntry.loads(pending.dumps()) == pending

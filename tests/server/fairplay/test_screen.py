@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import random
+import statistics
+from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.fairplay.screen import (
     BURST_RUN,
+    DRAW,
+    EVIDENCE_INTERVALS,
+    FLOORS,
+    LINE_PACE_FACTOR,
     MIN_MOVES,
+    UNDO,
+    WIN_FLOOR_MS,
+    Evidence,
     Play,
     Reason,
     Verdict,
@@ -88,6 +100,63 @@ def test_verdict_round_trips() -> None:
     assert Verdict.loads(v.dumps()) == v
 
 
+_ints = st.integers(0, 2**40)
+
+
+@given(
+    reasons=st.lists(st.sampled_from(list(Reason)), max_size=5),
+    notes=st.lists(st.text(), max_size=4),
+    figures=st.lists(_ints, min_size=10, max_size=10),
+    par=st.none() | _ints,
+    intervals=st.lists(_ints, max_size=30),
+)
+def test_the_written_out_json_is_json_dumps_byte_for_byte(
+    reasons: list[Reason],
+    notes: list[str],
+    figures: list[int],
+    par: int | None,
+    intervals: list[int],
+) -> None:
+    """`Verdict.dumps` writes its JSON out by hand (a daily finish stores one, issue #30):
+    the stored bytes stay those of ``json.dumps`` (held games, audit log, older readers)."""
+    moves, undos, draws, elapsed, median, first, fastest, run, pace, burst = figures
+    e = Evidence(
+        moves=moves,
+        undos=undos,
+        draws=draws,
+        elapsed_ms=elapsed,
+        median_ms=median,
+        first_ms=first,
+        fastest_ms=fastest,
+        longest_fast_run=run,
+        pace_floor_ms=pace,
+        burst_floor_ms=burst,
+        par=par,
+        intervals_ms=tuple(intervals),
+    )
+    v = Verdict(tuple(reasons), e, tuple(notes))
+    reference = {
+        "reasons": [r.value for r in reasons],
+        "notes": notes,
+        "evidence": {
+            "moves": e.moves,
+            "undos": e.undos,
+            "draws": e.draws,
+            "elapsed_ms": e.elapsed_ms,
+            "median_ms": e.median_ms,
+            "first_ms": e.first_ms,
+            "fastest_ms": e.fastest_ms,
+            "longest_fast_run": e.longest_fast_run,
+            "pace_floor_ms": e.pace_floor_ms,
+            "burst_floor_ms": e.burst_floor_ms,
+            "par": par,
+            "intervals_ms": intervals,
+        },
+    }
+    assert v.dumps() == json.dumps(reference, separators=(",", ":"))
+    assert Verdict.loads(v.dumps()) == v
+
+
 def test_mismatched_log_is_refused() -> None:
     with pytest.raises(ValueError):
         screen(Play(variant="fourteen-out", intervals_ms=[1, 2], log=["1 2"], won=False, moves=2))
@@ -118,3 +187,93 @@ def test_quick_stock_draws_do_not_make_a_human_triple_deck_game_machine_paced() 
         Play(variant="triple-deck", intervals_ms=draws_only, log=log2, won=False, moves=60)
     )
     assert Reason.MACHINE_BURST in burst.reasons
+
+
+def _reference_screen(play: Play) -> Verdict:
+    """The screen as it was before its one-pass rewrite (issue #30), kept to compare."""
+    f = floors_of(play.variant)
+    log = list(play.log) if play.log else [""] * len(play.intervals_ms)
+    played = [
+        (max(0, int(g)), m == DRAW)
+        for g, m in zip(play.intervals_ms, log, strict=True)
+        if m != UNDO
+    ]
+    gaps = [g for g, draw in played if not draw]
+
+    def longest(values: Sequence[int], limit: int) -> int:
+        best = run = 0
+        for v in values:
+            run = run + 1 if v < limit else 0
+            best = max(best, run)
+        return best
+
+    par = play.par if f.par_is_line else None
+    e = Evidence(
+        moves=len(gaps),
+        undos=len(log) - len(played),
+        draws=len(played) - len(gaps),
+        elapsed_ms=sum(max(0, int(g)) for g in play.intervals_ms),
+        median_ms=int(statistics.median(gaps)) if gaps else 0,
+        first_ms=int(play.intervals_ms[0]) if play.intervals_ms else 0,
+        fastest_ms=min(gaps) if gaps else 0,
+        longest_fast_run=longest([g for g, _ in played], f.move_burst_ms),
+        pace_floor_ms=f.move_pace_ms,
+        burst_floor_ms=f.move_burst_ms,
+        par=par,
+        intervals_ms=tuple(g for g, _ in played[:EVIDENCE_INTERVALS]),
+    )
+    v = Verdict((), e)
+    if e.moves < MIN_MOVES:
+        return v
+    if e.median_ms < f.move_pace_ms:
+        v = v.with_reason(
+            Reason.MACHINE_PACE, f"median move {e.median_ms} ms < floor {f.move_pace_ms} ms"
+        )
+    if e.longest_fast_run >= BURST_RUN:
+        v = v.with_reason(
+            Reason.MACHINE_BURST,
+            f"{e.longest_fast_run} moves in a row under {f.move_burst_ms} ms each",
+        )
+    win_floor = e.moves * f.actions * WIN_FLOOR_MS
+    if play.won and e.elapsed_ms < win_floor:
+        v = v.with_reason(
+            Reason.WIN_TIME_FLOOR,
+            f"won in {e.elapsed_ms} ms < {win_floor} ms for {e.moves} moves",
+        )
+    if (
+        play.won
+        and par is not None
+        and e.undos == 0
+        and len(played) <= par
+        and e.median_ms < LINE_PACE_FACTOR * f.move_pace_ms
+    ):
+        v = v.with_reason(
+            Reason.SOLVER_LINE_AT_SPEED,
+            f"par line ({len(played)} <= {par} moves, no undo) at median"
+            f" {e.median_ms} ms < {LINE_PACE_FACTOR * f.move_pace_ms} ms",
+        )
+    return v
+
+
+@st.composite
+def _plays(draw: st.DrawFn) -> Play:
+    n = draw(st.integers(0, 60))
+    fast = draw(st.booleans())  # machine-like intervals often, to reach every reason
+    hi = 120 if fast else 3_000
+    intervals = draw(st.lists(st.integers(-50, hi), min_size=n, max_size=n))
+    texts = st.sampled_from([UNDO, DRAW, "1 2", "w"])
+    log = draw(st.just([]) | st.lists(texts, min_size=n, max_size=n))
+    return Play(
+        variant=draw(st.sampled_from([*FLOORS, "unknown"])),
+        intervals_ms=intervals,
+        log=log,
+        won=draw(st.booleans()),
+        moves=n,
+        par=draw(st.none() | st.integers(0, 70)),
+    )
+
+
+@given(_plays())
+def test_the_one_pass_screen_judges_as_before(play: Play) -> None:
+    """`screen` walks the log once (issue #30): same figures, same reasons, same notes."""
+    assert screen(play) == _reference_screen(play)

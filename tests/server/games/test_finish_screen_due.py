@@ -43,7 +43,11 @@ class HistoryDiesToo(History):
     """The same process's history record of that second trip: it never runs either."""
 
     def record_soon(
-        self, result: DailyResult, *, crowns: tuple[str, int] | None = None
+        self,
+        result: DailyResult,
+        *,
+        crowns: tuple[str, int] | None = None,
+        game_id: str | None = None,
     ) -> asyncio.Future[object]:
         failed: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         failed.set_exception(StoreUnavailable("died between the two round trips"))

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 
 import redis.asyncio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.games.store import FinalResult, GameStore
 from server.players.history import DailyResult, DayRank, History, day_number, percentile_bp
@@ -175,3 +178,44 @@ def test_a_players_history_keys_share_one_slot() -> None:
     ]
     assert all("{h:p1}" in k for k in names) and len(set(names)) == len(names)
     assert "{r:20300615-abcdef}" in keys.race_watchers("20300615-abcdef")
+
+
+@given(
+    won=st.booleans(),
+    resigned=st.booleans(),
+    figures=st.lists(st.integers(0, 2**45), min_size=6, max_size=6),
+    hints=st.integers(0, 100),
+)
+def test_a_stored_result_is_json_dumps_byte_for_byte(
+    won: bool, resigned: bool, figures: list[int], hints: int
+) -> None:
+    """`DailyResult.dumps` writes its JSON out by hand (every daily finish makes one, issue
+    #30): the stored bytes stay those of ``json.dumps``, and it reads back the same."""
+    cleared, score, points, time_ms, moves, finished_at = figures
+    r = DailyResult(
+        variant=V,
+        date=D,
+        player_id="p1",
+        won=won,
+        resigned=resigned,
+        cleared=cleared,
+        score=score,
+        points=points,
+        time_ms=time_ms,
+        moves=moves,
+        hints=hints,
+        finished_at_ms=finished_at,
+    )
+    reference = {
+        "won": won,
+        "resigned": resigned,
+        "cleared": cleared,
+        "score": score,
+        "points": points,
+        "time_ms": time_ms,
+        "moves": moves,
+        "hints": hints,
+        "finished_at": finished_at,
+    }
+    assert r.dumps() == json.dumps(reference, separators=(",", ":"))
+    assert DailyResult.loads(V, D, "p1", r.dumps()) == r

@@ -42,6 +42,31 @@ def test_daily_game_ids_round_trip(variant: str, date: dt.date, pid: str) -> Non
     assert parsed.game == keys.daily_game(variant, date, pid)
     assert parsed.log == keys.daily_log(variant, date, pid)
     assert parsed.board == keys.daily_board(variant, date)
+    for _ in range(2):  # made once, then the memoized tags (issue #30): the same keys
+        assert parsed.game == keys.daily_game(variant, date, pid)
+        assert parsed.times == keys.daily_times(variant, date, pid)
+        assert parsed.members == keys.daily_members(variant, date)
+        assert parsed.entries == keys.daily_entries(variant, date)
+        assert parsed.outbox == keys.daily_outbox(variant, date)
+    assert keys.history_record_keys(pid, variant) == (
+        keys.history_days(pid, variant),
+        keys.history_won(pid, variant),
+        keys.history_results(pid, variant),
+        keys.history_ranks(pid, variant),
+        keys.history_stats(pid, variant),
+        keys.history_pending(pid),
+    )
+    assert keys.history_record_keys(pid, variant, date) == (
+        *keys.history_record_keys(pid, variant),
+        keys.crowns(pid, date.year, date.month),
+        keys.crown_months(pid),
+    )
+    tiered = keys.parse_game_id(keys.tier_game_id(variant, date, pid, "hard"))
+    assert isinstance(tiered, keys.DailyGameKeys)
+    for _ in range(2):
+        assert tiered.board == keys.daily_board(variant, date, "hard")
+        assert tiered.outbox == keys.daily_outbox(variant, date, "hard")
+    assert tiered == keys.parse_game_id(tiered.game_id)  # the memo is not compared
 
 
 @given(st.integers(0, 253_402_300_799_999), pids)
