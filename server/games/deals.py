@@ -758,28 +758,29 @@ class DailyDeals:
         """The stored deals and tier deals of several (variant, day)s, in one round trip
         (none computed): for the month calendar."""
         absent = self._absent
+        # Only what is not kept yet is read: a deal already cached stays the same object
+        # (`server.handlers.tiers` shares a new player's cells while the deals do not change).
         wanted = [
-            d
+            (d, kind)
             for d in days
-            if (d not in self._cache and (*d, "deal") not in absent)
-            or (d not in self._tiers and (*d, "tiers") not in absent)
+            for kind, kept in (("deal", self._cache), ("tiers", self._tiers))
+            if d not in kept and (*d, kind) not in absent
         ]
         if wanted:
             async with self.r.pipeline(transaction=False) as pipe:
-                for variant_id, date in wanted:
-                    pipe.get(keys.daily_deal(variant_id, date))
-                    pipe.get(keys.daily_tiers(variant_id, date))
+                for (variant_id, date), kind in wanted:
+                    if kind == "deal":
+                        pipe.get(keys.daily_deal(variant_id, date))
+                    else:
+                        pipe.get(keys.daily_tiers(variant_id, date))
                 raws = cast(list[str | None], await pipe.execute())
-            for i, (variant_id, date) in enumerate(wanted):
-                deal_raw, tiers_raw = raws[2 * i], raws[2 * i + 1]
-                if deal_raw:
-                    self._cache[(variant_id, date)] = Deal.load(variant_id, date, deal_raw)
+            for ((variant_id, date), kind), raw in zip(wanted, raws, strict=True):
+                if not raw:
+                    self._absent_now(variant_id, date, kind)
+                elif kind == "deal":
+                    self._cache[(variant_id, date)] = Deal.load(variant_id, date, raw)
                 else:
-                    self._absent_now(variant_id, date, "deal")
-                if tiers_raw:
-                    self._tiers[(variant_id, date)] = DayTiers.load(variant_id, date, tiers_raw)
-                else:
-                    self._absent_now(variant_id, date, "tiers")
+                    self._tiers[(variant_id, date)] = DayTiers.load(variant_id, date, raw)
         deals = {d: self._cache[d] for d in days if d in self._cache}
         tiers = {d: self._tiers[d] for d in days if d in self._tiers}
         return deals, tiers

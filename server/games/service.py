@@ -27,7 +27,7 @@ from engine.views import Event, View, json_map
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
 from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore, PlayedLog
-from server.redis.keys import RaceGameKeys, parse_game_id
+from server.redis.keys import DailyGameKeys, RaceGameKeys, parse_game_id
 from server.runtime.clock import Clock
 from server.runtime.errors import (
     Conflict,
@@ -264,6 +264,8 @@ class GameService:
             game.defer_over()
         k = parse_game_id(game_id)
         race_id = k.race_id if isinstance(k, RaceGameKeys) else None
+        # `record.day_end_ms`, from the keys parsed here (the property parses the id again)
+        day_end_ms = k.end_ms if record.kind == "daily" and isinstance(k, DailyGameKeys) else 0
         live = LiveGame(
             record,
             game,
@@ -275,7 +277,7 @@ class GameService:
             race_id,
             log=list(moves),
             times=[] if times is None else times,
-            day_end_ms=record.day_end_ms,
+            day_end_ms=day_end_ms,
         )
         self._cache[game_id] = live
         while len(self._cache) > self.cache_size:

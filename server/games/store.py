@@ -78,10 +78,14 @@ DAY_OVER_MESSAGE = (
 
 # KEYS: game. ARGV: expire_at, field, value, ... Creates the record unless it exists;
 # returns the (new or existing) record as a flat field/value list.
+# KEYS: the game's record.  ARGV: its expiry (unix s), then the new record's field/value pairs.
+# Returns 1 when the record was created now (it holds the fields given: the caller makes the
+# record from them, nothing is sent back), else the existing record (HGETALL), unchanged.
 _START_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 2))
   redis.call('EXPIREAT', KEYS[1], ARGV[1])
+  return 1
 end
 return redis.call('HGETALL', KEYS[1])
 """
@@ -458,6 +462,27 @@ def _record(
     )
 
 
+def _new_record(
+    k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+) -> GameRecord:
+    """The record `_game_fields` stores, as `_record` would read it back."""
+    daily = k if isinstance(k, keys.DailyGameKeys) else None
+    return GameRecord(
+        game_id=k.game_id,
+        kind=_KINDS.get(kind, "daily"),
+        variant=variant,
+        date=k.date,
+        player_id=k.player_id,
+        seed=int(seed),
+        started_at_ms=started_at_ms,
+        status="playing",
+        seq=0,
+        last_move_at_ms=started_at_ms,
+        tier=daily.tier if daily is not None else None,
+        catchup=daily is not None and daily.catchup,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PlayedLog:
     """What the fair-play screen reads of a game about to finish, as the process that holds
@@ -479,9 +504,14 @@ def new_game_fields(
 ) -> dict[str, str | int]:
     """A new game record's fields (`GameStore.start_game`; a race's start writes its racers'
     games with them in its own script)."""
-    k = keys.parse_game_id(game_id)
+    return _game_fields(keys.parse_game_id(game_id), kind, variant, seed, started_at_ms)
+
+
+def _game_fields(
+    k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+) -> dict[str, str | int]:
     return {
-        "game_id": game_id,
+        "game_id": k.game_id,
         "kind": kind,
         "variant": variant,
         "date": k.date.isoformat(),
@@ -548,7 +578,7 @@ class GameStore:
         noted = self.months.note_soon(player_id, variant, date, keys.DAILY_TIER, catchup=False)
         await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
         await noted
-        return await self.start_game(game_id, "daily", variant, seed, now_ms)
+        return await self._start_game(keys.parse_game_id(game_id), "daily", variant, seed, now_ms)
 
     async def start_tier(
         self,
@@ -585,19 +615,30 @@ class GameStore:
         if not int(cast(int, enlisted)):
             raise DayOver(f"the {date.isoformat()} daily games are closed: that day is over")
 
-    @translate_redis_errors
     async def start_game(
         self, game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
     ) -> GameRecord:
         """Create a game record unless it exists (then return it unchanged). The game's time
         counts from ``started_at_ms``: when the deal is served, or when a race starts."""
-        k = keys.parse_game_id(game_id)
-        fields = new_game_fields(game_id, kind, variant, seed, started_at_ms)
+        return await self._start_game(
+            keys.parse_game_id(game_id), kind, variant, seed, started_at_ms
+        )
+
+    @translate_redis_errors
+    async def _start_game(
+        self, k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+    ) -> GameRecord:
+        """`start_game` of a parsed id. A record created now is made here from the fields
+        written (`_new_record`), not read back: a new game's start costs one script whose
+        reply is a number (issue #30: the per-game costs)."""
+        fields = _game_fields(k, kind, variant, seed, started_at_ms)
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]
         raw = await self.batch.eval(self._start, (k.game,), tuple(args))
-        return _record(cast(list[str], raw))
+        if raw == 1:
+            return _new_record(k, kind, variant, seed, started_at_ms)
+        return _record(cast(list[str], raw), k)
 
     @translate_redis_errors
     async def get(self, game_id: str) -> GameRecord:

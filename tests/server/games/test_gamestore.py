@@ -402,3 +402,36 @@ async def test_a_fresh_daily_game_is_served_without_reading_it_back(
     games.forget(live.record.game_id)
     resumed = await games.start_daily("triple-deck", D, "p_fresh", 11)
     assert resumed.seq == 1 and resumed.log == ["d"] and resumed.game.moves == 1
+
+
+async def hgetalls(r: redis.asyncio.Redis) -> int:
+    """HGETALL commands this Redis has run so far (scripts' included)."""
+    entry = (await r.info("commandstats")).get("cmdstat_hgetall")
+    return int(entry["calls"]) if isinstance(entry, dict) else 0
+
+
+async def test_a_new_games_start_reads_nothing_back(redis_client: redis.asyncio.Redis) -> None:
+    """A game created by its start is made from the fields written (the script answers 1, no
+    HGETALL: issue #30, per-game costs); it equals the record as stored, for every kind of
+    game, and a start of an existing game still answers that game unchanged."""
+    store = GameStore(redis_client)
+    before = await hgetalls(redis_client)
+    made = [
+        await store.start_daily("fourteen-out", D, "p_new", 5, T0),
+        await store.start_tier("triple-deck", D, "p_new", "hard", 6, T0 + 1),
+        await store.start_tier("triple-deck", D, "p_new", "easy", 7, T0 + 2, catchup=True),
+        await store.start_game(keys.free_game_id(T0, "p_new"), "free", "triple-deck", 8, T0 + 3),
+    ]
+    assert await hgetalls(redis_client) == before, "a new game's record was read back"
+    assert [(r.kind, r.tier, r.catchup) for r in made] == [
+        ("daily", "medium", False),
+        ("daily", "hard", False),
+        ("daily", "easy", True),
+        ("free", None, False),
+    ]
+    for record in made:
+        assert record == await store.get(record.game_id)
+    await store.append_move(made[0].game_id, 0, "m", T0 + 10)
+    again = await store.start_daily("fourteen-out", D, "p_new", 99, T0 + 20)
+    assert again == await store.get(made[0].game_id)
+    assert (again.seed, again.seq, again.started_at_ms) == (5, 1, T0)

@@ -5,6 +5,7 @@ real WebSockets."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,7 +13,10 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
+from engine import VARIANT_IDS
 from server.config import Config
+from server.games.daily import utc_date
+from server.handlers.tiers import day_tiers
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
@@ -68,3 +72,57 @@ async def test_a_returning_players_welcome_still_shows_the_game_started(app: App
     played = [(t["variant"], t["tier"], t["state"]) for t in again["tiers"]]
     assert ("fourteen-out", "hard", "playing") in played
     assert sum(state == "playing" for _, _, state in played) == 1
+
+
+async def test_new_players_share_one_build_of_the_days_tiers(app: App) -> None:
+    """The cells of a player without games are built once a day (while the day's deals stay
+    the same objects) and shared by every new player's `welcome` (issue #30, per-game CPU)."""
+    s = app.services
+    today = utc_date(s.clock.now_ms())
+    await s.deals.prepare_ahead()  # as the app's background task does: the deals stay put
+    await s.deals.prepare_tiers_ahead()
+    first = await Client.connect(app.url)
+    one = await first.hello(name="newcomer1", versions=V8)
+    second = await Client.connect(app.url)
+    two = await second.hello(name="newcomer2", versions=V8)
+    assert one["tiers"] == two["tiers"] and len(one["tiers"]) == 24
+    built = (await day_tiers(s, "nobody-here1", [today], today, played=False))[today]
+    again = (await day_tiers(s, "nobody-here2", [today], today, played=False))[today]
+    assert built is again, "a new player's tiers were built afresh"
+    # A returning player's are their own (read from their records), equal while unplayed.
+    mine = (await day_tiers(s, first.player_id, [today], today))[today]
+    assert mine is not built and mine == built
+    # Another day is another build: the next day's cells are not the shared ones.
+    app.clock.advance(86_400_000)
+    tomorrow = utc_date(s.clock.now_ms())
+    later = (await day_tiers(s, "nobody-here3", [tomorrow], tomorrow, played=False))[tomorrow]
+    assert later is not built
+    third = await Client.connect(app.url)
+    three = await third.hello(name="newcomer3", versions=V8)
+    shown = [(t["variant"], t["tier"], t["state"], t.get("par")) for t in three["tiers"]]
+    assert shown == [(c.variant, c.tier, c.state, c.par) for c in later]
+
+
+async def gets(r: redis.asyncio.Redis) -> int:
+    stats = await r.info("commandstats")
+    entry = stats.get("cmdstat_get")
+    return int(entry["calls"]) if isinstance(entry, dict) else 0
+
+
+async def test_a_kept_deal_is_not_read_again_while_its_tiers_are_missing(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """`peek_days` reads only what it does not keep: a day's deal stays the same object while
+    its tiers are still missing (being certified), so the shared cells of new players hold."""
+    s = app.services
+    yesterday = utc_date(s.clock.now_ms()) - dt.timedelta(days=1)  # tiers never dealt
+    pairs = [(v, yesterday) for v in VARIANT_IDS]
+    for v, d in pairs:
+        await s.deals.get(v, d)
+    deals, tiers = await s.deals.peek_days(pairs)
+    assert len(deals) == len(pairs) and not tiers
+    before = await gets(redis_client)
+    again, tiers = await s.deals.peek_days(pairs)
+    # The tiers' 6 GETs (the app's background tasks may run one or two more), not 12.
+    assert await gets(redis_client) - before < 2 * len(pairs), "the deals were read again"
+    assert not tiers and all(again[d] is deals[d] for d in pairs)

@@ -1,0 +1,138 @@
+"""Server CPU per game, apart from its moves (issue #30: Fourteen Out's 17-move games).
+
+    python benchmarks/per_game_bench.py [--cycles N] [--rounds N] [--variant V] [--players N]
+
+Every daily game of `server_bench.py`'s load carries a WebSocket connection of its own (a new
+player each time), a `hello` that registers the player, a `daily.start` and a finish or
+`resign`. This measures those costs apart, with the server `server_bench.py` runs (its
+flags: `--no-certify`, no limits per address, its deals' day): ``--players`` clients loop
+over ``--cycles`` cycles of each kind, and the server's CPU time (utime+stime, /proc) over
+a kind's cycles, divided by them, is its cost per cycle:
+
+* ``conn``  connect (TCP, upgrade) and close;
+* ``hello`` the same with a `hello` (a new player) in between;
+* ``start`` and a `daily.start` of ``--variant`` after it;
+* ``game``  and a `resign` of that game after it.
+
+The differences are the µs per `hello`, per `daily.start` and per `resign` (each with its
+request's decoding and its reply's encoding and send). The kinds alternate within a round;
+each figure is the median of ``--rounds`` rounds. Compare two trees only in alternated runs
+made in the same minutes (``PYTHONPATH=TREE python TREE/benchmarks/per_game_bench.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgpack  # type: ignore[import-untyped]
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import protocol  # noqa: E402
+from benchmarks.load import cpumeter, procs  # noqa: E402
+from benchmarks.load.cpubench import CpuBench, CpuOptions  # noqa: E402
+from engine import VARIANT_IDS  # noqa: E402
+
+KINDS = ("conn", "hello", "start", "game")
+
+
+async def _cycle(
+    session: aiohttp.ClientSession, url: str, name: str, kind: str, variant: str
+) -> None:
+    async with session.ws_connect(url, autoping=False) as ws:
+        if kind == "conn":
+            return
+        rid = 0
+
+        async def ask(msg: dict[str, Any]) -> dict[str, Any]:
+            nonlocal rid
+            rid += 1
+            msg["id"] = rid
+            await ws.send_bytes(msgpack.packb(msg))
+            while True:
+                reply: dict[str, Any] = msgpack.unpackb((await ws.receive()).data)
+                if reply.get("id") == rid:
+                    return reply
+
+        version = max(protocol.SUPPORTED_VERSIONS)
+        r = await ask({"type": "hello", "versions": [version], "name": name})
+        if r["type"] != "welcome":
+            raise RuntimeError(f"hello: {r}")
+        if kind == "hello":
+            return
+        r = await ask({"type": "daily.start", "variant": variant})
+        if r["type"] != "game":
+            raise RuntimeError(f"daily.start: {r}")
+        if kind == "game":
+            r = await ask({"type": "resign", "game_id": r["game_id"]})
+            if r["type"] != "finished":
+                raise RuntimeError(f"resign: {r}")
+
+
+async def _phase(url: str, kind: str, cycles: int, players: int, tag: str, variant: str) -> None:
+    numbers: Iterator[int] = iter(range(cycles))
+
+    async def player() -> None:
+        async with aiohttp.ClientSession() as session:
+            for i in numbers:
+                await _cycle(session, url, f"G{tag}{i:x}"[:20], kind, variant)
+
+    await asyncio.gather(*(player() for _ in range(players)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--cycles", type=int, default=1500, help="cycles of each kind per round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--players", type=int, default=20, help="concurrent clients")
+    ap.add_argument("--variant", choices=VARIANT_IDS, default="fourteen-out")
+    a = ap.parse_args(argv)
+    per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
+    redis_per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
+    with tempfile.TemporaryDirectory(prefix="pergame-") as tmp:
+        flags = CpuBench(CpuOptions(tmp=Path(tmp), quick=True)).server_flags()
+        srv = procs.start_server(procs.free_port(), Path(tmp) / "data", flags=flags)
+        try:
+            redis_pid = cpumeter.child_named(srv.pid, "redis-server")
+            if redis_pid is None:
+                raise RuntimeError("no redis-server child of the server found")
+            url = f"http://127.0.0.1:{srv.port}/ws"
+            asyncio.run(_phase(url, "game", 200, a.players, "w" + secrets.token_hex(2), a.variant))
+            for r in range(a.rounds):
+                for kind in KINDS:
+                    tag = f"{kind[0]}{r}{secrets.token_hex(2)}"
+                    s0, r0 = cpumeter.cpu_seconds(srv.pid), cpumeter.cpu_seconds(redis_pid)
+                    asyncio.run(_phase(url, kind, a.cycles, a.players, tag, a.variant))
+                    s1, r1 = cpumeter.cpu_seconds(srv.pid), cpumeter.cpu_seconds(redis_pid)
+                    per_cycle[kind].append((s1 - s0) / a.cycles * 1e6)
+                    redis_per_cycle[kind].append((r1 - r0) / a.cycles * 1e6)
+        finally:
+            srv.stop()
+    med = {k: sorted(v)[len(v) // 2] for k, v in per_cycle.items()}
+    red = {k: sorted(v)[len(v) // 2] for k, v in redis_per_cycle.items()}
+    print(f"server CPU µs per cycle ({a.cycles} cycles x {a.rounds} rounds, {a.variant}):")
+    for k in KINDS:
+        runs = " ".join(f"{x:.0f}" for x in per_cycle[k])
+        print(f"  {k:<6} {med[k]:6.0f}  (rounds: {runs}; redis-server {red[k]:.0f})")
+    print(
+        f"per game: connection {med['conn']:.0f}, hello {med['hello'] - med['conn']:.0f}, "
+        f"daily.start {med['start'] - med['hello']:.0f}, resign {med['game'] - med['start']:.0f}, "
+        f"total {med['game']:.0f} µs; load average {os.getloadavg()[0]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
