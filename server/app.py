@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -155,9 +156,8 @@ def _race_progress(services: Services) -> PlayedListener:
     """Race games tell the race about every write (progress, and maybe the end)."""
     referee = services.race_referee
 
-    async def progress(live: LiveGame) -> None:
-        if live.race_id is not None:
-            await referee.on_played(live.race_id, live)
+    def progress(live: LiveGame) -> Awaitable[None] | None:
+        return None if live.race_id is None else referee.on_played(live.race_id, live)
 
     return progress
 
@@ -191,10 +191,9 @@ async def _close_idle(app: web.Application) -> None:
     """Close connections that sent nothing for `idle_timeout` seconds. One sweep for all of
     them: a timeout on every receive would arm and cancel a timer per message."""
     idle = app[CONFIG].idle_timeout
-    loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(min(idle / 4, IDLE_SWEEP_MAX_S))
-        cutoff = loop.time() - idle
+        cutoff = time.monotonic() - idle  # `Connection.last_seen`'s clock
         sockets = app[SOCKETS]
         for conn in list(sockets):
             if conn.last_seen < cutoff:
