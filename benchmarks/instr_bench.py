@@ -12,7 +12,7 @@ six variants, fixed deals, CLI-style or browser-style client), dumps the counts 
 the instructions by the moves and requests the server's /metrics counted in the window.
 
     python benchmarks/instr_bench.py [--ref REV ...] [--players N] [--games N]
-        [--client cli|browser] [--date YYYY-MM-DD] [--json FILE]
+        [--client cli|browser] [--date YYYY-MM-DD] [--json FILE] [--keep DIR]
 
 ``--ref REV`` runs the same windows on the server as committed at REV too (`git archive`
 into a temporary directory), alternately, so a change is measured against its base in one
@@ -170,6 +170,11 @@ def measure(
         )
         dumps = sorted(work.glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
         instructions = sum(_total(d) for d in dumps if d.stat().st_size)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for d in dumps:
+                if d.stat().st_size:
+                    shutil.copy(d, args.keep / f"{label.replace('/', '_')}-{d.name}")
     finally:
         srv.stop(timeout=120.0)
         shutil.rmtree(work, ignore_errors=True)
@@ -204,6 +209,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="alternated rounds")
     ap.add_argument("--date", type=dt.date.fromisoformat, default=DEFAULT_DATE)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--keep", type=Path, help="copy each window's callgrind file here (callgrind_annotate)"
+    )
     args = ap.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("valgrind is not installed: apt-get install -y valgrind")

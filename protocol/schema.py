@@ -1,9 +1,10 @@
 """``Struct``: the base of every wire map, and the generic map <-> dataclass conversion.
 
-A struct is a frozen, keyword-only dataclass whose every field is annotated with a spec
-from :mod:`protocol.fields`. An optional field is written ``x: SomeType | None = None``; it
-is omitted from the wire when ``None`` and may be absent or ``null`` on input. Every other
-field must be present. Keys on the wire are the field names; unknown keys are refused.
+A struct is a frozen, keyword-only dataclass (declared with :func:`struct`) whose every field
+is annotated with a spec from :mod:`protocol.fields`. An optional field is written
+``x: SomeType | None = None``; it is omitted from the wire when ``None`` and may be absent or
+``null`` on input. Every other field must be present. Keys on the wire are the field names;
+unknown keys are refused.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import types
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any, TypeVar, cast, get_args, get_origin
 
 from protocol.errors import BadRequest
 from protocol.fields import Spec, kind_of
@@ -58,6 +59,54 @@ def _spec_of(hint: Any) -> tuple[Spec, bool] | None:
         return None
     specs = [m for m in hint.__metadata__ if isinstance(m, Spec)]
     return (specs[0], optional) if len(specs) == 1 else None
+
+
+C = TypeVar("C", bound=type)
+
+
+@typing.dataclass_transform(frozen_default=True, kw_only_default=True)
+def struct(cls: C) -> C:
+    """``@dataclass(frozen=True, kw_only=True)``, with a faster ``__init__``.
+
+    A frozen dataclass's own ``__init__`` sets each field through ``object.__setattr__``
+    (frozen classes refuse plain assignment): ~0.15 µs a field, 2 µs for a ``moved`` reply,
+    and every request and reply makes one. This one writes the fields into the instance's
+    ``__dict__``, which the frozen ``__setattr__`` does not guard: the same fields, defaults
+    and frozenness (a later assignment still raises ``FrozenInstanceError``)."""
+    made = cast(C, dataclasses.dataclass(frozen=True, kw_only=True)(cls))
+    init = _dict_init(made)
+    if init is not None:
+        setattr(made, "__init__", init)  # noqa: B010 (mypy: no assigning to a method)
+    return made
+
+
+def _dict_init(cls: type) -> Any:
+    """An ``__init__`` writing the fields into ``__dict__``; None where that cannot stand in
+    for the dataclass's (slots, ``__post_init__``, fields not set by ``__init__``)."""
+    if "__slots__" in cls.__dict__ or hasattr(cls, "__post_init__"):
+        return None
+    fields = dataclasses.fields(cls)
+    if any(not f.init or not f.kw_only for f in fields):
+        return None
+    scope: dict[str, Any] = {"_MISSING": dataclasses.MISSING}
+    params, body = [], ["  d = self.__dict__"]
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            scope[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_f_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            body.append(f"  if {f.name} is _MISSING: {f.name} = _f_{f.name}()")
+        else:
+            params.append(f.name)
+        body.append(f"  d[{f.name!r}] = {f.name}")
+    signature = f"self, *, {', '.join(params)}" if params else "self"
+    source = f"def __init__({signature}):\n" + "\n".join(body) + "\n"
+    exec(source, scope)  # how `dataclasses` makes its own __init__
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 _fields_cache: dict[type[Struct], tuple[FieldSpec, ...]] = {}
