@@ -13,11 +13,11 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypeVar, cast, get_args, get_origin
 
 from protocol.errors import BadRequest
-from protocol.fields import Spec, kind_of
+from protocol.fields import Bool, Int, Spec, Str, kind_of
 
 S = TypeVar("S", bound="Struct")
 T = TypeVar("T")
@@ -176,10 +176,24 @@ def _plan(cls: type[Struct], path: str, ignore: frozenset[str]) -> _LoadPlan:
     return plan
 
 
+_loaders: dict[tuple[type[Struct], frozenset[str]], Callable[[Mapping[str, object]], Any]] = {}
+
+
 def load_struct(
     cls: type[S], data: Mapping[str, object], path: str = "", ignore: frozenset[str] = frozenset()
 ) -> S:
     """Build ``cls`` from a parsed map, validating every field; keys in ``ignore`` are skipped."""
+    if not path:  # a message: its own loader (`_loader`), made once per class
+        loader = _loaders.get((cls, ignore))
+        if loader is None:
+            loader = _loaders[(cls, ignore)] = _loader(cls, ignore)
+        return cast(S, loader(data))
+    return _load_struct(cls, data, path, ignore)
+
+
+def _load_struct(cls: type[S], data: Mapping[str, object], path: str, ignore: frozenset[str]) -> S:
+    """`load_struct` field by field, by the class's plan (nested maps; the reference the
+    generated loaders of `_loader` must agree with)."""
     plan = _plan(cls, path, ignore)
     known = plan.known
     for k in data:
@@ -203,6 +217,85 @@ def load_struct(
     obj = cls(**values)
     obj.check()
     return obj
+
+
+def _refuse_unknown(data: Mapping[str, object], known: frozenset[str], path: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in known)
+    names = ", ".join(repr(_join(path, k)) for k in unknown)
+    raise BadRequest(f"unknown field{'s' if len(unknown) > 1 else ''} {names}")
+
+
+_ABSENT = object()
+
+
+def _loader(cls: type[Struct], ignore: frozenset[str]) -> Callable[[Mapping[str, object]], Any]:
+    """A function loading a top-level map into ``cls`` as `_load_struct` does (the same
+    checks, errors and values), written out for the class's fields: a message is read at
+    every request, and the generic loop cost ~2.8 µs for a `move`. The plain specs (`Int`,
+    `Str`, `Bool` themselves, not their subclasses) are checked inline; any value they do not
+    accept at once goes to the spec's own `load`, which accepts it the same or raises."""
+    plan = _plan(cls, "", ignore)
+    scope: dict[str, Any] = {
+        "_cls": cls,
+        "_known": plan.known,
+        "_ABSENT": _ABSENT,
+        "_refuse_unknown": _refuse_unknown,
+        "BadRequest": BadRequest,
+    }
+    dc_fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    lines = [
+        "def load(data):",
+        "  for k in data:",
+        "    if k not in _known:",
+        "      _refuse_unknown(data, _known, '')",
+        "  get = data.get",
+    ]
+    args = []
+    for n, (name, spec, optional, where, required) in enumerate(plan.fields):
+        v = f"v{n}"
+        scope[f"_s{n}"] = spec
+        lines.append(f"  {v} = get({name!r}, _ABSENT)")
+        if optional:
+            lines.append(f"  if {v} is None or {v} is _ABSENT: {v} = None")
+        else:
+            if required:
+                missing = f"raise BadRequest({f'missing field {where!r}'!r})"
+            elif dc_fields[name].default is not dataclasses.MISSING:
+                scope[f"_d{n}"] = dc_fields[name].default
+                missing = f"{v} = _d{n}"
+            else:
+                scope[f"_f{n}"] = dc_fields[name].default_factory
+                missing = f"{v} = _f{n}()"
+            lines.append(f"  if {v} is _ABSENT: {missing}")
+            lines.append(f"  elif {v} is None: raise BadRequest({f'{where}: must not be null'!r})")
+        lines.append(
+            f"  elif not ({_inline_check(spec, v, n, scope)}): {v} = _s{n}.load({v}, {where!r})"
+        )
+        args.append(f"{name}={v}")
+    lines += [f"  obj = _cls({', '.join(args)})", "  obj.check()", "  return obj"]
+    exec("\n".join(lines) + "\n", scope)  # as `dataclasses` writes its methods
+    load: Callable[[Mapping[str, object]], Any] = scope["load"]
+    load.__qualname__ = f"load_struct<{cls.__qualname__}>"
+    return load
+
+
+def _inline_check(spec: Spec, v: str, n: int, scope: dict[str, Any]) -> str:
+    """A Python expression true when ``spec.load(v)`` would return ``v`` itself ("False":
+    always ask the spec)."""
+    kind = type(spec)
+    if kind is Int:
+        assert isinstance(spec, Int)
+        return f"type({v}) is int and {spec.lo} <= {v} <= {spec.hi}"
+    if kind is Bool:
+        return f"type({v}) is bool"
+    if kind is Str:
+        assert isinstance(spec, Str)
+        check = f"type({v}) is str and {spec.min_len} <= len({v}) <= {spec.max_len}"
+        if spec.pattern is None:
+            return check
+        scope[f"_p{n}"] = spec.pattern.fullmatch
+        return f"{check} and _p{n}({v}) is not None"
+    return "False"
 
 
 def dump_struct(obj: Struct, path: str = "") -> dict[str, Any]:
