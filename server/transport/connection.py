@@ -91,6 +91,8 @@ class Connection:
         "binary",
         "bucket",
         "last_seen",
+        "ping_at",
+        "pong_at",
         "refused",
         "router",
         "services",
@@ -135,6 +137,31 @@ class Connection:
         self._idle: asyncio.Future[None] | None = None
         #: `time.monotonic()` of the latest frame from the client (idle connections are closed).
         self.last_seen = time.monotonic()
+        #: `time.monotonic()` of the latest ping the server sent, and of the latest pong
+        #: (0.0: none yet): the heartbeat (`heartbeat`).
+        self.ping_at = 0.0
+        self.pong_at = 0.0
+
+    def heartbeat(self, now: float, every: float) -> bool:
+        """The connection sweep's heartbeat (`server.app`, every ``every / 2`` seconds or
+        more often): True when a ping is due, that is when nothing came from the client for
+        ``every`` seconds and no ping is waiting for its answer. A ping neither answered nor
+        followed by any frame within ``every / 2`` seconds closes the connection: the peer
+        is gone (a dropped network sends no close). One sweep for all connections, not a
+        timer per connection re-armed by every frame (aiohttp's own heartbeat)."""
+        if self.closing:
+            return False
+        if self.ping_at > self.pong_at and self.ping_at > self.last_seen:  # owed an answer
+            if now - self.ping_at >= every / 2:
+                self.close_soon(WSCloseCode.GOING_AWAY, "no answer to ping")
+            return False
+        return now - max(self.last_seen, self.ping_at) >= every
+
+    async def ping(self, now: float) -> None:
+        """Send a heartbeat ping (a closed socket is no error: the reader ends)."""
+        self.ping_at = now
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self._ws.ping()
 
     @property
     def closing(self) -> bool:
