@@ -241,6 +241,41 @@ def _plain_struct(msg: Struct) -> dict[str, Any]:
     return out
 
 
+#: A message class's fields as (name, optional), ``id`` first: the wire map's order.
+_wire_fields: dict[type[Struct], tuple[tuple[str, bool], ...]] = {}
+
+
+def _fields_for_wire(cls: type[Struct]) -> tuple[tuple[str, bool], ...]:
+    found = _wire_fields.get(cls)
+    if found is None:
+        pairs = [(f.name, f.optional) for f in fields_of(cls)]
+        pairs.sort(key=lambda pair: pair[0] != "id")  # stable: the rest keep their order
+        found = _wire_fields[cls] = tuple(pairs)
+    return found
+
+
+def _plain_wire(msg: Struct, type_name: str) -> dict[str, Any]:
+    """The wire map of a message, unchecked: ``type``, ``id``, then the fields in order,
+    optional ``None`` fields left out (``encode(validate=False)``, every reply)."""
+    wire: dict[str, Any] = {"type": type_name}
+    for name, optional in _fields_for_wire(type(msg)):
+        value = getattr(msg, name)
+        kind = type(value)
+        if kind is str or kind is int or kind is bool:
+            wire[name] = value
+        elif value is not None:
+            wire[name] = _plain(value)
+        elif not optional:
+            wire[name] = None
+    return wire
+
+
+#: One msgpack packer for every binary frame: `msgpack.packb` makes a packer, and its
+#: buffer, per call (~1 µs a reply). `pack` holds the GIL throughout, so no other thread
+#: packs on it meanwhile; a failed pack resets it.
+_PACKER: Final = msgpack.Packer(use_bin_type=True, autoreset=True)
+
+
 def _encode(
     msg: Struct,
     table: Mapping[str, type[Struct]],
@@ -252,30 +287,37 @@ def _encode(
     type_name: str | None = getattr(cls, "type", None)
     if type_name is None or table.get(type_name) is not cls:
         raise EncodeError(f"{cls.__name__} is not a registered message class")
-    msg_id = getattr(msg, "id", None)
-    try:
-        body = dump_struct(msg) if validate else _plain_struct(msg)
-        wire: dict[str, Any] = {"type": type_name}
-        if "id" in body:
-            wire["id"] = body.pop("id")
-        wire.update(body)
-        if validate:
+    wire: dict[str, Any]
+    if validate:
+        try:
+            body = dump_struct(msg)
+            wire = {"type": type_name}
+            if "id" in body:
+                wire["id"] = body.pop("id")
+            wire.update(body)
             check_tree(wire)
-    except ProtocolError as exc:
-        raise EncodeError(f"cannot encode {type_name}: {exc.message}", id=msg_id) from None
+        except ProtocolError as exc:
+            msg_id = getattr(msg, "id", None)
+            raise EncodeError(f"cannot encode {type_name}: {exc.message}", id=msg_id) from None
+    else:
+        wire = _plain_wire(msg, type_name)
     out: bytes | str
     try:
         if binary:
-            out = msgpack.packb(wire, use_bin_type=True)
+            out = _PACKER.pack(wire)
             size = len(out)
         else:
             out = json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
             size = len(out.encode("utf-8"))
     except (TypeError, ValueError, OverflowError) as unencodable:  # only when unvalidated
+        if binary:
+            _PACKER.reset()
+        msg_id = getattr(msg, "id", None)
         raise EncodeError(f"cannot encode {type_name}: {unencodable}", id=msg_id) from None
     if size > max_size:
         raise EncodeError(
-            f"cannot encode {type_name}: {size} bytes is larger than {max_size}", id=msg_id
+            f"cannot encode {type_name}: {size} bytes is larger than {max_size}",
+            id=getattr(msg, "id", None),
         )
     return out
 

@@ -13,13 +13,12 @@ hour, they get a ``signin.tries_used`` push. The server decides everything a cli
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final
 
 from protocol.events import Push, Reply
 from protocol.fields import Flag, ListOf, Millis, Str
 from protocol.messages import ClientMessage
-from protocol.schema import Nested, Struct, fields_of
+from protocol.schema import Nested, Struct, fields_of, struct
 
 __all__ = [
     "DEVICE_HOWS",
@@ -45,12 +44,12 @@ DEVICE_HOWS: Final = ("original", "code")
 DeviceHow = Annotated[str, Str(4, 8, r"original|code", "original or code")]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DevicesGet(ClientMessage, type="devices"):
     """The player's devices; answered by ``devices``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DeviceRevoke(ClientMessage, type="device.revoke"):
     """Sign ``device`` out: its token dies and its open sessions close (code 4001).
     Answered by ``devices``; ``not_found`` for no such device, ``bad_request`` for this
@@ -59,7 +58,7 @@ class DeviceRevoke(ClientMessage, type="device.revoke"):
     device: DeviceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DeviceInfo(Struct):
     """One device: ``how`` it signed in (``original`` or ``code``), when
     (``signed_in_at``, server ms), whether it is the asking one (``current``) and whether
@@ -73,7 +72,7 @@ class DeviceInfo(Struct):
     can_revoke: Flag
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DevicesReply(Reply, type="devices"):
     """The player's devices, oldest first. ``trusted_at``: while the asking device (signed
     in by a code) is on trial, when it may revoke older devices and every session."""
@@ -82,7 +81,7 @@ class DevicesReply(Reply, type="devices"):
     trusted_at: Millis | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DeviceSignedIn(Push, type="device.signed_in"):
     """A code signed a new device in as this player (told to the player's other sessions
     that speak version 9): revoke it (``device.revoke``) if it is not yours."""
@@ -92,7 +91,7 @@ class DeviceSignedIn(Push, type="device.signed_in"):
     signed_in_at: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SigninTriesUsed(Push, type="signin.tries_used"):
     """Someone used up this account's named sign-in tries (``signin.redeem`` with its
     ``name``) for the hour: its live sign-in code died, and until ``until`` (server ms)

@@ -10,7 +10,6 @@ directly (its ``id`` is optional). Defining the class registers it in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final
 
@@ -46,7 +45,7 @@ from protocol.fields import (
     Versions,
     View,
 )
-from protocol.schema import Nested, Struct, fields_of, register
+from protocol.schema import Nested, Struct, fields_of, register, struct
 from protocol.variants import VariantInfoList
 from protocol.version import SUPPORTED_VERSIONS
 
@@ -65,7 +64,7 @@ RESULT_STATUS: Final = Str(1, 16, r"flagged", "a result status")
 FLAGGED: Final = "flagged"
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class GameResult(Struct):
     """How a game ended (or stands, if ``over`` is false). ``rank`` is the daily rank."""
 
@@ -85,7 +84,7 @@ class GameResult(Struct):
     catchup: Flag | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class LeaderboardEntry(Struct):
     """One line of a leaderboard; ``me`` marks the requesting player's own entry."""
 
@@ -106,7 +105,7 @@ RACE_ID: Final = Str(1, 64, r"[A-Za-z0-9_-]{1,64}", "a race id")
 RACE_STATUS: Final = Str(1, 16, r"open|countdown|running|finished", "a race status")
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ActiveRace(Struct):
     """The player's race that has not finished (``welcome.race``, version 3)."""
 
@@ -116,7 +115,7 @@ class ActiveRace(Struct):
     game_id: GameId | None = None  # the player's own race game, once dealt
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DailyGame(Struct):
     """One of the player's daily games of today (``welcome.daily``, version 3). Version 8
     lists the games of every tier (``tier``) and the catch-up games in play (``catchup``)."""
@@ -137,7 +136,7 @@ TIER_STATE: Final = Str(
 TierState = Annotated[str, TIER_STATE]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DayTier(Struct):
     """One tier of one variant on one day, and the player's state in it (version 8).
     ``catchup``: the state is the catch-up game's (played after the day, on no board);
@@ -154,7 +153,7 @@ class DayTier(Struct):
 DayTierList = Annotated[tuple[DayTier, ...], ListOf(Nested(DayTier), 0, 256)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SafeMove(Struct):
     """A foundation move safe to play for the player (``moved.safe``), and it in words."""
 
@@ -171,7 +170,7 @@ EntryList = Annotated[tuple[LeaderboardEntry, ...], ListOf(Nested(LeaderboardEnt
 # --- bases -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ServerMessage(Struct):
     """Base class of every server message; ``type`` is the wire type."""
 
@@ -184,14 +183,14 @@ class ServerMessage(Struct):
             register(_server_messages, cls, type)
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Reply(ServerMessage):
     """A server message answering the request whose ``id`` it echoes."""
 
     id: RequestId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Push(ServerMessage):
     """A server message sent unprompted; it has no ``id``."""
 
@@ -199,7 +198,7 @@ class Push(ServerMessage):
 # --- replies ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ErrorReply(ServerMessage, type="error"):
     """A request failed. ``id`` is absent when the request's id could not be read.
 
@@ -226,7 +225,7 @@ class ErrorReply(ServerMessage, type="error"):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Welcome(Reply, type="welcome"):
     """Reply to ``hello`` (and ``signin.redeem``, version 7). ``token`` is present only when
     the player was just created or the device signed in with a code: the client must store
@@ -247,14 +246,14 @@ class Welcome(Reply, type="welcome"):
     tiers: DayTierList | None = None  # version 8: today's tiers of every variant
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Pong(Reply, type="pong"):
     """Reply to ``ping``."""
 
     server_time: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class GameState(Reply, type="game"):
     """Reply to ``daily.start`` and ``game.get``: the whole visible state of a game."""
 
@@ -285,7 +284,7 @@ class GameState(Reply, type="game"):
     catchup: Flag | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Moved(Reply, type="moved"):
     """Reply to ``move`` and ``undo`` (whose ``move`` is ``"undo"``).
 
@@ -309,7 +308,7 @@ class Moved(Reply, type="moved"):
     safe: SafeMoves | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Finished(Reply, type="finished"):
     """Reply to ``resign``."""
 
@@ -317,7 +316,7 @@ class Finished(Reply, type="finished"):
     result: ResultMap
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Leaderboard(Reply, type="leaderboard"):
     """Reply to ``leaderboard.top`` and ``leaderboard.around``."""
 
@@ -331,7 +330,7 @@ class Leaderboard(Reply, type="leaderboard"):
     tier: TierName | None = None  # version 8
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class PlayerRank(Reply, type="rank"):
     """Reply to ``leaderboard.rank``; ``entry`` is absent if the player has no result."""
 
@@ -345,7 +344,7 @@ class PlayerRank(Reply, type="rank"):
 # --- pushes ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class GameFinished(Push, type="game.finished"):
     """Version 2: the game ended after its last ``moved`` reply was sent, because the server's
     search found that no move can make progress any more (Triple Easthaven's end, which can
@@ -356,7 +355,7 @@ class GameFinished(Push, type="game.finished"):
     result: ResultMap
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Shutdown(Push, type="shutdown"):
     """The server is going away; reconnect after ``retry_after_ms``."""
 

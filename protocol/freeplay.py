@@ -6,14 +6,12 @@ leaderboard, in no history, streak or rating; it is played like any game (``move
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from protocol.fields import VariantName
 from protocol.messages import ClientMessage
-from protocol.schema import fields_of
+from protocol.schema import fields_of, struct
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class FreeStart(ClientMessage, type="free.start"):
     """Deal a new free game of ``variant``; answered by ``game`` (``free: true``)."""
 

@@ -1,10 +1,10 @@
 """Requests: the messages a client sends to the server.
 
-Each request is a frozen, keyword-only dataclass deriving from :class:`ClientMessage`
+Each request is a frozen, keyword-only dataclass (`@struct`) deriving from :class:`ClientMessage`
 with its wire ``type`` given as a class keyword. Defining the class registers it in
 :data:`CLIENT_MESSAGES`; nothing else is needed to add a request::
 
-    @dataclass(frozen=True, kw_only=True)
+    @struct
     class Rename(ClientMessage, type="player.rename"):
         name: DisplayName
 
@@ -14,7 +14,6 @@ Every request carries the client-chosen ``id`` (``0..2**31-1``) that its reply e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -36,7 +35,7 @@ from protocol.fields import (
     VariantName,
     Versions,
 )
-from protocol.schema import Struct, fields_of, register
+from protocol.schema import Struct, fields_of, register, struct
 
 _client_messages: dict[str, type[ClientMessage]] = {}
 
@@ -44,7 +43,7 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = MappingProxyType(_client_me
 """Every request class by its wire ``type``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ClientMessage(Struct):
     """Base class of requests. ``type`` is the wire type; ``id`` the request id."""
 
@@ -58,7 +57,7 @@ class ClientMessage(Struct):
             register(_client_messages, cls, type)
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Hello(ClientMessage, type="hello"):
     """First request of every connection. Give exactly one of ``name`` (to create a
     player) or ``token`` (to resume one); ``versions`` lists the protocol versions spoken."""
@@ -74,12 +73,12 @@ class Hello(ClientMessage, type="hello"):
             raise BadRequest("give exactly one of 'name' or 'token'")
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Ping(ClientMessage, type="ping"):
     """Liveness / latency probe; answered by ``pong``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DailyStart(ClientMessage, type="daily.start"):
     """Start (or resume) today's daily game of ``variant``; answered by ``game``.
 
@@ -92,14 +91,14 @@ class DailyStart(ClientMessage, type="daily.start"):
     date: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class GameGet(ClientMessage, type="game.get"):
     """Fetch the current state of one of the player's games; answered by ``game``."""
 
     game_id: GameId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Move(ClientMessage, type="move"):
     """Play one move in the engine's text notation; answered by ``moved``.
 
@@ -114,7 +113,7 @@ class Move(ClientMessage, type="move"):
     with_view: Flag | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Undo(ClientMessage, type="undo"):
     """Take back the last move; answered by ``moved`` (``with_view`` as for ``move``)."""
 
@@ -123,14 +122,14 @@ class Undo(ClientMessage, type="undo"):
     with_view: Flag | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Resign(ClientMessage, type="resign"):
     """Give up the game; the result is recorded. Answered by ``finished``."""
 
     game_id: GameId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Finish(ClientMessage, type="finish"):
     """End a scoring game (the Triple Deck games, which are finished, not lost) as it stands:
     its score is recorded, not as a resignation. Protocol 3 on; answered by ``finished``."""
@@ -138,7 +137,7 @@ class Finish(ClientMessage, type="finish"):
     game_id: GameId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class LeaderboardTop(ClientMessage, type="leaderboard.top"):
     """A page of a daily leaderboard (``date`` defaults to today, UTC; ``tier``, version 8:
     that tier's board, absent or ``medium``: the daily board)."""
@@ -150,7 +149,7 @@ class LeaderboardTop(ClientMessage, type="leaderboard.top"):
     limit: Limit = 20
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class LeaderboardAround(ClientMessage, type="leaderboard.around"):
     """The ``k`` entries above and below the requesting player, and the player's own."""
 
@@ -160,7 +159,7 @@ class LeaderboardAround(ClientMessage, type="leaderboard.around"):
     k: Around = 5
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class LeaderboardRank(ClientMessage, type="leaderboard.rank"):
     """The requesting player's rank; answered by ``rank``."""
 

@@ -12,7 +12,6 @@ message classes (clients may read it as a map), and :func:`dump_race_event` /
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final
 
@@ -38,7 +37,7 @@ from protocol.fields import (
     kind_of,
 )
 from protocol.messages import ClientMessage
-from protocol.schema import Nested, Struct, fields_of, load_struct, register
+from protocol.schema import Nested, Struct, fields_of, load_struct, register, struct
 
 ROOM_CODE: Final = Str(4, 8, r"[A-Z0-9]{4,8}", "a room code of 4-8 capital letters or digits")
 STATUS: Final = RACE_STATUS
@@ -59,7 +58,7 @@ Recent = Annotated[int, Int(1, 50)]
 # -- requests ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceQueue(ClientMessage, type="race.queue"):
     """Wait for opponents on ``variant``: ``size`` 2 is head-to-head, up to 8 a group race
     (started with at least 2 racers when the group has not filled after a short wait)."""
@@ -68,12 +67,12 @@ class RaceQueue(ClientMessage, type="race.queue"):
     size: GroupSize = 2
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceLeave(ClientMessage, type="race.leave"):
     """Leave the queue, or a private room that has not started."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceCreate(ClientMessage, type="race.create"):
     """Open a private room for up to ``size`` racers; its code is shared out of band."""
 
@@ -81,21 +80,21 @@ class RaceCreate(ClientMessage, type="race.create"):
     size: GroupSize = 8
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceJoin(ClientMessage, type="race.join"):
     """Enter a private room by its code."""
 
     code: RoomCode
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceStart(ClientMessage, type="race.start"):
     """Start a private room (its creator only, with at least two racers)."""
 
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceGet(ClientMessage, type="race.get"):
     """The race's state and its events after version ``since`` (resync after reconnecting)."""
 
@@ -103,7 +102,7 @@ class RaceGet(ClientMessage, type="race.get"):
     since: Count = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceTop(ClientMessage, type="race.top"):
     """A page of a race board: ``rating`` (per variant) or ``wins`` (races won on ``date``)."""
 
@@ -114,7 +113,7 @@ class RaceTop(ClientMessage, type="race.top"):
     limit: SmallLimit = 20
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceAround(ClientMessage, type="race.around"):
     """The ``k`` entries above and below the requesting player on a race board."""
 
@@ -124,7 +123,7 @@ class RaceAround(ClientMessage, type="race.around"):
     k: Around = 5
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceRank(ClientMessage, type="race.rank"):
     """The requesting player's entry on a race board."""
 
@@ -133,7 +132,7 @@ class RaceRank(ClientMessage, type="race.rank"):
     date: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceRecent(ClientMessage, type="race.recent"):
     """The requesting player's latest finished races on ``variant``."""
 
@@ -144,7 +143,7 @@ class RaceRecent(ClientMessage, type="race.recent"):
 # -- nested structs ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Racer(Struct):
     """One racer as everyone sees them: progress only, never a card."""
 
@@ -168,7 +167,7 @@ class Racer(Struct):
 RacerList = Annotated[tuple[Racer, ...], ListOf(Nested(Racer), 0, 8)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceInfo(Struct):
     race_id: RaceId
     variant: VariantName
@@ -184,7 +183,7 @@ class RaceInfo(Struct):
     version: Count = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RatingEntry(Struct):
     rank: Count
     player_id: PlayerId
@@ -196,7 +195,7 @@ class RatingEntry(Struct):
     me: Flag
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceSummary(Struct):
     race_id: RaceId
     variant: VariantName
@@ -222,7 +221,7 @@ RACE_EVENTS: Mapping[str, type[RaceEventBody]] = MappingProxyType(_race_events)
 """Every race event body class by its ``kind``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceEventBody(Struct):
     """Base of the public race events; ``kind`` is the wire discriminator."""
 
@@ -235,13 +234,13 @@ class RaceEventBody(Struct):
             register(_race_events, cls, kind)
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RacerJoined(RaceEventBody, kind="joined"):
     player_id: PlayerId
     name: DisplayName
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RacerLeft(RaceEventBody, kind="left"):
     """A racer left an open room; ``closed`` when it was the creator (the room is gone)."""
 
@@ -249,13 +248,13 @@ class RacerLeft(RaceEventBody, kind="left"):
     closed: Flag
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceCountdown(RaceEventBody, kind="countdown"):
     start_at: Millis
     ends_at: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RacerProgress(RaceEventBody, kind="progress"):
     player_id: PlayerId
     cleared: Count
@@ -268,12 +267,12 @@ class RacerProgress(RaceEventBody, kind="progress"):
     resigned: Flag = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RacerForfeited(RaceEventBody, kind="forfeit"):
     player_id: PlayerId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceResultEntry(Struct):
     """One racer's final line; ``rating`` / ``rating_change`` are ``null`` when unrated."""
 
@@ -295,7 +294,7 @@ class RaceResultEntry(Struct):
 ResultEntries = Annotated[tuple[RaceResultEntry, ...], ListOf(Nested(RaceResultEntry), 0, 8)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceEnded(RaceEventBody, kind="finished"):
     reason: Reason
     results: ResultEntries
@@ -345,7 +344,7 @@ _KIND: Final = frozenset({"kind"})
 # -- replies and pushes ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceQueued(Reply, type="race.queued"):
     """Reply to ``race.queue``: waiting (a ``race.update`` push follows when matched)."""
 
@@ -354,12 +353,12 @@ class RaceQueued(Reply, type="race.queued"):
     waiting: Count
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceLeft(Reply, type="race.left"):
     """Reply to ``race.leave``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceRoom(Reply, type="race.room"):
     """Reply to ``race.create`` / ``race.join`` / ``race.start`` / ``race.get``: the race."""
 
@@ -367,14 +366,14 @@ class RaceRoom(Reply, type="race.room"):
     events: Events = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceUpdate(Push, type="race.update"):
     """Push: the race changed (matched, joined, countdown, finished); the whole state."""
 
     race: RaceInfoMap
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceEvent(Push, type="race.event"):
     """Push: one public race event (progress, forfeit...), numbered by ``version``."""
 
@@ -383,7 +382,7 @@ class RaceEvent(Push, type="race.event"):
     event: Event
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceStarted(Push, type="race.started"):
     """Push to each racer at the start: their own game id and view of the shared deal."""
 
@@ -395,7 +394,7 @@ class RaceStarted(Push, type="race.started"):
     server_time: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceBoard(Reply, type="race.board"):
     """Reply to ``race.top`` / ``race.around``."""
 
@@ -407,7 +406,7 @@ class RaceBoard(Reply, type="race.board"):
     date: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceRankReply(Reply, type="race.rank"):
     """Reply to ``race.rank``; ``entry`` is absent when the player is not on the board."""
 
@@ -418,7 +417,7 @@ class RaceRankReply(Reply, type="race.rank"):
     date: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceHistory(Reply, type="race.history"):
     """Reply to ``race.recent``: newest first."""
 

@@ -8,16 +8,14 @@ not taken by its ``expires_at`` is over: the room is closed if nobody joined it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from protocol.events import Push, Reply
 from protocol.fields import DisplayName, Millis, PlayerId, VariantName
 from protocol.messages import ClientMessage
 from protocol.races import RaceId, RoomCode
-from protocol.schema import fields_of
+from protocol.schema import fields_of, struct
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceRematch(ClientMessage, type="race.rematch"):
     """Ask for a rematch of a race that is over (a racer of it only); answered by
     ``race.room`` with the new room. When another racer already asked, this joins theirs."""
@@ -25,21 +23,21 @@ class RaceRematch(ClientMessage, type="race.rematch"):
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceDecline(ClientMessage, type="race.decline"):
     """Decline the rematch offered in room ``race_id``; answered by ``race.declined``."""
 
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceDeclined(Reply, type="race.declined"):
     """Reply to ``race.decline``."""
 
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RematchOffer(Push, type="race.rematch_offer"):
     """Push to the other racers of a race that is over: ``name`` (``player_id``) asks for a
     rematch in room ``race_id``; join with ``race.join {code}`` before ``expires_at``."""
@@ -53,7 +51,7 @@ class RematchOffer(Push, type="race.rematch_offer"):
     expires_at: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RematchDeclined(Push, type="race.rematch_declined"):
     """Push to the racer who asked for the rematch: ``name`` (``player_id``) declined it."""
 

@@ -10,14 +10,13 @@ A wrong, used or expired code is ``invalid_code``; attempts are limited per clie
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final
 
 from protocol.devices import DeviceLabel
 from protocol.events import Reply
 from protocol.fields import DisplayName, Features, Millis, Str, Versions
 from protocol.messages import ClientMessage
-from protocol.schema import fields_of
+from protocol.schema import fields_of, struct
 
 #: The characters of a sign-in code: digits and capitals without the look-alikes 0 O 1 I L.
 SIGNIN_ALPHABET: Final = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -45,13 +44,13 @@ def show_code(code: str) -> str:
     return f"{code[:4]}-{code[4:]}"
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SigninCode(ClientMessage, type="signin.code"):
     """Ask for a one-time code that signs another device in as this player; answered by
     ``signin.code``. A new code replaces the player's previous one."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SigninCodeReply(Reply, type="signin.code"):
     """The code to show (``ABCD-EFGH``) and when it dies (server milliseconds)."""
 
@@ -59,7 +58,7 @@ class SigninCodeReply(Reply, type="signin.code"):
     expires_at: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SigninRedeem(ClientMessage, type="signin.redeem"):
     """Sign in with a code instead of ``hello`` (the connection's first request):
     ``versions`` as in ``hello`` (7 or newer must be among them), ``code`` as typed.

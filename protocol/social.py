@@ -9,7 +9,6 @@ face-down and stock card stays hidden, during the race and after it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 from protocol.errors import BadRequest
@@ -32,7 +31,7 @@ from protocol.fields import (
 )
 from protocol.messages import ClientMessage
 from protocol.races import RaceId, RaceInfoMap, RacerList, SmallLimit, Status
-from protocol.schema import Nested, Struct, fields_of
+from protocol.schema import Nested, Struct, fields_of, struct
 from protocol.tiers import MonthList
 
 Percent = Annotated[int, Int(0, 100)]
@@ -41,7 +40,7 @@ Percent = Annotated[int, Int(0, 100)]
 # -- requests ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ProfileGet(ClientMessage, type="profile.get"):
     """A player's profile: the requester's own, or another's by ``player_id`` or ``name``."""
 
@@ -53,7 +52,7 @@ class ProfileGet(ClientMessage, type="profile.get"):
             raise BadRequest("give at most one of 'player_id' or 'name'")
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class HistoryGet(ClientMessage, type="history.get"):
     """A page of a player's daily results on ``variant``, newest first: the days before
     ``before`` (the previous page's ``next_before``; absent: from the newest)."""
@@ -64,7 +63,7 @@ class HistoryGet(ClientMessage, type="history.get"):
     limit: Limit = 30
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceList(ClientMessage, type="race.list"):
     """The races in countdown or running now (optionally of one variant), to watch."""
 
@@ -72,14 +71,14 @@ class RaceList(ClientMessage, type="race.list"):
     limit: SmallLimit = 20
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceWatch(ClientMessage, type="race.watch"):
     """Watch a race as a spectator (not a racer: no game, no moves)."""
 
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceUnwatch(ClientMessage, type="race.unwatch"):
     """Stop watching a race (closing the connection does too)."""
 
@@ -89,7 +88,7 @@ class RaceUnwatch(ClientMessage, type="race.unwatch"):
 # -- nested structs ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DailyStats(Struct):
     """A player's daily-challenge record on one variant. Streaks count consecutive UTC days;
     a current streak is alive while its last day is today or yesterday."""
@@ -107,7 +106,7 @@ class DailyStats(Struct):
     last_played: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceStats(Struct):
     """A player's race record on one variant (only variants raced); ``rating`` is absent
     until a race of the variant was rated."""
@@ -120,7 +119,7 @@ class RaceStats(Struct):
     rating: Score | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DayResult(Struct):
     """One finished daily game. ``rank``/``total``/``percentile`` are the final place, once
     the day is over; ``replayable`` is true once ``game.export`` serves ``game_id``."""
@@ -142,7 +141,7 @@ class DayResult(Struct):
     percentile: Percent | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SpectatorBoard(Struct):
     """A racer's board as the racer sees it (``view``: hidden cards hidden) after ``seq``
     moves, as it stood at ``as_of``; ``view`` is absent until a position old enough to show
@@ -155,7 +154,7 @@ class SpectatorBoard(Struct):
     view: View | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceListing(Struct):
     """A race one can watch."""
 
@@ -179,7 +178,7 @@ Listings = Annotated[tuple[RaceListing, ...], ListOf(Nested(RaceListing), 0, 100
 # -- replies and pushes ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Profile(Reply, type="profile"):
     """Reply to ``profile.get``. ``recent``: the last 30 days' daily results, newest first."""
 
@@ -194,7 +193,7 @@ class Profile(Reply, type="profile"):
     months: MonthList | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class HistoryPage(Reply, type="history"):
     """Reply to ``history.get``; ``next_before`` is absent on the last page."""
 
@@ -204,14 +203,14 @@ class HistoryPage(Reply, type="history"):
     next_before: DateText | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceListReply(Reply, type="race.list"):
     """Reply to ``race.list``: the newest races first."""
 
     races: Listings
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceWatching(Reply, type="race.watching"):
     """Reply to ``race.watch``: the race, each racer's board and the spectators' delay."""
 
@@ -221,14 +220,14 @@ class RaceWatching(Reply, type="race.watching"):
     delay_ms: Millis
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceUnwatched(Reply, type="race.unwatched"):
     """Reply to ``race.unwatch``."""
 
     race_id: RaceId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceSpectate(Push, type="race.spectate"):
     """Push to spectators: a racer's board after a move, ``delay_ms`` after the move."""
 
@@ -236,7 +235,7 @@ class RaceSpectate(Push, type="race.spectate"):
     board: BoardMap
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class RaceSpectators(Push, type="race.spectators"):
     """Push to a race's racers and spectators: how many spectators watch it now."""
 

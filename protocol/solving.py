@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 from protocol.events import Reply
@@ -19,13 +18,13 @@ from protocol.fields import (
     VariantName,
 )
 from protocol.messages import ClientMessage
-from protocol.schema import fields_of
+from protocol.schema import fields_of, struct
 
 MoveList = Annotated[tuple[str, ...], ListOf(MOVE, 0, 20_000)]
 SeedMap = Annotated[dict[str, object], JsonMap()]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Hint(ClientMessage, type="hint"):
     """One move on a winning line from the current position of a daily game (not in races).
     Each hint given is counted on the result and adds the hint penalty to its time."""
@@ -33,7 +32,7 @@ class Hint(ClientMessage, type="hint"):
     game_id: GameId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class HintReply(Reply, type="hint"):
     """``move`` is absent when the solver knows no winning line from here (not counted)."""
 
@@ -45,7 +44,7 @@ class HintReply(Reply, type="hint"):
     text: Text | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class DailySeeds(ClientMessage, type="daily.seeds"):
     """The seeds of a day that is over, so anyone can re-deal and replay its results
     (``tier``, version 8: that tier's deals; absent or ``medium``: the daily deals)."""
@@ -54,7 +53,7 @@ class DailySeeds(ClientMessage, type="daily.seeds"):
     tier: TierName | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class SeedsReply(Reply, type="daily.seeds"):
     """``seeds`` maps variant ids to seeds (integers)."""
 
@@ -63,14 +62,14 @@ class SeedsReply(Reply, type="daily.seeds"):
     tier: TierName | None = None  # version 8: as asked
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class GameExport(ClientMessage, type="game.export"):
     """The move log of any finished game whose day is over (daily) or whose race ended."""
 
     game_id: GameId
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class ExportReply(Reply, type="game.export"):
     """Everything ``python -m engine replay VARIANT --seed SEED`` needs to audit a result."""
 

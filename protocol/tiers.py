@@ -8,13 +8,12 @@ each), answered by ``calendar``. The day's tiers of today also come with ``welco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final
 
 from protocol.events import Reply, TierState
 from protocol.fields import COUNT, Count, DateText, Flag, ListOf, Str, TierName, VariantName
 from protocol.messages import ClientMessage
-from protocol.schema import Nested, Struct, fields_of
+from protocol.schema import Nested, Struct, fields_of, struct
 
 __all__ = [
     "BADGE",
@@ -36,7 +35,7 @@ BADGE: Final = Str(4, 7, r"bronze|silver|gold|diamond", "a badge")
 BadgeName = Annotated[str, BADGE]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class CalendarGet(ClientMessage, type="calendar.get"):
     """The calendar of ``month`` (absent: the current month, UTC); answered by ``calendar``.
     Only the current month's past days can be played as catch-up."""
@@ -45,7 +44,7 @@ class CalendarGet(ClientMessage, type="calendar.get"):
     variant: VariantName | None = None  # absent: every variant
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class TierCell(Struct):
     """The player's state in one tier of a day (``catchup``: the catch-up game's state;
     absent when false). Kept small: a month of six variants has 744 of them."""
@@ -55,7 +54,7 @@ class TierCell(Struct):
     catchup: Flag | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class VariantDay(Struct):
     """One variant's tiers of a day, easiest first."""
 
@@ -63,7 +62,7 @@ class VariantDay(Struct):
     tiers: Annotated[tuple[TierCell, ...], ListOf(Nested(TierCell), 0, 4)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class CalendarDay(Struct):
     """One day of the month: every variant's tiers and the player's state in each.
     ``catchup_open``: a past day of the current month, whose tiers not played on the day
@@ -74,7 +73,7 @@ class CalendarDay(Struct):
     variants: Annotated[tuple[VariantDay, ...], ListOf(Nested(VariantDay), 0, 64)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class MonthCrowns(Struct):
     """A month's crowns and the badge they earn (absent below bronze)."""
 
@@ -86,7 +85,7 @@ class MonthCrowns(Struct):
 MonthList = Annotated[tuple[MonthCrowns, ...], ListOf(Nested(MonthCrowns), 0, 1200)]
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class Calendar(Reply, type="calendar"):
     """Reply to ``calendar.get``: ``today`` (UTC), every day of ``month`` in order, and the
     player's crowns and badge of the month so far (``crowns``: each tier won, ranked or

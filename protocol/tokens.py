@@ -9,26 +9,24 @@ is closed with code 4001 ("token revoked") within seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from protocol.events import Reply
 from protocol.fields import PlayerId, Token
 from protocol.messages import ClientMessage
-from protocol.schema import fields_of
+from protocol.schema import fields_of, struct
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class TokenRotate(ClientMessage, type="token.rotate"):
     """Replace this session's token with a new one; answered by ``token``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class TokenRevokeAll(ClientMessage, type="token.revoke_all"):
     """Revoke the player's token and close every other session of the player (a stolen
     token); answered by ``token`` with the only token that works from now on."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class TokenReply(Reply, type="token"):
     """The player's new token: store it, the old one no longer works."""
 

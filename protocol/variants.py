@@ -8,11 +8,10 @@ goals or scoring of their own. Nothing here imports the engine.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Annotated, Final
 
 from protocol.fields import Count, Flag, Int, ListOf, Str, VariantName
-from protocol.schema import Nested, Struct, fields_of
+from protocol.schema import Nested, Struct, fields_of, struct
 
 
 class Family(enum.StrEnum):
@@ -29,7 +28,7 @@ SENTENCE: Final = Str(1, 400)
 DECKS: Final = Int(1, 8)
 
 
-@dataclass(frozen=True, kw_only=True)
+@struct
 class VariantInfo(Struct):
     """One variant as the server describes it (``welcome.variant_info``, version 6)."""
 

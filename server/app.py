@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -54,8 +55,10 @@ PACER = web.AppKey("pacer", LoopPacer)
 PROXIES = web.AppKey("proxies", TrustedProxies)
 OPEN_PER_ADDRESS = web.AppKey("open_per_address", ConnectionCounter)
 
-#: Longest pause between two sweeps for idle connections.
+#: Longest pause between two sweeps of the connections (idle timeout, heartbeat).
 IDLE_SWEEP_MAX_S = 5.0
+#: Connections looked at between two yields of a sweep.
+SWEEP_SLICE = 1_000
 #: How long a background job may take to stop at shutdown.
 BACKGROUND_STOP_S = 5.0
 #: How long clients are told to wait before reconnecting after a shutdown.
@@ -90,7 +93,7 @@ def create_app(config: Config, *, clock: Clock | None = None) -> web.Application
     app.cleanup_ctx.append(_background(lambda a: a[SERVICES].day_closer.run()))
     app[PACER] = LoopPacer()
     app.cleanup_ctx.append(runtime_probes(app[METRICS], config.loop_lag_interval_ms, app[PACER]))
-    app.cleanup_ctx.append(_background(_close_idle))
+    app.cleanup_ctx.append(_background(_sweep_connections))
     app.cleanup_ctx.append(_background(_sweep_sessions))
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket)
@@ -156,9 +159,8 @@ def _race_progress(services: Services) -> PlayedListener:
     """Race games tell the race about every write (progress, and maybe the end)."""
     referee = services.race_referee
 
-    async def progress(live: LiveGame) -> None:
-        if live.race_id is not None:
-            await referee.on_played(live.race_id, live)
+    def progress(live: LiveGame) -> Awaitable[None] | None:
+        return None if live.race_id is None else referee.on_played(live.race_id, live)
 
     return progress
 
@@ -188,18 +190,29 @@ def _background(
     return ctx
 
 
-async def _close_idle(app: web.Application) -> None:
-    """Close connections that sent nothing for `idle_timeout` seconds. One sweep for all of
-    them: a timeout on every receive would arm and cancel a timer per message."""
-    idle = app[CONFIG].idle_timeout
+async def _sweep_connections(app: web.Application) -> None:
+    """One sweep over the connections for both of their timers (rather than a timer each,
+    re-armed by every frame): close those that sent nothing for `idle_timeout` seconds, and
+    ping those that sent nothing for `heartbeat` seconds, closing those that then answer
+    nothing (`Connection.heartbeat`)."""
+    config = app[CONFIG]
+    idle, every = config.idle_timeout, config.heartbeat
+    pings: set[asyncio.Task[None]] = set()  # referenced until sent (asyncio keeps none)
     loop = asyncio.get_running_loop()
     while True:
-        await asyncio.sleep(min(idle / 4, IDLE_SWEEP_MAX_S))
-        cutoff = loop.time() - idle
+        await asyncio.sleep(min(idle / 4, every / 2, IDLE_SWEEP_MAX_S))
+        now = time.monotonic()  # `Connection.last_seen`'s clock
+        cutoff = now - idle
         sockets = app[SOCKETS]
-        for conn in list(sockets):
+        for n, conn in enumerate(list(sockets)):
             if conn.last_seen < cutoff:
                 conn.close_soon(WSCloseCode.GOING_AWAY, "idle timeout")
+            elif conn.heartbeat(now, every):
+                task = loop.create_task(conn.ping(now))
+                pings.add(task)
+                task.add_done_callback(pings.discard)
+            if n % SWEEP_SLICE == SWEEP_SLICE - 1:
+                await asyncio.sleep(0)  # many connections: let requests run between slices
 
 
 async def _sweep_sessions(app: web.Application) -> None:
@@ -312,8 +325,12 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
     # aiohttp refuses a frame of `max_msg_size` bytes or more (it closes with 1009, no reply),
     # so it gets a larger limit: the codec refuses frames over `config.max_msg_size` with a
     # `too_large` reply before the close, for frames up to `hard_frame_limit(config)`.
+    # The heartbeat is the connection sweep's (`_sweep_connections`), not aiohttp's: its
+    # timer per connection was re-armed by a callback after every frame received, and made
+    # every closed connection a reference cycle for the garbage collector. Without autoping
+    # the reader sees the client's pongs (the heartbeat's answers) and answers its pings.
     ws = web.WebSocketResponse(
-        heartbeat=config.heartbeat, max_msg_size=hard_frame_limit(config) + 1, compress=False
+        autoping=False, max_msg_size=hard_frame_limit(config) + 1, compress=False
     )
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[ROUTER], address)
@@ -323,13 +340,18 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
     hello_timer = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, conn)
     try:
         while not ws.closed:
-            msg = await ws.receive()  # idle clients are closed by `_close_idle`, not a timer each
+            msg = await ws.receive()  # idle clients are closed by the sweep, not a timer each
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                 if pacer.behind():  # let the loop's overdue timers run first (`LoopPacer`)
                     await pacer.catch_up()
                 await conn.handle_frame(msg.data)
                 if conn.close_requested:
                     break  # `finish` closes, after the replies already sent or queued
+            elif msg.type == WSMsgType.PONG:
+                conn.pong_at = time.monotonic()
+            elif msg.type == WSMsgType.PING:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await ws.pong(msg.data)
             elif msg.type == WSMsgType.ERROR:
                 log.info("websocket error: %s", ws.exception())
                 break

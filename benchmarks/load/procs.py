@@ -67,11 +67,11 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-def _env() -> dict[str, str]:
+def _env(root: Path = ROOT) -> dict[str, str]:
     # This tree first; a caller's own path entries after it (kept: a build under test may
     # need them).
     extra = os.environ.get("PYTHONPATH")
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + extra if extra else "")}
+    env = {**os.environ, "PYTHONPATH": str(root) + (os.pathsep + extra if extra else "")}
     env.pop("PYTHONSTARTUP", None)
     return env
 
@@ -79,15 +79,17 @@ def _env() -> dict[str, str]:
 class Proc:
     """A child process that serves HTTP on ``port`` (``/healthz``)."""
 
-    def __init__(self, cmd: list[str], port: int, log: Path | None = None) -> None:
+    def __init__(
+        self, cmd: list[str], port: int, log: Path | None = None, root: Path = ROOT
+    ) -> None:
         self.cmd, self.port = cmd, port
         self.log_path = log
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
                 cmd,
-                cwd=ROOT,
-                env=_env(),
+                cwd=root,
+                env=_env(root),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -154,13 +156,18 @@ def start_server(
     use_uvloop: bool = False,
     log: Path | None = None,
     wait: bool = True,
+    wrapper: tuple[str, ...] = (),
+    root: Path = ROOT,
+    ready_timeout: float = 60.0,
 ) -> Proc:
     """``python -m server`` on ``port``, on uvloop or on asyncio's own loop. With
     ``SOLITAIRE_BENCH_PROFILE=FILE`` in the environment it runs under cProfile, whose stats
     go to FILE when it stops (how docs/performance.md's profiles of the cpu section are made:
-    ``python -m pstats FILE``)."""
+    ``python -m pstats FILE``). ``wrapper``: a command the server runs under (valgrind,
+    `benchmarks/instr_bench.py`); ``root``: the source tree it runs (another commit's)."""
     profile = os.environ.get("SOLITAIRE_BENCH_PROFILE")
     cmd = [
+        *wrapper,
         sys.executable,
         *(["-m", "cProfile", "-o", profile] if profile else []),
         "-m",
@@ -178,9 +185,9 @@ def start_server(
         cmd.append("--uvloop")
     if redis_url:
         cmd += ["--redis-url", redis_url]
-    proc = Proc(cmd, port, log)
+    proc = Proc(cmd, port, log, root)
     if wait:
-        proc.wait_ready("/readyz")
+        proc.wait_ready("/readyz", ready_timeout)
     return proc
 
 

@@ -107,9 +107,9 @@ class LiveGame:
         return PlayedLog(self.log, self.times, self.last_move_at_ms, self.record)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one a move, and a frozen __init__ costs twice as much
 class Played:
-    """A move or undo that is durable in Redis."""
+    """A move or undo that is durable in Redis (not changed once made)."""
 
     live: LiveGame
     move: str
@@ -120,12 +120,13 @@ class Played:
     view: dict[str, object] | None = None
 
 
-#: Told of a player's write (move, undo, resign, finish) once it is durable, before its reply.
 def _over_search(game: Game) -> OverStepper:
     return game.over_search()
 
 
-PlayedListener = Callable[[LiveGame], Awaitable[None]]
+#: Told of a player's write (move, undo, resign, finish) once it is durable, before its reply;
+#: what it returns is awaited (None: nothing to do for this game, and no coroutine made).
+PlayedListener = Callable[[LiveGame], Awaitable[None] | None]
 #: Told of a game found over after its last move was acknowledged, with its board entry.
 FinishedListener = Callable[[LiveGame, Entry], Awaitable[None]]
 #: Told of a move about to be appended (the game as the move leaves it, the seq the append
@@ -215,13 +216,20 @@ class GameService:
             return self._build(record, [])
         return await self.current(record.game_id, player_id)
 
-    async def get(self, game_id: str, player_id: str) -> LiveGame:
-        """The player's game, from the cache when it is current. Raises NotFound."""
+    def _cached(self, game_id: str, player_id: str) -> LiveGame | None:
+        """The player's game if this process has it cached (no coroutine: the move path).
+        Raises NotFound for another player's game."""
         live = self._cache.get(game_id)
         if live is not None:
             if live.record.player_id != player_id:
                 raise NotFound("no such game")
             self._cache.move_to_end(game_id)
+        return live
+
+    async def get(self, game_id: str, player_id: str) -> LiveGame:
+        """The player's game, from the cache when it is current. Raises NotFound."""
+        live = self._cached(game_id, player_id)
+        if live is not None:
             return live
         if parse_game_id(game_id).player_id != player_id:
             raise NotFound("no such game")
@@ -333,7 +341,8 @@ class GameService:
         if finished and self._metrics is not None:
             self._metrics.games_finished.inc(live.record.variant)
         for listener in self.on_played:
-            await listener(live)
+            if (told := listener(live)) is not None:
+                await told
 
     def view(self, live: LiveGame) -> dict[str, object]:
         """The game's whole view (what its player sees), its engine time counted."""
@@ -365,12 +374,13 @@ class GameService:
     async def _play(
         self, game_id: str, player_id: str, name: str, text: str, expected_seq: int | None
     ) -> Played:
-        live = await self.get(game_id, player_id)
+        live = self._cached(game_id, player_id) or await self.get(game_id, player_id)
         async with live.lock:
             if live.stale:
                 live = await self.refresh(live)
             for attempt in range(2):
-                live = await self._check_day(live, name)
+                if self.day_over(live):  # (checked first: `_check_day` is a coroutine)
+                    live = await self._check_day(live, name)
                 if live.record.finished:
                     raise GameOver("the game is over")
                 if expected_seq is not None and expected_seq != live.seq:
@@ -487,7 +497,8 @@ class GameService:
 
     async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
         game = live.game
-        if self.clock.now_ms() < live.record.started_at_ms:
+        now = self.clock.now_ms()  # the move's time (one clock read a move)
+        if now < live.record.started_at_ms:
             raise NotStarted("the race has not started yet")
         started = time.perf_counter()
         try:
@@ -501,7 +512,6 @@ class GameService:
         finally:
             self.count_engine(live.record.variant, time.perf_counter() - started)
         try:
-            now = self.clock.now_ms()
             if over:
                 result = self._result(live, game, resigned=False, last_move_at=now)
                 record, entry = await self.store.finish(
@@ -657,7 +667,8 @@ class GameService:
         if self._metrics is not None:
             self._metrics.games_finished.inc(live.record.variant)
         for played in self.on_played:  # a race hears of its racer's game ending
-            await played(live)
+            if (told := played(live)) is not None:
+                await told
         for listener in self.on_finished:
             await listener(live, entry)
 

@@ -749,14 +749,15 @@ class GameStore:
         ``day_end_ms``: a daily game's day end, after which the script refuses (``DayOver``)."""
         self._check_move(move_text)
         self.appends += 1
-        reply = await self.batch.eval(
+        # The batch's future itself is awaited: no coroutine between (the hot path).
+        reply = await self.batch.eval_soon(
             self._append,
             (game_key, log_key, times_key),
             (expected_seq, move_text, now_ms, self.max_moves, day_end_ms),
         )
         if type(reply) is int:  # appended: the new seq
             return reply
-        code, seq = (int(x) for x in cast(list[int], reply))
+        code, seq = cast(list[int], reply)
         if code == 0:  # a script of the {code, seq} shape (benchmarks' variants)
             return seq
         raise _error(code, seq)

@@ -38,7 +38,7 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import redis.asyncio
 import redis.exceptions
@@ -80,10 +80,10 @@ class LuaScript:
         return cls(source, hashlib.sha1(source.encode()).hexdigest())
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """One command of a batch: its arguments, the key whose slot routes it on a cluster, and
-    the script to load first when it is an `EVALSHA` Redis does not know yet."""
+    the script to load first when it is an `EVALSHA` Redis does not know yet. (A named tuple:
+    one is made for every command, and a frozen dataclass's `__init__` costs twice as much.)"""
 
     args: tuple[str | int, ...]
     key: str
@@ -97,6 +97,8 @@ class Batcher:
         self._r = client
         self._cluster = cluster_of(client)
         self._pending: list[tuple[Command, asyncio.Future[object]]] = []
+        #: The loop of the batch being gathered (`send`); unused while none is.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         #: Pipelines sent, and the commands they carried (for tests and the benchmark).
         self.batches = 0
@@ -124,10 +126,12 @@ class Batcher:
 
     def send(self, command: Command) -> asyncio.Future[object]:
         """Queue one command; the future holds its reply (an error reply raises)."""
-        loop = asyncio.get_running_loop()
+        if not self._pending:  # once a batch: Python 3.11's get_running_loop() calls getpid()
+            self._loop = asyncio.get_running_loop()
+            self._loop.call_soon(self._flush)
+        loop = self._loop
+        assert loop is not None
         fut: asyncio.Future[object] = loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._flush)
         self._pending.append((command, fut))
         return fut
 

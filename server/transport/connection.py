@@ -91,6 +91,8 @@ class Connection:
         "binary",
         "bucket",
         "last_seen",
+        "ping_at",
+        "pong_at",
         "refused",
         "router",
         "services",
@@ -133,8 +135,33 @@ class Connection:
         #: only when another write waits (no `asyncio.Lock` per connection), ends it.
         self._busy = False
         self._idle: asyncio.Future[None] | None = None
-        #: Event-loop time of the latest frame from the client (idle connections are closed).
-        self.last_seen = asyncio.get_running_loop().time()
+        #: `time.monotonic()` of the latest frame from the client (idle connections are closed).
+        self.last_seen = time.monotonic()
+        #: `time.monotonic()` of the latest ping the server sent, and of the latest pong
+        #: (0.0: none yet): the heartbeat (`heartbeat`).
+        self.ping_at = 0.0
+        self.pong_at = 0.0
+
+    def heartbeat(self, now: float, every: float) -> bool:
+        """The connection sweep's heartbeat (`server.app`, every ``every / 2`` seconds or
+        more often): True when a ping is due, that is when nothing came from the client for
+        ``every`` seconds and no ping is waiting for its answer. A ping neither answered nor
+        followed by any frame within ``every / 2`` seconds closes the connection: the peer
+        is gone (a dropped network sends no close). One sweep for all connections, not a
+        timer per connection re-armed by every frame (aiohttp's own heartbeat)."""
+        if self.closing:
+            return False
+        if self.ping_at > self.pong_at and self.ping_at > self.last_seen:  # owed an answer
+            if now - self.ping_at >= every / 2:
+                self.close_soon(WSCloseCode.GOING_AWAY, "no answer to ping")
+            return False
+        return now - max(self.last_seen, self.ping_at) >= every
+
+    async def ping(self, now: float) -> None:
+        """Send a heartbeat ping (a closed socket is no error: the reader ends)."""
+        self.ping_at = now
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self._ws.ping()
 
     @property
     def closing(self) -> bool:
@@ -329,71 +356,74 @@ class Connection:
         """Answer one frame: a reply, or an error reply carrying the request id when known."""
         if self.state is ConnState.OPEN:
             self.state = ConnState.HANDLING
-        try:
-            await self._handle_frame(frame)
+        try:  # (one coroutine a frame: no inner method to await)
+            self.binary = isinstance(frame, bytes)
+            # time.monotonic, not the loop's time(): Python 3.11's get_running_loop makes a
+            # getpid() system call, a few µs a request on this machine.
+            self.last_seen = time.monotonic()
+            metrics = self.services.metrics
+            session = self.session
+            if not self.bucket.take():
+                self.refused += 1
+                metrics.errors.inc("rate_limited")
+                if self.refused >= FLOOD_CLOSE_AFTER:
+                    self.close_soon(WSCloseCode.POLICY_VIOLATION, "rate limit exceeded")
+                    return
+                # A refusal is dropped rather than overflow the send queue, so that a flood is
+                # closed for flooding (1008), not as a slow reader (1013).
+                if not self.queue_full():
+                    self.send(
+                        p.ErrorReply(
+                            code=p.ErrorCode.RATE_LIMITED,
+                            id=_request_id(frame),
+                            message="too many requests; slow down",
+                        )
+                    )
+                return
+            self.refused = 0
+            started = time.perf_counter()
+            req_id: int | None = None
+            kind = "invalid"
+            try:
+                request = p.decode(frame, max_size=self.services.config.max_msg_size)
+                req_id, kind = request.id, request.type
+                metrics.messages.inc(kind)
+                if session.player is None and not isinstance(request, OPEN_REQUESTS):
+                    raise NotAuthenticated()
+                cost = REQUEST_COSTS.get(kind)
+                if cost is not None and not self._afford(cost):
+                    raise RateLimited(
+                        f"{kind} costs {cost:g} requests of the rate limit; slow down"
+                    )
+                reply = await self.router.dispatch(session, request)
+            except Exception as exc:  # every failure becomes an error reply, never a crash
+                if isinstance(exc, p.FrameTooLarge) and req_id is None:
+                    req_id = _request_id(frame, max_size=len(frame) * 4)
+                reply = error_reply(
+                    exc, req_id if req_id is not None else getattr(exc, "id", None), session.version
+                )
+                metrics.errors.inc(str(reply.code))
+                if isinstance(exc, p.UnsupportedVersion):
+                    await self.reply(reply)
+                    self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
+                    return
+                if isinstance(exc, p.FrameTooLarge):
+                    await self.reply(reply)
+                    self.close_soon(WSCloseCode.MESSAGE_TOO_BIG, "frame too large")
+                    return
+            metrics.latency.observe(kind, time.perf_counter() - started)
+            await self.reply(reply)
+            if not session.after_reply:
+                return
+            steps, session.after_reply = session.after_reply, []
+            for step in steps:
+                try:
+                    await step()
+                except Exception:  # the reply is sent; a failed follow-up must not end the reader
+                    log.warning("a step after the %s reply failed", kind, exc_info=True)
         finally:
             if self.state is ConnState.HANDLING:
                 self.state = ConnState.OPEN
-
-    async def _handle_frame(self, frame: str | bytes) -> None:
-        self.binary = isinstance(frame, bytes)
-        self.last_seen = asyncio.get_running_loop().time()
-        metrics = self.services.metrics
-        session = self.session
-        if not self.bucket.take():
-            self.refused += 1
-            metrics.errors.inc("rate_limited")
-            if self.refused >= FLOOD_CLOSE_AFTER:
-                self.close_soon(WSCloseCode.POLICY_VIOLATION, "rate limit exceeded")
-                return
-            # A refusal is dropped rather than overflow the send queue, so that a flood is
-            # closed for flooding (1008), not as a slow reader (1013).
-            if not self.queue_full():
-                self.send(
-                    p.ErrorReply(
-                        code=p.ErrorCode.RATE_LIMITED,
-                        id=_request_id(frame),
-                        message="too many requests; slow down",
-                    )
-                )
-            return
-        self.refused = 0
-        started = time.perf_counter()
-        req_id: int | None = None
-        kind = "invalid"
-        try:
-            request = p.decode(frame, max_size=self.services.config.max_msg_size)
-            req_id, kind = request.id, request.type
-            metrics.messages.inc(kind)
-            if session.player is None and not isinstance(request, OPEN_REQUESTS):
-                raise NotAuthenticated()
-            cost = REQUEST_COSTS.get(kind)
-            if cost is not None and not self._afford(cost):
-                raise RateLimited(f"{kind} costs {cost:g} requests of the rate limit; slow down")
-            reply = await self.router.dispatch(session, request)
-        except Exception as exc:  # every failure becomes an error reply, never a crash
-            if isinstance(exc, p.FrameTooLarge) and req_id is None:
-                req_id = _request_id(frame, max_size=len(frame) * 4)
-            reply = error_reply(
-                exc, req_id if req_id is not None else getattr(exc, "id", None), session.version
-            )
-            metrics.errors.inc(str(reply.code))
-            if isinstance(exc, p.UnsupportedVersion):
-                await self.reply(reply)
-                self.close_soon(WSCloseCode.PROTOCOL_ERROR, "unsupported protocol version")
-                return
-            if isinstance(exc, p.FrameTooLarge):
-                await self.reply(reply)
-                self.close_soon(WSCloseCode.MESSAGE_TOO_BIG, "frame too large")
-                return
-        metrics.latency.observe(kind, time.perf_counter() - started)
-        await self.reply(reply)
-        steps, session.after_reply = session.after_reply, []
-        for step in steps:
-            try:
-                await step()
-            except Exception:  # the reply is sent; a failed follow-up must not end the reader
-                log.warning("a step after the %s reply failed", kind, exc_info=True)
 
     def _afford(self, cost: float) -> bool:
         """Whether a costly request may run: the rest of its cost (its first token is taken

@@ -144,3 +144,12 @@ def test_unvalidated_encoding_still_refuses_what_cannot_be_encoded() -> None:
         p.encode(bad, True, validate=False)
     with pytest.raises(p.EncodeError):
         p.encode(bad, False, validate=False)
+    # The codec's one msgpack packer is left clean by a failure: the next frame is whole.
+    half = p.Moved(
+        id=3, game_id="g", move="m", seq=1, events=({"x": object()},), elapsed_ms=0, finished=False
+    )
+    with pytest.raises(p.EncodeError):
+        p.encode(half, True, validate=False)
+    good = p.Pong(id=2, server_time=5)
+    assert p.encode(good, True, validate=False) == p.encode(good, True)
+    assert p.decode_server(p.encode(good, True, validate=False)) == good

@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import protocol as p
-from protocol.schema import fields_of
+from protocol.schema import _load_struct, fields_of, load_struct
 from tests.support.strategies import json_values, msgpack_values, structs, wire_map
 
+TYPE_FIELD = frozenset({"type"})
 ALL_TYPES = sorted([*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES])
 #: Every message field name, and ``type`` (a ClassVar, so not among the wire fields).
 FIELD_NAMES = sorted(
@@ -134,3 +135,26 @@ def test_truncated_and_flipped_frames(obj: dict[str, object], data: st.DataObjec
     decode_both_ways(bytes(flipped))
     text = json.dumps(obj)
     decode_both_ways(text[: data.draw(st.integers(0, len(text)))])
+
+
+def load_both(obj: dict[str, object]) -> None:
+    """A message's generated loader (`load_struct`) and the field-by-field reference
+    (`_load_struct`) build the same message from a map, or refuse it with the same error."""
+    name = obj.get("type")
+    for table in (p.CLIENT_MESSAGES, p.SERVER_MESSAGES):
+        cls = table.get(name) if isinstance(name, str) else None
+        if cls is None:
+            continue
+        outcomes: list[object] = []
+        for load in (load_struct, _load_struct):
+            try:
+                outcomes.append(load(cls, obj, "", TYPE_FIELD))
+            except p.ProtocolError as exc:
+                outcomes.append((type(exc), exc.message))
+        assert outcomes[0] == outcomes[1]
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mutations() | envelopes() | valid_maps())
+def test_the_generated_loaders_agree_with_the_reference(obj: dict[str, object]) -> None:
+    load_both(obj)
