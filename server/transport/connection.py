@@ -148,8 +148,11 @@ class Connection:
         ``every`` seconds and no ping is waiting for its answer. A ping neither answered nor
         followed by any frame within ``every / 2`` seconds closes the connection: the peer
         is gone (a dropped network sends no close). One sweep for all connections, not a
-        timer per connection re-armed by every frame (aiohttp's own heartbeat)."""
-        if self.closing:
+        timer per connection re-armed by every frame (aiohttp's own heartbeat).
+
+        Nothing while a frame is being handled: the reader reads no frame then, the client's
+        pongs included, so a slow request (a deal still being certified) is not silence."""
+        if self.state is not ConnState.OPEN:  # handling a frame, or closing
             return False
         if self.ping_at > self.pong_at and self.ping_at > self.last_seen:  # owed an answer
             if now - self.ping_at >= every / 2:

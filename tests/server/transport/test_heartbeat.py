@@ -18,6 +18,9 @@ import pytest_asyncio
 import redis.asyncio
 from aiohttp import WSMsgType, web
 
+import protocol as p
+from server.transport.router import Router
+from server.transport.session import Session
 from tests.support.app import App, serve
 from tests.support.races import race_config
 
@@ -29,6 +32,20 @@ async def app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
     async with serve(replace(race_config(redis_url, tmp_path), heartbeat=EVERY)) as running:
+        yield running
+
+
+async def slow_ping(session: Session, req: p.Ping) -> p.ServerMessage:
+    await asyncio.sleep(5 * EVERY)  # a slow request: a deal still being certified, say
+    return p.Pong(id=req.id, server_time=1)
+
+
+@pytest_asyncio.fixture
+async def slow_app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    config = replace(race_config(redis_url, tmp_path), heartbeat=EVERY)
+    async with serve(config, routes=Router().on(p.Ping, slow_ping)) as running:
         yield running
 
 
@@ -113,3 +130,18 @@ async def test_a_dropped_connection_leaves_no_cycle_for_the_collector(app: App) 
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+
+
+async def test_a_slow_request_keeps_its_connection_and_its_reply(slow_app: App) -> None:
+    """The reader reads no frame (no pong either) while it handles one: the heartbeat waits
+    for the request to be answered rather than take the unread pongs for silence (found by
+    review: a `daily.start` waiting 30 s for its deal lost its connection and its reply)."""
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(slow_app.url)  # autoping on, as clients are
+        await ws.send_str(json.dumps({"type": "hello", "id": 1, "versions": [10], "name": "busy1"}))
+        assert json.loads((await ws.receive(timeout=5)).data)["type"] == "welcome"
+        await ws.send_str(json.dumps({"type": "ping", "id": 2}))
+        msg = await ws.receive(timeout=10)
+        assert msg.type == WSMsgType.TEXT, (msg.type, msg.data, msg.extra)
+        assert json.loads(msg.data)["type"] == "pong"
+        await ws.close()
