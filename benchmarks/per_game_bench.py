@@ -1,6 +1,7 @@
 """Server CPU per game, apart from its moves (issue #30: Fourteen Out's 17-move games).
 
     python benchmarks/per_game_bench.py [--cycles N] [--rounds N] [--variant V] [--players N]
+        [--idle N]
 
 Every daily game of `server_bench.py`'s load carries a WebSocket connection of its own (a new
 player each time), a `hello` that registers the player, a `daily.start` and a finish or
@@ -15,9 +16,12 @@ a kind's cycles, divided by them, is its cost per cycle:
 * ``game``  and a `resign` of that game after it.
 
 The differences are the µs per `hello`, per `daily.start` and per `resign` (each with its
-request's decoding and its reply's encoding and send). The kinds alternate within a round;
-each figure is the median of ``--rounds`` rounds. Compare two trees only in alternated runs
-made in the same minutes (``PYTHONPATH=TREE python TREE/benchmarks/per_game_bench.py``).
+request's decoding and its reply's encoding and send). ``--idle N`` keeps N more players
+connected (each said `hello`) throughout, idle: a cost that grows with the connections open
+(a scan of them per close, say) shows as the cycles' cost growing with N. The kinds
+alternate within a round; each figure is the median of ``--rounds`` rounds. Compare two
+trees only in alternated runs made in the same minutes
+(``PYTHONPATH=TREE python TREE/benchmarks/per_game_bench.py``).
 """
 
 from __future__ import annotations
@@ -91,6 +95,66 @@ async def _phase(url: str, kind: str, cycles: int, players: int, tag: str, varia
     await asyncio.gather(*(player() for _ in range(players)))
 
 
+async def _idle_player(
+    session: aiohttp.ClientSession, url: str, name: str, ready: asyncio.Queue[bool]
+) -> None:
+    """A player who says `hello`, then only answers the server's pings until cancelled."""
+    async with session.ws_connect(url) as ws:  # autoping: the heartbeat's pings answered
+        version = max(protocol.SUPPORTED_VERSIONS)
+        hello = {"type": "hello", "id": 1, "versions": [version], "name": name}
+        await ws.send_bytes(msgpack.packb(hello))
+        welcomed = msgpack.unpackb((await ws.receive()).data)["type"] == "welcome"
+        await ready.put(welcomed)
+        async for _ in ws:
+            pass
+
+
+async def _measure(
+    url: str,
+    a: argparse.Namespace,
+    per_cycle: dict[str, list[float]],
+    redis_per_cycle: dict[str, list[float]],
+    pids: tuple[int, int],
+) -> None:
+    """Warm up, then each round's kinds in turn, with ``a.idle`` idle players connected."""
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        ready: asyncio.Queue[bool] = asyncio.Queue()
+        tag = secrets.token_hex(2)
+        idle = [
+            asyncio.create_task(_idle_player(session, url, f"I{tag}{i:x}", ready))
+            for i in range(a.idle)
+        ]
+        try:
+            for _ in idle:
+                if not await ready.get():
+                    raise RuntimeError("an idle player's hello was refused")
+            await _rounds(url, a, per_cycle, redis_per_cycle, pids)
+        finally:
+            for task in idle:
+                task.cancel()
+            await asyncio.gather(*idle, return_exceptions=True)
+
+
+async def _rounds(
+    url: str,
+    a: argparse.Namespace,
+    per_cycle: dict[str, list[float]],
+    redis_per_cycle: dict[str, list[float]],
+    pids: tuple[int, int],
+) -> None:
+    await _phase(url, "game", 200, a.players, "w" + secrets.token_hex(2), a.variant)
+    srv, red = pids
+    for r in range(a.rounds):
+        for kind in KINDS:
+            tag = f"{kind[0]}{r}{secrets.token_hex(2)}"
+            s0, r0 = cpumeter.cpu_seconds(srv), cpumeter.cpu_seconds(red)
+            await _phase(url, kind, a.cycles, a.players, tag, a.variant)
+            s1, r1 = cpumeter.cpu_seconds(srv), cpumeter.cpu_seconds(red)
+            per_cycle[kind].append((s1 - s0) / a.cycles * 1e6)
+            redis_per_cycle[kind].append((r1 - r0) / a.cycles * 1e6)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -99,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--players", type=int, default=20, help="concurrent clients")
     ap.add_argument("--variant", choices=VARIANT_IDS, default="fourteen-out")
+    ap.add_argument("--idle", type=int, default=0, help="idle players kept connected")
     a = ap.parse_args(argv)
     per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
     redis_per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
@@ -110,20 +175,14 @@ def main(argv: list[str] | None = None) -> None:
             if redis_pid is None:
                 raise RuntimeError("no redis-server child of the server found")
             url = f"http://127.0.0.1:{srv.port}/ws"
-            asyncio.run(_phase(url, "game", 200, a.players, "w" + secrets.token_hex(2), a.variant))
-            for r in range(a.rounds):
-                for kind in KINDS:
-                    tag = f"{kind[0]}{r}{secrets.token_hex(2)}"
-                    s0, r0 = cpumeter.cpu_seconds(srv.pid), cpumeter.cpu_seconds(redis_pid)
-                    asyncio.run(_phase(url, kind, a.cycles, a.players, tag, a.variant))
-                    s1, r1 = cpumeter.cpu_seconds(srv.pid), cpumeter.cpu_seconds(redis_pid)
-                    per_cycle[kind].append((s1 - s0) / a.cycles * 1e6)
-                    redis_per_cycle[kind].append((r1 - r0) / a.cycles * 1e6)
+            procs.raise_fd_limit(a.idle + 2 * a.players + 256)
+            asyncio.run(_measure(url, a, per_cycle, redis_per_cycle, (srv.pid, redis_pid)))
         finally:
             srv.stop()
     med = {k: sorted(v)[len(v) // 2] for k, v in per_cycle.items()}
     red = {k: sorted(v)[len(v) // 2] for k, v in redis_per_cycle.items()}
-    print(f"server CPU µs per cycle ({a.cycles} cycles x {a.rounds} rounds, {a.variant}):")
+    idle = f", {a.idle} idle players connected" if a.idle else ""
+    print(f"server CPU µs per cycle ({a.cycles} cycles x {a.rounds} rounds, {a.variant}{idle}):")
     for k in KINDS:
         runs = " ".join(f"{x:.0f}" for x in per_cycle[k])
         print(f"  {k:<6} {med[k]:6.0f}  (rounds: {runs}; redis-server {red[k]:.0f})")

@@ -332,6 +332,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
     ws = web.WebSocketResponse(
         autoping=False, max_msg_size=hard_frame_limit(config) + 1, compress=False
     )
+    transport = request.transport
     await ws.prepare(request)
     conn = Connection(ws, app[SERVICES], app[ROUTER], address)
     app[SOCKETS].add(conn)
@@ -364,6 +365,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
         app[SOCKETS].discard(conn)
         await app[SERVICES].race_fanout.detach(conn.session)
         _drop_traceback(ws.exception())
+        _drop_read_callback(transport)
     return ws
 
 
@@ -390,6 +392,23 @@ def _drop_traceback(exc: BaseException | None) -> None:
         exc.__traceback__ = None
         exc.__context__ = exc.__cause__ = None
         exc = following
+
+
+def _drop_read_callback(transport: asyncio.BaseTransport | None) -> None:
+    """Free a closed connection's transport by reference counting too.
+
+    asyncio's selector transport (CPython 3.11) keeps its read handler as a bound method of
+    itself (`_read_ready_cb`) for its whole life, closed or not: every connection's transport,
+    its socket objects and their dicts were a cycle left to the garbage collector (issue #30,
+    per-game costs: one per game of Fourteen Out's). Once the transport is closing its reader
+    is unregistered and the handler is never called again, so it is dropped; a transport
+    still open, or one without that attribute (another loop), is left as it is."""
+    if (
+        transport is not None
+        and transport.is_closing()
+        and getattr(transport, "_read_ready_cb", None) is not None
+    ):
+        transport._read_ready_cb = None  # type: ignore[attr-defined]
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -95,6 +95,11 @@ class RaceFanout:
         self._by_race: dict[str, set[Recipient]] = defaultdict(set)
         self._by_player: dict[str, set[Recipient]] = defaultdict(set)
         self._started: dict[str, set[Recipient]] = defaultdict(set)
+        #: The reverse of `_by_race` and `_by_player`: the races and players of each
+        #: connection, so that its close costs what it is in, not a scan of every race and
+        #: every connected player (issue #30: ~0.5 ms per close at 10,000 connections).
+        self._races_of: dict[Recipient, set[str]] = {}
+        self._players_of: dict[Recipient, set[str]] = {}
         self._latest: dict[str, RaceState] = {}
         self._subscribed: set[str] = set()
         self._players_followed = False
@@ -169,6 +174,7 @@ class RaceFanout:
         """Send this connection the race's events from now on."""
         if conn not in self._by_race[race_id]:
             self._by_race[race_id].add(conn)
+            self._races_of.setdefault(conn, set()).add(race_id)
             await self._subscribe(keys.race_channel(race_id))
 
     async def follow(self, race_id: str) -> None:
@@ -187,34 +193,50 @@ class RaceFanout:
             return
         conns.discard(conn)
         self._started[race_id].discard(conn)
+        self._unlist(self._races_of, conn, race_id)
         if not conns:
             await self._forget_race(race_id)
 
     async def watch_player(self, conn: Recipient, pid: str) -> None:
         """Send this connection the messages to player `pid` (a match) from now on."""
         self._by_player[pid].add(conn)
+        self._players_of.setdefault(conn, set()).add(pid)
         await self.follow_players()
+
+    @staticmethod
+    def _unlist(index: dict[Recipient, set[str]], conn: Recipient, item: str) -> None:
+        items = index.get(conn)
+        if items is not None:
+            items.discard(item)
+            if not items:
+                del index[conn]
 
     async def detach(self, conn: Recipient) -> None:
         """A connection closed: stop sending to it (its racer's grace period runs from now)."""
         for listener in self._on_gone:
             listener(conn)
         pid = conn.player.id if conn.player else None
-        for race_id in [r for r, conns in self._by_race.items() if conn in conns]:
-            self._by_race[race_id].discard(conn)
+        for race_id in sorted(self._races_of.pop(conn, ())):
+            conns = self._by_race.get(race_id)
+            if conns is None:
+                continue
+            conns.discard(conn)
             self._started[race_id].discard(conn)
             if pid is not None and pid not in self.connected_players(race_id):
                 with contextlib.suppress(Exception):  # Redis down: the mark lapses by itself
                     await self._races.mark_absent(race_id, pid, self.instance)
-            if not self._by_race[race_id]:
+            if not conns and self._by_race.get(race_id) is conns:
                 await self._forget_race(race_id)
-        for pid in [q for q, conns in self._by_player.items() if conn in conns]:
-            self._by_player[pid].discard(conn)
-            if not self._by_player[pid]:
-                del self._by_player[pid]
+        for watched in self._players_of.pop(conn, ()):
+            conns = self._by_player.get(watched)
+            if conns is not None:
+                conns.discard(conn)
+                if not conns:
+                    del self._by_player[watched]
 
     async def _forget_race(self, race_id: str) -> None:
-        self._by_race.pop(race_id, None)
+        for conn in self._by_race.pop(race_id, ()):
+            self._unlist(self._races_of, conn, race_id)
         self._started.pop(race_id, None)
         self._latest.pop(race_id, None)
         await self.unfollow(race_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import pytest_asyncio
 import redis.asyncio
@@ -234,3 +235,53 @@ async def test_start_views_go_once_per_connection_to_racers_only(parts: RacePart
     await parts.fanout.attach(again, race_id)
     await parts.fanout.send_started(race, parts.clock.now_ms(), parts.races.start_view)
     assert len(again.of(p.RaceStarted)) == 1 and len(a.of(p.RaceStarted)) == 1
+
+
+@dataclass(eq=False)
+class CountedInbox(Inbox):
+    """A connection that counts how often it is hashed: every set or dict it is looked up
+    in hashes it once, so a scan of every race and player for it shows in the count."""
+
+    hashed: int = 0
+
+    def __hash__(self) -> int:
+        self.hashed += 1
+        return id(self)
+
+
+async def test_a_close_costs_what_the_connection_is_in_not_every_connection(
+    parts: RaceParts,
+) -> None:
+    a, b = await parts.inbox("olga1"), await parts.inbox("pete1")
+    assert a.player is not None and b.player is not None
+    race_id = await room(parts, a, b, start=True)
+    closing = CountedInbox(a.player)
+    await parts.fanout.attach(closing, race_id)
+    await parts.fanout.watch_player(closing, a.player.id)
+    await parts.fanout.attach(b, race_id)
+
+    async def close_with(others: int) -> int:
+        """The hashes of `closing` while it closes with `others` more connections here,
+        each watching a player of its own, the first 20 in races of their own."""
+        crowd = [Inbox(b.player) for _ in range(others)]
+        for i, conn in enumerate(crowd):
+            await parts.fanout.watch_player(conn, f"crowd{i}")
+            if i < 20:
+                await parts.fanout.attach(conn, f"20300101-crowd{i}")
+        closing.hashed = 0
+        await parts.fanout.detach(closing)
+        hashed = closing.hashed
+        for conn in crowd:
+            await parts.fanout.detach(conn)
+        await parts.fanout.attach(closing, race_id)
+        await parts.fanout.watch_player(closing, a.player.id)  # type: ignore[union-attr]
+        return hashed
+
+    few, many = await close_with(20), await close_with(2_000)
+    assert many == few, f"a close scans the connections: {few} lookups at 20, {many} at 2,000"
+    assert few < 20, f"{few} lookups of one closing connection"
+    # and the close still does its work: out of its race and its player's messages
+    await parts.fanout.detach(closing)
+    assert parts.fanout.connected_players(race_id) == [b.player.id]
+    await parts.fanout.detach(b)
+    assert parts.fanout.races() == []

@@ -187,3 +187,44 @@ async def test_a_client_gone_without_a_close_frame_leaves_no_traceback_cycle(app
         assert kept_tracebacks() == before
     finally:
         gc.enable()
+
+
+async def test_a_closed_connections_transport_is_freed_without_the_collector(app: App) -> None:
+    """asyncio's selector transport keeps its read handler, a bound method of itself, for its
+    whole life: every connection's transport, socket and their dicts were a cycle left to the
+    garbage collector. The server drops the handler once the transport is closing, so a
+    connection closed either way (a close frame, or gone without one) is freed at once."""
+
+    def servers_end(o: object) -> bool:
+        if type(o).__name__ != "_SelectorSocketTransport":
+            return False
+        sockname = o.get_extra_info("sockname")  # type: ignore[attr-defined]
+        return isinstance(sockname, tuple) and sockname[1] == app.port
+
+    def servers_transports() -> int:
+        return sum(1 for o in gc.get_objects() if servers_end(o))
+
+    gc.collect()
+    gc.disable()  # what is left must be left by reference counting alone
+    try:
+        before = servers_transports()
+        for i in range(4):
+            ws = await raw(app)
+            await ws.send(
+                json.dumps({"type": "hello", "id": 1, "versions": [10], "name": f"freed{i}"})
+            )
+            assert json.loads(await ws.recv())["type"] == "welcome"
+            if i % 2:
+                ws.transport.abort()  # gone without a close frame
+            else:
+                await ws.close()
+        assert app.web_app is not None
+        for _ in range(100):  # the handlers finish
+            await asyncio.sleep(0.01)
+            if not app.web_app[SOCKETS]:
+                break
+        assert not app.web_app[SOCKETS]
+        await asyncio.sleep(0.05)  # the transports' connection_lost callbacks run
+        assert servers_transports() == before, "a closed connection's transport is a cycle"
+    finally:
+        gc.enable()
