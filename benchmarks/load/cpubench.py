@@ -35,6 +35,11 @@ here, so compare figures of one run, or medians of several.
 Deals are fixed: the server runs with ``--no-certify``, ``--daily-secret`` and a clock offset
 putting it at noon UTC on ``--date``, so the benchmark knows each variant's seed and plays
 random legal games computed before the run.
+
+With ``SOLITAIRE_BENCH_REDIS_STATS=1`` each measured window also reads its redis-server's
+``INFO commandstats`` and ``INFO stats`` at both ends and prints, per move: the reads it
+processed (``total_reads_processed``: about one a pipeline), the commands, and each command's
+calls and µs (commandstats' µs: a script's inner commands are counted in its own too).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import asyncio
 import datetime as dt
 import json
 import math
+import os
 import secrets
 import statistics
 import time
@@ -53,6 +59,7 @@ from typing import Any
 
 import aiohttp
 import msgpack  # type: ignore[import-untyped]
+import redis
 
 from engine import VARIANT_IDS
 
@@ -91,6 +98,25 @@ class Target:
     port: int
     pids: dict[str, int]  # role -> pid: "server", and "redis" for ours
     echo: bool = False
+    redis_url: str | None = None  # ours: INFO read around windows (SOLITAIRE_BENCH_REDIS_STATS)
+
+
+@dataclass(frozen=True)
+class RedisStats:
+    """A redis-server's counters at one end of a window."""
+
+    reads: int  # total_reads_processed
+    commands: dict[str, tuple[int, int]]  # command -> (calls, usec)
+
+
+def redis_stats(url: str) -> RedisStats:
+    with redis.Redis.from_url(url) as r:
+        stats = r.info("stats")
+        cmds = r.info("commandstats")
+    return RedisStats(
+        int(stats["total_reads_processed"]),
+        {k.removeprefix("cmdstat_"): (int(f["calls"]), int(f["usec"])) for k, f in cmds.items()},
+    )
 
 
 @dataclass
@@ -103,6 +129,8 @@ class Window:
     per_process: list[GenStats] = field(default_factory=list)
     players: int = 0
     games: int = 0
+    redis_a: RedisStats | None = None
+    redis_b: RedisStats | None = None
 
     @property
     def wall(self) -> float:
@@ -148,6 +176,18 @@ class Window:
 
     def gen_utilisation(self) -> list[float]:
         return [self.cpu(r) / self.wall for r in self.gen_roles]
+
+    def redis_per_move(self) -> tuple[float, dict[str, tuple[float, float]]] | None:
+        """(reads, {command: (calls, µs)}) per move over the window, when read."""
+        a, b, n = self.redis_a, self.redis_b, self.moves
+        if a is None or b is None or not n:
+            return None
+        out = {}
+        for c, (calls, usec) in b.commands.items():
+            calls0, usec0 = a.commands.get(c, (0, 0))
+            if calls > calls0 and c not in ("info",):
+                out[c] = ((calls - calls0) / n, (usec - usec0) / n)
+        return (b.reads - a.reads - 2) / n, out
 
     def lag_ms(self) -> tuple[float | None, float | None]:
         buckets = cpumeter.histogram_delta(
@@ -246,13 +286,16 @@ class CpuBench:
             roles = [f"gen{i}" for i in range(len(gen.pids))]
             pids = {**target.pids, **dict(zip(roles, gen.pids, strict=True))}
             ports = {"echo_port": target.port} if target.echo else {"metrics_port": target.port}
+            url = target.redis_url if os.environ.get("SOLITAIRE_BENCH_REDIS_STATS") else None
             time.sleep(max(0.0, start_at - 0.05 - time.time()))
+            ra = redis_stats(url) if url else None
             a = cpumeter.snapshot(pids, **ports)
             stats = gen.wait()
             b = cpumeter.snapshot(pids, **ports)
+            rb = redis_stats(url) if url else None
         finally:
             gen.release()
-        return Window(target, a, b, stats, roles, gen.per_process, players, games)
+        return Window(target, a, b, stats, roles, gen.per_process, players, games, ra, rb)
 
     def variant_load(self, variant: str) -> tuple[int, int]:
         """(players, games each) for about ``variant_moves`` moves of ``variant`` alone."""
@@ -278,6 +321,15 @@ class CpuBench:
             say(
                 f"    redis   {_fmt(w.per_move_us('redis'))} µs CPU per move; "
                 f"{w.cpu('redis') / w.wall:.0%} of a core"
+            )
+        per_move = w.redis_per_move()
+        if per_move is not None:
+            reads, cmds = per_move
+            top = sorted(cmds.items(), key=lambda kv: -kv[1][1])
+            say(
+                f"    redis per move: {reads:.3f} reads (pipelines), "
+                f"{sum(c for c, _ in cmds.values()):.2f} commands; "
+                + ", ".join(f"{c} {n:.3f}x {us:.2f}µs" for c, (n, us) in top)
             )
         util = w.gen_utilisation()
         say(
@@ -378,7 +430,9 @@ class CpuBench:
                 redis_pid = cpumeter.child_named(srv.pid, "redis-server")
             if redis_pid is None:
                 raise RuntimeError("no redis-server child of the server found")
-            target = Target("ours", srv.port, {"server": srv.pid, "redis": redis_pid})
+            target = Target(
+                "ours", srv.port, {"server": srv.pid, "redis": redis_pid}, redis_url=redis_url
+            )
             good = self.check_deals(srv.port)
             say(f"  deal check: {good}/{len(o.variants)} served deals equal the precomputed ones")
             self.window(target, o.variants, min(o.players, 24), 1)  # warm-up, not measured

@@ -225,7 +225,9 @@ return 1
 #       ``due``: the screen's verdict JSON without the account's mark when the mark is read in
 #       the same round trip: the record is then "finished, screen due" (field ``screen``)
 #       until the mark is known (`BoardEntries.resolve_due`). ``brief``: the caller has the
-#       record cached, so a first finish returns {0} alone, and a hint count other than the
+#       record cached, so a first finish returns the integer 0 alone (not a Lua table: a
+#       table is a deferred-length reply, which moves it and every later reply of the
+#       pipeline to the client's reply list, issue #30), and a hint count other than the
 #       cached one (``hints``) is stale too.
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
@@ -270,7 +272,7 @@ if rollover then
   extra[#extra + 1] = a.now
 end
 seal(KEYS[1], KEYS[2], KEYS[3], a, st, extra)
-if brief then return {0} end
+if brief then return 0 end
 return {0, redis.call('HGETALL', KEYS[1])}
 """
 )
@@ -1097,15 +1099,15 @@ class GameStore:
         for f in (history_f, board_f):
             if f.exception() is not None:
                 log.warning("outbox of %s not written: %s", k.game_id, f.exception())
-        res = cast(list[Any], step_f.result())
+        res = step_f.result()
         screen: str | None
-        if base is not None and brief and len(res) == 1 and int(res[0]) == 0:
+        if base is not None and brief and res == 0:
             # Finished now as sent: the record is the cached one finished (no read-back).
             last = now_ms if final_move is not None else played.last_move_at_ms
             record = _finished(base, result, entry, now_ms, expected_seq, final_move, last)
             owed, screen = True, due
         else:  # an error, or finished already (maybe by another process: its record)
-            d = await self._stepped(k, res)
+            d = await self._stepped(k, cast(list[Any], res))
             record, owed, screen = _record(d, k, settled=True), "pending" in d, d.get("screen")
         if (error := marked_f.exception()) is not None:
             raise error  # the mark unknown: the game stays "screen due" for its readers

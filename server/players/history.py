@@ -168,15 +168,15 @@ class VariantStats:
     forfeits: int = 0  # races of the variant lost by forfeit
 
 
-# Lua: the streak runs of one day list. `run(set, stats, p, d)` accounts for day `d` just added
-# to `set`: fields p..'s' / p..'e' are the latest run's first and last day, p..'long' the
-# longest run. In order (d after the latest run) it is O(1); a day recorded late walks the
-# stored days around it (at most the kept days).
+# Lua: the streak runs of one day list. `run(set, s, e, long, d)` accounts for day `d` just
+# added to `set`, the latest run being days s..e and the longest `long` (the stats hash's
+# p..'s', p..'e', p..'long', read by the caller's one HMGET); it answers the new s, e, long
+# for the caller's one HSET. In order (d after the latest run) it is O(1); a day recorded
+# late walks the stored days around it (at most the kept days).
 _LUA_RUNS = """
-local function has(set, d) return redis.call('ZSCORE', set, d) ~= false end
-local function run(set, stats, p, d)
-  local f = redis.call('HMGET', stats, p .. 's', p .. 'e', p .. 'long')
-  local s, e, long = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+local call = redis.call
+local function has(set, d) return call('ZSCORE', set, d) ~= false end
+local function run(set, s, e, long, d)
   local len
   if e == nil or d > e then
     if e ~= nil and d == e + 1 then e = d else s = d; e = d end
@@ -188,39 +188,45 @@ local function run(set, stats, p, d)
     if hi == e then s = math.min(s, lo); len = e - s + 1 else len = hi - lo + 1 end
   end
   if len > long then long = len end
-  redis.call('HSET', stats, p .. 's', s, p .. 'e', e, p .. 'long', long)
+  return s, e, long
 end
 """
 
 # KEYS: days, won, res, rank, stats, pending.
 # ARGV: day number, won (0/1), result JSON, game id, score, time_ms, keep days.
 # Returns 1 when the day was recorded now, 0 when it already was (nothing changes).
+# The stats hash is read by one HMGET and written by one HSET (counts, runs and bests
+# together: 4 commands fewer than a read and a write each, 8 for a won game); the newest
+# kept day is the played run's end (`pe`, never trimmed), not a ZRANGE.
 _RECORD_BODY = """
 local day, won = tonumber(ARGV[1]), ARGV[2] == '1'
-redis.call('SREM', KEYS[6], ARGV[4])
-if redis.call('HSETNX', KEYS[3], day, ARGV[3]) == 0 then return 0 end
-redis.call('ZADD', KEYS[1], day, day)
-redis.call('HINCRBY', KEYS[5], 'played', 1)
-run(KEYS[1], KEYS[5], 'p', day)
-local score = tonumber(ARGV[5])
-local best = redis.call('HGET', KEYS[5], 'best_score')
-if not best or score > tonumber(best) then redis.call('HSET', KEYS[5], 'best_score', score) end
+call('SREM', KEYS[6], ARGV[4])
+if call('HSETNX', KEYS[3], day, ARGV[3]) == 0 then return 0 end
+call('ZADD', KEYS[1], day, day)
+local f = call('HMGET', KEYS[5], 'played', 'ps', 'pe', 'plong', 'best_score',
+  'won', 'ws', 'we', 'wlong', 'best_time')
+local ps, pe, plong = run(KEYS[1], tonumber(f[2]), tonumber(f[3]), tonumber(f[4] or '0'), day)
+local score, best = tonumber(ARGV[5]), tonumber(f[5])
+if best == nil or score > best then best = score end
 if won then
-  redis.call('ZADD', KEYS[2], day, day)
-  redis.call('HINCRBY', KEYS[5], 'won', 1)
-  run(KEYS[2], KEYS[5], 'w', day)
-  local t = tonumber(ARGV[6])
-  local bt = redis.call('HGET', KEYS[5], 'best_time')
-  if not bt or t < tonumber(bt) then redis.call('HSET', KEYS[5], 'best_time', t) end
+  call('ZADD', KEYS[2], day, day)
+  local ws, we, wlong = run(KEYS[2], tonumber(f[7]), tonumber(f[8]), tonumber(f[9] or '0'), day)
+  local t, bt = tonumber(ARGV[6]), tonumber(f[10])
+  if bt == nil or t < bt then bt = t end
+  call('HSET', KEYS[5], 'played', (tonumber(f[1]) or 0) + 1, 'ps', ps, 'pe', pe,
+    'plong', plong, 'best_score', best, 'won', (tonumber(f[6]) or 0) + 1, 'ws', ws,
+    'we', we, 'wlong', wlong, 'best_time', bt)
+else
+  call('HSET', KEYS[5], 'played', (tonumber(f[1]) or 0) + 1, 'ps', ps, 'pe', pe,
+    'plong', plong, 'best_score', best)
 end
-local newest = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1)[1])
-local cutoff = newest - tonumber(ARGV[7])
-local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+local cutoff = pe - tonumber(ARGV[7])
+local old = call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
 if #old > 0 then
-  redis.call('HDEL', KEYS[3], unpack(old))
-  redis.call('HDEL', KEYS[4], unpack(old))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
+  call('HDEL', KEYS[3], unpack(old))
+  call('HDEL', KEYS[4], unpack(old))
+  call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+  call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
 end
 return 1
 """
@@ -233,8 +239,8 @@ _RECORD_LUA = _LUA_RUNS + _RECORD_BODY
 _RECORD_CROWNED_LUA = (
     _LUA_RUNS
     + """
-if redis.call('HSETNX', KEYS[7], ARGV[8], ARGV[9]) == 1 then
-  redis.call('ZINCRBY', KEYS[8], ARGV[9], ARGV[10])
+if call('HSETNX', KEYS[7], ARGV[8], ARGV[9]) == 1 then
+  call('ZINCRBY', KEYS[8], ARGV[9], ARGV[10])
 end
 """
     + _RECORD_BODY

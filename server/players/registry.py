@@ -36,18 +36,21 @@ MAX_TOKEN_LEN = 128  # token_urlsafe(24) is 32 chars; anything far longer is gar
 # KEYS: by_name, by_token, player hash, by_fold.  ARGV: casefolded name, pid, token hash,
 # name, created_at, folded name (look-alikes folded, `names.fold_name`).
 # Returns 1 on success, 0 if the name is taken, -1 if the pid or token hash collides
-# (caller retries with fresh random values). Checks come first so a refusal writes nothing.
+# (caller retries with fresh random values). Checks come first so a refusal writes nothing:
+# the name's two, then the pid's, then the token's HSETNX, the check and its write in one
+# command (7 commands a new player, not 8: issue #30, redis-server per game). A taken name
+# answers 0 even when the random values collide too: the caller's answer either way.
 _CREATE_LUA = """
-if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('HEXISTS', KEYS[2], ARGV[3]) == 1 then
-  return -1
-end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('HEXISTS', KEYS[4], ARGV[6]) == 1 then
+local call = redis.call
+if call('HEXISTS', KEYS[1], ARGV[1]) == 1 or call('HEXISTS', KEYS[4], ARGV[6]) == 1 then
   return 0
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[4], ARGV[6], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[2])
-redis.call('HSET', KEYS[3], 'name', ARGV[4], 'token_hash', ARGV[3], 'created_at_ms', ARGV[5])
+if call('EXISTS', KEYS[3]) == 1 or call('HSETNX', KEYS[2], ARGV[3], ARGV[2]) == 0 then
+  return -1
+end
+call('HSET', KEYS[1], ARGV[1], ARGV[2])
+call('HSET', KEYS[4], ARGV[6], ARGV[2])
+call('HSET', KEYS[3], 'name', ARGV[4], 'token_hash', ARGV[3], 'created_at_ms', ARGV[5])
 return 1
 """
 

@@ -18,6 +18,7 @@ from server.games.service import GameService
 from server.games.store import FinalResult, GameStore, PlayedLog
 from server.players.history import DailyResult, History
 from server.redis import keys
+from server.redis.batch import LuaScript
 from server.runtime.clock import ManualClock
 from server.runtime.errors import Conflict, StoreUnavailable
 
@@ -226,3 +227,32 @@ async def test_a_brief_step_returns_the_record_redis_holds(
     record, _ = await store.finish(tier.game_id, WIN, "A", T0 + 5_000, None, 0, played=cached)
     assert record == await store.get(tier.game_id)
     assert record.seq == 0 and record.last_move_at_ms == T0 and record.tier == "hard"
+
+
+async def test_a_brief_steps_reply_is_a_plain_integer(redis_client: redis.asyncio.Redis) -> None:
+    """Issue #30 (redis-server per finish): a brief step finished as sent answers the integer
+    0, not a one-element Lua table (a deferred-length reply, which moves it and every later
+    reply of its pipeline to the client's reply list); its refusals keep their tables."""
+    store = GameStore(redis_client)
+    replies: list[asyncio.Future[object]] = []
+    eval_soon = store.batch.eval_soon
+
+    def observed(
+        script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
+    ) -> asyncio.Future[object]:
+        f = eval_soon(script, keys, args)
+        if script is store._finish_game:  # the game's step
+            replies.append(f)
+        return f
+
+    store.batch.eval_soon = observed  # type: ignore[method-assign]
+    start = await store.start_daily("klondike", D, "p1", 1, T0)
+    await store.append_move(start.game_id, 0, "a", T0 + 4_000)
+    cached = PlayedLog(["a"], [4_000], T0 + 4_000, start)
+    with pytest.raises(Conflict):  # a stale seq: refused with its table
+        await store.finish(start.game_id, WIN, "A", T0 + 90_000, "b", 0, played=cached)
+    assert [f.result() for f in replies] == [[-3, 1]]
+    replies.clear()
+    record, entry = await store.finish(start.game_id, WIN, "A", T0 + 90_000, "b", 1, played=cached)
+    assert replies[0].result() == 0 and type(replies[0].result()) is int
+    assert record == await store.get(start.game_id) and record.seq == 2 and entry.rank == 1

@@ -219,3 +219,35 @@ def test_a_stored_result_is_json_dumps_byte_for_byte(
     }
     assert r.dumps() == json.dumps(reference, separators=(",", ":"))
     assert DailyResult.loads(V, D, "p1", r.dumps()) == r
+
+
+async def _inner_calls(r: redis.asyncio.Redis) -> dict[str, int]:
+    """Calls per command so far (`INFO commandstats`; a script's inner commands counted)."""
+    stats = await r.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+
+
+async def test_a_days_record_reads_and_writes_its_stats_once(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """Issue #30 (redis-server per game): the record script reads the stats hash with one
+    HMGET and writes it with one HSET (counts, runs and bests together), and takes the newest
+    kept day from the played run's end: a won day is 7 commands (SREM, HSETNX, ZADD ×2,
+    HMGET, HSET, ZRANGEBYSCORE), a lost one 6, where the script before ran 14-16 and 10-11.
+    Its figures stay those of the commands one by one (the streak tests above)."""
+    h = History(redis_client)
+    await h.record(result(D - dt.timedelta(days=1), won=True, time_ms=70_000, score=30))
+    for won, expected in ((True, 7), (False, 6)):
+        before = await _inner_calls(redis_client)
+        await h.record(result(D if won else D + dt.timedelta(days=1), won=won))
+        after = await _inner_calls(redis_client)
+        inner = {
+            c: n - before.get(c, 0)
+            for c, n in after.items()
+            if c not in ("evalsha", "eval", "info", "script") and n != before.get(c, 0)
+        }
+        assert sum(inner.values()) == expected, inner
+        assert inner["hset"] == 1 and inner["hmget"] == 1 and "hincrby" not in inner
+    [s] = await h.stats("p1", [V], D + dt.timedelta(days=1))
+    assert (s.played, s.won, s.streak, s.won_streak, s.longest_won_streak) == (3, 2, 3, 2, 2)
+    assert (s.best_time_ms, s.best_score) == (60_000, 52)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import secrets
 
 import pytest
 import redis.asyncio
@@ -109,3 +110,45 @@ def test_player_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> 
     drawn = iter(["-Ab3_x9Kq2Lm", "--zz12345678", "Zb3_x9Kq2Lm-"])
     monkeypatch.setattr("server.players.registry.secrets.token_urlsafe", lambda n: next(drawn))
     assert players._new_player_id() == "Zb3_x9Kq2Lm-"
+
+
+async def _inner_calls(r: redis.asyncio.Redis) -> dict[str, int]:
+    stats = await r.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+
+
+async def test_a_new_player_is_seven_commands_and_a_collision_writes_nothing(
+    redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #30 (redis-server per game): the new player's script checks the name (by_name,
+    by_fold), the id (EXISTS) and the token's digest with the HSETNX that writes it: 7
+    commands, not 8. A colliding id or token, drawn again, writes nothing; a taken name is
+    refused whatever was drawn."""
+    reg = PlayerRegistry(redis_client)
+    first, first_token = await reg.register("Ada_1")
+    real = secrets.token_urlsafe
+    # Drawn: the first player's id again (collides), then the first player's token again
+    # (collides), then fresh values.
+    drawn = iter([first.id, "tok-ignored", "Zz9_id000001", first_token])
+
+    def draw(n: int) -> str:
+        return next(drawn, None) or real(n)
+
+    monkeypatch.setattr("server.players.registry.secrets.token_urlsafe", draw)
+    before = await _inner_calls(redis_client)
+    second, token = await reg.register("Bob_2")
+    after = await _inner_calls(redis_client)
+    assert second.id not in (first.id, "Zz9_id000001") and token != first_token
+    assert await reg.authenticate(first_token) == first
+    assert await reg.authenticate(token) is not None
+    assert await redis_client.hlen(keys.players_by_token()) == 2
+    assert not await redis_client.exists(keys.player("Zz9_id000001"))
+    # three attempts: 3 commands (the id's EXISTS refused), 4 (the token's HSETNX), 7
+    inner = {
+        c: n - before.get(c, 0)
+        for c, n in after.items()
+        if c not in ("evalsha", "eval", "info", "script") and n != before.get(c, 0)
+    }
+    assert inner == {"hexists": 6, "exists": 3, "hsetnx": 2, "hset": 3}, inner
+    with pytest.raises(NameTaken):
+        await reg.register("ada_1")
