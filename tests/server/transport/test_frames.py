@@ -57,6 +57,27 @@ def received_close(ws: websockets.ClientConnection) -> int | None:
     return rcvd.code if rcvd is not None else None
 
 
+async def hello_then_go(app: App, name: str, *, close_frame: bool, version: int = 10) -> None:
+    """A client says hello, then leaves: with a close frame, or gone without one."""
+    ws = await raw(app)
+    await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [version], "name": name}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    if close_frame:
+        await ws.close()
+    else:
+        ws.transport.abort()
+
+
+async def handlers_ended(app: App) -> None:
+    """Wait until the server's handlers of every connection have finished."""
+    assert app.web_app is not None
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if not app.web_app[SOCKETS]:
+            break
+    assert not app.web_app[SOCKETS]
+
+
 def padded_ping(size: int, req_id: int = 1) -> str:
     """A valid JSON `ping` of exactly ``size`` bytes (whitespace is legal JSON)."""
     body = json.dumps({"type": "ping", "id": req_id})
@@ -171,19 +192,9 @@ async def test_a_client_gone_without_a_close_frame_leaves_no_traceback_cycle(app
     gc.disable()  # what is left must be left by reference counting alone
     try:
         before = kept_tracebacks()
-        for i in range(3):
-            ws = await raw(app)
-            await ws.send(
-                json.dumps({"type": "hello", "id": 1, "versions": [4], "name": f"gone{i}"})
-            )
-            await ws.recv()
-            ws.transport.abort()  # no close frame: the server's close frame cannot be written
-        assert app.web_app is not None
-        for _ in range(100):  # the handlers finish
-            await asyncio.sleep(0.01)
-            if not app.web_app[SOCKETS]:
-                break
-        assert not app.web_app[SOCKETS]
+        for i in range(3):  # no close frame: the server's close frame cannot be written
+            await hello_then_go(app, f"gone{i}", close_frame=False, version=4)
+        await handlers_ended(app)
         assert kept_tracebacks() == before
     finally:
         gc.enable()
@@ -208,22 +219,9 @@ async def test_a_closed_connections_transport_is_freed_without_the_collector(app
     gc.disable()  # what is left must be left by reference counting alone
     try:
         before = servers_transports()
-        for i in range(4):
-            ws = await raw(app)
-            await ws.send(
-                json.dumps({"type": "hello", "id": 1, "versions": [10], "name": f"freed{i}"})
-            )
-            assert json.loads(await ws.recv())["type"] == "welcome"
-            if i % 2:
-                ws.transport.abort()  # gone without a close frame
-            else:
-                await ws.close()
-        assert app.web_app is not None
-        for _ in range(100):  # the handlers finish
-            await asyncio.sleep(0.01)
-            if not app.web_app[SOCKETS]:
-                break
-        assert not app.web_app[SOCKETS]
+        for i in range(4):  # gone without a close frame, or with one
+            await hello_then_go(app, f"freed{i}", close_frame=i % 2 == 0)
+        await handlers_ended(app)
         await asyncio.sleep(0.05)  # the transports' connection_lost callbacks run
         assert servers_transports() == before, "a closed connection's transport is a cycle"
     finally:
