@@ -12,7 +12,8 @@ saturates first; CPU time per request is not. For each measured window the bench
   server) driven by the same generator with the same frames, its replies padded to the mean
   size of ours per request type; ``ratio`` = echo CPU per request / server CPU per move;
 * event-loop lag p99 / max inside the server (``server/runtime/looplag.py``: the histogram's bucket
-  deltas over the window, and the max gauge that each scrape resets), GC time
+  deltas over the window, and the max gauge that each scrape resets), beside the machine's
+  own in the same window (``lagprobe.py``: a process running only the same timer), GC time
   (``solitaire_gc_seconds_total``) and engine CPU (``solitaire_engine_cpu_seconds_total``)
   as shares of the server's CPU;
 * the generator's utilisation: each worker's CPU / wall (``lightgen.py``: precomputed move
@@ -65,6 +66,7 @@ from engine import VARIANT_IDS
 
 from . import cpumeter, procs, scripts
 from .generator import count_board_entries, percentile
+from .lagprobe import Lag, LagProbe
 from .lightgen import GenConfig, Generator, GenStats, scripts_for
 
 DEFAULT_DATE = dt.date(2026, 1, 15)
@@ -131,6 +133,9 @@ class Window:
     games: int = 0
     redis_a: RedisStats | None = None
     redis_b: RedisStats | None = None
+    #: The loop lag of a process doing nothing but the lag timer, in the same window
+    #: (`lagprobe`): the machine's own, which the server's includes.
+    machine_lag: Lag | None = None
 
     @property
     def wall(self) -> float:
@@ -289,13 +294,17 @@ class CpuBench:
             url = target.redis_url if os.environ.get("SOLITAIRE_BENCH_REDIS_STATS") else None
             time.sleep(max(0.0, start_at - 0.05 - time.time()))
             ra = redis_stats(url) if url else None
+            probe = LagProbe()
             a = cpumeter.snapshot(pids, **ports)
             stats = gen.wait()
             b = cpumeter.snapshot(pids, **ports)
+            machine_lag = probe.stop()
             rb = redis_stats(url) if url else None
         finally:
             gen.release()
-        return Window(target, a, b, stats, roles, gen.per_process, players, games, ra, rb)
+        return Window(
+            target, a, b, stats, roles, gen.per_process, players, games, ra, rb, machine_lag
+        )
 
     def variant_load(self, variant: str) -> tuple[int, int]:
         """(players, games each) for about ``variant_moves`` moves of ``variant`` alone."""
@@ -545,9 +554,13 @@ class CpuBench:
             + (f" (the server costs {1 / ratio:.1f}x the echo)" if ratio else "")
             + "; higher is better"
         )
+        machine = mixed.machine_lag
         say(
             f"  loop lag in the server under the mixed load: p99 {_fmt(p99, '.1f')} ms, "
-            f"max {_fmt(mx, '.1f')} ms"
+            f"max {_fmt(mx, '.1f')} ms; the machine's own in the same window (a process with "
+            f"only the lag timer, benchmarks/load/lagprobe.py): p99 "
+            f"{_fmt(machine.p99_ms if machine else None, '.1f')} ms, max "
+            f"{_fmt(machine.max_ms if machine else None, '.1f')} ms"
         )
         b99, bmx = browser.lag_ms()
         say(
@@ -579,6 +592,8 @@ class CpuBench:
             "ratio": ratio,
             "loop_lag_p99_ms": p99,
             "loop_lag_max_ms": mx,
+            "machine_lag_p99_ms": machine.p99_ms if machine else None,
+            "machine_lag_max_ms": machine.max_ms if machine else None,
             "engine_share": engine_share,
             "browser": {
                 "server_cpu_us_per_move": browser_us,
