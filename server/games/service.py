@@ -26,8 +26,15 @@ from engine import variant as variant_of
 from engine.views import Event, View, json_map
 from server.boards.leaderboard import Entry
 from server.games.deals import SolverPool, settle_over
-from server.games.store import DAY_OVER_MESSAGE, FinalResult, GameRecord, GameStore, PlayedLog
-from server.redis.keys import DailyGameKeys, RaceGameKeys, parse_game_id
+from server.games.store import (
+    DAY_OVER_MESSAGE,
+    FinalResult,
+    GameRecord,
+    GameStore,
+    PlayedLog,
+    day_end_of,
+)
+from server.redis.keys import RaceGameKeys, parse_game_id
 from server.runtime.clock import Clock
 from server.runtime.errors import (
     Conflict,
@@ -273,7 +280,7 @@ class GameService:
         k = parse_game_id(game_id)
         race_id = k.race_id if isinstance(k, RaceGameKeys) else None
         # `record.day_end_ms`, from the keys parsed here (the property parses the id again)
-        day_end_ms = k.end_ms if record.kind == "daily" and isinstance(k, DailyGameKeys) else 0
+        day_end_ms = day_end_of(record.kind, k)
         live = LiveGame(
             record,
             game,

@@ -124,40 +124,45 @@ local function seal(game, log, times, a, st, extra)
 end
 """
 
+
 # A daily game's day is over for a write whose `now` is at or past its day's end, or once any
 # process's write found it so (the game's `day_over` mark, set here and by the rollover close):
 # the first process whose clock passes midnight closes the game for every process.
 # `day_end` 0: not a daily game (a race), never over by the day.
-_LUA_DAY_OVER = """
-local function day_over(game, status, day_end, now)
-  if day_end <= 0 then return false end
-  if redis.call('HEXISTS', game, 'day_over') == 1 then return true end
-  if now < day_end then return false end
-  if status == 'playing' then redis.call('HSET', game, 'day_over', now) end
-  return true
+def _lua_day_over(status: str, mark: str, now: str, day_end: str, refuse: str) -> str:
+    """The day-over rule above as Lua, written into each script that writes to a game (not a
+    shared Lua function: a script's functions are made anew at every call, issue #30):
+    ``status`` and ``mark`` (the game's `day_over` field) as its HMGET read them, ``now`` and
+    ``day_end`` numbers (``day_end`` 0: never over), ``refuse`` the statement ending the script
+    when the day is over. The first write past the day's end marks a game in play."""
+    return f"""
+if {day_end} > 0 and ({mark} or {now} >= {day_end}) then
+  if not {mark} and {status} == 'playing' then redis.call('HSET', KEYS[1], 'day_over', {now}) end
+  {refuse}
 end
 """
 
+
 # KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves, day_end_ms (0: none).
 # Returns the new seq (an integer: the move is appended) | {-1, 0} no game | {-2, seq} finished
-# | {-3, seq} stale | {-4, seq} full | {-5, seq} the game's day is over (`_LUA_DAY_OVER`'s
-# rule: the `day_over` mark is read by the same HMGET, and set here by the first write past
-# the day's end). The move's server interval goes to the times list and the move to the log,
+# | {-3, seq} stale | {-4, seq} full | {-5, seq} the game's day is over (`_lua_day_over`,
+# its mark read by the same HMGET). The move's server interval goes to the times list and the
+# move to the log,
 # both inheriting the record's TTL when the first move creates them; one HSET writes the
 # time and the new seq. Written flat for redis-server's CPU (issue #30,
 # benchmarks/redis_script_bench.py): no closures made per call, no HEXISTS, `redis.call`
 # local, an integer reply; every check of the shared functions is kept.
-_APPEND_LUA = """
+_APPEND_LUA = (
+    """
 local call = redis.call
 local st = call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'day_over')
 if not st[1] then return {-1, 0} end
 local seq = tonumber(st[2])
 local now = tonumber(ARGV[3])
 local day_end = tonumber(ARGV[5] or '0')
-if day_end > 0 and (st[4] or now >= day_end) then
-  if not st[4] and st[1] == 'playing' then call('HSET', KEYS[1], 'day_over', ARGV[3]) end
-  return {-5, seq}
-end
+"""
+    + _lua_day_over("st[1]", "st[4]", "now", "day_end", "return {-5, seq}")
+    + """
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
@@ -172,6 +177,7 @@ end
 call('HSET', KEYS[1], 'last_move_at_ms', ARGV[3], 'seq', seq + 1)
 return seq + 1
 """
+)
 
 # A game's record and its whole log, read at one instant (a script, run through the batcher
 # like every other: redis-py's cluster MULTI pipeline failed with an AttributeError instead of
@@ -191,18 +197,19 @@ return {redis.call('HMGET', KEYS[1], 'last_move_at_ms', 'variant'),
 
 # KEYS: game. ARGV: now_ms, day_end_ms (0: none). Counts a hint on a game in play.
 # Returns the hint count, -1 no game, -2 finished, -5 the game's day is over.
-# The day-over mark is read with the status (`_LUA_DAY_OVER`'s rule, as `_APPEND_LUA` has it).
-_HINT_LUA = """
+# The day-over mark is read with the status (`_lua_day_over`).
+_HINT_LUA = (
+    """
 local st = redis.call('HMGET', KEYS[1], 'status', 'day_over')
 if not st[1] then return -1 end
-local day_end = tonumber(ARGV[2])
-if day_end > 0 and (st[2] or tonumber(ARGV[1]) >= day_end) then
-  if not st[2] and st[1] == 'playing' then redis.call('HSET', KEYS[1], 'day_over', ARGV[1]) end
-  return -5
-end
+local now, day_end = tonumber(ARGV[1]), tonumber(ARGV[2])
+"""
+    + _lua_day_over("st[1]", "st[2]", "now", "day_end", "return -5")
+    + """
 if st[1] ~= 'playing' then return -2 end
 return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
+)
 
 # KEYS: the day's started index, its closed marker. ARGV: game id, now_ms, expire_at.
 # Enlists a daily game before its record is made, so the rollover sweep finds every game of
@@ -235,7 +242,6 @@ return 1
 # over (a player's finish; the rollover close is the one write it takes).
 _FINISH_GAME_LUA = (
     _LUA_PUSH
-    + _LUA_DAY_OVER
     + """
 local RESULT = {'won', 'over', 'resigned', 'cleared', 'score', 'points', 'time_ms', 'moves',
                 'hints', 'rollover'}
@@ -244,12 +250,16 @@ for i, f in ipairs(RESULT) do fields[f] = ARGV[12 + i] end
 local a = {seq = tonumber(ARGV[1]), final = ARGV[2] == '1', move = ARGV[3], now = ARGV[4],
            fields = fields}
 local rollover, brief = ARGV[8] == '1', ARGV[11] == '1'
-local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints')
+local st = redis.call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'rollover', 'hints',
+                     'day_over')
 if not st[1] then return {-1} end
 if not rollover then
   if st[4] == '1' then return {-5, tonumber(st[2])} end
-  if st[1] ~= 'finished' and day_over(KEYS[1], st[1], tonumber(ARGV[7]), tonumber(a.now)) then
-    return {-5, tonumber(st[2])}
+  if st[1] ~= 'finished' then
+    local now, day_end = tonumber(a.now), tonumber(ARGV[7])
+"""
+    + _lua_day_over("st[1]", "st[6]", "now", "day_end", "return {-5, tonumber(st[2])}")
+    + """
   end
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
@@ -403,8 +413,13 @@ class GameRecord:
         a race game."""
         if self.kind != "daily":
             return 0
-        k = keys.parse_game_id(self.game_id)
-        return k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
+        return day_end_of(self.kind, keys.parse_game_id(self.game_id))
+
+
+def day_end_of(kind: str, k: keys.GameKeys) -> int:
+    """`GameRecord.day_end_ms` of a game of ``kind`` whose id parsed as ``k`` (for a caller
+    that has the keys already)."""
+    return k.end_ms if kind == "daily" and isinstance(k, keys.DailyGameKeys) else 0
 
 
 _KINDS: dict[str, Literal["daily", "race", "free"]] = {

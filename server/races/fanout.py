@@ -31,6 +31,8 @@ from server.runtime.errors import raise_if_cancelled
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=p.ServerMessage)
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: Events after which every connection of the race gets the whole race (`race.update`).
 UPDATE_EVENTS = (pr.RacerJoined, pr.RacerLeft, pr.RaceCountdown, pr.RacerForfeited, pr.RaceEnded)
@@ -204,12 +206,13 @@ class RaceFanout:
         await self.follow_players()
 
     @staticmethod
-    def _unlist(index: dict[Recipient, set[str]], conn: Recipient, item: str) -> None:
-        items = index.get(conn)
+    def _unlist(index: dict[K, set[V]], key: K, item: V) -> None:
+        """Take ``item`` out of ``key``'s set, and the set out of ``index`` once empty."""
+        items = index.get(key)
         if items is not None:
             items.discard(item)
             if not items:
-                del index[conn]
+                del index[key]
 
     async def detach(self, conn: Recipient) -> None:
         """A connection closed: stop sending to it (its racer's grace period runs from now)."""
@@ -228,11 +231,7 @@ class RaceFanout:
             if not conns and self._by_race.get(race_id) is conns:
                 await self._forget_race(race_id)
         for watched in self._players_of.pop(conn, ()):
-            conns = self._by_player.get(watched)
-            if conns is not None:
-                conns.discard(conn)
-                if not conns:
-                    del self._by_player[watched]
+            self._unlist(self._by_player, watched, conn)
 
     async def _forget_race(self, race_id: str) -> None:
         for conn in self._by_race.pop(race_id, ()):
