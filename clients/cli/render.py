@@ -849,7 +849,7 @@ def device_signed_in(name: str, device: str) -> Text:
     """A code signed a new device in as this player (protocol 9 push)."""
     return Text(
         f"A new device signed in as you ({name or 'unnamed'}, {device}). Not yours? "
-        f"'solitaire device-revoke {device}'.",
+        f"'solitaire device-revoke {'-- ' if device.startswith('-') else ''}{device}'.",
         style="bold yellow",
     )
 

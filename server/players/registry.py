@@ -28,7 +28,7 @@ from server.runtime.errors import (
     translate_redis_errors,
 )
 
-__all__ = ["MAX_TOKEN_LEN", "Player", "PlayerRegistry", "check_name", "hash_token"]
+__all__ = ["MAX_TOKEN_LEN", "Player", "PlayerRegistry", "check_name", "hash_token", "typed_id"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
 MAX_TOKEN_LEN = 128  # token_urlsafe(24) is 32 chars; anything far longer is garbage
@@ -153,13 +153,19 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _new_player_id() -> str:
-    """12 url-safe characters (72 bits), never starting with ``-``: ids are typed as command
-    arguments (``solitaire profile <id>``), where a leading dash reads as an option."""
+def typed_id(nbytes: int) -> str:
+    """``nbytes`` random bytes as url-safe text, never starting with ``-``: players type these
+    ids as command arguments (``solitaire profile <id>``, ``solitaire device-revoke <id>``),
+    where a leading dash reads as an option."""
     while True:
-        pid = secrets.token_urlsafe(9)
-        if not pid.startswith("-"):
-            return pid
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
+
+
+def _new_player_id() -> str:
+    """12 url-safe characters (72 bits)."""
+    return typed_id(9)
 
 
 async def announce_revoked(client: redis.asyncio.Redis, pid: str) -> None:

@@ -25,7 +25,7 @@ import redis.asyncio
 
 import protocol.devices as pd
 from protocol.signin import SIGNIN_ALPHABET, SIGNIN_CODE_LENGTH, normalize_code, show_code
-from server.players.registry import Player, PlayerRegistry, hash_token
+from server.players.registry import Player, PlayerRegistry, hash_token, typed_id
 from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
 from server.redis.quota import HOUR_MS, take_hourly
@@ -246,7 +246,7 @@ class SigninCodes:
         for _ in range(5):
             token = secrets.token_urlsafe(24)  # 192 bits, as registration's
             token_hash = hash_token(token)
-            device = secrets.token_urlsafe(6)  # 8 characters
+            device = typed_id(6)  # 8 characters
             now = self._clock.now_ms()
             res = await self._commit.eval(
                 self._redeem,

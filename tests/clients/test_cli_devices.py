@@ -10,6 +10,7 @@ from rich.console import Console
 
 import protocol as p
 from clients.cli import render
+from clients.cli.__main__ import build_parser
 from tests.support.cliplayer import MakePlayer
 from tests.support.procs import ServerProcess
 
@@ -85,3 +86,14 @@ def test_the_device_table_and_the_sign_in_notice_fit_80_columns() -> None:
     assert "2030-06-15 12:00" in text and "this device" in text and "7 more day(s)" in text
     assert "solitaire device-revoke Xq3-k9Zp" in text.replace("\n", " ")
     assert "until 2030-06-16 13:00 UTC" in text.replace("\n", " "), text
+
+
+def test_a_device_id_issued_with_a_leading_dash_can_still_be_signed_out() -> None:
+    """Ids issued before they were drawn without one: the notice spells the command argparse
+    reads (`--` ends the options) and the parser takes the id after it."""
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console.print(render.device_signed_in("laptop", "-dash1ab"))
+    text = " ".join(console.export_text().split())
+    assert "'solitaire device-revoke -- -dash1ab'" in text, text
+    args = build_parser().parse_args(["device-revoke", "--", "-dash1ab"])
+    assert args.device == "-dash1ab"
