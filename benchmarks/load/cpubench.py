@@ -307,10 +307,23 @@ class CpuBench:
         )
 
     def variant_load(self, variant: str) -> tuple[int, int]:
-        """(players, games each) for about ``variant_moves`` moves of ``variant`` alone."""
-        length = statistics.fmean(len(s.moves) for s in self.scripts[variant]) or 1.0
-        players = min(self.o.players, max(20, math.ceil(self.variant_moves / length)))
-        return players, max(1, math.ceil(self.variant_moves / (players * length)))
+        """(players, games each) of ``variant`` alone: as many players at once as the mixed
+        window, each playing about as many moves as there (whole games), and at least
+        ``variant_moves`` moves in all. Fewer players at once batch fewer moves per Redis
+        round trip and per loop iteration, and fewer moves each make the window mostly its
+        start and its tail: either costs more per move for that alone, which the comparison
+        with the mixed mean must not count against a variant."""
+
+        def length(v: str) -> float:
+            return statistics.fmean(len(s.moves) for s in self.scripts[v]) or 1.0
+
+        players = self.o.players
+        mixed_each = self.games * statistics.fmean(length(v) for v in self.scripts)
+        games = max(
+            math.ceil(mixed_each / length(variant)),
+            math.ceil(self.variant_moves / (players * length(variant))),
+        )
+        return players, max(1, games)
 
     def show(self, label: str, w: Window) -> None:
         rate = w.moves / w.wall if w.wall else 0.0
@@ -418,7 +431,7 @@ class CpuBench:
             f"  {o.players} players (closed loop, no think time, whole games) in "
             f"{o.gen_processes} generator processes; protocol {o.protocol}; mixed load "
             f"{self.games} game(s) per player, echo {5 * self.games}, each variant alone "
-            f"about {self.variant_moves:,} moves"
+            f"by as many players, as many moves each, at least {self.variant_moves:,} in all"
         )
         d = self._dir("cpu")
         rs = procs.RedisServer(d / "redis").start() if o.external_redis else None
