@@ -41,6 +41,8 @@ COMPILED_MODULES = [
     "engine/easthaven/over.py",
     "engine/state.py",
     "engine/variants.py",
+    "engine/words.py",
+    "engine/patches.py",
     "protocol/codec.py",
 ]
 
