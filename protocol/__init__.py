@@ -61,6 +61,7 @@ from protocol.codec import (
     decode_server,
     encode,
     encode_request,
+    keep_plain,
     parse_frame,
 )
 from protocol.devices import (
@@ -340,6 +341,7 @@ __all__ = [
     "decode_server",
     "encode",
     "encode_request",
+    "keep_plain",
     "negotiate",
     "parse_frame",
     "validate_name",

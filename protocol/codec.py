@@ -216,12 +216,37 @@ def decode_server(frame: Frame, *, max_size: int = MAX_FRAME_SIZE) -> ServerMess
 # --- encoding --------------------------------------------------------------------------------
 
 
+#: `keep_plain`'s wire forms, by the identity of the tuple they are of: id -> (the tuple,
+#: held so that its id is not reused while it is kept; its wire form). Oldest first.
+_KEPT: dict[int, tuple[object, object]] = {}
+KEPT_MAX: Final = 64
+
+
+def keep_plain(value: tuple[object, ...]) -> None:
+    """Keep the wire form of a tuple (of messages, strings) that many replies share, for
+    ``encode(validate=False)`` to use instead of converting the tuple again for each reply:
+    the welcome's variant descriptors (9 µs of a `hello`), a new player's tier cells. For
+    frozen messages whose fields are immutable (strings, numbers, tuples, frozen messages)
+    only: a kept form is never converted again. At most `KEPT_MAX` are kept; keeping another
+    drops the oldest. The validating encoder (tests) never uses them."""
+    if id(value) in _KEPT:
+        return
+    while len(_KEPT) >= KEPT_MAX:
+        del _KEPT[next(iter(_KEPT))]
+    _KEPT[id(value)] = (value, [_plain(v) for v in value])
+
+
 def _plain(value: object) -> object:
     """The wire form of a field value, unchecked (see ``encode(validate=False)``)."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or kind is dict or value is None:
         return value
-    if kind is tuple or kind is list:
+    if kind is tuple:
+        kept = _KEPT.get(id(value))
+        if kept is not None and kept[0] is value:
+            return kept[1]
+        return [_plain(v) for v in value]  # type: ignore[attr-defined]
+    if kind is list:
         return [_plain(v) for v in value]  # type: ignore[attr-defined]
     if isinstance(value, Struct):
         return _plain_struct(value)

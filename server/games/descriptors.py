@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Final
 
 import protocol as p
-from engine import VARIANTS, Game
+from engine import VARIANT_IDS, VARIANTS, Game
 from engine.pairing import PairingGame
 from engine.rules import NOTATION, RULES
 from engine.tripeaks import TABLEAU, TriPeaks
@@ -92,3 +92,8 @@ VARIANT_INFO_RULES_FREE: Final[tuple[p.VariantInfo, ...]] = tuple(
 )
 """The descriptors for a client that said ``hello.features: ["rules_free"]`` (the web
 page): with the suit of each foundation where it has one."""
+
+# Every `welcome` carries one of them: their wire form is made once (`protocol.keep_plain`).
+p.keep_plain(VARIANT_INFO)
+p.keep_plain(VARIANT_IDS)
+p.keep_plain(VARIANT_INFO_RULES_FREE)

@@ -263,6 +263,8 @@ class _Unplayed:
         cells: dict[dt.date, tuple[p.DayTier, ...]],
     ) -> None:
         self._key, self._found, self._cells = key, found, dict(cells)
+        for day in cells.values():  # each new player's `welcome` carries today's
+            p.keep_plain(day)
 
 
 _UNPLAYED = _Unplayed()
