@@ -61,6 +61,7 @@ from protocol.codec import (
     decode_server,
     encode,
     encode_request,
+    forget_plain,
     keep_plain,
     parse_frame,
 )
@@ -341,6 +342,7 @@ __all__ = [
     "decode_server",
     "encode",
     "encode_request",
+    "forget_plain",
     "keep_plain",
     "negotiate",
     "parse_frame",

@@ -217,23 +217,44 @@ def decode_server(frame: Frame, *, max_size: int = MAX_FRAME_SIZE) -> ServerMess
 
 
 #: `keep_plain`'s wire forms, by the identity of the tuple they are of: id -> (the tuple,
-#: held so that its id is not reused while it is kept; its wire form). Oldest first.
+#: held so that its id is not reused while it is kept; its wire form).
 _KEPT: dict[int, tuple[object, object]] = {}
+#: The ids of the forms kept without ``pinned``, oldest first: at most `KEPT_MAX`.
+_ROLLING: dict[int, None] = {}
 KEPT_MAX: Final = 64
 
 
-def keep_plain(value: tuple[object, ...]) -> None:
+def keep_plain(value: tuple[object, ...], *, pinned: bool = False) -> None:
     """Keep the wire form of a tuple (of messages, strings) that many replies share, for
     ``encode(validate=False)`` to use instead of converting the tuple again for each reply:
     the welcome's variant descriptors (9 µs of a `hello`), a new player's tier cells. For
     frozen messages whose fields are immutable (strings, numbers, tuples, frozen messages)
-    only: a kept form is never converted again. At most `KEPT_MAX` are kept; keeping another
-    drops the oldest. The validating encoder (tests) never uses them."""
-    if id(value) in _KEPT:
+    only: a kept form is never converted again. A ``pinned`` form (a constant of the
+    process) stays; of the others at most `KEPT_MAX` are kept, and keeping another drops the
+    oldest (`forget_plain` drops one at once). The validating encoder (tests) never uses
+    them."""
+    key = id(value)
+    if key in _KEPT:
+        if pinned:
+            _ROLLING.pop(key, None)
         return
-    while len(_KEPT) >= KEPT_MAX:
-        del _KEPT[next(iter(_KEPT))]
-    _KEPT[id(value)] = (value, [_plain(v) for v in value])
+    if not pinned:
+        while len(_ROLLING) >= KEPT_MAX:
+            oldest = next(iter(_ROLLING))
+            del _ROLLING[oldest]
+            del _KEPT[oldest]
+        _ROLLING[key] = None
+    _KEPT[key] = (value, [_plain(v) for v in value])
+
+
+def forget_plain(value: tuple[object, ...]) -> None:
+    """Drop the kept wire form of ``value`` (kept without ``pinned``), if any: the tuple is
+    replaced by another and no reply will carry it again."""
+    key = id(value)
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] is value and key in _ROLLING:
+        del _ROLLING[key]
+        del _KEPT[key]
 
 
 def _plain(value: object) -> object:

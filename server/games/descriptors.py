@@ -94,6 +94,6 @@ VARIANT_INFO_RULES_FREE: Final[tuple[p.VariantInfo, ...]] = tuple(
 page): with the suit of each foundation where it has one."""
 
 # Every `welcome` carries one of them: their wire form is made once (`protocol.keep_plain`).
-p.keep_plain(VARIANT_INFO)
-p.keep_plain(VARIANT_IDS)
-p.keep_plain(VARIANT_INFO_RULES_FREE)
+p.keep_plain(VARIANT_INFO, pinned=True)
+p.keep_plain(VARIANT_IDS, pinned=True)
+p.keep_plain(VARIANT_INFO_RULES_FREE, pinned=True)

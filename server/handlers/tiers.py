@@ -262,6 +262,8 @@ class _Unplayed:
         found: tuple[object, ...],
         cells: dict[dt.date, tuple[p.DayTier, ...]],
     ) -> None:
+        for day in self._cells.values():  # replaced: no `welcome` will carry them again
+            p.forget_plain(day)
         self._key, self._found, self._cells = key, found, dict(cells)
         for day in cells.values():  # each new player's `welcome` carries today's
             p.keep_plain(day)

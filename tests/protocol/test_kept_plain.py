@@ -40,8 +40,8 @@ def test_a_kept_tuple_encodes_as_it_did_and_as_the_validating_encoder_does() -> 
     assert json.loads(p.encode(welcome(VARIANT_INFO), False, validate=False)) == body
 
 
-def test_a_kept_form_is_made_once_and_the_oldest_is_dropped() -> None:
-    before = dict(codec._KEPT)
+def test_a_kept_form_is_made_once_the_oldest_dropped_and_the_pinned_kept() -> None:
+    before, rolling = dict(codec._KEPT), dict(codec._ROLLING)
     try:
         first = (p.VariantInfo(**vars(VARIANT_INFO[0])),)
         p.keep_plain(first)
@@ -49,10 +49,19 @@ def test_a_kept_form_is_made_once_and_the_oldest_is_dropped() -> None:
         others = [(f"t{i}",) for i in range(codec.KEPT_MAX)]
         for t in others:
             p.keep_plain(t)
-        assert len(codec._KEPT) == codec.KEPT_MAX
+        assert len(codec._ROLLING) == codec.KEPT_MAX
         assert id(first) not in codec._KEPT  # dropped, the oldest
         assert codec._plain(first) is not codec._plain(first)  # converted each time again
         assert codec._plain(others[-1]) == [others[-1][0]]
+        # The descriptors, pinned at import, outlast any number of others.
+        for shared in (VARIANT_INFO, VARIANT_INFO_RULES_FREE):
+            assert codec._plain(shared) is codec._plain(shared)
+        p.forget_plain(others[-1])
+        assert id(others[-1]) not in codec._KEPT
+        p.forget_plain(VARIANT_INFO)  # pinned: not forgotten
+        assert codec._plain(VARIANT_INFO) is codec._plain(VARIANT_INFO)
     finally:
         codec._KEPT.clear()
         codec._KEPT.update(before)
+        codec._ROLLING.clear()
+        codec._ROLLING.update(rolling)
