@@ -209,13 +209,21 @@ def build_parser() -> argparse.ArgumentParser:
     add("me", cmd_me, "your profile: daily streaks and bests, races, the last 30 days")
 
     sp = add("profile", cmd_profile, "another player's profile")
-    sp.add_argument("who", metavar="NAME_OR_ID", help="a display name or a player id")
+    sp.add_argument(
+        "who",
+        metavar="NAME_OR_ID",
+        help="a display name or a player id (one starting with '-' after '--')",
+    )
 
     sp = add("history", cmd_history, "your daily results (of every variant, or one), newest first")
     sp.add_argument("variant", nargs="?", choices=VARIANT_IDS, metavar="VARIANT")
     sp.add_argument("--before", type=_date, help="only days before YYYY-MM-DD (next page)")
     sp.add_argument("--limit", type=_limit, default=30, help="days to show (1-100)")
-    sp.add_argument("--player", metavar="NAME_OR_ID", help="another player's history")
+    sp.add_argument(
+        "--player",
+        metavar="NAME_OR_ID",
+        help="another player's history (a name starting with '-': --player=-NAME)",
+    )
     sp.add_argument(
         "--replay",
         type=_date,
@@ -252,7 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("devices", cmd_devices, "list the devices signed in as your player")
     sp = add("device-revoke", cmd_device_revoke, "sign one of your devices out")
-    sp.add_argument("device", metavar="DEVICE", help="its id, as 'solitaire devices' lists it")
+    sp.add_argument(
+        "device",
+        metavar="DEVICE",
+        help="its id, as 'solitaire devices' lists it (one starting with '-' after '--')",
+    )
     return parser
 
 

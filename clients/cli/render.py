@@ -834,15 +834,22 @@ def devices_table(
         how = "first device" if d.how == "original" else "with a code"
         mark = "this device" if d.current else ("can sign out" if d.can_revoke else "")
         table.add_row(d.device, d.name or "-", how, _utc(d.signed_in_at), mark)
-    if trusted_at is None:
-        return table
-    days = max(1, -(-(trusted_at - now_ms) // 86_400_000))
-    note = Text(
-        f"This device signed in with a code: for {days} more day(s) (until "
-        f"{_utc(trusted_at)} UTC) it may sign out only devices newer than itself.",
-        style="dim",
-    )
-    return Group(table, note)
+    notes: list[RenderableType] = []
+    dashed = next((d.device for d in devices if d.device.startswith("-")), None)
+    if dashed is not None:  # an id issued before ids were drawn without a leading dash
+        notes.append(
+            Text(f"An id starting with '-' goes after '--': 'solitaire device-revoke -- {dashed}'.")
+        )
+    if trusted_at is not None:
+        days = max(1, -(-(trusted_at - now_ms) // 86_400_000))
+        notes.append(
+            Text(
+                f"This device signed in with a code: for {days} more day(s) (until "
+                f"{_utc(trusted_at)} UTC) it may sign out only devices newer than itself.",
+                style="dim",
+            )
+        )
+    return Group(table, *notes) if notes else table
 
 
 def device_signed_in(name: str, device: str) -> Text:

@@ -89,11 +89,20 @@ def test_the_device_table_and_the_sign_in_notice_fit_80_columns() -> None:
 
 
 def test_a_device_id_issued_with_a_leading_dash_can_still_be_signed_out() -> None:
-    """Ids issued before they were drawn without one: the notice spells the command argparse
-    reads (`--` ends the options) and the parser takes the id after it."""
+    """Ids issued before they were drawn without one: the notice and the device table spell
+    the command argparse reads (`--` ends the options) and the parser takes the id after it."""
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     console.print(render.device_signed_in("laptop", "-dash1ab"))
     text = " ".join(console.export_text().split())
     assert "'solitaire device-revoke -- -dash1ab'" in text, text
     args = build_parser().parse_args(["device-revoke", "--", "-dash1ab"])
     assert args.device == "-dash1ab"
+    dashed = p.DeviceInfo(
+        device="-dash1ab", name="", how="code", signed_in_at=1, current=False, can_revoke=True
+    )
+    console.print(render.devices_table((dashed,), None, 2))
+    text = " ".join(console.export_text().split())
+    assert "'solitaire device-revoke -- -dash1ab'" in text, text
+    # Names may start with a dash too: the same '--', or '--player=NAME'.
+    assert build_parser().parse_args(["profile", "--", "-bob"]).who == "-bob"
+    assert build_parser().parse_args(["history", "--player=-bob"]).player == "-bob"
