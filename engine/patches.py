@@ -10,7 +10,8 @@ player's own view: hidden cards stay hidden). An undo, or a move whose places ar
 known here, patches the whole view.
 
 Places as in the move events: a pile's number, ``s`` (stock), ``w`` (waste), ``f``
-(foundation or, in the pairing games, the discard). Not compiled (setup.py).
+(foundation or, in the pairing games, the discard). Compiled (setup.py): it runs with every
+lean reply to the browser.
 """
 
 from __future__ import annotations

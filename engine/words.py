@@ -12,8 +12,8 @@ card still in play could want to be built on it. Triple Deck builds down regardl
 so a card of rank r is safe once all twelve foundations reached r - 1; Triple Easthaven
 builds down in alternating colours, so an Ace or a 2 is always safe and a card of rank r once
 the six foundations of the other colour reached r - 1. Fourteen Out and Tri Peaks have no
-foundation to build: no move of theirs is played for the player. Not compiled (setup.py):
-it runs once per reply, off the move path.
+foundation to build: no move of theirs is played for the player. Compiled (setup.py): it
+runs with every lean reply to the browser.
 """
 
 from __future__ import annotations
