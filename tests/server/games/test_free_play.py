@@ -6,13 +6,16 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 import redis.asyncio
 
-from engine import VARIANT_IDS, from_view
+from engine import VARIANT_IDS
 from server.games.daily import daily_seed
+from server.games.deals import lasts_a_move, offers_a_move
 from server.games.free import FREE_SEED_BASE, free_seed
 from server.redis import keys
 from tests.support.app import serve, unthrottled_config
+from tests.support.lookahead import move_that_goes_on
 from tests.support.wsclient import Client
 
 V7 = (5, 6, 7)
@@ -41,7 +44,7 @@ async def test_a_free_game_is_played_like_any_but_ranked_nowhere(
         assert all(str(seed) not in str(frame) for frame in me.seen), "the seed stays secret"
 
         # Played through the engine: a legal move, an illegal one, undo, a hint.
-        move = str(next(iter(from_view(game["view"]).legal_moves())))
+        move = move_that_goes_on(game["view"])  # a random deal: its first move may end it
         moved = await me.request("move", game_id=gid, move=move, expected_seq=0)
         assert moved["type"] == "moved" and moved["seq"] == 1
         bad = await me.request("move", game_id=gid, move="1 1", expected_seq=1)
@@ -116,3 +119,16 @@ def test_free_seeds_never_meet_daily_or_race_seeds() -> None:
     assert max(dailies) < FREE_SEED_BASE
     frees = {free_seed(v) for v in VARIANT_IDS for _ in range(5)}
     assert min(frees) >= FREE_SEED_BASE and len(frees) == len(VARIANT_IDS) * 5
+
+
+def test_a_free_deal_that_every_first_move_ends_is_never_dealt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a race's: a deal offering moves that each end the game (about one Fourteen Out
+    deal in 240) is drawn again (`lasts_a_move`)."""
+    dead, alive = 7_176_226_555_442_964_361, 1_146_967_894_172_290_159
+    assert offers_a_move("fourteen-out", dead) and not lasts_a_move("fourteen-out", dead)
+    assert lasts_a_move("fourteen-out", alive)
+    drawn = iter([dead - FREE_SEED_BASE, alive - FREE_SEED_BASE])
+    monkeypatch.setattr("server.games.free.secrets.randbelow", lambda n: next(drawn))
+    assert free_seed("fourteen-out") == alive
