@@ -13,9 +13,9 @@ from rich.console import Console
 
 from clients.cli import render
 from clients.cli.rules import rules_markdown
-from engine import from_view
 from protocol import races as pr
 from tests.support.cliplayer import MakePlayer
+from tests.support.lookahead import move_that_goes_on
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 
@@ -96,7 +96,7 @@ async def test_a_race_in_a_pty_at_80_columns(
     child = player.spawn("--name", "pty_racer_name", "race", *RACE)
     try:
         started = await other.push("race.started", timeout=30)
-        first = str(next(from_view(started["view"]).legal_moves()))
+        first = move_that_goes_on(started["view"])  # a random deal: the CLI plays on after it
         child.expect("move> ")
         # The opponent moves while the prompt waits: the news goes above it, not onto it.
         moved = await other.request("move", game_id=started["game_id"], move=first)

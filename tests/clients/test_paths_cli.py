@@ -28,6 +28,7 @@ from clients.cli.session import (
 from engine import Game, from_view
 from server.redis import keys
 from tests.support.cliplayer import MakePlayer, Player
+from tests.support.lookahead import move_that_goes_on
 from tests.support.procs import ROOT, ServerProcess
 from tests.support.wsclient import Client
 
@@ -324,13 +325,7 @@ async def test_a_racer_rejoins_after_the_server_restarts(
         # still in the waiting room) when the server goes away.
         # A move after which the game goes on: the race deal is random, and a game over at
         # once would have the server refuse the later `resign` (`game_over`; CI saw it once).
-        first = next(
-            str(m)
-            for m in from_view(started["view"]).legal_moves()
-            if (after := from_view(started["view"])).apply(m) is not None
-            and not after.over
-            and next(iter(after.legal_moves()), None) is not None
-        )
+        first = move_that_goes_on(started["view"])
         assert proc.stdin is not None
         proc.stdin.write(f"{first}\n".encode())
         await proc.stdin.drain()

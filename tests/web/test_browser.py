@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 from engine import new_game
 from engine.guide import guide
 from engine.words import log_words
+from tests.support.lookahead import line_that_goes_on
 from tests.web.browser import (
     DATE,
     Player,
@@ -343,21 +344,17 @@ def test_two_browsers_race_each_other(
             )
             for page in (a, b):
                 expect(page.locator("[data-spectators]")).to_have_text("1 watching")
-        # Alice plays two pairs; bob sees her progress live.
-        for n in (1, 2):
+        # Alice plays two pairs; bob sees her progress live. The race deal is random: the
+        # pairs are chosen so that her game goes on after them (a pair that ended it would
+        # stop her clock and make her "stuck", not "resigned at", below).
+        started = next(f for f in map(json.loads, alice.frames) if f.get("type") == "race.started")
+        line = line_that_goes_on(started["view"], 2)
+        assert line, "a race deal always has a first move that keeps the game in play"
+        for n, pair in enumerate(line, 1):
             tops = _pairing_tops(a)
-            pair = next(
-                (
-                    (i, j)
-                    for i in tops
-                    for j in tops
-                    if i < j and value(tops[i]) + value(tops[j]) == 14
-                ),
-                None,
-            )
-            if pair is None:
-                break
-            click_move(alice, "fourteen-out", f"{pair[0]} {pair[1]}")
+            i, j = map(int, pair.split())
+            assert value(tops[i]) + value(tops[j]) == 14, (pair, tops)  # the page shows it
+            click_move(alice, "fourteen-out", pair)
             alice.wait_moves(n)
             expect(b.locator('[data-racer="alice"] [data-progress]')).to_have_text(str(2 * n))
         bob.shot("race-running")

@@ -14,7 +14,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
-from engine import from_view
+from tests.support.lookahead import move_that_goes_on
 from tests.support.loopthread import LoopThread
 from tests.support.wsclient import Client
 from tests.web.browser import WebServer, open_player, resign
@@ -97,7 +97,7 @@ def test_a_race_is_watched_from_the_list_a_cold_link_and_its_result(
 
         # ben moves: both watchers see his board move on (3 s late), with his progress.
         view = started["view"]
-        move = str(next(iter(from_view(view).legal_moves())))
+        move = move_that_goes_on(view)  # a random deal: he resigns after it
         moved = loop.run(ben.request("move", game_id=started["game_id"], move=move, with_view=True))
         assert moved["type"] == "moved", moved
         ben_board = f'[data-board-of="{ben.player_id}"]'
