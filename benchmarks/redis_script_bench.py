@@ -5,12 +5,12 @@
 
 A fresh embedded redis-server (`server.redis.embedded.EmbeddedRedis`: its product settings,
 AOF everysec) per run; ``--games`` daily games are started through the real `GameStore`, then
-``--moves`` rounds each append one move to every game through `GameStore.append` and its
+``--moves`` rounds each append one move to every game as `GameStore.append` does, through its
 `Batcher` (one pipeline a round: the group commit of a busy server). Around the rounds:
 redis-server's own CPU (``INFO cpu``, used_cpu_user + used_cpu_sys, microseconds) per append,
 and ``INFO commandstats`` (calls and µs per append of each command, the script's inner
 commands included in its own µs). Variants are other sources of the append script with the
-same keys, arguments and replies, put in the store's place for the run; each run alternates
+same keys and arguments, sent as the store sends its own; each run alternates
 the variants (``--repeats`` rounds of all of them) and the median is printed. With ``--aof
 both`` every variant also runs with ``appendonly no`` (``CONFIG SET``): what propagating the
 script's writes costs, not a setting to use (the product keeps its AOF).
@@ -41,7 +41,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -345,6 +345,20 @@ async def _one_run(
             await emb.stop()
 
 
+async def _append(
+    store: GameStore, script: LuaScript, k: keys.GameKeys, seq: int, t: int, day_end: int = 0
+) -> int:
+    """One append as `GameStore.append` sends it (its keys and arguments, through its
+    `Batcher`), by ``script``: this tree's answers the new seq, the older variants {0, seq}
+    (`GameStore.append` itself takes only the landed script's replies)."""
+    reply = await store.batch.eval_soon(
+        script, (k.game, k.log, k.times), (seq, "d", t, store.max_moves, day_end)
+    )
+    new_seq = reply if isinstance(reply, int) else cast(list[int], reply)[1]
+    assert new_seq == seq + 1, reply
+    return new_seq
+
+
 async def _measure(
     r: redis.asyncio.Redis, variant: Variant, *, games: int, moves: int, aof: bool, race: bool
 ) -> Run | None:
@@ -357,8 +371,7 @@ async def _measure(
     step: Callable[[int], Awaitable[object]]
     if not race:
         date = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)  # its day not over
-        if variant.source is not None:
-            store._append = LuaScript.of(variant.source)
+        script = LuaScript.of(variant.source or game_store._APPEND_LUA)
         gk: list[keys.DailyGameKeys] = []
         for i in range(games):
             game_id = keys.daily_game_id("triple-deck", date, f"p{i}")
@@ -396,12 +409,11 @@ async def _measure(
             async def step(seq: int) -> object:
                 t = now + 1000 * (seq + 1)
                 return await asyncio.gather(
-                    *(store.append(k.game, k.log, k.times, seq, "d", t, k.end_ms) for k in gk)
+                    *(_append(store, script, k, seq, t, k.end_ms) for k in gk)
                 )
     else:
         races = RaceStore(r, ttl_ms=3_600_000, batch=store.batch)
-        if variant.base_append:
-            store._append = LuaScript.of(BASE_APPEND)
+        append = LuaScript.of(BASE_APPEND if variant.base_append else game_store._APPEND_LUA)
         if variant.source is not None:
             races._move_progress = LuaScript.of(variant.source)
         rk: list[tuple[str, str, keys.RaceGameKeys]] = []
@@ -419,7 +431,7 @@ async def _measure(
             t = now + 1000 * (seq + 1)
             progress = Progress(cleared=seq, score=seq, moves=seq + 1)
             # The append first, its progress behind it in the same batch (tasks start in order).
-            appended = asyncio.ensure_future(store.append(k.game, k.log, k.times, seq, "d", t))
+            appended = asyncio.ensure_future(_append(store, append, k, seq, t))
             told = asyncio.ensure_future(
                 races.record_move_progress(race_id, pid, progress, (k.game, k.log), seq + 1, "d")
             )

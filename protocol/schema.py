@@ -198,9 +198,7 @@ def _load_struct(cls: type[S], data: Mapping[str, object], path: str, ignore: fr
     known = plan.known
     for k in data:
         if k not in known:
-            unknown = sorted(str(k) for k in data if k not in known)
-            names = ", ".join(repr(_join(path, k)) for k in unknown)
-            raise BadRequest(f"unknown field{'s' if len(unknown) > 1 else ''} {names}")
+            _refuse_unknown(data, known, path)
     values: dict[str, Any] = {}
     for name, spec, optional, where, required in plan.fields:
         if name not in data:

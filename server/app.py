@@ -288,7 +288,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
             text="too many connections from this address", headers={"Retry-After": "10"}
         )
     try:
-        return await _websocket(request, address)
+        return await _websocket(request, address, group)
     finally:
         counter.release(group)
 
@@ -316,7 +316,7 @@ def _who_kept(
     return address, address_group(address)
 
 
-async def _websocket(request: web.Request, address: str) -> web.WebSocketResponse:
+async def _websocket(request: web.Request, address: str, group: str) -> web.WebSocketResponse:
     app = request.app
     config = app[CONFIG]
     pacer = app[PACER]
@@ -334,7 +334,7 @@ async def _websocket(request: web.Request, address: str) -> web.WebSocketRespons
     )
     transport = request.transport
     await ws.prepare(request)
-    conn = Connection(ws, app[SERVICES], app[ROUTER], address)
+    conn = Connection(ws, app[SERVICES], app[ROUTER], address, group)
     app[SOCKETS].add(conn)
     metrics = app[METRICS]
     metrics.connections.inc()

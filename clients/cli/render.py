@@ -837,9 +837,7 @@ def devices_table(
     notes: list[RenderableType] = []
     dashed = next((d.device for d in devices if d.device.startswith("-")), None)
     if dashed is not None:  # an id issued before ids were drawn without a leading dash
-        notes.append(
-            Text(f"An id starting with '-' goes after '--': 'solitaire device-revoke -- {dashed}'.")
-        )
+        notes.append(Text(f"An id starting with '-' goes after '--': '{_revoke_command(dashed)}'."))
     if trusted_at is not None:
         days = max(1, -(-(trusted_at - now_ms) // 86_400_000))
         notes.append(
@@ -852,11 +850,17 @@ def devices_table(
     return Group(table, *notes) if notes else table
 
 
+def _revoke_command(device: str) -> str:
+    """The command signing ``device`` out, as argparse reads it (an id issued with a leading
+    dash goes after ``--``, which ends the options)."""
+    return f"solitaire device-revoke {'-- ' if device.startswith('-') else ''}{device}"
+
+
 def device_signed_in(name: str, device: str) -> Text:
     """A code signed a new device in as this player (protocol 9 push)."""
     return Text(
         f"A new device signed in as you ({name or 'unnamed'}, {device}). Not yours? "
-        f"'solitaire device-revoke {'-- ' if device.startswith('-') else ''}{device}'.",
+        f"'{_revoke_command(device)}'.",
         style="bold yellow",
     )
 

@@ -100,12 +100,11 @@ def _clamp(v: int, hi: int) -> int:
 
 def encode_rank_key(won: bool, points: int, time_ms: int, moves: int) -> int:
     """Pack a result into the ZSET score (lower is better). Out-of-range fields saturate."""
-    # `_clamp` written out (every finish encodes one)
     return (
         (0 if won else 1) << _WON_SHIFT
-        | (MAX_POINTS - max(0, min(int(points), MAX_POINTS))) << _POINTS_SHIFT
-        | max(0, min(int(time_ms), MAX_TIME_MS)) << _TIME_SHIFT
-        | max(0, min(int(moves), MAX_MOVES)) << _MOVES_SHIFT
+        | (MAX_POINTS - _clamp(points, MAX_POINTS)) << _POINTS_SHIFT
+        | _clamp(time_ms, MAX_TIME_MS) << _TIME_SHIFT
+        | _clamp(moves, MAX_MOVES) << _MOVES_SHIFT
     )
 
 

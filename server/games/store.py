@@ -76,8 +76,6 @@ DAY_OVER_MESSAGE = (
     "and takes no more moves, undos, hints, resigns or finishes"
 )
 
-# KEYS: game. ARGV: expire_at, field, value, ... Creates the record unless it exists;
-# returns the (new or existing) record as a flat field/value list.
 # KEYS: the game's record.  ARGV: its expiry (unix s), then the new record's field/value pairs.
 # Returns 1 when the record was created now (it holds the fields given: the caller makes the
 # record from them, nothing is sent back), else the existing record (HGETALL), unchanged.
@@ -90,23 +88,44 @@ end
 return redis.call('HGETALL', KEYS[1])
 """
 
-# Appends to the log, and the server's milliseconds since the previous move (since the deal
-# was served, for the first) to the times list beside it (`server.fairplay`); both inherit the
-# record's TTL when the first move creates them.
-_LUA_PUSH = """
--- `seq`: the game's seq (checked by the caller); `last`: its last_move_at_ms (read by the
--- caller's HMGET with the status). One HSET writes the time and the new seq.
-local function push_move(game, log, times, text, now, seq, last)
-  redis.call('RPUSH', times, math.max(0, tonumber(now) - (tonumber(last) or tonumber(now))))
-  if redis.call('RPUSH', log, text) == 1 then
-    local ttl = redis.call('PTTL', game)
-    if ttl > 0 then
-      redis.call('PEXPIRE', log, ttl)
-      redis.call('PEXPIRE', times, ttl)
-    end
+
+def _lua_push_move(
+    game: str,
+    log: str,
+    times: str,
+    text: str,
+    now: str,
+    now_text: str,
+    seq: str,
+    last: str,
+    call: str = "redis.call",
+) -> str:
+    """How a move is stored, as Lua statements for the scripts that store one (the append,
+    written flat, and a finish's final move): the server's milliseconds since the previous
+    move (since the deal was served, for the first) to the times list (`server.fairplay`),
+    the move to the log, both inheriting the record's TTL when the first move creates them,
+    and one HSET of the time and the new seq. ``now`` the time as a number, ``now_text`` as
+    stored; ``seq`` the game's seq (checked by the caller), ``last`` its last_move_at_ms as
+    the caller's HMGET read it; ``call``: the name the script calls Redis by."""
+    return f"""
+{call}('RPUSH', {times}, math.max(0, {now} - (tonumber({last}) or {now})))
+if {call}('RPUSH', {log}, {text}) == 1 then
+  local ttl = {call}('PTTL', {game})
+  if ttl > 0 then
+    {call}('PEXPIRE', {log}, ttl)
+    {call}('PEXPIRE', {times}, ttl)
   end
-  redis.call('HSET', game, 'last_move_at_ms', now, 'seq', seq + 1)
-  return seq + 1
+end
+{call}('HSET', {game}, 'last_move_at_ms', {now_text}, 'seq', {seq} + 1)
+"""
+
+
+_LUA_PUSH = (
+    """
+local function push_move(game, log, times, text, now, seq, last)
+"""
+    + _lua_push_move("game", "log", "times", "text", "tonumber(now)", "now", "seq", "last")
+    + """
 end
 
 -- A finish's write: the final move `a.move` when `a.final`, then the game's record marked
@@ -123,6 +142,7 @@ local function seal(game, log, times, a, st, extra)
   redis.call('HSET', game, unpack(fields))
 end
 """
+)
 
 
 # A daily game's day is over for a write whose `now` is at or past its day's end, or once any
@@ -146,10 +166,8 @@ end
 # KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves, day_end_ms (0: none).
 # Returns the new seq (an integer: the move is appended) | {-1, 0} no game | {-2, seq} finished
 # | {-3, seq} stale | {-4, seq} full | {-5, seq} the game's day is over (`_lua_day_over`,
-# its mark read by the same HMGET). The move's server interval goes to the times list and the
-# move to the log,
-# both inheriting the record's TTL when the first move creates them; one HSET writes the
-# time and the new seq. Written flat for redis-server's CPU (issue #30,
+# its mark read by the same HMGET). The move is stored as `_lua_push_move` says. Written
+# flat for redis-server's CPU (issue #30,
 # benchmarks/redis_script_bench.py): no closures made per call, no HEXISTS, `redis.call`
 # local, an integer reply; every check of the shared functions is kept.
 _APPEND_LUA = (
@@ -166,15 +184,11 @@ local day_end = tonumber(ARGV[5] or '0')
 if st[1] ~= 'playing' then return {-2, seq} end
 if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
 if seq >= tonumber(ARGV[4]) then return {-4, seq} end
-call('RPUSH', KEYS[3], math.max(0, now - (tonumber(st[3]) or now)))
-if call('RPUSH', KEYS[2], ARGV[2]) == 1 then
-  local ttl = call('PTTL', KEYS[1])
-  if ttl > 0 then
-    call('PEXPIRE', KEYS[2], ttl)
-    call('PEXPIRE', KEYS[3], ttl)
-  end
-end
-call('HSET', KEYS[1], 'last_move_at_ms', ARGV[3], 'seq', seq + 1)
+"""
+    + _lua_push_move(
+        "KEYS[1]", "KEYS[2]", "KEYS[3]", "ARGV[2]", "now", "ARGV[3]", "seq", "st[3]", "call"
+    )
+    + """
 return seq + 1
 """
 )
@@ -775,8 +789,6 @@ class GameStore:
         if type(reply) is int:  # appended: the new seq
             return reply
         code, seq = cast(list[int], reply)
-        if code == 0:  # a script of the {code, seq} shape (benchmarks' variants)
-            return seq
         raise _error(code, seq)
 
     async def finish(
@@ -1285,21 +1297,6 @@ def _finished(
     )
 
 
-def _day_end_ms(k: keys.DailyGameKeys) -> int:
-    """`DailyGameKeys.end_ms`, remembered for the last day of a daily game asked (every
-    finish asks it; nearly all are of today's games)."""
-    if k.catchup:
-        return k.end_ms
-    global _day_end_memo
-    memo = _day_end_memo
-    if memo is None or memo[0] != k.date:
-        memo = _day_end_memo = (k.date, k.end_ms)
-    return memo[1]
-
-
-_day_end_memo: tuple[dt.date, int] | None = None
-
-
 #: The entry a finish made: its stored JSON, and the name, result and time it was made from.
 _Made = tuple[str, str, FinalResult, int]
 
@@ -1351,7 +1348,7 @@ def _finish_args(
         now_ms,
         entry.dumps(),
         held,
-        _day_end_ms(k),
+        k.end_ms,
         1 if rollover else 0,
         0 if k.catchup else 1,
         due,

@@ -16,7 +16,7 @@ from server.handlers.games import welcome
 from server.players.devices import RevokeRefused
 from server.players.registry import Player
 from server.runtime.errors import LimitReached, NotTrusted, TokenRevoked
-from server.transport.address import address_group, address_network
+from server.transport.address import address_network
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -87,7 +87,7 @@ async def signin_redeem(session: Session, req: p.SigninRedeem) -> p.ServerMessag
     try:
         done = await session.services.signin.redeem(
             req.code,
-            address_group(session.address),
+            session.group,
             address_network(session.address),
             name=req.name,
             device_name=req.device or "",

@@ -38,7 +38,6 @@ from server.runtime.errors import (
     NotStarted,
 )
 from server.services import Services
-from server.transport.address import address_group
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -46,11 +45,6 @@ log = logging.getLogger(__name__)
 
 #: The `hello.features` this server takes up (others are ignored).
 FEATURES: frozenset[str] = frozenset({RULES_FREE})
-
-
-#: `address_group` of a session's address (`client_address`'s, a short string), remembered:
-#: its `ipaddress` parsing cost each new player's `hello` about 7 µs (issue #30).
-_group = functools.lru_cache(maxsize=4096)(address_group)
 
 
 def _variant(name: str) -> str:
@@ -104,7 +98,7 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
     player: Player | None
     if req.name is not None:
         try:
-            player, token = await players.register(req.name, _group(session.address))
+            player, token = await players.register(req.name, session.group)
         except LimitReached as exc:  # `limit_reached` is a version 5 code
             code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
             raise p.ProtocolError(str(exc), code=code) from None

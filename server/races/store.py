@@ -65,18 +65,33 @@ ROOM_QUOTA_WINDOW_MS = 3_600_000
 FINISHED_INDEX_MAX = 1000
 """Finished races kept per variant in the public list (each race's own keys live on)."""
 
+
 # Appends an event to the race's log and publishes it (`race`, `events`: its keys; `e`: the
 # event json, the two halves of the channel payload around the version
 # (`pubsub.race_event_frame`), the channel). Scripts that change a race and announce the change
 # include it, so the change, the log and the fan-out never disagree.
-_EMIT_FN = """
-local function emit(race, events, body, head, tail, channel)
-  local v = redis.call('HINCRBY', race, 'version', 1)
-  redis.call('XADD', events, 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', body)
-  redis.call('PUBLISH', channel, head .. v .. tail)
-  return v
+def _lua_emit(
+    race: str, events: str, body: str, head: str, tail: str, channel: str, call: str
+) -> str:
+    """How an event is announced, as Lua statements (for `_EMIT_FN`, and written flat where
+    a script runs at every move): the race's next version in ``v``, the event in the race's
+    log, then on its channel (``head .. v .. tail``). ``call``: the name the script calls
+    Redis by."""
+    return f"""
+local v = {call}('HINCRBY', {race}, 'version', 1)
+{call}('XADD', {events}, 'MAXLEN', '~', {EVENT_LOG_MAX}, '*', 'v', v, 'e', {body})
+{call}('PUBLISH', {channel}, {head} .. v .. {tail})
+"""
+
+
+_EMIT_FN = (
+    """
+local function emit(race, events, body, head, tail, channel)"""
+    + _lua_emit("race", "events", "body", "head", "tail", "channel", "redis.call")
+    + """return v
 end
-""".replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
+"""
+)
 
 # KEYS: race, events. ARGV: the event (4 values, see `_EMIT_FN`). Returns its version.
 _EMIT_LUA = (
@@ -106,8 +121,9 @@ return emit(KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 # in the game's record: a resent batch announces nothing twice, an older seq never overwrites
 # a newer one). Returns the event's version, or 0 when nothing was recorded.
 # Written flat for redis-server's CPU (issue #30, benchmarks/redis_script_bench.py --race):
-# `emit` inlined (no closure made per call), `redis.call` local; the same checks and writes.
-_MOVE_PROGRESS_LUA = """
+# `emit` written in (`_lua_emit`: no closure made per call), `redis.call` local.
+_MOVE_PROGRESS_LUA = (
+    """
 local call = redis.call
 local st = call('HMGET', KEYS[4], 'status', 'seq', 'progress_seq')
 local seq = tonumber(ARGV[4])
@@ -117,11 +133,11 @@ if call('LINDEX', KEYS[5], seq - 1) ~= ARGV[5] then return 0 end
 call('HSET', KEYS[4], 'progress_seq', seq)
 call('HSET', KEYS[2], ARGV[1], ARGV[2])
 call('PEXPIRE', KEYS[2], ARGV[3])
-local v = call('HINCRBY', KEYS[1], 'version', 1)
-call('XADD', KEYS[3], 'MAXLEN', '~', EVENT_LOG_MAX, '*', 'v', v, 'e', ARGV[6])
-call('PUBLISH', ARGV[9], ARGV[7] .. v .. ARGV[8])
-return v
-""".replace("EVENT_LOG_MAX", str(EVENT_LOG_MAX))
+"""
+    + _lua_emit("KEYS[1]", "KEYS[3]", "ARGV[6]", "ARGV[7]", "ARGV[8]", "ARGV[9]", "call")
+    + """return v
+"""
+)
 
 # KEYS: race, seen, present, progress, events. ARGV: pid, now, grace_ms, then the forfeit
 # event. The forfeit decision, taken and announced in one step: only in a running race after

@@ -24,7 +24,6 @@ from aiohttp import WSCloseCode, web
 import protocol as p
 from engine import IllegalMove, UnknownVariant
 from server.runtime.errors import DayOver, RateLimited, ServerError, is_outage
-from server.transport.address import address_group
 from server.transport.ratelimit import REQUEST_COSTS, TokenBucket
 from server.transport.router import Router
 from server.transport.session import NotAuthenticated, Session
@@ -107,6 +106,7 @@ class Connection:
         services: Services,
         router: Router,
         address: str = "",
+        group: str | None = None,
     ) -> None:
         self._ws = ws
         self.services = services
@@ -114,7 +114,7 @@ class Connection:
         #: What handlers get: the player, the protocol version, `send` (this connection's).
         #: (The connection itself is the session's `send`, `__call__`: a bound method kept
         #: per connection would be 64 bytes more of every idle one.)
-        self.session = Session(services, self, address)
+        self.session = Session(services, self, address, group)
         self.binary = True  # the form of the client's latest frame; pushes use it too
         cfg = services.config
         self.validate = cfg.validate_replies
@@ -434,7 +434,7 @@ class Connection:
         budget across connections (`server.transport.ratelimit`)."""
         if not self.bucket.take(cost - 1.0):
             return False
-        return self.services.expensive.take(address_group(self.session.address), cost)
+        return self.services.expensive.take(self.session.group, cost)
 
 
 _CLOSING = frozenset((ConnState.CLOSE_REQUESTED, ConnState.CLOSING, ConnState.CLOSED))

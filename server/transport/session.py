@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import protocol as p
 from server.players.registry import Player
+from server.transport.address import address_group
 
 if TYPE_CHECKING:
     from server.services import Services
@@ -42,12 +43,15 @@ class Session:
         "after_reply",
         "device",
         "features",
+        "group",
         "player",
         "services",
         "version",
     )
 
-    def __init__(self, services: Services, send: Send, address: str = "") -> None:
+    def __init__(
+        self, services: Services, send: Send, address: str = "", group: str | None = None
+    ) -> None:
         self.services = services
         self._send = send
         self.player: Player | None = None
@@ -57,6 +61,9 @@ class Session:
         #: The client's address (`server.transport.address.client_address`: the peer, or what
         #: a trusted proxy forwarded); "" when unknown.
         self.address = address
+        #: Its `address_group` (what the per-address limits count): given by the connection,
+        #: which works it out once per peer (`server.app`), else worked out here.
+        self.group = address_group(address) if group is None else group
         #: The id of this session's device when it signed in by a code on this connection
         #: (`signin.redeem`), else "" (`server.players.devices`).
         self.device = ""
