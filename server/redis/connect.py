@@ -31,8 +31,6 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.driver_info import DriverInfo
-from redis.utils import get_lib_version
 
 from server.config import Config, parse_cluster_url
 from server.redis.embedded import EmbeddedRedis
@@ -234,20 +232,19 @@ def _one_timer(cls: type[AbstractConnection]) -> type[AbstractConnection]:
     return type(f"OneTimer{cls.__name__}", (_OneTimerSend, cls), {})
 
 
-def _driver_info() -> DriverInfo:
-    """The CLIENT SETINFO name and version, read once. Left to redis-py, every new connection
-    reads the package's metadata (an email-format parse, 0.4-5 ms): under a burst of new
-    connections that was a fifth of the server's CPU and a loop stall per connection."""
-    return DriverInfo(name="redis-py", lib_version=get_lib_version())  # type: ignore[no-untyped-call]
-
-
 def connect(
     url: str, *, pool_size: int = REDIS_POOL_SIZE, password: str | None = None
 ) -> redis.asyncio.Redis:
     """A client for ``url`` with ``decode_responses=True`` (the stores require it);
-    ``password`` is for a URL without one (a secret read from a file)."""
+    ``password`` is for a URL without one (a secret read from a file).
+
+    Its connections send no CLIENT SETINFO (redis-py's driver name and version). A Redis
+    before 7.2 (the embedded one is 6.2) refuses it, and redis-py swallows that error in a
+    reference cycle (the error, its traceback, the connect's frames and timeout, which holds
+    the task that opened the connection): a request that opened one kept its connection's
+    objects, socket included, until the garbage collector ran. Without it: no cycle, no two
+    commands more per new connection, and no package metadata read for it (0.4-5 ms)."""
     cluster_url = parse_cluster_url(url)
-    driver = _driver_info()
     if cluster_url is None:
         # A blocking pool: a burst of more concurrent requests than pooled connections waits
         # for a free connection instead of failing with "Too many connections".
@@ -259,7 +256,7 @@ def connect(
             socket_timeout=SOCKET_TIMEOUT_S,
             socket_connect_timeout=CONNECT_TIMEOUT_S,
             health_check_interval=15,
-            driver_info=driver,
+            driver_info=None,
             **({"password": password} if password is not None else {}),
         )
         pool.connection_class = _one_timer(pool.connection_class)
@@ -271,7 +268,7 @@ def connect(
         ssl=cluster_url.tls,
         decode_responses=True,
         max_connections=pool_size,
-        driver_info=driver,
+        driver_info=None,
         socket_timeout=SOCKET_TIMEOUT_S,
         socket_connect_timeout=CONNECT_TIMEOUT_S,
         retry=Retry(ExponentialBackoff(cap=CLUSTER_BACKOFF_CAP_S, base=0.05), CLUSTER_RETRIES),

@@ -52,7 +52,9 @@ _MAX_SUN_PATH = 107  # sizeof(sockaddr_un.sun_path) - NUL on Linux
 
 
 def connect(url: str, **kwargs: object) -> redis.asyncio.Redis:
-    """The app's single Redis client; the store classes require ``decode_responses=True``."""
+    """A Redis client as the app's (`server.redis.connect.connect`): ``decode_responses=True``
+    (the store classes require it) and no CLIENT SETINFO (see there)."""
+    kwargs.setdefault("driver_info", None)
     return redis.asyncio.Redis.from_url(url, decode_responses=True, **kwargs)  # type: ignore[arg-type]
 
 

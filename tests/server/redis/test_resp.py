@@ -286,8 +286,6 @@ async def test_settings_come_from_the_redis_py_client_auth_db_and_name(
         assert await admin.get("{a}:k") is None  # not in db 0
         by_db = {c["db"]: c for c in await admin.client_list() if c["db"] in ("3", "4")}
         assert by_db["3"]["name"] == "batcher-test"
-        # The app's client sends its driver info (CLIENT SETINFO), which this Redis (6.2)
-        # refuses: that refusal does not fail the setup, as with redis-py.
         assert "4" in by_db
         for db in (3, 4):
             other = _client(own_redis.url, password="s3cret", db=db)
