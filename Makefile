@@ -21,6 +21,8 @@ $(BIN)/python:
 COMPILED_DIR := $(abspath $(VENV))/compiled
 COMPILED := $(COMPILED_DIR)/compiled.json
 COMPILED_SRC := $(wildcard engine/*.py engine/easthaven/*.py protocol/*.py) setup.py \
+	$(addprefix server/,transport/connection.py transport/session.py transport/ratelimit.py \
+	handlers/games.py games/service.py runtime/metrics.py redis/batch.py redis/resp.py) \
 	compiled_build.py
 # Where an older make put the libraries, next to their sources: removed wherever found.
 IN_TREE_LIBS := engine/*.so engine/*/*.so protocol/*.so *__mypyc*.so

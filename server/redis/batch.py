@@ -112,8 +112,9 @@ class Batcher:
         self._connecting: asyncio.Task[None] | None = None
         #: Connections opened (for tests: a restart makes a new one).
         self.connects = 0
-        #: Called with each batch's commands as it is flushed (tests count round trips).
-        self.observe: Callable[[list[Command]], None] | None = None
+        #: Called with each batch as it is flushed, its commands with their futures (tests
+        #: count round trips and read replies).
+        self.observe: Callable[[list[tuple[Command, asyncio.Future[object]]]], None] | None = None
         #: A raw connection per cluster master, by node name (opened on first use).
         self._node_conns: dict[str, RespConnection] = {}
         self._node_opening: dict[str, asyncio.Future[RespConnection]] = {}
@@ -159,7 +160,7 @@ class Batcher:
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         if self.observe is not None:
-            self.observe([c for c, _ in batch])
+            self.observe(list(batch))
         if self._cluster is not None:
             task = asyncio.get_running_loop().create_task(self._write(batch))
             self._tasks.add(task)

@@ -6,6 +6,7 @@ of other days, the rollover sweep) runs meanwhile and is left out by its keys.""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -35,8 +36,8 @@ class Counted:
         execute: Callable[..., Awaitable[Any]] = store._r.execute_command
         finish = store.finish
 
-        def counted_batch(batch: list[Command]) -> None:
-            self.trips.append([c.key for c in batch])
+        def counted_batch(batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
+            self.trips.append([c.key for c, _ in batch])
 
         async def counted_execute(*args: Any, **kwargs: Any) -> Any:
             self.trips.append([str(args[1]) if len(args) > 1 else ""])
@@ -146,7 +147,7 @@ async def test_a_won_daily_finish_takes_two_round_trips_crowns_included(
         (await store.start_daily("spider", D, "p1", 1, T0)).game_id, WON, "A", T0 + 5, None, 0
     )
     trips: list[list[str]] = []
-    store.batch.observe = lambda batch: trips.append([c.key for c in batch])
+    store.batch.observe = lambda batch: trips.append([c.key for c, _ in batch])
     played = PlayedLog(["a"], [4_000], T0 + 4_000)
     record, entry = await store.finish(gid, WON, "A", T0 + 90_000, "b", 1, played=played)
     assert len(trips) == 2, trips

@@ -18,7 +18,7 @@ from server.games.service import GameService
 from server.games.store import FinalResult, GameStore, PlayedLog
 from server.players.history import DailyResult, History
 from server.redis import keys
-from server.redis.batch import LuaScript
+from server.redis.batch import Command
 from server.runtime.clock import ManualClock
 from server.runtime.errors import Conflict, StoreUnavailable
 
@@ -235,17 +235,11 @@ async def test_a_brief_steps_reply_is_a_plain_integer(redis_client: redis.asynci
     reply of its pipeline to the client's reply list); its refusals keep their tables."""
     store = GameStore(redis_client)
     replies: list[asyncio.Future[object]] = []
-    eval_soon = store.batch.eval_soon
 
-    def observed(
-        script: LuaScript, keys: tuple[str, ...], args: tuple[str | int, ...] = ()
-    ) -> asyncio.Future[object]:
-        f = eval_soon(script, keys, args)
-        if script is store._finish_game:  # the game's step
-            replies.append(f)
-        return f
+    def observed(batch: list[tuple[Command, asyncio.Future[object]]]) -> None:
+        replies.extend(f for c, f in batch if c.script is store._finish_game)  # the game's step
 
-    store.batch.eval_soon = observed  # type: ignore[method-assign]
+    store.batch.observe = observed
     start = await store.start_daily("klondike", D, "p1", 1, T0)
     await store.append_move(start.game_id, 0, "a", T0 + 4_000)
     cached = PlayedLog(["a"], [4_000], T0 + 4_000, start)

@@ -14,13 +14,16 @@ from tests.support.app import App
 
 
 def writer_tasks() -> int:
-    """Tasks running a coroutine of the server's connection module (the writer, a closer)."""
-    return sum(
-        1
-        for t in asyncio.all_tasks()
-        if (code := getattr(t.get_coro(), "cr_code", None)) is not None
-        and code.co_filename.endswith("server/transport/connection.py")
-    )
+    """Tasks running a coroutine of the server's connection module (the writer, a closer),
+    as Python (its code's file) or compiled (its coroutine type's module)."""
+    return sum(1 for t in asyncio.all_tasks() if _of_connection(t.get_coro()))
+
+
+def _of_connection(coro: object) -> bool:
+    code = getattr(coro, "cr_code", None)
+    if code is not None:
+        return bool(code.co_filename.endswith("server/transport/connection.py"))
+    return type(coro).__module__ == Connection.__module__
 
 
 def connections() -> list[Connection]:
@@ -42,6 +45,7 @@ async def test_idle_connections_hold_no_writer_task_and_no_queue(race_app: App) 
     for c in conns:
         for n in range(3):
             c.send(p.Pong(id=900_000 + n, server_time=n))
+    assert writer_tasks() == len(conns), "each connection's writer is counted (either build)"
     for cl in clients:
         got = [await cl.push("pong") for _ in range(3)]
         assert [m["server_time"] for m in got] == [0, 1, 2]
