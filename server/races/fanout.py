@@ -103,6 +103,9 @@ class RaceFanout:
         self._races_of: dict[Recipient, set[str]] = {}
         self._players_of: dict[Recipient, set[str]] = {}
         self._latest: dict[str, RaceState] = {}
+        #: Per race followed here, each racer's latest `progress` event delivered: its
+        #: version and moves (`_stale`).
+        self._progress: dict[str, dict[str, tuple[int, int]]] = {}
         self._subscribed: set[str] = set()
         self._players_followed = False
         self._on_matched: list[Listener] = []
@@ -186,6 +189,7 @@ class RaceFanout:
     async def unfollow(self, race_id: str) -> None:
         """Drop the race's channel unless a connection or a spectator here still needs it."""
         if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+            self._progress.pop(race_id, None)
             await self._unsubscribe(keys.race_channel(race_id))
 
     async def detach_from(self, conn: Recipient, race_id: str) -> None:
@@ -291,6 +295,8 @@ class RaceFanout:
                 conn.send(push)
         elif isinstance(msg, pubsub.RaceEventPublished):
             race_id, event = msg.race_id, msg.event
+            if isinstance(event, pr.RacerProgress) and self._stale(race_id, event, msg.version):
+                return
             newest = p.RaceEvent(
                 race_id=race_id, version=msg.version, event=pr.dump_race_event(event)
             )
@@ -333,6 +339,26 @@ class RaceFanout:
         if not isinstance(msg, pubsub.PlayerMatched):  # spectators after the racers
             for watcher in self.watchers:
                 await watcher.on_message(msg)
+
+    def _stale(self, race_id: str, event: pr.RacerProgress, version: int) -> bool:
+        """Whether a racer's `progress` event is older than, or the same as, one delivered
+        here already. Pub/sub may deliver a message twice (a master's failover: the new
+        master's link catching up); a progress event is its racer's whole state, so a late
+        older one would show the racer's earlier progress until their next move. A racer's
+        events are numbered in the order of their moves (each move's is emitted in its
+        append's batch), whichever process published them. Stale means at or below both the
+        version and the moves delivered: a Redis that lost its latest writes (a failover, a
+        crash between AOF syncs) numbers new events from a lower version again, and those
+        carry the racer's moves since. Kept only for races followed here (a message still on
+        its way after the last follower left would leave an entry nobody removes)."""
+        if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+            return False
+        seen = self._progress.setdefault(race_id, {})
+        last = seen.get(event.player_id)
+        if last is not None and version <= last[0] and event.moves <= last[1]:
+            return True
+        seen[event.player_id] = (version, event.moves)
+        return False
 
     async def push_update(self, race_id: str, only: list[Recipient] | None = None) -> None:
         """Send every connection of the race here (or `only` these) the whole race, as each

@@ -13,7 +13,7 @@ import redis.asyncio
 import protocol as p
 import protocol.races as pr
 from server.races.fanout import RaceFanout
-from server.redis import keys
+from server.redis import keys, pubsub
 from server.runtime.clock import ManualClock
 from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
@@ -112,6 +112,40 @@ async def test_an_event_reaches_an_attached_recipient_once_and_a_detached_one_ne
     assert v2 == v1 + 1
     assert b.sent == [], "a detached connection gets nothing"
     assert not updates(a), "progress alone does not resend the whole race"
+
+
+async def test_a_late_copy_of_a_racers_progress_is_not_delivered(
+    parts: RaceParts, redis_client: redis.asyncio.Redis
+) -> None:
+    """Pub/sub may deliver a message twice (after a master's failover); a progress event
+    is its racer's whole state, so an older one delivered late would show old progress."""
+    a, b = await parts.inbox("ivy01"), await parts.inbox("jack1")
+    race_id = await room(parts, a, b, start=True)
+    await parts.fanout.attach(a, race_id)
+    await subscribed(redis_client, keys.race_channel(race_id))
+    assert a.player is not None and b.player is not None
+    channel = keys.race_channel(race_id)
+    v1 = await parts.store.emit(race_id, progress(b.player.id, 1))
+    v2 = await parts.store.emit(race_id, progress(b.player.id, 2))
+    va = await parts.store.emit(race_id, progress(a.player.id, 1))
+    for version, moves in ((v1, 1), (v2, 2), (v2, 2)):  # late copies, and a copy of the latest
+        event = pubsub.RaceEventPublished(race_id, version, progress(b.player.id, moves))
+        await redis_client.publish(channel, pubsub.encode(event))
+    v3 = await parts.store.emit(race_id, progress(b.player.id, 3))  # the last one: a marker
+    await until(lambda: any(e.version == v3 for e in race_events(a)))
+    seen = [(e.version, e.event["player_id"], e.event["moves"]) for e in race_events(a)]
+    assert seen == [
+        (v1, b.player.id, 1),
+        (v2, b.player.id, 2),
+        (va, a.player.id, 1),
+        (v3, b.player.id, 3),
+    ], "each racer's progress once, none older than one delivered"
+    # A Redis that lost its latest writes numbers new events from a lower version again:
+    # those carry the racer's moves since, and are delivered.
+    renumbered = pubsub.RaceEventPublished(race_id, v2, progress(b.player.id, 4))
+    await redis_client.publish(channel, pubsub.encode(renumbered))
+    await until(lambda: len(race_events(a)) == 5)
+    assert [(e.version, e.event["moves"]) for e in race_events(a)][-1] == (v2, 4)
 
 
 async def test_update_events_resend_the_race_as_each_recipient_may_see_it(
