@@ -188,9 +188,13 @@ class RaceFanout:
 
     async def unfollow(self, race_id: str) -> None:
         """Drop the race's channel unless a connection or a spectator here still needs it."""
-        if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+        if not self._followed(race_id):
             self._progress.pop(race_id, None)
             await self._unsubscribe(keys.race_channel(race_id))
+
+    def _followed(self, race_id: str) -> bool:
+        """Whether a connection or a spectator here needs the race's channel."""
+        return race_id in self._by_race or any(w.watching(race_id) for w in self.watchers)
 
     async def detach_from(self, conn: Recipient, race_id: str) -> None:
         """Stop sending this connection the race's events (e.g. a race found over)."""
@@ -351,7 +355,7 @@ class RaceFanout:
         crash between AOF syncs) numbers new events from a lower version again, and those
         carry the racer's moves since. Kept only for races followed here (a message still on
         its way after the last follower left would leave an entry nobody removes)."""
-        if race_id not in self._by_race and not any(w.watching(race_id) for w in self.watchers):
+        if not self._followed(race_id):
             return False
         seen = self._progress.setdefault(race_id, {})
         last = seen.get(event.player_id)
