@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import msgpack  # type: ignore[import-untyped]
+import pytest
 
 import protocol as p
 from protocol import codec
@@ -60,6 +61,59 @@ def test_a_kept_form_is_made_once_the_oldest_dropped_and_the_pinned_kept() -> No
         assert id(others[-1]) not in codec._KEPT
         p.forget_plain(VARIANT_INFO)  # pinned: not forgotten
         assert codec._plain(VARIANT_INFO) is codec._plain(VARIANT_INFO)
+    finally:
+        codec._KEPT.clear()
+        codec._KEPT.update(before)
+        codec._ROLLING.clear()
+        codec._ROLLING.update(rolling)
+
+
+def test_kept_fields_go_into_the_frame_packed_and_written_as_the_whole_map_would_be() -> None:
+    cells = tuple(
+        p.DayTier(variant=v, tier=t, state="upcoming")
+        for v in ("fourteen-out", "triple-deck")
+        for t in ("easy", "hard")
+    )
+    ids = ("fourteen-out", "triple-deck")
+    before, rolling = dict(codec._KEPT), dict(codec._ROLLING)
+    try:
+        p.keep_plain(cells)
+        p.keep_plain(ids)
+        message = p.Welcome(
+            id=9,
+            version=10,
+            player_id="Ab3_x9Kq2Lm0",
+            name="Kept",
+            server_time=1_907_755_200_000,
+            variants=ids,
+            token=None,
+            daily=(),
+            variant_info=VARIANT_INFO,
+            tiers=cells,
+        )
+        wire, kept = codec._plain_wire(message, "welcome")
+        assert kept is not None and set(kept) == {"variants", "variant_info", "tiers"}
+        for binary in (True, False):
+            spliced = p.encode(message, binary, validate=False)
+            assert spliced == p.encode(message, binary)  # the validating encoder's bytes
+        assert codec._pack_spliced(wire, kept) == msgpack.packb(wire, use_bin_type=True)
+        assert codec._dumps_spliced(wire, kept) == json.dumps(
+            wire, ensure_ascii=False, separators=(",", ":")
+        )
+        body = json.loads(p.encode(message, False, validate=False))
+        assert body["variants"] == list(ids) and body["tiers"][3]["tier"] == "hard"
+        # Text that is not ASCII is written unescaped, kept or not (a map built here: the
+        # messages' own text fields are ASCII).
+        text = {"type": "x", "a": ["Zoë", "Ærø €"], "b": "名前", "c": [1, {"d": None}]}
+        forms = {k: (msgpack.packb(text[k]), codec._dumps(text[k])) for k in "ac"}
+        assert codec._dumps_spliced(text, forms) == json.dumps(
+            text, ensure_ascii=False, separators=(",", ":")
+        )
+        assert codec._pack_spliced(text, forms) == msgpack.packb(text, use_bin_type=True)
+        # A frame over the limit is refused as before, kept fields or not.
+        size = len(p.encode(message, True, validate=False))
+        with pytest.raises(p.EncodeError, match="larger than"):
+            p.encode(message, True, validate=False, max_size=size - 1)
     finally:
         codec._KEPT.clear()
         codec._KEPT.update(before)

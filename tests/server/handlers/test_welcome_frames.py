@@ -36,7 +36,7 @@ def as_checked(frame: str | bytes) -> str | bytes:
 def kept_cells() -> list[tuple[Any, ...]]:
     return [
         v
-        for v, _ in codec._KEPT.values()
+        for v, *_ in codec._KEPT.values()
         if isinstance(v, tuple) and v and isinstance(v[0], p.DayTier)
     ]
 
