@@ -50,10 +50,18 @@ UNDO_TEXT: Final = "Undo (counts as a move)"
 _NO_FLOOR: Final = 99
 
 
+#: Every card code's words: `card_words` looks a code up (a browser's move names a card or
+#: three; a match each was ~0.5 µs).
+_CARD_WORDS: Final = {
+    f"{rank}{suit}": f"{rank}{symbol}"
+    for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    for suit, symbol in SUIT_SYMBOLS.items()
+}
+
+
 def card_words(code: str) -> str:
     """``10H`` -> ``10♥`` (a hidden ``??`` or anything else is returned as it is)."""
-    m = _CARD_CODE.fullmatch(code)
-    return m.group(1) + SUIT_SYMBOLS[m.group(2)] if m else code
+    return _CARD_WORDS.get(code, code)
 
 
 def symbols(text: str) -> str:

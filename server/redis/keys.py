@@ -590,7 +590,10 @@ def tier_game_id(variant: str, date: dt.date, pid: str, tier: str, *, catchup: b
 
 def parse_game_id(game_id: str) -> GameKeys:
     """Strictly parse a client-supplied game id; anything malformed is ``NotFound``."""
-    f = _FREE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    if not isinstance(game_id, str):
+        raise NotFound("no such game")
+    # Each kind of id has its own first letter: one pattern tried, not three in turn.
+    f = _FREE_GAME_RE.fullmatch(game_id) if game_id.startswith("f.") else None
     if f is not None:
         free_id, day, pid = f.groups()
         try:
@@ -598,7 +601,7 @@ def parse_game_id(game_id: str) -> GameKeys:
         except ValueError:
             raise NotFound("no such game") from None
         return FreeGameKeys(game_id, free_id, date, pid)
-    r = _RACE_GAME_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    r = _RACE_GAME_RE.fullmatch(game_id) if game_id.startswith("r.") else None
     if r is not None:
         race_id, day, pid = r.groups()  # day: the race id's date part
         try:
@@ -606,7 +609,7 @@ def parse_game_id(game_id: str) -> GameKeys:
         except ValueError:
             raise NotFound("no such game") from None
         return RaceGameKeys(game_id, race_id, date, pid)
-    m = _GAME_ID_RE.fullmatch(game_id) if isinstance(game_id, str) else None
+    m = _GAME_ID_RE.fullmatch(game_id)
     if m is None:
         raise NotFound("no such game")
     scope, tier, variant, date_s, pid = m.groups()

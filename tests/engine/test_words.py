@@ -12,7 +12,9 @@ from engine.cards import parse_card
 from engine.patches import apply_patch, view_patch
 from engine.views import json_map, tableau_view, triple_deck_view
 from engine.words import (
+    _CARD_CODE,
     EASTHAVEN_FOUNDATION_SUITS,
+    SUIT_SYMBOLS,
     card_words,
     log_words,
     move_text,
@@ -26,6 +28,22 @@ def test_card_codes_become_suit_symbols() -> None:
     assert card_words("10H") == "10♥" and card_words("JD") == "J♦" and card_words("??") == "??"
     assert symbols("3D is not one rank above or below JD") == "3♦ is not one rank above or below J♦"
     assert symbols("illegal move '3 7': pile 3") == "illegal move '3 7': pile 3"
+
+
+def test_every_card_code_and_nothing_else_is_written_with_its_suit_symbol() -> None:
+    """`card_words` looks codes up: the same words as the card-code pattern `symbols` uses
+    gives a whole string, for every string of up to three characters a code could be."""
+    alphabet = "A123456789JQKTCDHSX?0 h"
+    texts = {a + b for a in alphabet for b in alphabet} | {
+        a + b + c for a in "1A" for b in "0Q1" for c in "CDHS?h"
+    }
+    written = set()
+    for text in texts:
+        m = _CARD_CODE.fullmatch(text)
+        assert card_words(text) == (m.group(1) + SUIT_SYMBOLS[m.group(2)] if m else text), text
+        if m:
+            written.add(text)
+    assert len(written) == 52 and {"10H", "AS", "KC", "2D"} <= written
 
 
 @pytest.mark.parametrize("variant", VARIANT_IDS)
