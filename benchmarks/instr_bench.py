@@ -113,7 +113,7 @@ def _plays(
     )
 
 
-def _total(dump: Path) -> int:
+def callgrind_total(dump: Path) -> int:
     """The instruction total of a callgrind output file."""
     for line in dump.read_text().splitlines():
         m = re.match(r"totals:\s+(\d+)", line)  # ("summary" is 0 when counting starts late)
@@ -169,7 +169,7 @@ def measure(
             stderr=subprocess.DEVNULL,
         )
         dumps = sorted(work.glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
-        instructions = sum(_total(d) for d in dumps if d.stat().st_size)
+        instructions = sum(callgrind_total(d) for d in dumps if d.stat().st_size)
         if args.keep is not None:
             args.keep.mkdir(parents=True, exist_ok=True)
             for d in dumps:

@@ -22,6 +22,14 @@ connected (each said `hello`) throughout, idle: a cost that grows with the conne
 alternate within a round; each figure is the median of ``--rounds`` rounds. Compare two
 trees only in alternated runs made in the same minutes
 (``PYTHONPATH=TREE python TREE/benchmarks/per_game_bench.py``).
+
+``--callgrind`` counts instructions instead of CPU time, a figure the machine's load does not
+move (`benchmarks/instr_bench.py` does the same for moves): each kind's cycles run against a
+server of their own under valgrind's callgrind, counting switched on after a warm-up and a
+pause (the start-up's background work under valgrind's 50x slowdown would otherwise fall into
+the window), and the bare aiohttp echo's ``conn`` cycle is counted beside ours. Its figures
+still carry the server's timers (sweeps) for the window's length: compare runs of the same
+``--cycles``.
 """
 
 from __future__ import annotations
@@ -30,8 +38,11 @@ import argparse
 import asyncio
 import os
 import secrets
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +55,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import protocol  # noqa: E402
+from benchmarks.instr_bench import callgrind_total  # noqa: E402
 from benchmarks.load import cpumeter, procs  # noqa: E402
 from benchmarks.load.cpubench import CpuBench, CpuOptions  # noqa: E402
 from engine import VARIANT_IDS  # noqa: E402
@@ -155,6 +167,65 @@ async def _rounds(
             redis_per_cycle[kind].append((r1 - r0) / a.cycles * 1e6)
 
 
+def _callgrind_window(kind: str, a: argparse.Namespace, tmp: Path, echo: bool = False) -> float:
+    """Instructions per ``kind`` cycle of a server (or the echo) under callgrind."""
+    work = tmp / f"{'echo' if echo else 'ours'}-{kind}"
+    work.mkdir()
+    out = work / "callgrind.out"
+    wrapper = (
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out}",
+        "--trace-children=no",
+    )
+    port = procs.free_port()
+    if echo:
+        cmd = [*wrapper, sys.executable, "-m", "benchmarks.load.echo_server", "--port", str(port)]
+        srv = procs.Proc(cmd, port, work / "log")
+        srv.wait_ready(timeout=600.0)
+    else:
+        flags = CpuBench(CpuOptions(tmp=work, quick=True)).server_flags()
+        flags = (*flags, "--loop-lag-interval-ms", "0")  # its timer would tick 50x as often
+        srv = procs.start_server(
+            port, work / "data", flags=flags, wrapper=wrapper, log=work / "log", ready_timeout=600.0
+        )
+    try:
+        url = f"http://127.0.0.1:{port}/ws"
+        asyncio.run(_phase(url, kind, 100, a.players, "w" + secrets.token_hex(2), a.variant))
+        time.sleep(20.0)  # the server's start-up work, 50x slower under valgrind, settles
+        _callgrind_control(srv.pid, "-i", "on")
+        tag = kind[0] + secrets.token_hex(3)
+        asyncio.run(_phase(url, kind, a.cycles, a.players, tag, a.variant))
+        _callgrind_control(srv.pid, "-i", "off")
+        _callgrind_control(srv.pid, "-d")
+    finally:
+        srv.stop(timeout=120.0)
+    dumps = [d for d in work.glob("callgrind.out*") if d.stat().st_size]
+    return sum(callgrind_total(d) for d in dumps) / int(a.cycles)
+
+
+def _callgrind_control(pid: int, *args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
+
+
+def _callgrind(a: argparse.Namespace) -> None:
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("valgrind is not installed: apt-get install -y valgrind")
+    with tempfile.TemporaryDirectory(prefix="pergame-cg-") as tmp:
+        count = {k: _callgrind_window(k, a, Path(tmp)) for k in KINDS}
+        echo = _callgrind_window("conn", a, Path(tmp), echo=True)
+    print(f"server instructions per cycle under callgrind ({a.cycles} cycles, {a.variant}):")
+    for k in KINDS:
+        print(f"  {k:<6} {count[k]:12,.0f}")
+    print(f"  echo's conn {echo:12,.0f} (the bare aiohttp echo)")
+    print(
+        f"per game: connection {count['conn']:,.0f}, hello {count['hello'] - count['conn']:,.0f}, "
+        f"daily.start {count['start'] - count['hello']:,.0f}, "
+        f"resign {count['game'] - count['start']:,.0f}, total {count['game']:,.0f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -164,7 +235,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=int, default=20, help="concurrent clients")
     ap.add_argument("--variant", choices=VARIANT_IDS, default="fourteen-out")
     ap.add_argument("--idle", type=int, default=0, help="idle players kept connected")
+    ap.add_argument(
+        "--callgrind", action="store_true", help="count instructions (valgrind) instead of CPU"
+    )
     a = ap.parse_args(argv)
+    if a.callgrind:
+        _callgrind(a)
+        return
     per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
     redis_per_cycle: dict[str, list[float]] = {k: [] for k in KINDS}
     with tempfile.TemporaryDirectory(prefix="pergame-") as tmp:
