@@ -122,19 +122,29 @@ def callgrind_total(dump: Path) -> int:
     raise RuntimeError(f"no totals in {dump}")
 
 
-def measure(
-    tree: Path, label: str, args: argparse.Namespace, table: dict[str, list[scripts.Script]]
-) -> Count:
-    """The server of ``tree`` under callgrind: a warm-up window, then the measured one."""
-    work = Path(tempfile.mkdtemp(prefix="instr-"))
-    out = work / "callgrind.out"
-    wrapper = (
+def callgrind_wrapper(out: Path) -> tuple[str, ...]:
+    """The command a process runs under to be counted: callgrind, counting off until
+    `callgrind_control` ``-i on``, its counts dumped to ``out`` (and ``out.N``)."""
+    return (
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
         f"--callgrind-out-file={out}",
         "--trace-children=no",
     )
+
+
+def callgrind_control(pid: int, *args: str) -> None:
+    """``callgrind_control ARGS PID``: counting on (``-i on``), off, or a dump (``-d``)."""
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
+
+
+def measure(
+    tree: Path, label: str, args: argparse.Namespace, table: dict[str, list[scripts.Script]]
+) -> Count:
+    """The server of ``tree`` under callgrind: a warm-up window, then the measured one."""
+    work = Path(tempfile.mkdtemp(prefix="instr-"))
+    wrapper = callgrind_wrapper(work / "callgrind.out")
     port = procs.free_port()
     srv = procs.start_server(
         port,
@@ -148,26 +158,11 @@ def measure(
     try:
         _window(port, _plays(port, args, table))  # warm-up: caches, deals, code paths
         before = cpumeter.scrape(port)
-        subprocess.run(
-            ["callgrind_control", "-i", "on", str(srv.pid)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        callgrind_control(srv.pid, "-i", "on")
         _window(port, _plays(port, args, table))
-        subprocess.run(
-            ["callgrind_control", "-i", "off", str(srv.pid)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        callgrind_control(srv.pid, "-i", "off")
         after = cpumeter.scrape(port)
-        subprocess.run(
-            ["callgrind_control", "-d", str(srv.pid)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        callgrind_control(srv.pid, "-d")
         dumps = sorted(work.glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
         instructions = sum(callgrind_total(d) for d in dumps if d.stat().st_size)
         if args.keep is not None:

@@ -39,7 +39,6 @@ import asyncio
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +54,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import protocol  # noqa: E402
-from benchmarks.instr_bench import callgrind_total  # noqa: E402
+from benchmarks.instr_bench import (  # noqa: E402
+    callgrind_control,
+    callgrind_total,
+    callgrind_wrapper,
+)
 from benchmarks.load import cpumeter, procs  # noqa: E402
 from benchmarks.load.cpubench import CpuBench, CpuOptions  # noqa: E402
 from engine import VARIANT_IDS  # noqa: E402
@@ -171,14 +174,7 @@ def _callgrind_window(kind: str, a: argparse.Namespace, tmp: Path, echo: bool = 
     """Instructions per ``kind`` cycle of a server (or the echo) under callgrind."""
     work = tmp / f"{'echo' if echo else 'ours'}-{kind}"
     work.mkdir()
-    out = work / "callgrind.out"
-    wrapper = (
-        "valgrind",
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        f"--callgrind-out-file={out}",
-        "--trace-children=no",
-    )
+    wrapper = callgrind_wrapper(work / "callgrind.out")
     port = procs.free_port()
     if echo:
         cmd = [*wrapper, sys.executable, "-m", "benchmarks.load.echo_server", "--port", str(port)]
@@ -194,19 +190,15 @@ def _callgrind_window(kind: str, a: argparse.Namespace, tmp: Path, echo: bool = 
         url = f"http://127.0.0.1:{port}/ws"
         asyncio.run(_phase(url, kind, 100, a.players, "w" + secrets.token_hex(2), a.variant))
         time.sleep(20.0)  # the server's start-up work, 50x slower under valgrind, settles
-        _callgrind_control(srv.pid, "-i", "on")
+        callgrind_control(srv.pid, "-i", "on")
         tag = kind[0] + secrets.token_hex(3)
         asyncio.run(_phase(url, kind, a.cycles, a.players, tag, a.variant))
-        _callgrind_control(srv.pid, "-i", "off")
-        _callgrind_control(srv.pid, "-d")
+        callgrind_control(srv.pid, "-i", "off")
+        callgrind_control(srv.pid, "-d")
     finally:
         srv.stop(timeout=120.0)
     dumps = [d for d in work.glob("callgrind.out*") if d.stat().st_size]
     return sum(callgrind_total(d) for d in dumps) / int(a.cycles)
-
-
-def _callgrind_control(pid: int, *args: str) -> None:
-    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
 
 
 def _callgrind(a: argparse.Namespace) -> None:
