@@ -115,6 +115,21 @@ async def test_a_frame_beyond_the_hard_limit_is_closed_with_1009_unanswered(app:
     assert received_close(ws) == 1009
 
 
+async def test_a_text_frame_that_is_not_utf8_is_closed_with_1007_unanswered(app: App) -> None:
+    """The WebSocket layer refuses it before the server reads it (docs/protocol.md §1); the
+    connection before it was served, and the server serves the next one."""
+    ws = await raw(app)
+    await ws.send(json.dumps({"type": "ping", "id": 1}))
+    assert json.loads(await ws.recv())["id"] == 1
+    await ws.send(b'{"type": "ping", "id": 2, "x": "\xff\xfe"}', text=True)
+    assert await frames_until_close(ws) == []
+    assert received_close(ws) == 1007
+    again = await raw(app)
+    await again.send(json.dumps({"type": "ping", "id": 3}))
+    assert json.loads(await again.recv())["type"] == "pong"
+    await again.close()
+
+
 async def test_an_error_keeps_a_readable_id(app: App) -> None:
     ws = await raw(app)
     await ws.send(f'{{"id":5,"type":"leaderboard.top","variant":"fourteen-out","limit":{2**64}}}')
