@@ -246,7 +246,7 @@ async def _requests(app: App, out: Results) -> None:
 
 
 async def _closes(app: App, out: Results) -> None:
-    """The closes that need nothing but a socket: 1002, 1008, 1009."""
+    """The closes that need nothing but a socket: 1002, 1007, 1008, 1009."""
     ws = await websockets.connect(app.url, max_size=2**20)
     await ws.send(json.dumps({"type": "hello", "id": 1, "versions": [99], "name": "conf_v"}))
     out.closes[1002], code = await frames_until_close(ws)
@@ -260,6 +260,12 @@ async def _closes(app: App, out: Results) -> None:
     assert code == 1009, frames
     out.closes[1009] = frames
     out.errors["too_large"] = frames[0]
+
+    ws = await websockets.connect(app.url, max_size=2**20)
+    await ws.send(b'{"type": "ping", "id": 8, "x": "\xff"}', text=True)  # not UTF-8
+    frames, code = await frames_until_close(ws)
+    assert code == 1007, frames
+    out.closes[1007] = frames
 
     ws = await websockets.connect(app.url, max_size=2**20)
     for i in range(200):
