@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from .cards import SUITS, parse_card
+from .cards import RANK_TEXT, SUITS, parse_card
 from .game import Game
 from .moves import UNDO, Move
 from .variants import new_game
@@ -54,7 +54,7 @@ _NO_FLOOR: Final = 99
 #: three; a match each was ~0.5 µs).
 _CARD_WORDS: Final = {
     f"{rank}{suit}": f"{rank}{symbol}"
-    for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    for rank in RANK_TEXT[1:]
     for suit, symbol in SUIT_SYMBOLS.items()
 }
 

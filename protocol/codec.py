@@ -262,14 +262,20 @@ def forget_plain(value: tuple[object, ...]) -> None:
         del _KEPT[key]
 
 
+def _kept(value: object) -> tuple[object, object, bytes, str] | None:
+    """The kept forms of a tuple (`keep_plain`), if it is one kept."""
+    kept = _KEPT.get(id(value))
+    return kept if kept is not None and kept[0] is value else None
+
+
 def _plain(value: object) -> object:
     """The wire form of a field value, unchecked (see ``encode(validate=False)``)."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or kind is dict or value is None:
         return value
     if kind is tuple:
-        kept = _KEPT.get(id(value))
-        if kept is not None and kept[0] is value:
+        kept = _kept(value)
+        if kept is not None:
             return kept[1]
         return [_plain(v) for v in value]  # type: ignore[attr-defined]
     if kind is list:
@@ -318,11 +324,15 @@ def _plain_wire(
         kind = type(value)
         if kind is str or kind is int or kind is bool:
             wire[name] = value
-        elif kind is tuple and (kept := _KEPT.get(id(value))) is not None and kept[0] is value:
-            wire[name] = kept[1]
-            if kept_fields is None:
-                kept_fields = {}
-            kept_fields[name] = (kept[2], kept[3])
+        elif kind is tuple:
+            kept = _kept(value)
+            if kept is None:
+                wire[name] = [_plain(v) for v in value]
+            else:  # one lookup: a reply's tuples (a move's events) are rarely kept
+                wire[name] = kept[1]
+                if kept_fields is None:
+                    kept_fields = {}
+                kept_fields[name] = (kept[2], kept[3])
         elif value is not None:
             wire[name] = _plain(value)
         elif not optional:
