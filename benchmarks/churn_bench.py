@@ -38,6 +38,8 @@ FLAGS = (
     "1000",
     "--rate-burst",
     "1000",
+    "--address-bytes-rate",
+    "0",
 )
 #: Connections opened at once.
 WAVE = 50

@@ -149,6 +149,8 @@ def server_flags(date: dt.date, secret: str) -> tuple[str, ...]:
         "1000000",
         "--rate-burst",
         "1000000",
+        "--address-bytes-rate",
+        "0",
         "--idle-timeout",
         "3600",
         "--clock-offset-ms",

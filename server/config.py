@@ -53,6 +53,11 @@ class Config:
     # second, bursts up to `expensive_burst` (0: no budget per address; docs/fairplay.md).
     expensive_rate: float = 20.0
     expensive_burst: int = 60
+    # Bytes of frames per address group a second, across its connections, bursts up to
+    # `address_bytes_burst` (0: no such budget): what a frame costs to parse grows with its
+    # size, up to ~300x a ping's for 64 KiB built to be slow (docs/fairplay.md, "Limits").
+    address_bytes_rate: float = 128 * 1024
+    address_bytes_burst: int = 512 * 1024
     send_queue_max: int = 64  # outbound messages queued per connection before dropping it
     leaderboard_retention_days: int = 90
     redis_appendfsync: str = "everysec"
@@ -181,6 +186,8 @@ class Config:
             rate_burst=a.rate_burst,
             expensive_rate=a.expensive_rate,
             expensive_burst=a.expensive_burst,
+            address_bytes_rate=a.address_bytes_rate,
+            address_bytes_burst=a.address_bytes_burst,
             send_queue_max=a.send_queue_max,
             leaderboard_retention_days=a.leaderboard_retention_days,
             redis_appendfsync=a.redis_appendfsync,
@@ -280,6 +287,20 @@ def _where_flags(p: argparse.ArgumentParser, d: Config, env: Mapping[str, str]) 
         type=int,
         default=int(env.get("SOLITAIRE_EXPENSIVE_BURST") or d.expensive_burst),
         help="the most tokens of costly requests one client address may spend at once",
+    )
+    p.add_argument(
+        "--address-bytes-rate",
+        type=float,
+        default=float(env.get("SOLITAIRE_ADDRESS_BYTES_RATE") or d.address_bytes_rate),
+        help="bytes of frames a second per client address, across its connections; "
+        "0: no such budget",
+    )
+    p.add_argument(
+        "--address-bytes-burst",
+        type=int,
+        default=int(env.get("SOLITAIRE_ADDRESS_BYTES_BURST") or d.address_bytes_burst),
+        help="the most bytes of frames one client address may send at once "
+        "(at least --max-msg-size)",
     )
     p.add_argument("--send-queue-max", type=int, default=d.send_queue_max)
     p.add_argument("--leaderboard-retention-days", type=int, default=d.leaderboard_retention_days)
@@ -500,6 +521,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "max_msg_size",
             "rate_burst",
             "expensive_burst",
+            "address_bytes_burst",
             "send_queue_max",
             "leaderboard_retention_days",
             "race_rooms_per_hour",
@@ -528,6 +550,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], float, bool], ...] = (
             "connections_per_address",
             "api_rate",
             "expensive_rate",
+            "address_bytes_rate",
             "api_streams_per_address",
         ),
         0,
@@ -546,6 +569,11 @@ def _check(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
             if value < least or (value == least and not allowed):
                 flag = "--" + name.replace("_", "-")
                 p.error(f"{flag} must be {'>=' if allowed else '>'} {least}")
+    if a.address_bytes_rate > 0 and a.address_bytes_burst < a.max_msg_size:
+        p.error(
+            "--address-bytes-burst must be >= --max-msg-size (else a frame of the largest "
+            "size could never pass)"
+        )
     if a.race_provisional_rivals > 50:  # ratings keep the newest 50 rivals (RIVALS_MAX)
         p.error("--race-provisional-rivals must be <= 50")
     for cidr in _split(a.trusted_proxies):

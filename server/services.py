@@ -63,6 +63,7 @@ class Services:
     free: FreeGames  # free (unranked) games: `free.start`
     rematches: Rematches  # `race.rematch`, `race.decline`; swept by the race clock
     expensive: AddressBudget  # costly requests' tokens per address (`server.transport.ratelimit`)
+    frame_bytes: AddressBudget  # bytes of frames per address (`server.transport.ratelimit`)
     #: Set when a session of this process revoked its player's other sessions: the app's
     #: session sweep runs at once instead of at its next period.
     sessions_revoked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -171,6 +172,9 @@ class Services:
             free=FreeGames(games, clock, store.batch, config.free_games_per_hour),
             rematches=rematches,
             expensive=AddressBudget(config.expensive_rate, config.expensive_burst, clock.monotonic),
+            frame_bytes=AddressBudget(
+                config.address_bytes_rate, config.address_bytes_burst, clock.monotonic
+            ),
         )
 
 

@@ -246,6 +246,8 @@ class CpuBench:
             "1000000",
             "--rate-burst",
             "1000000",
+            "--address-bytes-rate",
+            "0",
             "--idle-timeout",
             "3600",
             "--clock-offset-ms",

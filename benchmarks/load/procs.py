@@ -36,6 +36,8 @@ BENCH_FLAGS = (
     "1000000",
     "--rate-burst",
     "1000000",
+    "--address-bytes-rate",
+    "0",
     "--idle-timeout",
     "3600",
     "--race-countdown-ms",

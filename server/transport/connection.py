@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 FLOOD_CLOSE_AFTER = 50
 #: Requests a connection may make before `hello` (`signin.redeem` is a `hello` by code).
 OPEN_REQUESTS = (p.Hello, p.SigninRedeem, p.Ping)
+#: The largest frame refused unread (`rate_limited`, `too_large`) whose `id` is still read for
+#: the error reply: reading it means parsing the frame, which a flood must not get for free.
+REFUSED_ID_MAX = 512
 
 
 class ConnState(enum.Enum):
@@ -89,6 +92,7 @@ class Connection:
         "_ws",
         "binary",
         "bucket",
+        "bytes_budget",
         "last_seen",
         "ping_at",
         "pong_at",
@@ -119,6 +123,8 @@ class Connection:
         cfg = services.config
         self.validate = cfg.validate_replies
         self.bucket = TokenBucket(cfg.rate_limit, cfg.rate_burst, services.clock.monotonic)
+        #: The bytes its address's connections may still send (None: no such budget).
+        self.bytes_budget = services.frame_bytes.bucket(self.session.group)
         self.refused = 0
         #: Frames waiting for the socket, oldest first (None: stop the writer there); made
         #: when a frame has to wait, dropped once the writer has sent them all.
@@ -366,7 +372,8 @@ class Connection:
             self.last_seen = time.monotonic()
             metrics = self.services.metrics
             session = self.session
-            if not self.bucket.take():
+            budget = self.bytes_budget
+            if not self.bucket.take() or (budget is not None and not budget.take(len(frame))):
                 self.refused += 1
                 metrics.errors.inc("rate_limited")
                 if self.refused >= FLOOD_CLOSE_AFTER:
@@ -400,8 +407,6 @@ class Connection:
                     )
                 reply = await self.router.dispatch(session, request)
             except Exception as exc:  # every failure becomes an error reply, never a crash
-                if isinstance(exc, p.FrameTooLarge) and req_id is None:
-                    req_id = _request_id(frame, max_size=len(frame) * 4)
                 reply = error_reply(
                     exc, req_id if req_id is not None else getattr(exc, "id", None), session.version
                 )
@@ -440,10 +445,13 @@ class Connection:
 _CLOSING = frozenset((ConnState.CLOSE_REQUESTED, ConnState.CLOSING, ConnState.CLOSED))
 
 
-def _request_id(frame: str | bytes, max_size: int = p.MAX_FRAME_SIZE) -> int | None:
-    """The request id of a frame the server will not process, when it is easy to read."""
+def _request_id(frame: str | bytes) -> int | None:
+    """The request id of a frame refused unread, when it is small enough to read
+    (`REFUSED_ID_MAX`)."""
+    if len(frame) > REFUSED_ID_MAX:
+        return None
     try:
-        return p.decode(frame, max_size=max_size).id
+        return p.decode(frame).id
     except p.ProtocolError as exc:
         return exc.id
     except Exception:

@@ -61,6 +61,13 @@ def test_every_bounded_flag_is_checked_at_its_edge(tmp_path: Path) -> None:
         (["--rate-limit", "0.1"], ["--rate-limit", "0"]),
         (["--race-rooms-per-hour", "1"], ["--race-rooms-per-hour", "0"]),
         (["--loop-lag-interval-ms", "0"], ["--loop-lag-interval-ms", "-1"]),
+        (["--address-bytes-rate", "0"], ["--address-bytes-rate", "-1"]),
+        # The byte budget must hold a frame of the largest size, else that frame never passes.
+        (["--address-bytes-burst", "65536"], ["--address-bytes-burst", "65535"]),
+        (
+            ["--address-bytes-rate", "0", "--address-bytes-burst", "1"],
+            ["--address-bytes-burst", "0"],
+        ),
     ):
         Config.from_args(good, env=base)
         with pytest.raises(SystemExit):
@@ -73,6 +80,7 @@ def test_fair_play_limits_from_flags_and_env(tmp_path: Path) -> None:
     assert (cfg.accounts_per_address_hour, cfg.connections_per_address) == (20, 64)
     assert (cfg.hello_timeout, cfg.hint_queue_max) == (10.0, 8)
     assert cfg.trusted_proxies == () and cfg.allowed_origins == ()
+    assert (cfg.address_bytes_rate, cfg.address_bytes_burst) == (128 * 1024, 512 * 1024)
     env = {
         **base,
         "SOLITAIRE_TRUSTED_PROXIES": "10.0.0.0/8, ::1/128",
@@ -80,12 +88,14 @@ def test_fair_play_limits_from_flags_and_env(tmp_path: Path) -> None:
         "SOLITAIRE_CONNECTIONS_PER_ADDRESS": "5",
         "SOLITAIRE_HELLO_TIMEOUT": "2.5",
         "SOLITAIRE_HINT_QUEUE_MAX": "3",
+        "SOLITAIRE_ADDRESS_BYTES_RATE": "0",
         "SOLITAIRE_ALLOWED_ORIGINS": "https://Play.Example/,https://b.example",
     }
     cfg = Config.from_args([], env=env)
     assert cfg.trusted_proxies == ("10.0.0.0/8", "::1/128")
     assert (cfg.accounts_per_address_hour, cfg.connections_per_address) == (0, 5)
     assert (cfg.hello_timeout, cfg.hint_queue_max) == (2.5, 3)
+    assert cfg.address_bytes_rate == 0.0
     assert cfg.allowed_origins == ("https://play.example", "https://b.example")
     flags = ["--accounts-per-address-hour", "7", "--trusted-proxies", "192.0.2.1"]
     cfg = Config.from_args(flags, env=env)

@@ -94,8 +94,9 @@ async def serve(
 
 
 def unthrottled_config(redis_url: str, data_dir: Path, secret: bytes, **changes: Any) -> Config:
-    """A Config on ``redis_url`` whose per-connection message rate never bites: for tests of
-    the other limits (per address, per account), which must not trip over this one."""
+    """A Config on ``redis_url`` whose message rates never bite (per connection, costly
+    requests and bytes per address): for tests of the other limits (per address, per
+    account), which must not trip over these."""
     base = replace(
         Config(),
         redis_url=redis_url,
@@ -104,5 +105,6 @@ def unthrottled_config(redis_url: str, data_dir: Path, secret: bytes, **changes:
         rate_limit=1000.0,
         rate_burst=1000,
         expensive_rate=0.0,  # nor its budget of costly requests per address
+        address_bytes_rate=0.0,  # nor its budget of bytes per address
     )
     return replace(base, **changes)

@@ -115,6 +115,7 @@ def race_config(redis_url: str, data_dir: Path) -> Config:
         race_fill_wait_ms=SETTINGS.fill_wait_ms,
         rate_limit=1000.0,
         rate_burst=1000,
+        address_bytes_rate=0.0,
     )
 
 

@@ -29,7 +29,7 @@ from tests.support.wsclient import Client
 
 pytest_plugins = ["tests.support.cluster"]
 
-FLAGS = ("--rate-limit", "1000", "--rate-burst", "1000")
+FLAGS = ("--rate-limit", "1000", "--rate-burst", "1000", "--address-bytes-rate", "0")
 DAY = dt.date(2030, 6, 15)
 RACE = "20300615-abcdef123456"
 #: Variants without hidden cards: a move can always be taken back, so play never runs out.

@@ -41,6 +41,8 @@ FLAGS = (
     "1000",
     "--rate-burst",
     "1000",
+    "--address-bytes-rate",
+    "0",
 )
 
 

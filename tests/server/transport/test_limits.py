@@ -266,3 +266,112 @@ async def test_the_rate_limit_refills_on_the_apps_clock(
         app.clock.advance(200_000)  # 2 tokens on the app's clock
         assert [(await ping(i))["type"] for i in (5, 6)] == ["pong", "pong"]
         assert (await ping(7))["code"] == "rate_limited"
+
+
+# -- bytes per address ----------------------------------------------------------------------------
+
+
+def slow_ping(rid: int, binary: bool) -> str | bytes:
+    """A `ping` of just under 64 KiB built to be slow to parse: an unknown field holding
+    ~20,000 (JSON) or ~65,000 (msgpack) empty arrays, each a container the codec checks
+    before it finds the field unknown (`bad_request`, with the id)."""
+    if binary:
+        frame: str | bytes = msgpack.packb({"type": "ping", "id": rid, "x": [[]] * 65_400})
+    else:
+        frame = json.dumps({"type": "ping", "id": rid, "x": [[]] * 21_700}, separators=(",", ":"))
+    assert 60_000 < len(frame) <= 65_536
+    return frame
+
+
+async def test_a_flood_of_frames_slow_to_parse_is_cut_by_the_address_byte_budget(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The cheat (no account needed): 12 connections of one address each send 20 pings of
+    64 KiB built to be slow to parse, within the per-connection message rate. Each cost the
+    server 2-6 ms to read before it is refused `bad_request` (a ping: 0.005 ms), and before
+    the budget 40 such connections held another player's ping for 0.65-0.85 s, for seconds.
+    Now the address's connections together get 512 KiB (the manual clock stands still:
+    nothing refills): 8 of the frames are read, the other 232 refused unread
+    (`rate_limited`, no id: a frame over 512 bytes is not parsed for it), while another
+    address's pings stay fast. A small frame refused meanwhile still gets its id; the
+    budget refills with the app's clock."""
+    defaults = Config()
+    async with running(
+        redis_url,
+        tmp_path,
+        redis_client,
+        trusted_proxies=("127.0.0.0/8",),
+        rate_limit=defaults.rate_limit,
+        rate_burst=defaults.rate_burst,
+        address_bytes_rate=defaults.address_bytes_rate,
+        address_bytes_burst=defaults.address_bytes_burst,
+    ) as app:
+        assert defaults.address_bytes_burst == 512 * 1024
+        cheater = {"X-Forwarded-For": "203.0.113.5"}
+        flooders = [
+            await websockets.connect(app.url, additional_headers=cheater) for _ in range(12)
+        ]
+        bystander = await websockets.connect(
+            app.url, additional_headers={"X-Forwarded-For": "198.51.100.7"}
+        )
+        rtts: list[float] = []
+        flooding = True
+
+        async def keep_pinging() -> None:
+            rid = 0
+            while flooding:
+                rid += 1
+                started = time.perf_counter()
+                await bystander.send(msgpack.packb({"type": "ping", "id": rid}))
+                pong = msgpack.unpackb(await asyncio.wait_for(bystander.recv(), 10))
+                assert (pong["type"], pong["id"]) == ("pong", rid), pong
+                rtts.append(time.perf_counter() - started)
+                await asyncio.sleep(0.005)
+
+        # Built once (this test's client shares the server's event loop: the pings' times
+        # should be the server's, not the building of 240 frames).
+        frames = {binary: slow_ping(5, binary) for binary in (False, True)}
+
+        async def flood(ws: websockets.ClientConnection, binary: bool) -> list[dict[str, Any]]:
+            for _ in range(20):
+                await ws.send(frames[binary])
+            replies = []
+            for _ in range(20):
+                raw = await asyncio.wait_for(ws.recv(), 30)
+                replies.append(msgpack.unpackb(raw) if binary else json.loads(raw))
+            return replies
+
+        pinger = asyncio.create_task(keep_pinging())
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        replies = await asyncio.gather(*(flood(ws, i % 2 == 0) for i, ws in enumerate(flooders)))
+        flood_s = time.perf_counter() - started
+        flooding = False
+        await pinger
+        got = [r for per_conn in replies for r in per_conn]
+        read = [r for r in got if r["code"] == "bad_request"]  # parsed: "unknown field 'x'"
+        refused = [r for r in got if r["code"] == "rate_limited"]
+        assert len(read) == 8, (len(read), len(refused))  # 8 * ~64 KiB <= 512 KiB < 9 * ...
+        assert len(refused) == 232 and all("'x'" in r["message"] and r["id"] == 5 for r in read)
+        assert all("id" not in r for r in refused), "a refused 64 KiB frame is not parsed"
+        assert max(rtts) < 0.5, f"a ping waited {max(rtts):.3f} s ({len(rtts)} in {flood_s:.2f} s)"
+
+        # The budget is per address: a new connection of the cheater's gets only what is left
+        # of it (under 9 * 64 KiB - 512 KiB), and a small frame refused is read for its id.
+        again = await websockets.connect(app.url, additional_headers=cheater)
+        small: list[dict[str, Any]] = []
+        for rid in range(1, 11):  # each ~500 bytes: a `bad_request` for its pad, if read
+            await again.send(msgpack.packb({"type": "ping", "id": rid, "pad": "x" * 480}))
+            small.append(msgpack.unpackb(await asyncio.wait_for(again.recv(), 10)))
+        codes = [r["code"] for r in small]
+        first = codes.index("rate_limited")
+        assert first <= 9 and set(codes[first:]) == {"rate_limited"}, codes
+        assert [r["id"] for r in small] == list(range(1, 11)), "each refusal with its id"
+        # It refills with the app's clock: 128 KiB a second.
+        app.clock.advance(1_000)
+        await again.send(slow_ping(2, True))
+        assert msgpack.unpackb(await asyncio.wait_for(again.recv(), 10))["code"] == "bad_request"
+        await again.send(msgpack.packb({"type": "ping", "id": 3}))
+        assert msgpack.unpackb(await asyncio.wait_for(again.recv(), 10))["type"] == "pong"
+        for ws in [*flooders, bystander, again]:
+            await ws.close()
