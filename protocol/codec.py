@@ -30,6 +30,8 @@ MAX_DEPTH: Final = 32
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**64 - 1  # what msgpack can carry; JSON frames are held to the same range
 _TYPE_FIELD: Final = frozenset({"type"})
+#: The longest text of an integer in range: 2**64-1 has 20 digits, -2**63 a sign and 19.
+_INT_TEXT_MAX: Final = 20
 
 M = TypeVar("M", bound=Struct)
 
@@ -44,19 +46,31 @@ class _Reject(ValueError):
 # --- parsing ---------------------------------------------------------------------------------
 
 
-def _pairs_to_map(pairs: list[tuple[object, object]]) -> dict[str, object]:
-    out: dict[str, object] = {}
+def _pairs_to_map(pairs: list[tuple[object, object]]) -> dict[object, object]:
+    """A map of the frame, refusing duplicate keys. A msgpack key that is a number, bytes or
+    nil is kept, for `check_tree` to refuse once the frame is parsed and its `id` can be
+    read (docs/protocol.md §6); an array or map as a key (unhashable) is refused here."""
+    out: dict[object, object] = {}
     for key, value in pairs:
-        if not isinstance(key, str):
+        if isinstance(key, str):
+            if key in out:
+                raise _Reject(f"duplicate key {key[:64]!r}")
+        elif not isinstance(key, (int, float, bytes)) and key is not None:
             raise _Reject(f"map keys must be strings, got {kind_of(key)}")
-        if key in out:
-            raise _Reject(f"duplicate key {key[:64]!r}")
         out[key] = value
     return out
 
 
 def _reject_constant(name: str) -> object:
     raise _Reject(f"{name} is not allowed")
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer; refused by its length before Python's own limit on converting long
+    digit strings (4,300 digits) answers with a message about `sys.set_int_max_str_digits`."""
+    if len(text) > _INT_TEXT_MAX:
+        raise _Reject("integer is out of range -2**63..2**64-1")
+    return int(text)
 
 
 def _finite_float(text: str) -> float:
@@ -68,6 +82,21 @@ def _finite_float(text: str) -> float:
 
 def _reject_ext(code: int, data: bytes) -> object:
     raise _Reject(f"msgpack extension types are not allowed (ext type {code})")
+
+
+def _msgpack_fault(exc: Exception) -> str:
+    """What is wrong with a msgpack frame, in the protocol's words rather than the library's
+    (which names its internals: "4294967295 exceeds max_array_len(22)")."""
+    if isinstance(exc, msgpack.ExtraData):
+        return "bytes after the end of the map"
+    if isinstance(exc, msgpack.FormatError):
+        return "a byte that starts no msgpack value"
+    text = str(exc)
+    if "incomplete input" in text:
+        return "the frame ends inside a value"
+    if "exceeds max_" in text:
+        return "a length larger than the frame"
+    return "malformed data"
 
 
 def _check_str(text: str) -> None:
@@ -142,6 +171,7 @@ def parse_frame(frame: Frame, max_size: int) -> dict[str, Any]:
                 object_pairs_hook=_pairs_to_map,
                 parse_constant=_reject_constant,
                 parse_float=_finite_float,
+                parse_int=_bounded_int,
             )
         # Each clause binds a name of its own: compiled (setup.py), a name is one typed
         # variable, and a ValueError bound to the _Reject clause's name would not fit it.
@@ -173,7 +203,7 @@ def parse_frame(frame: Frame, max_size: int) -> dict[str, Any]:
         except msgpack.StackError:
             raise BadRequest("frame is nested too deeply") from None
         except (ValueError, msgpack.UnpackException) as broken:
-            raise BadRequest(f"invalid msgpack: {broken or type(broken).__name__}") from None
+            raise BadRequest(f"invalid msgpack: {_msgpack_fault(broken)}") from None
     else:
         raise TypeError(f"a frame is bytes (msgpack) or str (JSON), not {type(frame).__name__}")
     if not isinstance(obj, dict):

@@ -10,8 +10,9 @@ same name when their folds are equal. `fold_name` is the Unicode confusables ske
 * pairs drawn as one letter: ``rn`` = ``m``, ``vv`` = ``w``;
 * ``-`` = ``_``.
 
-`RESERVED` names (by fold, so ``Adm1n`` too) are refused with ``invalid_name``: nobody may
-pass for the service or its staff.
+`RESERVED` names (by fold, so ``Adm1n`` too, and without separators, so ``admin_`` and
+``a-dmin`` too) are refused with ``invalid_name``: nobody may pass for the service or its
+staff. Separators are dropped only there: ``bob`` and ``bob_`` are two players' names.
 """
 
 from __future__ import annotations
@@ -56,4 +57,5 @@ RESERVED: Final[frozenset[str]] = frozenset(
 
 
 def is_reserved(name: str) -> bool:
-    return fold_name(name) in RESERVED
+    """``name`` folds to a reserved name once its separators (``_``, ``-``) are dropped."""
+    return fold_name(name).replace("_", "") in RESERVED

@@ -228,8 +228,33 @@ def test_msgpack_non_finite_numbers(value: float) -> None:
 
 
 def test_huge_json_integer() -> None:
-    refused('{"type":"ping","id":1,"x":' + "9" * 5000 + "}", "bad_request")
+    huge = refused('{"type":"ping","id":1,"x":' + "9" * 5000 + "}", "bad_request")
+    # In the protocol's words, not Python's ("Exceeds the limit (4300 digits) ... use
+    # sys.set_int_max_str_digits()").
+    assert huge.message == "invalid JSON: integer is out of range -2**63..2**64-1", huge
+    refused('{"type":"ping","id":' + "9" * 5000 + "}", "bad_request")
     refused('{"type":"ping","id":1,"x":' + str(2**64) + "}", "bad_request", 1)
+    refused('{"type":"ping","id":1,"x":' + str(-(2**63) - 1) + "}", "bad_request", 1)
+    for edge in (str(2**64 - 1), str(-(2**63))):  # the longest texts in range pass the parser
+        assert (
+            "unknown field"
+            in refused('{"type":"ping","id":1,"x":' + edge + "}", "bad_request", 1).message
+        )
+
+
+@pytest.mark.parametrize(
+    ("frame", "says"),
+    [
+        (b"\x81\xa1a\xdd\xff\xff\xff\xff", "a length larger than the frame"),
+        (msgpack.packb({"type": "ping", "id": 1})[:-1], "the frame ends inside a value"),
+        (msgpack.packb({"type": "ping", "id": 1}) + b"\x00", "bytes after the end of the map"),
+        (b"\xc1", "a byte that starts no msgpack value"),
+    ],
+)
+def test_msgpack_faults_are_said_in_the_protocols_words(frame: bytes, says: str) -> None:
+    """Not the library's ("4294967295 exceeds max_array_len(8)", "unpack(b) received extra
+    data.", an empty message)."""
+    assert refused(frame, "bad_request").message == f"invalid msgpack: {says}"
 
 
 def nested(depth: int) -> dict[str, object]:
@@ -264,12 +289,17 @@ def test_msgpack_binary_values() -> None:
     frame = msgpack.packb({"type": "ping", "id": 1, "x": b"bin"}, use_bin_type=True)
     refused(frame, "bad_request", 1)
     frame = msgpack.packb({b"type": "ping", "id": 1}, use_bin_type=True)
-    refused(frame, "bad_request")
+    refused(frame, "bad_request", 1)  # a bytes key: the id is still read
 
 
 def test_non_string_keys() -> None:
-    refused(msgpack.packb({"type": "ping", "id": 1, 5: 1}), "bad_request")
-    refused(msgpack.packb({"type": "ping", "id": 1, "x": {None: 1}}), "bad_request")
+    """Refused once the frame is parsed, with its id (§6: carried whenever readable)."""
+    key = refused(msgpack.packb({"type": "ping", "id": 1, 5: 1}), "bad_request", 1)
+    assert key.message == "map keys must be strings, got integer", key
+    refused(msgpack.packb({"type": "ping", "id": 1, "x": {None: 1}}), "bad_request", 1)
+    refused(msgpack.packb({"type": "ping", "id": 1, 1.5: 1, True: 2}), "bad_request", 1)
+    # An array as a key cannot be held in a map at all: refused while parsing, no id.
+    refused(b"\x83\xa4type\xa4ping\xa2id\x01\x91\x01\x01", "bad_request")
 
 
 def test_duplicate_keys() -> None:

@@ -59,6 +59,10 @@ def test_fold_names() -> None:
     assert fold_name("alice") != fold_name("alicia")
     assert is_reserved("Admin") and is_reserved("adm1n") and is_reserved("SYSTEM")
     assert not is_reserved("admiral")
+    # Separators anywhere do not make a reserved name free (found by a helper playing the
+    # cheater: `admin_` and `a-dmin` were new accounts).
+    assert all(map(is_reserved, ("admin_", "a-dmin", "_Adm1n_", "sys-tem", "mo_d", "n-u-l-l")))
+    assert not is_reserved("admin2") and not is_reserved("the_admiral")
 
 
 async def test_look_alike_and_reserved_names_are_refused(
@@ -69,7 +73,7 @@ async def test_look_alike_and_reserved_names_are_refused(
         for fake in ("AIice", "A1ice", "ALICE", "aIice"):
             r = await try_hello(app, name=fake)
             assert (r["type"], r["code"]) == ("error", "name_taken"), (fake, r)
-        for reserved in ("admin", "Adm1n", "moderator", "system", "server", "solitaire"):
+        for reserved in ("admin", "Adm1n", "moderator", "system", "server", "solitaire", "a-dmin_"):
             r = await try_hello(app, name=reserved)
             assert (r["type"], r["code"]) == ("error", "invalid_name"), (reserved, r)
         assert (await try_hello(app, name="alicia"))["type"] == "welcome"
