@@ -1,6 +1,7 @@
 """The production topology: HAProxy (deploy/haproxy.cfg, unchanged) in front of three server
 processes on one Redis. Players spread over the processes, survive a crash and a drain by
-reconnecting through the balancer, and the edge refuses an address over its connection limit."""
+reconnecting through the balancer, and the edge refuses an address over its connection limit
+and cuts half-sent upgrade requests."""
 
 from __future__ import annotations
 
@@ -139,3 +140,36 @@ async def test_the_edge_refuses_an_address_over_its_connection_limit(
         again = await websockets.connect(edge.url)  # one closed: room for one more
         for ws in [*open_[1:], again]:
             await ws.close()
+
+
+async def test_the_edge_counts_and_cuts_half_sent_upgrade_requests(
+    topology: Topology, tmp_path: Any
+) -> None:
+    """The slow client's cheat: open connections and send the upgrade request's first line
+    and never the rest. A server alone holds such a socket until aiohttp's keep-alive timeout
+    (75 s) and counts it against no per-address limit (it counts WebSockets, after the
+    upgrade): 500 from one address held 500 descriptors. The edge counts them as connections
+    of their address (the 4th here is refused) and closes each after `timeout http-request`
+    (10 s, the status 408), after which the address connects again."""
+    servers = [f"127.0.0.1:{s.port}" for s in topology.servers]
+    with Balancer(tmp_path / "edge", servers, max_conn=3) as edge:
+        edge.wait_states({"s1": "UP", "s2": "UP", "s3": "UP"})
+        started = asyncio.get_running_loop().time()
+        half: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        for _ in range(3):
+            reader, writer = await asyncio.open_connection("127.0.0.1", edge.port)
+            writer.write(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n")  # no blank line
+            await writer.drain()
+            half.append((reader, writer))
+        with pytest.raises((OSError, websockets.InvalidHandshake, asyncio.TimeoutError)):
+            extra = await asyncio.wait_for(websockets.connect(edge.url), 5)
+            await extra.close()
+        answers = await asyncio.gather(*(asyncio.wait_for(r.read(), 20) for r, _ in half))
+        waited = asyncio.get_running_loop().time() - started
+        assert 9.0 <= waited < 15.0, waited
+        assert all(a.startswith(b"HTTP/1.1 408") for a in answers), answers
+        for _, writer in half:
+            writer.close()
+        await asyncio.sleep(0.2)
+        ok = await websockets.connect(edge.url)  # the address's count went back down
+        await ok.close()
