@@ -196,10 +196,12 @@ def _background(
 
 async def _sweep_connections(app: web.Application) -> None:
     """One sweep over the connections for both of their timers (rather than a timer each,
-    re-armed by every frame): close those that sent nothing for `idle_timeout` seconds, and
-    ping those that sent nothing for `heartbeat` seconds, closing those that then answer
-    nothing (`Connection.heartbeat`)."""
+    re-armed by every frame): close those that sent nothing for `idle_timeout` seconds,
+    unless they follow a race (a racer or a spectator only receives, and may for the whole
+    race), and ping those that sent nothing for `heartbeat` seconds, closing those that then
+    answer nothing (`Connection.heartbeat`)."""
     config = app[CONFIG]
+    fanout = app[SERVICES].race_fanout
     idle, every = config.idle_timeout, config.heartbeat
     pings: set[asyncio.Task[None]] = set()  # referenced until sent (asyncio keeps none)
     loop = asyncio.get_running_loop()
@@ -209,7 +211,7 @@ async def _sweep_connections(app: web.Application) -> None:
         cutoff = now - idle
         sockets = app[SOCKETS]
         for n, conn in enumerate(list(sockets)):
-            if conn.last_seen < cutoff:
+            if conn.last_seen < cutoff and not fanout.follows(conn.session):
                 conn.close_soon(WSCloseCode.GOING_AWAY, "idle timeout")
             elif conn.heartbeat(now, every):
                 task = loop.create_task(conn.ping(now))

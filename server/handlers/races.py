@@ -27,11 +27,9 @@ async def _room(
     s = session.services
     race = await s.races.load(race_id)
     me = session.require_player().id
-    events = await s.races.events_since(race_id, since) if since is not None else []
+    events = await s.races.events_page(race_id, since) if since is not None else []
     room = p.RaceRoom(
-        id=req_id,
-        race=race.info(s.clock.now_ms(), me),
-        events=tuple(e.to_wire() for e in events[-1000:]),
+        id=req_id, race=race.info(s.clock.now_ms(), me), events=tuple(e.to_wire() for e in events)
     )
     return as_spoken(room, session.version)
 

@@ -71,6 +71,10 @@ class RaceWatcher(Protocol):
 
     def watching(self, race_id: str) -> bool: ...
 
+    def watched_by(self, conn: Recipient) -> bool:
+        """Whether ``conn`` watches some race here."""
+        ...
+
     async def on_message(
         self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged
     ) -> None: ...
@@ -145,6 +149,12 @@ class RaceFanout:
     def on_gone(self, listener: Listener) -> None:
         """Call `listener(conn)` when a connection closes."""
         self._on_gone.append(listener)
+
+    def follows(self, conn: Recipient) -> bool:
+        """Whether ``conn`` follows a race here: a racer's (a room, a running race) or a
+        spectator's. Such a connection receives without sending, and is not idle for it
+        (`server.app`'s idle timeout)."""
+        return conn in self._races_of or any(w.watched_by(conn) for w in self.watchers)
 
     def races(self) -> list[str]:
         """The races some connection here is in."""

@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 #: How long a process's mark that it holds a racer's live connection lasts without a refresh
 #: (its race clock refreshes it every tick; a crashed process's marks lapse after this).
 PRESENCE_MS = 5_000
+#: The most events one `race.room` carries, and their logged JSON's bytes at most: the rest
+#: of the frame (the race, 8 racers) stays well under the 64 KiB frame limit.
+ROOM_EVENTS_MAX = 1000
+ROOM_EVENT_BYTES = 48 * 1024
 #: A matched race is dealt the moment it is made; one still undealt after this is abandoned.
 UNDEALT_MS = 30_000
 #: A match whose race is still not made this long after the queue made it was left by a
@@ -80,6 +84,12 @@ class RaceService:
 
     async def events_since(self, race_id: str, since: int) -> list[LoggedEvent]:
         return await self.store.events_since(race_id, since)
+
+    async def events_page(self, race_id: str, since: int) -> list[LoggedEvent]:
+        """The oldest events after ``since`` that fit in one `race.room` (`ROOM_EVENTS_MAX`,
+        `ROOM_EVENT_BYTES`): a client pages on while the last one's version is below the
+        race's."""
+        return await self.store.events_page(race_id, since, ROOM_EVENTS_MAX, ROOM_EVENT_BYTES)
 
     @staticmethod
     def race_of(live: LiveGame) -> str | None:

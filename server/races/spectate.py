@@ -198,6 +198,10 @@ class Spectators:
     def watching(self, race_id: str) -> bool:
         return bool(self._watching.get(race_id))
 
+    def watched_by(self, conn: Recipient) -> bool:
+        # A scan of the races watched here: asked only of a connection silent for minutes.
+        return any(conn in conns for conns in self._watching.values())
+
     async def on_message(self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None:
         race_id = msg.race_id
         if not self.watching(race_id):

@@ -46,6 +46,8 @@ from server.runtime.errors import Conflict, NotFound, StoreUnavailable, translat
 
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 EVENT_LOG_MAX = 2000
+#: What an event's `race.room` entry adds to its logged JSON (its ``"v": N, ``), at most.
+EVENT_OVERHEAD = 16
 #: How long a race's games stay when the caller does not say (`GameStore`'s default).
 GAME_RETENTION_DAYS = 90
 #: A start reads the racers, then starts them in one script; when a racer joined or left in
@@ -903,6 +905,29 @@ class RaceStore:
             for _id, f in raw
             if int(f["v"]) > since
         ]
+
+    @translate_redis_errors
+    async def events_page(
+        self, race_id: str, since: int, max_events: int, max_bytes: int
+    ) -> list[LoggedEvent]:
+        """The oldest events after version ``since``, as many as fit in ``max_events`` and
+        ``max_bytes`` of their logged JSON (at least one): a page of `race.room`, whose frame
+        must stay under the frame limit (a Triple Deck race logs ~700 events, ~100 KiB)."""
+        raw = cast(
+            list[tuple[str, dict[str, str]]],
+            await self.r.xrange(keys.race_events(race_id), "-", "+"),
+        )
+        page: list[LoggedEvent] = []
+        size = 0
+        for _id, f in raw:
+            version = int(f["v"])
+            if version <= since:
+                continue
+            size += len(f["e"]) + EVENT_OVERHEAD
+            if page and (size > max_bytes or len(page) >= max_events):
+                break
+            page.append(LoggedEvent(version, pr.load_race_event(json.loads(f["e"]))))
+        return page
 
     # -- writing ------------------------------------------------------------------------------
 

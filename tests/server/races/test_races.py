@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
+
+import protocol.races as pr
 from engine import from_view
 from tests.support.app import App
 from tests.support.races import start_race
@@ -272,3 +275,46 @@ async def test_a_race_entered_on_one_socket_reaches_the_players_other_socket(rac
     (on_host, on_phone, _) = await start_race(race_app, host, phone, guest)
     assert on_phone["game_id"] == on_host["game_id"] == f"r.{race_id}.{host.player_id}"
     assert on_phone["view"] == on_host["view"]
+
+
+async def test_a_long_races_events_come_in_pages_that_fit_a_frame(race_app: App) -> None:
+    """Found by a newcomer writing a client from the docs: `race.get` (its `since` is 0 when
+    not given) after a two-racer Triple Deck race (689 events, ~105 KB) answered `internal`,
+    the reply being larger than the 64 KiB frame. The events now come oldest first, as many
+    as fit: a client asks again from the last one's `v` until it reaches `race.version`, and
+    gets every event once, in order."""
+    a, b = await race_app.client("pager_a"), await race_app.client("pager_b")
+    room = await a.request("race.create", variant="triple-deck")
+    race_id = room["race"]["race_id"]
+    assert (await b.request("race.join", code=room["race"]["code"]))["type"] == "race.room"
+    store = race_app.services.races.store
+    for n in range(900):  # as many progress events as a long race logs, on the real log
+        await store.emit(
+            race_id,
+            pr.RacerProgress(
+                player_id=a.player_id,
+                cleared=n % 52,
+                score=n,
+                moves=n + 1,
+                finished=False,
+                won=False,
+                stuck=False,
+            ),
+        )
+    logged = [e.version for e in await store.events_since(race_id, 0)]
+    pages: list[list[dict[str, Any]]] = []
+    since = 0
+    for _ in range(10):
+        got = await b.request("race.get", race_id=race_id, since=since)
+        assert got["type"] == "race.room", got  # was `internal`: a frame over 64 KiB
+        assert len(msgpack.packb(got)) <= 65_536
+        pages.append(got["events"])
+        since = got["events"][-1]["v"]
+        if since >= got["race"]["version"]:
+            break
+    assert len(pages) >= 2, "one frame cannot hold 900 events"
+    assert [e["v"] for page in pages for e in page] == logged  # each once, in order
+    assert pages[-1][-1]["kind"] == "progress" and pages[-1][-1]["score"] == 899
+    plain = await b.request("race.get", race_id=race_id)  # no `since`: the first page
+    assert [e["v"] for e in plain["events"]] == [e["v"] for e in pages[0]]
+    assert (await b.request("race.get", race_id=race_id, since=since))["events"] == []

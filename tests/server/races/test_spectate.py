@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -13,8 +15,8 @@ import redis.asyncio
 from engine import from_view, full_state, new_game
 from server.races import spectate
 from server.redis import keys, pubsub
-from tests.support.app import App
-from tests.support.races import start_race
+from tests.support.app import App, serve
+from tests.support.races import race_config, start_race
 from tests.support.wsclient import Client
 
 VARIANT = "triple-triangle"  # face-down tableau cards and a stock: plenty to hide
@@ -219,3 +221,28 @@ async def test_a_count_dropped_while_its_process_was_paused_comes_back(
     assert await redis_client.hget(keys.race_watchers(race_id), instance) == "1"
     listed = await s.request("race.list")
     assert [r["spectators"] for r in listed["races"]] == [1]
+
+
+async def test_racers_and_spectators_who_only_receive_are_not_closed_as_idle(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Found by a newcomer writing a client from the docs: the idle timeout (no frame from
+    the client for `--idle-timeout`; pongs are no frame of the protocol) closed a spectator
+    in the middle of a 10-minute race, and would close a racer in a room waiting for its
+    start. A connection that follows a race is not idle for receiving only (the heartbeat
+    still closes it should its peer vanish); once it stops following, the timeout applies."""
+    config = replace(race_config(redis_url, tmp_path), idle_timeout=0.6)
+    async with serve(config) as app:
+        race_id, (a, b) = await room(app, "quiet_a", "quiet_b")
+        s = await app.client("quiet_watcher")
+        idle = await app.client("quiet_idler")
+        assert (await s.request("race.watch", race_id=race_id))["type"] == "race.watching"
+        await asyncio.wait_for(idle.reader, 5)  # 0.6 s without a frame: closed
+        assert (idle.ws.close_code, idle.ws.close_reason) == (1001, "idle timeout")
+        await asyncio.sleep(1.5)  # the racers (in the room) and the spectator said nothing
+        for c in (a, b, s):
+            assert c.ws.close_code is None, c.ws.close_reason
+            assert (await c.request("ping"))["type"] == "pong"
+        assert (await s.request("race.unwatch", race_id=race_id))["type"] == "race.unwatched"
+        await asyncio.wait_for(s.reader, 5)  # no longer following: idle again
+        assert (s.ws.close_code, s.ws.close_reason) == (1001, "idle timeout")

@@ -106,9 +106,7 @@ async def test_a_larger_frame_gets_too_large_unread_then_1009(app: App, binary: 
     assert len(frame) > LIMIT
     await ws.send(frame)
     got = await frames_until_close(ws)
-    assert [(m["type"], m.get("id"), m.get("code")) for m in got] == [
-        ("error", None, "too_large")
-    ]
+    assert [(m["type"], m.get("id"), m.get("code")) for m in got] == [("error", None, "too_large")]
     assert received_close(ws) == 1009
 
 
