@@ -181,6 +181,9 @@ class Spectators:
         self._clock = clock
         self.delay_ms = DELAY_MS if delay_ms is None else delay_ms
         self._watching: dict[str, set[Recipient]] = defaultdict(set)
+        #: The reverse: the races each connection watches here (`watched_by`, `_gone`: what
+        #: it watches, not a scan of every race watched here).
+        self._watched: dict[Recipient, set[str]] = {}
         self._copies: dict[tuple[str, str], _Copy] = {}
         self._names: dict[str, dict[str, str]] = {}  # race id -> racer names (watched races)
         #: Per watched race, the racers this process was told have stopped playing: by the
@@ -199,8 +202,24 @@ class Spectators:
         return bool(self._watching.get(race_id))
 
     def watched_by(self, conn: Recipient) -> bool:
-        # A scan of the races watched here: asked only of a connection silent for minutes.
-        return any(conn in conns for conns in self._watching.values())
+        return conn in self._watched
+
+    def _add(self, conn: Recipient, race_id: str) -> None:
+        self._watching[race_id].add(conn)
+        self._watched.setdefault(conn, set()).add(race_id)
+
+    def _discard(self, conn: Recipient, race_id: str) -> None:
+        """Take ``conn`` off the race's spectators here (its set goes once empty)."""
+        conns = self._watching.get(race_id)
+        if conns is not None:
+            conns.discard(conn)
+            if not conns:
+                del self._watching[race_id]
+        races = self._watched.get(conn)
+        if races is not None:
+            races.discard(race_id)
+            if not races:
+                del self._watched[conn]
 
     async def on_message(self, msg: pubsub.RaceEventPublished | pubsub.SpectatorsChanged) -> None:
         race_id = msg.race_id
@@ -257,15 +276,14 @@ class Spectators:
         now = self._clock.now_ms()
         live = race.status is not RaceStatus.FINISHED
         count = 0
-        if live and conn not in self._watching[race_id]:
-            self._watching[race_id].add(conn)
+        if live and conn not in self._watching.get(race_id, ()):
+            self._add(conn, race_id)
             try:
                 await self._fanout.follow(race_id)
                 count = await self._change(race_id)
             except BaseException:  # not counted (an outage): not watching either
-                self._watching[race_id].discard(conn)
-                if not self._watching[race_id]:
-                    del self._watching[race_id]
+                self._discard(conn, race_id)
+                if race_id not in self._watching:
                     with contextlib.suppress(Exception):  # the race's channel, if followed
                         await self._fanout.unfollow(race_id)
                 raise
@@ -618,9 +636,8 @@ class Spectators:
         conns = self._watching.get(race_id)
         if conns is None or conn not in conns:
             return
-        conns.discard(conn)
-        if not conns:
-            del self._watching[race_id]
+        self._discard(conn, race_id)
+        if race_id not in self._watching:
             self._forget_copies(race_id)
             await self._fanout.unfollow(race_id)
         await self._change(race_id)
@@ -631,7 +648,7 @@ class Spectators:
             await self._leave(conn, race_id)
 
     def _gone(self, conn: Recipient) -> None:
-        for race_id in [r for r, conns in self._watching.items() if conn in conns]:
+        for race_id in sorted(self._watched.get(conn, ())):
             self._spawn(self._leave(conn, race_id))
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
