@@ -269,19 +269,29 @@ def _certify(variant_id: str, seed: int, budget_s: float) -> tuple[str, int | No
     return result.verdict, len(result.solution) if result.verdict == "winnable" else None
 
 
-def hint_for(game: Game, budget_s: float) -> str | None:
-    """A move on a winning (or, for scoring games, the best found) line, or None."""
-    from engine.solvers import hint
+@dataclass(frozen=True, slots=True)
+class HintAnswer:
+    """A hint search's answer: a move on a winning (or, for scoring games, the best found)
+    line, or None; whether the search proved that no line wins (``lost``: it knows every
+    hidden card, so saying so tells the player as much as a move); and the seconds it took
+    in its worker (queueing not included), which the player's hourly solver budget is
+    charged, move found or not."""
 
-    return hint(game, max_seconds=budget_s)
+    move: str | None
+    lost: bool
+    took_s: float
 
 
-def timed_hint(game: Game, budget_s: float) -> tuple[str | None, float]:
-    """`hint_for` and the seconds the search took in its worker (queueing not included): what
-    the player's hourly solver budget is charged, move found or not."""
+def timed_hint(game: Game, budget_s: float) -> HintAnswer:
+    """Search the game's position for a hint within ``budget_s`` seconds (in a worker)."""
+    from engine.solvers import IMPOSSIBLE, WINNABLE, solve
+
     started = time.perf_counter()
-    move = hint_for(game, budget_s)
-    return move, time.perf_counter() - started
+    result = solve(game, max_seconds=budget_s)
+    took_s = time.perf_counter() - started
+    if result.solution and (result.verdict == WINNABLE or result.best_score is not None):
+        return HintAnswer(result.solution[0], False, took_s)  # as `engine.solvers.hint`
+    return HintAnswer(None, result.verdict == IMPOSSIBLE and not game.scored, took_s)
 
 
 #: Address space a game-over search may use in a worker (the largest measured from play, 701,498

@@ -43,13 +43,17 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
                     "wait for a free worker: retry in a few seconds"
                 )
             await _count_free_hint(session, player.id)
-            move, took_s = await pool.run_spare(timed_hint, live.game, s.config.hint_budget_s)
+            answer = await pool.run_spare(timed_hint, live.game, s.config.hint_budget_s)
         else:  # behind certification (`SolverPool.run_hint`)
-            move, took_s = await pool.run_hint(timed_hint, live.game, s.config.hint_budget_s)
+            answer = await pool.run_hint(timed_hint, live.game, s.config.hint_budget_s)
         if budget is not None:  # charged move found or not: a fruitless search costs the same
-            await spend_hourly(s.store.batch, budget, max(1, math.ceil(took_s * 1000)))
+            await spend_hourly(s.store.batch, budget, max(1, math.ceil(answer.took_s * 1000)))
+    move = answer.move
     hints = live.record.hints
-    if move is not None:  # only a hint actually given counts against the player
+    # A hint given counts against the player, and so does a search that proved the game lost:
+    # it knows the face-down cards, so "no winning move" after a move, then a move after its
+    # undo, would tell which moves lose for free. One that ran out of time tells nothing.
+    if move is not None or answer.lost:
         hints = await s.games.add_hint(live, player.name)
     return p.HintReply(
         id=req.id,

@@ -68,6 +68,34 @@ def test_fast_expert_with_short_bursts_is_clean() -> None:
     assert not v.held, v.notes
 
 
+def test_a_replayed_line_is_held_whatever_was_undone_on_the_way() -> None:
+    """A helper playing the cheater replayed the day's Fourteen Out line at ~320 ms a move
+    after one move and its undo: the rule asked for no undo and at most par moves, so it
+    ranked first. The final line is judged now, at the pace of the moves left in it."""
+    par = 26
+    one_undo = [900, 300] + [320] * par  # a move, its undo, then the par line
+    log = ["1 2", UNDO] + ["3 4"] * par
+    v = screen(
+        Play(variant="fourteen-out", intervals_ms=one_undo, log=log, won=True, moves=par, par=par)
+    )
+    assert Reason.SOLVER_LINE_AT_SPEED in v.reasons, v.notes
+    assert "1 undone" in " ".join(v.notes)
+    # Slow decoys undone (30 of them, 3 s each) lift the game's median, not the line's.
+    decoys = [3_000, 3_000] * 30 + [320] * par
+    log = ["1 2", UNDO] * 30 + ["3 4"] * par
+    v = screen(
+        Play(variant="fourteen-out", intervals_ms=decoys, log=log, won=True, moves=par, par=par)
+    )
+    assert v.evidence.median_ms >= 3_000 and Reason.SOLVER_LINE_AT_SPEED in v.reasons
+    # A human who tries and takes back moves, then plays a par line at thinking pace: clean.
+    human_line = human(6, 900, 3_000, seed=4) + human(par, 900, 3_000, seed=5)
+    log = ["1 2", UNDO] * 3 + ["3 4"] * par
+    v = screen(
+        Play(variant="fourteen-out", intervals_ms=human_line, log=log, won=True, moves=par, par=par)
+    )
+    assert not v.held, v.notes
+
+
 def test_a_par_line_at_thinking_pace_is_clean() -> None:
     gaps = human(26, 900, 3_000)
     v = screen(Play(variant="fourteen-out", intervals_ms=gaps, won=True, moves=26, par=26))
@@ -190,7 +218,8 @@ def test_quick_stock_draws_do_not_make_a_human_triple_deck_game_machine_paced() 
 
 
 def _reference_screen(play: Play) -> Verdict:
-    """The screen as it was before its one-pass rewrite (issue #30), kept to compare."""
+    """The screen written plainly (before its one-pass rewrite, issue #30), kept to compare;
+    its solver-line rule since judges the final line (undone moves dropped)."""
     f = floors_of(play.variant)
     log = list(play.log) if play.log else [""] * len(play.intervals_ms)
     played = [
@@ -240,17 +269,27 @@ def _reference_screen(play: Play) -> Verdict:
             Reason.WIN_TIME_FLOOR,
             f"won in {e.elapsed_ms} ms < {win_floor} ms for {e.moves} moves",
         )
+    line: list[tuple[int, bool]] = []  # the final line: undone moves dropped
+    for g, m in zip(play.intervals_ms, log, strict=True):
+        if m == UNDO:
+            if line:
+                line.pop()
+        else:
+            line.append((max(0, int(g)), m == DRAW))
+    paced = [g for g, draw in line if not draw]
+    line_median = int(statistics.median(paced)) if paced else 0
     if (
         play.won
         and par is not None
-        and e.undos == 0
-        and len(played) <= par
-        and e.median_ms < LINE_PACE_FACTOR * f.move_pace_ms
+        and len(line) <= par
+        and paced
+        and line_median < LINE_PACE_FACTOR * f.move_pace_ms
     ):
+        undone = "no undo" if not e.undos else f"{e.undos} undone"
         v = v.with_reason(
             Reason.SOLVER_LINE_AT_SPEED,
-            f"par line ({len(played)} <= {par} moves, no undo) at median"
-            f" {e.median_ms} ms < {LINE_PACE_FACTOR * f.move_pace_ms} ms",
+            f"par line ({len(line)} <= {par} moves, {undone}) at median"
+            f" {line_median} ms < {LINE_PACE_FACTOR * f.move_pace_ms} ms",
         )
     return v
 

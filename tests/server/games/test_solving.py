@@ -16,7 +16,8 @@ import redis.asyncio
 from engine import new_game
 from engine.solvers import WINNABLE, solve
 from server.config import Config
-from server.games.deals import DailyDeals, SolverPool, candidate_seed
+from server.games.deals import DailyDeals, SolverPool, candidate_seed, timed_hint
+from server.games.free import FREE_SEED_BASE
 from server.games.store import GameStore
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve
@@ -170,3 +171,17 @@ async def test_an_uncertified_daily_deal_is_never_dead_from_the_start(
     assert next(new_game("fourteen-out", deal.seed).legal_moves(), None) is not None
     ordinary = await deals.get("triple-triangle", dead_day)
     assert ordinary.candidate == 0, "a playable first candidate is dealt as before"
+
+
+def test_a_hint_search_says_the_game_is_lost_only_when_it_proved_it() -> None:
+    """The hint handler counts a hint that proved the position lost (the search sees the
+    face-down cards: a helper playing the cheater used free "no winning move" answers after
+    each undoable move to learn which moves lose), and not one that ran out of time."""
+    lost = timed_hint(new_game("fourteen-out", FREE_SEED_BASE + 13), 3.0)
+    assert (lost.move, lost.lost) == (None, True)  # moves are left, no line wins
+    assert solve(new_game("fourteen-out", FREE_SEED_BASE + 13)).verdict != WINNABLE
+    won = timed_hint(new_game("fourteen-out", 1), 3.0)
+    assert won.move is not None and not won.lost
+    unknown = timed_hint(new_game("triple-easthaven", 5), 0.001)  # a budget far too short
+    assert (unknown.move, unknown.lost) == (None, False)
+    assert unknown.took_s >= 0.001

@@ -96,9 +96,9 @@ async def test_a_hint_that_finds_no_move_is_charged_all_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The loop of the review played on a hopeless position: a free game with moves left but
-    no winning line. The hint answers so (no `move`, nothing counted against the game), and
-    its search is charged to the hourly budget all the same: with 1 ms an hour, the second
-    such request is `limit_reached`."""
+    no winning line. The hint answers so (no `move`), counted as a hint (the search knows the
+    face-down cards: "no winning line" is worth a hint), and its search is charged to the
+    hourly budget: with 1 ms an hour, the second such request is `limit_reached`."""
     monkeypatch.setattr("server.games.free.free_seed", lambda variant: HOPELESS_FREE_SEED)
     config = unthrottled_config(
         redis_url, tmp_path, b"hbudget2", hint_solver_ms_per_hour=1, free_hints_per_hour=10
@@ -116,7 +116,7 @@ async def test_a_hint_that_finds_no_move_is_charged_all_the_same(
 
         first = await me.request("hint", game_id=game["game_id"], timeout=30)
         assert first["type"] == "hint" and first.get("move") is None, first
-        assert first["hints"] == 0 and first["penalty_ms"] == 0, "no hint given, none counted"
+        assert first["hints"] == 1 and first["penalty_ms"] == config.hint_penalty_ms, first
         spent = await redis_client.get(keys.hint_solver_ms(me.player_id, hour))
         assert spent is not None and int(spent) >= 1, "the fruitless search is charged"
         refused = await me.request("hint", game_id=game["game_id"], timeout=30)
