@@ -30,7 +30,7 @@ from server.transport.address import (
 )
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.flood import slow_ping
-from tests.support.procs import ROOT
+from tests.support.procs import QUIET, ROOT, ServerProcess
 
 
 def config(redis_url: str, tmp_path: Path, **changes: Any) -> Config:
@@ -274,18 +274,37 @@ async def test_the_rate_limit_refills_on_the_apps_clock(
 # -- bytes per address ----------------------------------------------------------------------------
 
 
+async def flood_from(url: str, address: str, connections: int, frames: int) -> list[Any]:
+    """The cheater's connections, from a process of their own (another machine, really): the
+    15 MB they build and send must not count as this process's work."""
+    flooder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.support.flood",
+        url,
+        address,
+        str(connections),
+        str(frames),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(flooder.communicate(), 120)
+    assert flooder.returncode == 0
+    got: list[Any] = json.loads(out)
+    return got
+
+
 async def test_a_flood_of_frames_slow_to_parse_is_cut_by_the_address_byte_budget(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     """The cheat (no account needed): 12 connections of one address each send 20 pings of
     64 KiB built to be slow to parse, within the per-connection message rate. Each cost the
-    server 2-6 ms to read before it is refused `bad_request` (a ping: 0.005 ms), and before
-    the budget 40 such connections held another player's ping for 0.65-0.85 s, for seconds.
-    Now the address's connections together get 512 KiB (the manual clock stands still:
-    nothing refills): 8 of the frames are read, the other 232 refused unread
-    (`rate_limited`, no id: a frame over 512 bytes is not parsed for it), while another
-    address's pings stay fast. A small frame refused meanwhile still gets its id; the
-    budget refills with the app's clock."""
+    server 2-6 ms to read before it is refused `bad_request` (a ping: 0.005 ms). Now the
+    address's connections together get 512 KiB (the manual clock stands still: nothing
+    refills): 8 of the frames are read, the other 232 refused unread (`rate_limited`, no id:
+    a frame over 512 bytes is not parsed for it). A small frame refused meanwhile still gets
+    its id; the budget refills with the app's clock. (The other players' latency through
+    such a flood: the next test, against a server process of its own.)"""
     defaults = Config()
     async with running(
         redis_url,
@@ -299,50 +318,12 @@ async def test_a_flood_of_frames_slow_to_parse_is_cut_by_the_address_byte_budget
     ) as app:
         assert defaults.address_bytes_burst == 512 * 1024
         cheater = {"X-Forwarded-For": "203.0.113.5"}
-        other = {"X-Forwarded-For": "198.51.100.7"}
-        bystander = await websockets.connect(app.url, additional_headers=other)
-        rtts: list[float] = []
-        flooding = True
-
-        async def keep_pinging() -> None:
-            ws, rid = bystander, 0
-            while flooding:
-                rid += 1
-                if rid % 30 == 0:  # a fresh connection before its own 40-message burst is spent
-                    ws = await websockets.connect(app.url, additional_headers=other)
-                started = time.perf_counter()
-                await ws.send(msgpack.packb({"type": "ping", "id": rid}))
-                pong = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
-                assert (pong["type"], pong["id"]) == ("pong", rid), pong
-                rtts.append(time.perf_counter() - started)
-                await asyncio.sleep(0.01)
-
-        pinger = asyncio.create_task(keep_pinging())
-        # The cheater's connections from a process of their own (another machine, really):
-        # building and sending their 15 MB must not count as the server's latency.
-        flooder = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "tests.support.flood",
-            app.url,
-            cheater["X-Forwarded-For"],
-            "12",
-            "20",
-            cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        out, _ = await asyncio.wait_for(flooder.communicate(), 120)
-        flooding = False
-        await pinger
-        assert flooder.returncode == 0
-        got: list[dict[str, Any]] = json.loads(out)
+        got = await flood_from(app.url, cheater["X-Forwarded-For"], 12, 20)
         read = [r for r in got if r["code"] == "bad_request"]  # parsed: "unknown field 'x'"
         refused = [r for r in got if r["code"] == "rate_limited"]
         assert len(read) == 8, (len(read), len(refused))  # 8 * ~64 KiB <= 512 KiB < 9 * ...
         assert len(refused) == 232 and all("'x'" in r["message"] and r["id"] == 5 for r in read)
         assert all("id" not in r for r in refused), "a refused 64 KiB frame is not parsed"
-        assert max(rtts) < 0.5, f"a ping waited {max(rtts):.3f} s ({len(rtts)} pings)"
-
         # The budget is per address: a new connection of the cheater's gets only what is left
         # of it (under 9 * 64 KiB - 512 KiB), and a small frame refused is read for its id.
         again = await websockets.connect(app.url, additional_headers=cheater)
@@ -352,7 +333,7 @@ async def test_a_flood_of_frames_slow_to_parse_is_cut_by_the_address_byte_budget
             small.append(msgpack.unpackb(await asyncio.wait_for(again.recv(), 10)))
         codes = [r["code"] for r in small]
         first = codes.index("rate_limited")
-        assert first <= 9 and set(codes[first:]) == {"rate_limited"}, codes
+        assert set(codes[first:]) == {"rate_limited"}, codes
         assert [r["id"] for r in small] == list(range(1, 11)), "each refusal with its id"
         # It refills with the app's clock: 128 KiB a second.
         app.clock.advance(1_000)
@@ -360,5 +341,43 @@ async def test_a_flood_of_frames_slow_to_parse_is_cut_by_the_address_byte_budget
         assert msgpack.unpackb(await asyncio.wait_for(again.recv(), 10))["code"] == "bad_request"
         await again.send(msgpack.packb({"type": "ping", "id": 3}))
         assert msgpack.unpackb(await asyncio.wait_for(again.recv(), 10))["type"] == "pong"
-        for ws in (bystander, again):
+        await again.close()
+
+
+async def test_another_address_stays_fast_through_a_slow_frame_flood(tmp_path: Path) -> None:
+    """The helper's flood (40 connections of one address, each its 40-message burst of slow
+    64 KiB frames) against a server process of its own (the pings' times are then the
+    server's, not the test runner's, whose heap after the suite's other tests makes its
+    collections slow), the bytes budget refilling at a crawl (1 KiB a second: the count is
+    what the burst allows). Without the budget another client's pings waited 0.65-0.85 s for
+    seconds (0.48 s still with the faster value check, all 1,600 frames read); with it 0.06 s,
+    8 frames read."""
+    flags = (*QUIET, "--trusted-proxies", "127.0.0.0/8", "--address-bytes-rate", "1024")
+    with ServerProcess(tmp_path / "data", flags) as srv:
+        other = {"X-Forwarded-For": "198.51.100.7"}
+        rtts: list[float] = []
+        flooding = True
+
+        async def keep_pinging() -> None:
+            ws, rid = await websockets.connect(srv.url, additional_headers=other), 0
+            while flooding:
+                rid += 1
+                if rid % 30 == 0:  # a fresh connection before its own 40-message burst is spent
+                    await ws.close()
+                    ws = await websockets.connect(srv.url, additional_headers=other)
+                started = time.perf_counter()
+                await ws.send(msgpack.packb({"type": "ping", "id": rid}))
+                pong = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+                assert (pong["type"], pong["id"]) == ("pong", rid), pong
+                rtts.append(time.perf_counter() - started)
+                await asyncio.sleep(0.01)
             await ws.close()
+
+        pinger = asyncio.create_task(keep_pinging())
+        await asyncio.sleep(0.1)
+        got = await flood_from(srv.url, "203.0.113.5", 40, 40)
+        flooding = False
+        await pinger
+        read = [r for r in got if r["code"] == "bad_request"]
+        assert 8 <= len(read) <= 9 and len(got) == 1600, len(read)
+        assert max(rtts) < 0.25, f"a ping waited {max(rtts):.3f} s ({len(rtts)} pings)"
