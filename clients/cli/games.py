@@ -256,9 +256,14 @@ class ServerGame:
             if exc.code in UNSUPPORTED:
                 return "hints are not available on this server"
             return f"no hint: {_words(exc)}"
-        self.hints = reply.hints
+        counted, self.hints = reply.hints > self.hints, reply.hints
+        if reply.move is None and counted:  # the search proved it: worth a hint (protocol.md)
+            return (
+                "no line wins from here (the solver sees every card): counted as a hint "
+                f"(hints used: {reply.hints}, time penalty {reply.penalty_ms // 1000} s)"
+            )
         if reply.move is None:
-            return "the server knows no winning line from here (no hint counted)"
+            return "the solver found no move in time (no hint counted)"
         return (
             f"hint: {reply.move}   (hints used: {reply.hints}, "
             f"time penalty {reply.penalty_ms // 1000} s)"

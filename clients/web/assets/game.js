@@ -294,6 +294,7 @@ export class GameScreen {
     this.say("Asking the server for a hint…");
     try {
       const r = await this.conn.request({ type: "hint", game_id: this.gameId });
+      const counted = r.hints > this.hints;
       this.hints = r.hints;
       this.penalty = r.penalty_ms;
       this.busy = false;
@@ -301,6 +302,8 @@ export class GameScreen {
       if (r.move) {
         this.board.showHint(r.move);
         this.say(`Hint: ${r.text || r.move} (${r.hints} hint${r.hints > 1 ? "s" : ""}, +${clock(r.penalty_ms)} on your time)`);
+      } else if (counted) {  // the search proved it: worth a hint (docs/protocol.md, `hint`)
+        this.say(`No line wins from here (the solver sees every card); that counts as a hint (+${clock(r.penalty_ms)} on your time).`);
       } else {
         this.say("The solver found no move in time; that hint was not counted.");
       }
