@@ -19,6 +19,7 @@ import os
 import resource
 import secrets
 import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -315,9 +316,45 @@ def settle_over(task: OverTask) -> tuple[bool, float]:
 R = TypeVar("R")
 
 
-def _report_pid(pids: multiprocessing.SimpleQueue[int]) -> None:
-    """A worker's initializer: tell the pool its process id (`SolverPool.worker_pids`)."""
+#: How often a worker checks that the server that started it is still there.
+ORPHAN_CHECK_S = 1.0
+
+
+def _start_worker(pids: multiprocessing.SimpleQueue[int], server_pid: int) -> None:
+    """A worker's initializer: tell the pool its process id (`SolverPool.worker_pids`), and
+    leave once the server is gone (`_exit_when_gone`)."""
     pids.put(os.getpid())
+    threading.Thread(
+        target=_exit_when_gone, args=(server_pid,), name="orphan-check", daemon=True
+    ).start()
+
+
+def _exit_when_gone(server_pid: int) -> None:
+    """End this worker once process ``server_pid`` is gone. A server killed outright (SIGKILL,
+    the OOM killer) never tells its executor's workers to stop; each holds both ends of its
+    own queue, so it would wait for work forever, and keeps the forkserver alive with it (a
+    worker holds the forkserver's alive pipe): both stayed behind every killed server."""
+    while True:
+        time.sleep(ORPHAN_CHECK_S)
+        if _gone(server_pid):
+            os._exit(0)
+
+
+def _gone(pid: int) -> bool:
+    """Process ``pid`` has ended: no such process, or a zombie its parent has not reaped yet
+    (Linux's /proc; elsewhere a signal 0)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or its id another's now
+        return True
+    return False
 
 
 class SolverPool:
@@ -391,7 +428,10 @@ class SolverPool:
             self._pids = ctx.SimpleQueue()
             self._known = set()
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=ctx, initializer=_report_pid, initargs=(self._pids,)
+                self.workers,
+                mp_context=ctx,
+                initializer=_start_worker,
+                initargs=(self._pids, os.getpid()),
             )
         return self._pool
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import os
+import signal
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +25,9 @@ from server.games.free import FREE_SEED_BASE
 from server.games.store import GameStore
 from server.runtime.clock import ManualClock
 from tests.support.app import App, serve
+from tests.support.procs import QUIET, ServerProcess
 from tests.support.races import start_race
+from tests.support.wsclient import Client
 
 R = TypeVar("R")
 
@@ -185,3 +191,45 @@ def test_a_hint_search_says_the_game_is_lost_only_when_it_proved_it() -> None:
     unknown = timed_hint(new_game("triple-easthaven", 5), 0.001)  # a budget far too short
     assert (unknown.move, unknown.lost) == (None, False)
     assert unknown.took_s >= 0.001
+
+
+def _children(pid: int) -> set[int]:
+    """The child processes of ``pid`` (Linux: /proc/<pid>/task/*/children)."""
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            out |= {int(c) for c in (task / "children").read_text().split()}
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_a_killed_servers_solver_workers_do_not_outlive_it(tmp_path: Path) -> None:
+    """A server killed outright (SIGKILL, the OOM killer) left its solver's forkserver and
+    workers running for good: a worker holds both ends of its executor's queue and waits for
+    work forever, and keeps the forkserver alive. Each worker now checks every second that
+    the server is there and leaves when it is not; the forkserver follows."""
+    with ServerProcess(tmp_path / "data", QUIET) as srv:
+        c = await Client.connect(srv.url)
+        await c.hello(name="orphan_maker")
+        game = await c.request("daily.start", variant="fourteen-out")
+        assert (await c.request("hint", game_id=game["game_id"], timeout=60))["type"] == "hint"
+        await c.close()
+        server_pid = srv.popen.pid
+        tree = {server_pid}
+        for _ in range(3):  # the server's children, theirs, and so on
+            tree |= {k for p in tree for k in _children(p)}
+        helpers = tree - {server_pid}
+        assert len(helpers) >= 2, "a forkserver and a worker, at least"
+        os.kill(server_pid, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        left = sorted(p for p in helpers if _alive(p))
+        assert not left, f"still running after the server was killed: {left}"
