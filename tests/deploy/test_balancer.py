@@ -161,6 +161,14 @@ async def test_the_edge_counts_and_cuts_half_sent_upgrade_requests(
             writer.write(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n")  # no blank line
             await writer.drain()
             half.append((reader, writer))
+        # Connected is not yet accepted: the edge counts a connection once it took it (the
+        # fourth could otherwise be taken first, by another of its threads).
+        for _ in range(100):
+            if "conn_cur=3" in edge.command("show table players"):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(edge.command("show table players"))
         with pytest.raises((OSError, websockets.InvalidHandshake, asyncio.TimeoutError)):
             extra = await asyncio.wait_for(websockets.connect(edge.url), 5)
             await extra.close()
