@@ -98,6 +98,59 @@ async def test_players_spread_over_the_processes_and_survive_a_crash(
         await c.close()
 
 
+class DyingServer:
+    """A process in the moment after its crash: its socket still takes connections, and
+    each upgrade request is read and the connection closed without an answer. Its health
+    check still answers 200, so the balancer keeps choosing it (it has the fewest open)."""
+
+    def __init__(self) -> None:
+        self.dropped = 0
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"127.0.0.1:{port}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        if head.startswith(b"GET /readyz "):
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        else:
+            self.dropped += 1
+        writer.close()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+
+async def test_an_upgrade_a_dying_process_dropped_goes_to_another(
+    topology: Topology, tmp_path: Any
+) -> None:
+    """CI saw a reconnect after a SIGKILL answered 502: the dead process's socket had taken
+    the upgrade request and closed with no response. The balancer sends such a request
+    again to another process (`retry-on empty-response`, redispatched at once)."""
+    dying = DyingServer()
+    middle = await dying.start()
+    live = [f"127.0.0.1:{s.port}" for s in topology.servers]
+    try:
+        with Balancer(tmp_path / "edge", [live[0], middle, live[2]]) as edge:
+            edge.wait_states({"s1": "UP", "s2": "UP", "s3": "UP"})
+            clients = []
+            for i in range(6):
+                c = await Client.connect(edge.url)
+                await c.hello(name=f"dropped{i}", versions=VERSION)
+                clients.append(c)
+            assert dying.dropped >= 1  # the balancer did choose it
+            assert connections(topology.servers[0]) + connections(topology.servers[2]) == 6
+            for c in clients:
+                await c.close()
+    finally:
+        await dying.stop()
+
+
 async def test_a_drained_process_gets_no_new_players_and_hands_its_own_over(
     topology: Topology,
 ) -> None:
