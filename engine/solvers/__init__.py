@@ -75,7 +75,12 @@ def hint(
 ) -> str | None:
     """The first move of a winning line from the current position (for the scoring games: of
     the best line found), or None when none is known within the budget."""
-    result = solve(game, max_nodes=max_nodes, max_seconds=max_seconds)
+    return hinted_move(solve(game, max_nodes=max_nodes, max_seconds=max_seconds))
+
+
+def hinted_move(result: SolveResult) -> str | None:
+    """The move a search's result gives as a hint: the first of a winning line, or of the
+    best line a scoring game's search found; None when it found neither."""
     if result.solution and (result.verdict == WINNABLE or result.best_score is not None):
         return result.solution[0]
     return None
@@ -90,5 +95,6 @@ __all__ = [
     "SolveStats",
     "Verdict",
     "hint",
+    "hinted_move",
     "solve",
 ]

@@ -213,6 +213,16 @@ class Verdict:
         )
 
 
+def _median(ordered: list[int]) -> int:
+    """statistics.median's of sorted intervals (the middle one, or the mean of the two,
+    floored), 0 for none."""
+    n = len(ordered)
+    if not n:
+        return 0
+    half = n // 2
+    return ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) // 2
+
+
 def screen(play: Play) -> Verdict:
     """Judge one finished game (see the module docstring). One pass over the log (every
     daily finish runs it, issue #30)."""
@@ -250,11 +260,8 @@ def screen(play: Play) -> Verdict:
             run = 0
     par = play.par if f.par_is_line else None
     n = len(gaps)
-    median = 0
-    if n:
-        ordered = sorted(gaps)
-        half = n // 2  # statistics.median's: the middle one, or the mean of the two, floored
-        median = ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) // 2
+    ordered = sorted(gaps)
+    median = _median(ordered)
     evidence = Evidence(  # positional, in its field order (cheaper: every finish makes one)
         n,  # moves
         len(intervals) - len(kept),  # undos
@@ -293,11 +300,8 @@ def screen(play: Play) -> Verdict:
         # replayed line (or slow decoys undone) must not hide it (a helper playing the
         # cheater ranked first so with one undo).
         paced = sorted(g for g, draw in line if not draw)
-        k = len(paced)
-        line_median = (
-            (paced[k // 2] if k % 2 else (paced[k // 2 - 1] + paced[k // 2]) // 2) if k else 0
-        )
-        if k and line_median < LINE_PACE_FACTOR * f.move_pace_ms:
+        line_median = _median(paced)
+        if paced and line_median < LINE_PACE_FACTOR * f.move_pace_ms:
             undone = "no undo" if not evidence.undos else f"{evidence.undos} undone"
             verdict = verdict.with_reason(
                 Reason.SOLVER_LINE_AT_SPEED,

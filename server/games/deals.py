@@ -285,13 +285,14 @@ class HintAnswer:
 
 def timed_hint(game: Game, budget_s: float) -> HintAnswer:
     """Search the game's position for a hint within ``budget_s`` seconds (in a worker)."""
-    from engine.solvers import IMPOSSIBLE, WINNABLE, solve
+    from engine.solvers import IMPOSSIBLE, hinted_move, solve
 
     started = time.perf_counter()
     result = solve(game, max_seconds=budget_s)
     took_s = time.perf_counter() - started
-    if result.solution and (result.verdict == WINNABLE or result.best_score is not None):
-        return HintAnswer(result.solution[0], False, took_s)  # as `engine.solvers.hint`
+    move = hinted_move(result)
+    if move is not None:
+        return HintAnswer(move, False, took_s)
     return HintAnswer(None, result.verdict == IMPOSSIBLE and not game.scored, took_s)
 
 

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -896,15 +897,8 @@ class RaceStore:
 
     @translate_redis_errors
     async def events_since(self, race_id: str, since: int) -> list[LoggedEvent]:
-        raw = cast(
-            list[tuple[str, dict[str, str]]],
-            await self.r.xrange(keys.race_events(race_id), "-", "+"),
-        )
-        return [
-            LoggedEvent(int(f["v"]), pr.load_race_event(json.loads(f["e"])))
-            for _id, f in raw
-            if int(f["v"]) > since
-        ]
+        """Every event after version ``since``, oldest first."""
+        return await self.events_page(race_id, since, sys.maxsize, sys.maxsize)
 
     @translate_redis_errors
     async def events_page(
