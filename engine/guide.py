@@ -41,7 +41,8 @@ UNDO: Final = (
 )
 HINT: Final = (
     "Hint (the Hint button or the H key) shows a move you can make; each hint adds a time "
-    "penalty, shown on the button."
+    "penalty, shown on the button. A game you do not win ranks after every unwon game "
+    "played without a hint."
 )
 _KEYS: Final = (
     "With the keyboard: Tab or the arrow keys move from card to card, Enter or Space picks a "

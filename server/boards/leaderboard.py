@@ -1,4 +1,4 @@
-"""Leaderboards: one Redis ZSET per board, scored by an exact 53-bit composite rank key.
+"""Leaderboards: one Redis ZSET per board, scored by an exact composite rank key.
 
 Rank key (lower is better; ZRANGE ascending), most to least significant field::
 
@@ -7,11 +7,19 @@ Rank key (lower is better; ZRANGE ascending), most to least significant field::
     bits 14-40  time in milliseconds        27 bits (saturating at ~37 h 17 min)
     bits 0-13   moves                       14 bits (saturating)
 
+A result not won that took a hint ranks after every result not won that took none (a hint
+makes the line, and on these results cards or points decide before time, so its time penalty
+alone would cost next to nothing): its key is ``2**53 + 2 * (its key's 52 low bits)``, above
+every other key, in the same order among themselves. Even integers below ``2**54`` are exact
+in a double, and every key stored before stays what it was (no board is rewritten). A won
+result keeps its key: its cards or points are the variant's all, so its time, hint penalties
+included, decides.
+
 Equal keys fall back to the ZSET member ``f"{finished_at_ms:013d}:{player_id}"``, which sorts
-lexicographically, i.e. earlier finish first. Every value is < 2**53, so the double-precision
-ZSET score holds it exactly. Times rank to the millisecond; times of 2**27 - 1 ms (37 h 16 min)
-or more rank as equal on time (then by moves): no timed game lasts that long in practice, and
-every field must fit in the 53 bits a score holds exactly.
+lexicographically, i.e. earlier finish first. Every other value is < 2**53, so the
+double-precision ZSET score holds it exactly. Times rank to the millisecond; times of
+2**27 - 1 ms (37 h 16 min) or more rank as equal on time (then by moves): no timed game lasts
+that long in practice, and every field must fit in the 53 bits a score holds exactly.
 
 Entries are written exactly once per player and board (``HSETNX`` on ``members``): a race
 game's finish script in :mod:`server.games.store` embeds :data:`LUA_WRITE_ENTRY`; a daily game
@@ -57,6 +65,7 @@ from server.redis.keys import DailyGameKeys
 from server.runtime.errors import translate_redis_errors
 
 __all__ = [
+    "HINTED_BASE",
     "LUA_WRITE_ENTRY",
     "MARKED_NOTE",
     "MAX_LIMIT",
@@ -83,40 +92,53 @@ MAX_TIME_MS = (1 << 27) - 1  # ~37.3 hours
 MAX_MOVES = (1 << 14) - 1  # 16383
 MAX_LIMIT = 100  # rows per query
 _MOVES_SHIFT, _TIME_SHIFT, _POINTS_SHIFT, _WON_SHIFT = 0, 14, 41, 52
+#: Where the keys of hinted results not won start (after every other key).
+HINTED_BASE = 1 << 53
 
 
 class RankKey(NamedTuple):
-    """Decoded rank key fields (already clamped/saturated)."""
+    """Decoded rank key fields (already clamped/saturated). ``hinted``: a result not won
+    that took a hint (a won one ranks by its time, penalties included: never set)."""
 
     won: bool
     points: int
     time_ms: int
     moves: int
+    hinted: bool = False
 
 
 def _clamp(v: int, hi: int) -> int:
     return max(0, min(int(v), hi))
 
 
-def encode_rank_key(won: bool, points: int, time_ms: int, moves: int) -> int:
-    """Pack a result into the ZSET score (lower is better). Out-of-range fields saturate."""
-    return (
-        (0 if won else 1) << _WON_SHIFT
-        | (MAX_POINTS - _clamp(points, MAX_POINTS)) << _POINTS_SHIFT
+def encode_rank_key(won: bool, points: int, time_ms: int, moves: int, hinted: bool = False) -> int:
+    """Pack a result into the ZSET score (lower is better). Out-of-range fields saturate;
+    ``hinted`` (a hint was taken) counts only for a result not won."""
+    low = (
+        (MAX_POINTS - _clamp(points, MAX_POINTS)) << _POINTS_SHIFT
         | _clamp(time_ms, MAX_TIME_MS) << _TIME_SHIFT
         | _clamp(moves, MAX_MOVES) << _MOVES_SHIFT
     )
+    if won:
+        return low
+    if hinted:
+        return HINTED_BASE + 2 * low
+    return 1 << _WON_SHIFT | low
 
 
 def decode_rank_key(key: int) -> RankKey:
     """Inverse of :func:`encode_rank_key`: ``encode_rank_key(*decode_rank_key(k)) == k``."""
-    if not 0 <= key < 1 << 53:
+    hinted = HINTED_BASE <= key < 2 * HINTED_BASE and not key & 1
+    if hinted:
+        key = (1 << _WON_SHIFT) | (key - HINTED_BASE) // 2
+    elif not 0 <= key < HINTED_BASE:
         raise ValueError(f"rank key out of range: {key}")
     return RankKey(
         won=not (key >> _WON_SHIFT) & 1,
         points=MAX_POINTS - ((key >> _POINTS_SHIFT) & MAX_POINTS),
         time_ms=(key >> _TIME_SHIFT) & MAX_TIME_MS,
         moves=key & MAX_MOVES,
+        hinted=hinted,
     )
 
 
@@ -203,7 +225,7 @@ def prepare_entry(
         f'"hints":{int(hints)}}}'
     )
     return PreparedEntry(
-        score=encode_rank_key(won, points, time_ms, moves),
+        score=encode_rank_key(won, points, time_ms, moves, hints > 0),
         member=f"{finished_at_ms:013d}:{player_id}",
         data=data,
     )

@@ -41,10 +41,16 @@ fields = st.builds(
     points=st.integers(0, MAX_POINTS),
     time_ms=st.integers(0, MAX_TIME_MS),
     moves=st.integers(0, MAX_MOVES),
+    hinted=st.booleans(),
 )
 
 
-@given(rank_keys)
+def kept(f: RankKey) -> RankKey:
+    """What a key keeps of ``f``: a hint only on a result not won."""
+    return f._replace(hinted=f.hinted and not f.won)
+
+
+@given(st.one_of(rank_keys, st.integers(2**52, 2**53 - 1).map(lambda k: 2 * k)))
 def test_rank_key_round_trip_from_int(key: int) -> None:
     assert encode_rank_key(*decode_rank_key(key)) == key
 
@@ -52,18 +58,30 @@ def test_rank_key_round_trip_from_int(key: int) -> None:
 @given(fields)
 def test_rank_key_round_trip_from_fields(f: RankKey) -> None:
     key = encode_rank_key(*f)
-    assert 0 <= key < 2**53
-    assert float(key) == key  # exact as a Redis (double) score
-    assert decode_rank_key(key) == f
+    assert 0 <= key < 2**54 and (key < 2**53 or key % 2 == 0)
+    assert int(float(key)) == key  # exact as a Redis (double) score
+    assert int(float(repr(float(key)))) == key  # and through its text, as Redis sends it
+    assert decode_rank_key(key) == kept(f)
 
 
 @given(fields, fields)
 def test_rank_key_order_is_lexicographic(a: RankKey, b: RankKey) -> None:
-    def sort_tuple(f: RankKey) -> tuple[int, int, int, int]:
-        return (not f.won, -f.points, f.time_ms, f.moves)
+    """Won first; then, among results not won, those without a hint; then the fields."""
+
+    def sort_tuple(f: RankKey) -> tuple[int, int, int, int, int]:
+        return (not f.won, f.hinted and not f.won, -f.points, f.time_ms, f.moves)
 
     ka, kb = encode_rank_key(*a), encode_rank_key(*b)
     assert (ka < kb) == (sort_tuple(a) < sort_tuple(b))
+
+
+def test_a_key_stored_before_hints_ranked_keeps_its_place() -> None:
+    """The layout below 2**53 is unchanged: boards written before need no rewrite."""
+    assert (
+        encode_rank_key(False, 61, 845_000, 230)
+        == 1 << 52 | (2047 - 61) << 41 | (845_000 << 14) | 230
+    )
+    assert encode_rank_key(True, 936, 60_000, 80, True) == encode_rank_key(True, 936, 60_000, 80)
 
 
 def test_rank_key_saturates() -> None:
@@ -73,7 +91,11 @@ def test_rank_key_saturates() -> None:
     assert decode_rank_key(encode_rank_key(False, -3, -1, -1)) == RankKey(False, 0, 0, 0)
     assert encode_rank_key(False, 0, MAX_TIME_MS, MAX_MOVES) == 2**53 - 1
     with pytest.raises(ValueError):
-        decode_rank_key(2**53)
+        decode_rank_key(2**53 + 1)  # odd: no key
+    with pytest.raises(ValueError):
+        decode_rank_key(2**54)
+    with pytest.raises(ValueError):
+        decode_rank_key(-1)
 
 
 async def _finish(

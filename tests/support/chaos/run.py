@@ -231,7 +231,13 @@ async def _games(redis_url: str, history: History) -> dict[str, StoredGame]:
                     tuple(moves),
                     record.finished,
                     rank_key=(
-                        encode_rank_key(result.won, result.points, result.time_ms, result.moves)
+                        encode_rank_key(
+                            result.won,
+                            result.points,
+                            result.time_ms,
+                            result.moves,
+                            result.hints > 0,
+                        )
                         if result is not None
                         else None
                     ),
