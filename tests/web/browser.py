@@ -78,6 +78,31 @@ def winning_line(variant: str, seed: int) -> list[str]:
     return list(result.solution) if result.verdict == "winnable" else []
 
 
+def losing_line(variant: str, seed: int, depth: int = 8, budget: int = 3000) -> list[str]:
+    """The first line (depth first, at most ``depth`` moves) after which the game goes on
+    but the solver proves it lost within 0.5 s: where a hint has no move to give. ``[]``
+    when none is found among ``budget`` positions."""
+    seen = 0
+
+    def search(line: list[str]) -> list[str]:
+        nonlocal seen
+        seen += 1
+        game = new_game(variant, seed)
+        for m in line:
+            game.apply(m)
+        moves = [str(m) for m in game.legal_moves()]
+        if line and moves and solve(game, max_seconds=0.5).verdict == "impossible":
+            return line
+        for m in moves:
+            if len(line) >= depth or seen >= budget:
+                break
+            if found := search([*line, m]):
+                return found
+        return []
+
+    return search([])
+
+
 @dataclass
 class WebServer:
     """The server under test: its HTTP root and the daily secret it deals with."""

@@ -23,6 +23,7 @@ from tests.web.browser import (
     Player,
     WebServer,
     landed,
+    losing_line,
     open_player,
     play_line,
     winning_line,
@@ -95,6 +96,30 @@ def test_one_move_is_one_request_and_one_reply_said_in_card_words(
         expect(status).to_contain_text(re.compile(r"Playing · 1 moves · 0:3\d"))
     finally:
         erin.close()
+
+
+def test_a_hint_on_a_lost_position_says_it_counted(browser: Browser, web_server: WebServer) -> None:
+    """A position the solver proves lost has no hint to give, and the answer is worth one (the
+    solver sees every card): the page says so, and that it counted, with its penalty, not
+    "not counted" (that is only for a search that ran out of time)."""
+    gus = open_player(browser, web_server.http, "gus")
+    try:
+        page = start(gus, web_server.http, "fourteen-out")
+        seed = web_server.seed("fourteen-out")
+        line = losing_line("fourteen-out", seed)
+        assert line, "today's deal has a short line to a lost position"
+        play_line(gus, new_game("fourteen-out", seed), line)
+        received = len(gus.frames)
+        page.click('[data-action="hint"]')
+        status = page.locator(".hint")
+        expect(status).to_contain_text("No line wins from here")
+        expect(status).to_contain_text("that counts as a hint (+0:30 on your time)")
+        expect(page.locator('[data-stat="hints"]')).to_have_text("Hints 1 (+0:30)")
+        expect(page.locator(".card.hinted")).to_have_count(0)
+        answer = [m for m in messages(gus.frames[received:]) if m["type"] == "hint"]
+        assert answer and answer[0].get("move") is None and answer[0]["hints"] == 1, answer
+    finally:
+        gus.close()
 
 
 def test_the_board_takes_most_of_a_wide_screen(browser: Browser, web_server: WebServer) -> None:
