@@ -103,7 +103,7 @@ class TripleEasthaven(TableauGame):
         try:
             c = parse_card(move.src[1:])
         except ValueError:
-            return "name the foundation card to move back, like 'f8H 5'"
+            return self._unnamed_return_reason(move)
         if move.count != 1:
             return "only one card at a time leaves a foundation"
         if c not in set(self._foundation_tops()):
@@ -114,6 +114,19 @@ class TripleEasthaven(TableauGame):
         if self._accepts(dst, c):
             return None
         return f"{c} does not build on {self._top(dst)}"
+
+    def _unnamed_return_reason(self, move: Move) -> str:
+        """Why `f 5` (no card named) is not a move: no foundation card fits there, or more
+        than one does (one that fits alone was named by `_canonical`)."""
+        dst = pile_number(move.dst, PILES)
+        if move.src != FOUNDATION or dst is None:
+            return "name the foundation card to move back, like 'f8H 5'"
+        tops = list(self._foundation_tops())
+        if not tops:
+            return "the foundations are empty"
+        if not any(self._accepts(dst, c) for c in tops):
+            return f"no foundation card builds on {self._top(dst)}"
+        return f"more than one foundation card fits pile {dst + 1}: name it, like 'f8H {dst + 1}'"
 
     def _do(self, move: Move) -> MoveResult:
         if move.src == STOCK:

@@ -166,6 +166,26 @@ def test_foundation_top_card_moves_back() -> None:
     assert game.can_undo()
 
 
+def test_a_foundation_move_without_its_card_says_why_it_is_none() -> None:
+    """`f 2` names no card: played when one foundation card fits pile 2, else the reason is
+    what the player can act on (none fits there, or which to name), not "name the card"."""
+    game = eh(
+        [("", "9S"), ("", "9H"), ("", "")],
+        stock="AD",
+        foundations=["", "", "", "AD 2D 3D 4D 5D 6D 7D 8D"],
+    )
+    with pytest.raises(IllegalMove, match="no foundation card builds on 9H"):
+        game.apply("f 2")
+    with pytest.raises(IllegalMove, match="more than one foundation card fits pile 1"):
+        eh([("", "")], stock="AD", foundations=["AC 2C", "", "", "AD 2D 3D"], fill=True).apply(
+            "f 1"
+        )
+    with pytest.raises(IllegalMove, match="the foundations are empty"):
+        eh([("", "9S")], stock="AD").apply("f 1")
+    with pytest.raises(IllegalMove, match="name the foundation card to move back"):
+        game.apply("fZZ 1")
+
+
 def test_face_down_card_turns_up_when_exposed() -> None:
     game = eh([("4S 6H", "AC"), ("", "")], stock="KH")
     result = game.apply("1 f")
