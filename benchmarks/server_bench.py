@@ -274,7 +274,8 @@ class Bench:
             say(
                 f"  {k:<5} {r.connections} open ({r.failed} failed) in {r.seconds_to_open:.1f} s;"
                 f" RSS {r.rss_before / 2**20:.0f} -> {r.rss_after / 2**20:.0f} MiB, "
-                f"{r.per_connection / 1024:.1f} KiB per connection"
+                f"{r.per_connection / 1024:.1f} KiB per connection; idle CPU "
+                f"{r.idle_cpu_ms_per_s:.1f} ms a second"
             )
             if r.error:
                 say(f"    first failure: {r.error}")
@@ -285,6 +286,8 @@ class Bench:
             "ours_kib": res["ours"].per_connection / 1024,
             "bare_kib": res["bare"].per_connection / 1024,
             "ratio": ratio,
+            "ours_idle_cpu_ms_per_s": res["ours"].idle_cpu_ms_per_s,
+            "bare_idle_cpu_ms_per_s": res["bare"].idle_cpu_ms_per_s,
         }
 
     def leaderboard(self) -> None:

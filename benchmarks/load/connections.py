@@ -1,9 +1,10 @@
-"""Many idle authenticated WebSockets held on one server process: memory per connection.
+"""Many idle authenticated WebSockets held on one server process: memory and idle CPU.
 
 Client processes open the connections (each says ``hello``: a new player on our server, an
 echoed frame on the bare one) and hold them; the server's RSS is read before (after one warm-up
-connection) and once all are open. Connections per process are limited by RLIMIT_NOFILE, which
-the benchmark raises to its hard limit.
+connection) and once all are open, then its CPU time over `IDLE_S` seconds of them idle (its
+timers: heartbeats, the session and connection sweeps). Connections per process are limited
+by RLIMIT_NOFILE, which the benchmark raises to its hard limit.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from multiprocessing.synchronize import Event
 import aiohttp
 import msgpack  # type: ignore[import-untyped]
 
+from .cpumeter import cpu_seconds
 from .procs import raise_fd_limit, rss_bytes
+
+#: How long the held connections stay idle while the server's CPU time is read.
+IDLE_S = 10.0
 
 
 @dataclass
@@ -31,6 +36,9 @@ class HoldResult:
     seconds_to_open: float
     failed: int
     error: str = ""
+    #: The server's CPU time (utime+stime) per second of `IDLE_S` with every connection
+    #: open and idle: its timers (heartbeats, sweeps) over that many connections.
+    idle_cpu_ms_per_s: float = 0.0
 
     @property
     def per_connection(self) -> float:
@@ -114,6 +122,9 @@ def hold_connections(
         opened = time.perf_counter() - t0
         time.sleep(2.0)  # let the server settle (allocations of the last handshakes)
         after = rss_bytes(server_pid)
+        cpu_before = cpu_seconds(server_pid)
+        time.sleep(IDLE_S)
+        idle_ms = (cpu_seconds(server_pid) - cpu_before) * 1000 / IDLE_S
         n_open = sum(int(out["open"]) for _, _, out in parts)
         failed = sum(int(out["failed"]) for _, _, out in parts)
         error = next((str(out["error"]) for _, _, out in parts if "error" in out), "")
@@ -124,7 +135,7 @@ def hold_connections(
             if proc.is_alive():
                 proc.kill()
         manager.shutdown()
-    return HoldResult(n_open, before, after, opened, failed, error)
+    return HoldResult(n_open, before, after, opened, failed, error, idle_ms)
 
 
 def warm_up(url: str) -> Callable[[], None]:

@@ -24,7 +24,12 @@ from typing import Final, cast
 
 import redis.asyncio
 
-from server.players.registry import REVOKED_TTL_MS, Player, announce_revoked
+from server.players.registry import (
+    REVOCATIONS_KEPT,
+    REVOKED_TTL_MS,
+    Player,
+    announce_revoked,
+)
 from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.clock import Clock
@@ -65,9 +70,10 @@ for _, h in ipairs(redis.call('SMEMBERS', KEYS[3])) do
 end
 """
 
-# ARGV[3] the device to revoke, ARGV[4] now ms, ARGV[5] trust ms, ARGV[6] revoked ttl ms.
-# Returns -1 when the caller's token is dead, -4 no such device, -5 the caller itself,
-# -3 the caller is on trial and the device is not newer; else the flat list as `_LIST`.
+# KEYS[6] `keys.revocations`. ARGV[3] the device to revoke, ARGV[4] now ms, ARGV[5] trust ms,
+# ARGV[6] revoked ttl ms, ARGV[7] the revocations kept (the player joins that stream, which
+# the session sweeps read). Returns -1 when the caller's token is dead, -4 no such device, -5
+# the caller itself, -3 the caller is on trial and the device is not newer; else 1.
 _REVOKE_LUA = (
     _DEVICES_LUA
     + """
@@ -95,6 +101,7 @@ else
   redis.call('SREM', KEYS[3], target[4])
   redis.call('HDEL', KEYS[4], target[1])
 end
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'p', ARGV[1])
 return 1
 """
 )
@@ -205,7 +212,7 @@ class Devices:
             int,
             await self._commit.eval(
                 self._revoke,
-                self._keys(player.id),
+                (*self._keys(player.id), keys.revocations()),
                 (
                     player.id,
                     player.token_hash,
@@ -213,6 +220,7 @@ class Devices:
                     self._clock.now_ms(),
                     self.trust_ms,
                     REVOKED_TTL_MS,
+                    REVOCATIONS_KEPT,
                 ),
             ),
         )

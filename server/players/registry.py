@@ -55,11 +55,13 @@ return 1
 """
 
 # KEYS: by_token, player hash, the player's devices, their records (`keys.player_device_info`),
-# the revoked digests.  ARGV: pid, the caller's token hash, the new token hash, "1" to revoke
-# every session (the player's `epoch` goes up), now ms, a code device's trial ms, the revoked
-# digests' ttl ms. A plain rotation puts the old digest in the revoked set: every session
-# still open with the old token (another connection of the device) is closed by the sweep,
-# so a device's sessions all hold its current token and `device.revoke` closes them all.
+# the revoked digests, `keys.revocations`.  ARGV: pid, the caller's token hash, the new token
+# hash, "1" to revoke every session (the player's `epoch` goes up), now ms, a code device's
+# trial ms, the revoked digests' ttl ms, the revocations kept. Every rotation kills a token:
+# the player joins the revocations stream, which every process's session sweep reads. A
+# plain rotation puts the old digest in the revoked set: every session still open with the
+# old token (another connection of the device) is closed by the sweep, so a device's
+# sessions all hold its current token and `device.revoke` closes them all.
 # A device signed in by a code (its hash in the devices set) replaces its own token only (its
 # record follows); the first device's token is the hash's `token_hash`. Revoking every
 # session drops every token of the player, devices included: the new one is the only one
@@ -115,11 +117,19 @@ else
     redis.call('HSET', KEYS[2], 'orig_how', mine[1], 'orig_at', mine[2], 'orig_name', mine[4])
   end
 end
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[8], '*', 'p', ARGV[1])
 if ARGV[4] == '1' then
   return redis.call('HINCRBY', KEYS[2], 'epoch', 1)
 end
 return tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0')
 """
+
+#: Entries `keys.revocations` keeps (about: trimmed with ``MAXLEN ~``). A process reads what
+#: is new there every `server.app.SESSION_SWEEP_S`; more deaths than this in between are
+#: caught by its full sweep (`server.app.FULL_SWEEP_S`).
+REVOCATIONS_KEPT: Final = 10_000
+#: Revocations one read of `Registry.revoked_since` returns at most.
+REVOCATIONS_READ: Final = 1_000
 
 #: How long a dead token's digest stays in `keys.player_revoked` (a revoked device's, a
 #: rotated-away one's): longer than any connection lives.
@@ -282,6 +292,7 @@ class PlayerRegistry:
                     keys.player_devices(player.id),
                     keys.player_device_info(player.id),
                     keys.player_revoked(player.id),
+                    keys.revocations(),
                 ),
                 (
                     player.id,
@@ -291,6 +302,7 @@ class PlayerRegistry:
                     self._clock.now_ms(),
                     trust_ms,
                     REVOKED_TTL_MS,
+                    REVOCATIONS_KEPT,
                 ),
             )
             epoch = cast(int, res)
@@ -318,6 +330,30 @@ class PlayerRegistry:
                 pipe.hget(keys.player(pid), "epoch")
             got: list[Any] = await pipe.execute()
         return {pid: int(epoch or 0) for pid, epoch in zip(wanted, got, strict=True)}
+
+    @translate_redis_errors
+    async def revocations_head(self) -> str:
+        """The id of the newest entry of `keys.revocations` ("0-0" when there is none): where
+        a process that starts now begins reading (no session of it is older)."""
+        newest = cast(
+            list[tuple[str, dict[str, str]]],
+            await self._r.xrevrange(keys.revocations(), "+", "-", count=1),
+        )
+        return newest[0][0] if newest else "0-0"
+
+    @translate_redis_errors
+    async def revoked_since(self, after: str) -> tuple[str, set[str], bool]:
+        """The players with a token dead since entry ``after`` of `keys.revocations`: the id
+        of the last entry read (``after`` when none), their ids, and whether more entries may
+        follow (`REVOCATIONS_READ` were read). One command, whatever the players connected."""
+        got = cast(
+            list[tuple[str, dict[str, str]]],
+            await self._r.xrange(keys.revocations(), f"({after}", "+", count=REVOCATIONS_READ),
+        )
+        if not got:
+            return after, set(), False
+        pids = {f["p"] for _, f in got if "p" in f}
+        return got[-1][0], pids, len(got) == REVOCATIONS_READ
 
     @translate_redis_errors
     async def revoked_sessions(self, players: Sequence[Player]) -> list[bool]:

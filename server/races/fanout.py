@@ -217,6 +217,11 @@ class RaceFanout:
         if not conns:
             await self._forget_race(race_id)
 
+    def follows_player(self, pid: str) -> bool:
+        """Whether a connection here receives the messages to player ``pid`` (every session
+        that said hello does, `watch_player`)."""
+        return pid in self._by_player
+
     async def watch_player(self, conn: Recipient, pid: str) -> None:
         """Send this connection the messages to player `pid` (a match) from now on."""
         self._by_player[pid].add(conn)

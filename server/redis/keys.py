@@ -12,6 +12,7 @@ transaction share it, so they live in one slot)::
     sol:{players}:devices:<pid>              set    sha256 of tokens of devices signed in by code
     sol:{players}:signin:<sha256(code)>      string pid: a live sign-in code (5 minutes, single use)
     sol:{players}:signin_of:<pid>            string sha256 of the player's one live sign-in code
+    sol:{players}:revocations                stream a player one of whose tokens died (``p``)
     sol:{lim:<hour>:<address group>}:signin  string sign-in code attempts from the address that hour
     sol:{lim:<hour>:<address group>}:accounts string players created from the address that hour
     sol:{d:<variant>:<date>}:board           zset   "<finished_at_ms:013d>:<pid>" -> rank key
@@ -156,6 +157,7 @@ __all__ = [
     "race_channel",
     "race_date",
     "race_tag",
+    "revocations",
     "signin_attempts",
     "signin_code",
     "signin_code_of",
@@ -228,6 +230,13 @@ def players_by_name() -> str:
 
 def players_by_token() -> str:
     return f"{_PLAYERS}by_token"
+
+
+def revocations() -> str:
+    """Every token death (a rotation, `token.revoke_all`, `device.revoke`), the player's id
+    in field ``p``, written by the script that kills the token: each process's session
+    sweep reads what is new here rather than every connected player's tokens (`server.app`)."""
+    return f"{_PLAYERS}revocations"
 
 
 def players_by_fold() -> str:
