@@ -118,7 +118,7 @@ def test_undo_not_allowed_once_the_game_is_over() -> None:
         ("triple-deck", "w f", "waste is empty"),
         ("triple-deck", "1 2", "does not build on"),
         ("triple-deck", "1 8", "pile from 1 to 7"),
-        ("triple-easthaven", "f 1", "foundation card"),
+        ("triple-easthaven", "f 1", "foundations are empty"),
         ("triple-easthaven", "1 1", "same pile"),
         ("triple-easthaven", "1 2 3", "only 1 card"),
         ("triple-easthaven", "", "not a move"),

@@ -102,24 +102,24 @@ def test_a_hint_on_a_lost_position_says_it_counted(browser: Browser, web_server:
     """A position the solver proves lost has no hint to give, and the answer is worth one (the
     solver sees every card): the page says so, and that it counted, with its penalty, not
     "not counted" (that is only for a search that ran out of time)."""
-    gus = open_player(browser, web_server.http, "gus")
+    hana = open_player(browser, web_server.http, "hana")
     try:
-        page = start(gus, web_server.http, "fourteen-out")
+        page = start(hana, web_server.http, "fourteen-out")
         seed = web_server.seed("fourteen-out")
         line = losing_line("fourteen-out", seed)
         assert line, "today's deal has a short line to a lost position"
-        play_line(gus, new_game("fourteen-out", seed), line)
-        received = len(gus.frames)
+        play_line(hana, new_game("fourteen-out", seed), line)
+        received = len(hana.frames)
         page.click('[data-action="hint"]')
         status = page.locator(".hint")
         expect(status).to_contain_text("No line wins from here")
         expect(status).to_contain_text("that counts as a hint (+0:30 on your time)")
         expect(page.locator('[data-stat="hints"]')).to_have_text("Hints 1 (+0:30)")
         expect(page.locator(".card.hinted")).to_have_count(0)
-        answer = [m for m in messages(gus.frames[received:]) if m["type"] == "hint"]
+        answer = [m for m in messages(hana.frames[received:]) if m["type"] == "hint"]
         assert answer and answer[0].get("move") is None and answer[0]["hints"] == 1, answer
     finally:
-        gus.close()
+        hana.close()
 
 
 def test_the_board_takes_most_of_a_wide_screen(browser: Browser, web_server: WebServer) -> None:
