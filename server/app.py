@@ -275,24 +275,28 @@ async def _sweep_sessions(app: web.Application) -> None:
             and (pids is None or c.session.player.id in pids)
         ]
         for i in range(0, len(sessions), FULL_SWEEP_SLICE):
-            await _close_revoked(services, sessions[i : i + FULL_SWEEP_SLICE])
+            if not await _close_revoked(services, sessions[i : i + FULL_SWEEP_SLICE]):
+                full_at = 0.0  # those players were read off the stream: every session next
+                break
 
 
-async def _close_revoked(services: Services, sessions: list[tuple[Connection, Player]]) -> None:
+async def _close_revoked(services: Services, sessions: list[tuple[Connection, Player]]) -> bool:
     """Close those of ``sessions`` (each with its player as it said hello) whose token died:
-    two pipelined reads, the players' epochs and their revoked devices."""
+    two pipelined reads, the players' epochs and their revoked devices. False when Redis
+    could not be read."""
     try:
         epochs = await services.players.epochs(player.id for _, player in sessions)
         revoked_one = await services.players.revoked_sessions([pl for _, pl in sessions])
     except Exception:
         raise_if_cancelled()
         log.warning("session sweep failed", exc_info=True)
-        return
+        return False
     for (conn, player), gone in zip(sessions, revoked_one, strict=True):
         if conn.session.player is not player:
-            continue  # its token changed since the read (`token.rotate`): the next sweep
+            continue  # it rotated its token since the read: that rotation is in the stream
         if epochs.get(player.id, 0) > player.epoch or gone:
             conn.close_soon(*TOKEN_REVOKED_CLOSE)
+    return True
 
 
 async def _prepare_deals(services: Services) -> None:
