@@ -435,7 +435,16 @@ class GameService:
         if not self.day_over(live):
             return live
         if not live.record.finished:
-            await self._close_day_locked(live, name)
+            try:
+                await self._close_day_locked(live, name)
+            except Conflict as exc:
+                if isinstance(exc, GameOver):
+                    raise
+                # Changed elsewhere since this copy (a move, a hint counted on another
+                # process): close the game as Redis holds it.
+                live = await self.refresh(live)
+                if not live.record.finished:
+                    await self._close_day_locked(live, name)
         raise DayOver(DAY_OVER_MESSAGE)
 
     async def ensure_day_open(self, live: LiveGame, name: str) -> None:
@@ -813,6 +822,11 @@ class GameService:
             await self._close_refused(live.record.game_id, live.record.player_id, name)
             raise
         live.record = replace(live.record, hints=n)
+        # The copy the hint started from may have been replaced meanwhile (a refresh for
+        # another connection's request): the cached one counts it too.
+        cached = self._cache.get(live.record.game_id)
+        if cached is not None and cached is not live and cached.record.hints < n:
+            cached.record = replace(cached.record, hints=n)
         return n
 
     def _result(

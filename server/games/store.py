@@ -248,8 +248,11 @@ return 1
 #       until the mark is known (`BoardEntries.resolve_due`). ``brief``: the caller has the
 #       record cached, so a first finish returns the integer 0 alone (not a Lua table: a
 #       table is a deferred-length reply, which moves it and every later reply of the
-#       pipeline to the client's reply list, issue #30), and a hint count other than the
-#       cached one (``hints``) is stale too.
+#       pipeline to the client's reply list, issue #30). ``hints``: the count the result was
+#       made with; any other stored count makes the step stale ({-3}) for every caller, the
+#       close at the day's end included: a copy cached on another process than the one that
+#       counted a hint does not know of it, and must not finish the game without it (a
+#       helper playing the cheater had hinted results ranked and timed as unhinted so).
 # Returns {0, record} on first finish (now finished, 'pending', or 'held' instead: a held
 # result owes its board nothing until reviewed), {1, record} if the game was already finished
 # (nothing written), {-1} no game, {-3, seq} stale expected_seq, {-5, seq} the game's day is
@@ -278,7 +281,7 @@ if not rollover then
 end
 if st[1] == 'finished' then return {1, redis.call('HGETALL', KEYS[1])} end
 if tonumber(st[2]) ~= a.seq then return {-3, tonumber(st[2])} end
-if brief and tonumber(st[5] or '0') ~= tonumber(ARGV[12]) then return {-3, tonumber(st[2])} end
+if tonumber(st[5] or '0') ~= tonumber(ARGV[12]) then return {-3, tonumber(st[2])} end
 local extra = {'entry', ARGV[5]}
 if ARGV[6] ~= '' then
   extra[#extra + 1] = 'held'

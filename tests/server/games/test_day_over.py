@@ -303,3 +303,42 @@ async def test_a_process_started_after_midnight_closes_yesterday_by_itself(
         assert seeds["type"] == "daily.seeds", seeds
         got = await c.request("game.get", game_id=g["game_id"])
         assert got["finished"] and got["result"]["time_ms"] == 10_000
+
+
+async def test_hints_counted_on_another_process_survive_the_close_at_midnight(
+    two_apps: tuple[App, App],
+) -> None:
+    """The cheat a helper found: hints asked through process A, the moves played through
+    process B (one player, two connections: the balancer may route them so). B's cached copy
+    never learns of the hints (they change no move count), and B's close at the day's end
+    wrote its copy's count, 0: the result unhinted, without its penalties, ranked as such.
+    The finish's step now refuses any hint count but the stored one, for every caller."""
+    a, b = two_apps
+    at(b, MIDNIGHT - 60_000)
+    honest = await player(a, "unhinted")
+    hg = await start(honest, "triple-deck")
+    assert (await honest.request("finish", game_id=hg["game_id"]))["type"] == "finished"
+    on_b = await player(b, "twohands")
+    g = await start(on_b, "triple-deck")
+    on_a = await Client.connect(a.url)
+    await on_a.hello(token=on_b.token, versions=V5)
+    seq = g["seq"]
+    for n in (1, 2, 3):
+        await on_a.request("game.get", game_id=g["game_id"])
+        h = await on_a.request("hint", game_id=g["game_id"], timeout=30)
+        assert h["type"] == "hint" and h["move"] and h["hints"] == n, h
+        m = await on_b.request("move", game_id=g["game_id"], move=h["move"], expected_seq=seq)
+        assert m["type"] == "moved", m
+        seq = m["seq"]
+    at(a, MIDNIGHT + 1)
+    at(b, MIDNIGHT + 1)
+    late = await on_b.request("move", game_id=g["game_id"], move=a_move(g), expected_seq=seq)
+    refused_for_the_day(late)  # B closed the game as it stood, from its own copy
+    result = (await on_b.request("game.get", game_id=g["game_id"]))["result"]
+    assert result["hints"] == 3, result
+    assert result["time_ms"] >= 60_000 + 3 * 30_000, result  # to midnight, plus 3 penalties
+    board = await honest.request(
+        "leaderboard.top", variant="triple-deck", date=YESTERDAY.isoformat()
+    )
+    ranked = [(e["name"], e["hints"]) for e in board["entries"]]
+    assert ranked == [("unhinted", 0), ("twohands", 3)], ranked
