@@ -5,10 +5,15 @@ hint now ranks after every result not won that took none (`server.boards.leaderb
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from engine import from_view
-from tests.support.app import App
+from engine.solvers import solve
+from server.runtime.clock import ManualClock
+from tests.support.app import T0_MS, App, serve
+from tests.support.races import race_config
 from tests.support.wsclient import Client
 
 VARIANT = "triple-deck"
@@ -65,3 +70,31 @@ async def test_points_bought_with_hints_rank_after_points_played_alone(race_app:
     after = await cheat.request("leaderboard.around", variant=VARIANT)
     names = [e["name"] for e in after["entries"]]
     assert names[-1] == "hinted" and len(names) == 3, names
+
+
+async def test_a_held_result_keeps_the_hints_counted_on_another_process(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The same cheat's other face: hints asked through one process, the line played at
+    machine speed through another, whose finish the screen holds. The held result went to
+    the review desk with its hints at 0 (the finishing process's cached count); it keeps
+    the stored count now, and so does the entry a reviewer would release."""
+    config = replace(race_config(redis_url, tmp_path), fair_play_screen=True)
+    async with serve(config, ManualClock(T0_MS)) as a, serve(config, ManualClock(T0_MS)) as b:
+        mover = await Client.connect(b.url)
+        await mover.hello(name="mover", versions=(5,))
+        g = await mover.request("daily.start", variant="fourteen-out")
+        hinter = await Client.connect(a.url)
+        await hinter.hello(token=mover.token, versions=(5,))
+        for n in (1, 2):
+            h = await hinter.request("hint", game_id=g["game_id"], timeout=30)
+            assert h["type"] == "hint" and h["hints"] == n, h
+        line = list(solve(from_view(g["view"]), max_nodes=1_000_000).solution)
+        reply: dict[str, Any] = {}
+        for seq, move in enumerate(line):
+            b.clock.advance(12)
+            reply = await mover.request("move", game_id=g["game_id"], move=move, expected_seq=seq)
+            assert reply["type"] == "moved", reply
+        result = reply["result"]
+        assert result["won"] and result.get("status") == "flagged", result
+        assert result["hints"] == 2 and result["time_ms"] >= 2 * 30_000, result
