@@ -111,6 +111,8 @@ async def _finish(
     board: BoardRef = BOARD,
 ) -> Entry:
     rec = await store.start_daily(board.variant, board.date, pid, seed=7, now_ms=T0)
+    for _ in range(hints):  # counted on the record first: a finish must carry the stored count
+        await store.add_hint(rec.game_id, T0)
     result = FinalResult(
         won=won,
         over=not won,
