@@ -257,7 +257,9 @@ async def _sweep_sessions(app: web.Application) -> None:
         except Exception:
             raise_if_cancelled()
             log.warning("session sweep failed", exc_info=True)
-            continue
+            if loop.time() < full_at:
+                continue
+            pids, more = None, False  # the stream unreadable: the full sweep still runs
         if more:
             revoked.set()  # read on at once
         if pids is None or loop.time() >= full_at:
