@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -380,4 +381,8 @@ async def test_another_address_stays_fast_through_a_slow_frame_flood(tmp_path: P
         await pinger
         read = [r for r in got if r["code"] == "bad_request"]
         assert 8 <= len(read) <= 9 and len(got) == 1600, len(read)
-        assert max(rtts) < 0.25, f"a ping waited {max(rtts):.3f} s ({len(rtts)} pings)"
+        # Starved, the pings wait 0.65-0.85 s for seconds on end; one or two slow ones are
+        # this machine's (a CI pass beside, the runner's own collections: one took 0.32 s).
+        slow = sorted(rtts)[-3:]
+        assert len(rtts) >= 10 and slow[0] < 0.25, f"slow pings {slow} of {len(rtts)}"
+        assert statistics.median(rtts) < 0.05, f"median {statistics.median(rtts):.3f} s"
