@@ -13,10 +13,14 @@ a kind's cycles, divided by them, is its cost per cycle:
 * ``conn``  connect (TCP, upgrade) and close;
 * ``hello`` the same with a `hello` (a new player) in between;
 * ``start`` and a `daily.start` of ``--variant`` after it;
-* ``game``  and a `resign` of that game after it.
+* ``game``  and a `resign` of that game after it;
+* ``back``  connect, a returning player's `hello` (with the token of a player registered
+  before the round, who said `hello` once already today) and close: a player's every
+  later visit of the day.
 
 The differences are the µs per `hello`, per `daily.start` and per `resign` (each with its
-request's decoding and its reply's encoding and send). ``--idle N`` keeps N more players
+request's decoding and its reply's encoding and send), and a returning player's `hello`
+(``back`` less ``conn``) beside a new player's. ``--idle N`` keeps N more players
 connected (each said `hello`) throughout, idle: a cost that grows with the connections open
 (a scan of them per close, say) shows as the cycles' cost growing with N. The kinds
 alternate within a round; each figure is the median of ``--rounds`` rounds. Compare two
@@ -44,7 +48,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import msgpack  # type: ignore[import-untyped]
@@ -63,15 +67,19 @@ from benchmarks.load import cpumeter, procs  # noqa: E402
 from benchmarks.load.cpubench import CpuBench, CpuOptions  # noqa: E402
 from engine import VARIANT_IDS  # noqa: E402
 
-KINDS = ("conn", "hello", "start", "game")
+KINDS = ("conn", "hello", "start", "game", "back")
+#: The kinds a `--callgrind` run counts (``back`` needs its players registered first).
+COUNTED = KINDS[:4]
 
 
 async def _cycle(
-    session: aiohttp.ClientSession, url: str, name: str, kind: str, variant: str
-) -> None:
+    session: aiohttp.ClientSession, url: str, who: dict[str, str], kind: str, variant: str
+) -> str | None:
+    """One cycle of ``kind`` as the player ``who`` (a new ``name`` or a returning ``token``);
+    the token a `hello` answered."""
     async with session.ws_connect(url, autoping=False) as ws:
         if kind == "conn":
-            return
+            return None
         rid = 0
 
         async def ask(msg: dict[str, Any]) -> dict[str, Any]:
@@ -85,11 +93,11 @@ async def _cycle(
                     return reply
 
         version = max(protocol.SUPPORTED_VERSIONS)
-        r = await ask({"type": "hello", "versions": [version], "name": name})
+        r = await ask({"type": "hello", "versions": [version], **who})
         if r["type"] != "welcome":
             raise RuntimeError(f"hello: {r}")
-        if kind == "hello":
-            return
+        if kind in ("hello", "back"):
+            return cast(str | None, r.get("token"))
         r = await ask({"type": "daily.start", "variant": variant})
         if r["type"] != "game":
             raise RuntimeError(f"daily.start: {r}")
@@ -97,17 +105,35 @@ async def _cycle(
             r = await ask({"type": "resign", "game_id": r["game_id"]})
             if r["type"] != "finished":
                 raise RuntimeError(f"resign: {r}")
+        return None
 
 
-async def _phase(url: str, kind: str, cycles: int, players: int, tag: str, variant: str) -> None:
-    numbers: Iterator[int] = iter(range(cycles))
+def _names(cycles: int, tag: str) -> list[dict[str, str]]:
+    return [{"name": f"G{tag}{i:x}"[:20]} for i in range(cycles)]
+
+
+async def _phase(
+    url: str, kind: str, whos: list[dict[str, str]], players: int, variant: str
+) -> list[str | None]:
+    """Every cycle of ``whos``, by ``players`` clients at once; the tokens of the hellos."""
+    numbers: Iterator[int] = iter(range(len(whos)))
+    tokens: list[str | None] = [None] * len(whos)
 
     async def player() -> None:
         async with aiohttp.ClientSession() as session:
             for i in numbers:
-                await _cycle(session, url, f"G{tag}{i:x}"[:20], kind, variant)
+                tokens[i] = await _cycle(session, url, whos[i], kind, variant)
 
     await asyncio.gather(*(player() for _ in range(players)))
+    return tokens
+
+
+async def _returning(url: str, a: argparse.Namespace, tag: str) -> list[dict[str, str]]:
+    """``a.cycles`` players registered, each back once already today (its day scanned)."""
+    tokens = await _phase(url, "hello", _names(a.cycles, tag), a.players, a.variant)
+    whos = [{"token": t} for t in tokens if t is not None]
+    await _phase(url, "back", whos, a.players, a.variant)
+    return whos
 
 
 async def _idle_player(
@@ -158,13 +184,17 @@ async def _rounds(
     redis_per_cycle: dict[str, list[float]],
     pids: tuple[int, int],
 ) -> None:
-    await _phase(url, "game", 200, a.players, "w" + secrets.token_hex(2), a.variant)
+    await _phase(url, "game", _names(200, "w" + secrets.token_hex(2)), a.players, a.variant)
     srv, red = pids
     for r in range(a.rounds):
         for kind in KINDS:
             tag = f"{kind[0]}{r}{secrets.token_hex(2)}"
+            if kind == "back":
+                whos = await _returning(url, a, tag)
+            else:
+                whos = _names(a.cycles, tag)
             s0, r0 = cpumeter.cpu_seconds(srv), cpumeter.cpu_seconds(red)
-            await _phase(url, kind, a.cycles, a.players, tag, a.variant)
+            await _phase(url, kind, whos, a.players, a.variant)
             s1, r1 = cpumeter.cpu_seconds(srv), cpumeter.cpu_seconds(red)
             per_cycle[kind].append((s1 - s0) / a.cycles * 1e6)
             redis_per_cycle[kind].append((r1 - r0) / a.cycles * 1e6)
@@ -188,11 +218,13 @@ def _callgrind_window(kind: str, a: argparse.Namespace, tmp: Path, echo: bool = 
         )
     try:
         url = f"http://127.0.0.1:{port}/ws"
-        asyncio.run(_phase(url, kind, 100, a.players, "w" + secrets.token_hex(2), a.variant))
+        asyncio.run(
+            _phase(url, kind, _names(100, "w" + secrets.token_hex(2)), a.players, a.variant)
+        )
         time.sleep(20.0)  # the server's start-up work, 50x slower under valgrind, settles
         callgrind_control(srv.pid, "-i", "on")
         tag = kind[0] + secrets.token_hex(3)
-        asyncio.run(_phase(url, kind, a.cycles, a.players, tag, a.variant))
+        asyncio.run(_phase(url, kind, _names(a.cycles, tag), a.players, a.variant))
         callgrind_control(srv.pid, "-i", "off")
         callgrind_control(srv.pid, "-d")
     finally:
@@ -205,10 +237,10 @@ def _callgrind(a: argparse.Namespace) -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("valgrind is not installed: apt-get install -y valgrind")
     with tempfile.TemporaryDirectory(prefix="pergame-cg-") as tmp:
-        count = {k: _callgrind_window(k, a, Path(tmp)) for k in KINDS}
+        count = {k: _callgrind_window(k, a, Path(tmp)) for k in COUNTED}
         echo = _callgrind_window("conn", a, Path(tmp), echo=True)
     print(f"server instructions per cycle under callgrind ({a.cycles} cycles, {a.variant}):")
-    for k in KINDS:
+    for k in COUNTED:
         print(f"  {k:<6} {count[k]:12,.0f}")
     print(f"  echo's conn {echo:12,.0f} (the bare aiohttp echo)")
     print(
@@ -258,7 +290,9 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"per game: connection {med['conn']:.0f}, hello {med['hello'] - med['conn']:.0f}, "
         f"daily.start {med['start'] - med['hello']:.0f}, resign {med['game'] - med['start']:.0f}, "
-        f"total {med['game']:.0f} µs; load average {os.getloadavg()[0]:.2f}"
+        f"total {med['game']:.0f} µs; "
+        f"a returning player's hello {med['back'] - med['conn']:.0f} µs; "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
 
 

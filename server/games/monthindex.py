@@ -11,7 +11,11 @@ acknowledged before the start is: an index member may name a game whose start th
 Games started before the index existed: the first read of a month whose set lacks the mark
 ``*`` scans that month once as the calendar used to (only from the account's first UTC day to
 today: no game can be older than the account), then adds what it found and the mark in one
-script; the later reads trust the set. The set expires with the month's last games.
+script; the later reads trust the set. A returning player's `welcome` needs one day only (its
+tier cells and daily games): a set without ``*`` but with the day's mark ``<DD>|*`` is
+trusted for that day, which the first `welcome` of the day marks after scanning the day's 48
+possible games (a scan that cost every returning player's `hello` 72 record reads:
+docs/performance.md). The set expires with the month's last games.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from server.redis import keys
 from server.redis.batch import Batcher, LuaScript
 from server.runtime.errors import translate_redis_errors
 
-__all__ = ["BACKFILLED", "MonthGame", "MonthIndex"]
+__all__ = ["BACKFILLED", "MonthGame", "MonthIndex", "day_mark"]
 
 #: The member saying the month's games started before the index are in the set too.
 BACKFILLED = "*"
@@ -122,12 +126,39 @@ class MonthIndex:
         return frozenset(g for g in found if g is not None)
 
     @translate_redis_errors
-    async def backfill(self, pid: str, year: int, month: int, games: Iterable[MonthGame]) -> None:
-        """Add the games a scan found, and the mark, in one script (a game noted meanwhile
-        stays: members are only ever added)."""
+    async def read_day(self, pid: str, date: dt.date) -> frozenset[MonthGame] | None:
+        """The games the player started on ``date``; None while neither the month nor the
+        day is marked (the day must be scanned once: `backfill` with ``day``)."""
+        key = keys.calendar_games(pid, date.year, date.month)
+        members = cast(list[str], await self._commit.run(key, "SMEMBERS", key))
+        if BACKFILLED not in members and day_mark(date) not in members:
+            return None
+        prefix = f"{date.day:02d}|"
+        found = (MonthGame.parse(date.year, date.month, m) for m in members if m.startswith(prefix))
+        return frozenset(g for g in found if g is not None)
+
+    @translate_redis_errors
+    async def backfill(
+        self,
+        pid: str,
+        year: int,
+        month: int,
+        games: Iterable[MonthGame],
+        *,
+        day: dt.date | None = None,
+    ) -> None:
+        """Add the games a scan found, and the mark (the month's, or ``day``'s when the scan
+        covered that day only), in one script (a game noted meanwhile stays: members are only
+        ever added)."""
         members = [g.member for g in games]
+        mark = BACKFILLED if day is None else day_mark(day)
         await self._commit.eval(
             self._add,
             (keys.calendar_games(pid, year, month),),
-            (self.expire_at(year, month), *members, BACKFILLED),
+            (self.expire_at(year, month), *members, mark),
         )
+
+
+def day_mark(date: dt.date) -> str:
+    """The member saying the day's games started before the index are in the set too."""
+    return f"{date.day:02d}|{BACKFILLED}"

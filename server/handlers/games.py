@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 
 import protocol as p
 from engine import UNDO, VARIANT_IDS, IllegalMove
@@ -27,8 +27,10 @@ from server.boards.leaderboard import BoardRef, Entry
 from server.games.announce import result_of, with_entry
 from server.games.daily import utc_date
 from server.games.descriptors import VARIANT_INFO, VARIANT_INFO_RULES_FREE
+from server.games.monthindex import MonthGame
 from server.games.service import LiveGame
-from server.handlers.tiers import day_tiers, game_par, start_tier_game
+from server.games.store import GameRecord
+from server.handlers.tiers import day_tiers, game_par, games_of_day, start_tier_game
 from server.players.registry import Player
 from server.races.model import RaceState, RaceStatus
 from server.redis import keys
@@ -139,10 +141,14 @@ async def welcome(
     race: RaceState | None = None
     queued: str | None = None
     daily: tuple[DailyGame, ...] | None = () if resume else None
+    today = utc_date(now)
+    played: dict[MonthGame, GameRecord] | None = None
     if not new_player:  # a new player has no race, queue or game yet: nothing to read
-        race = await s.races.active_race(player.id)
-        queued = await s.races.queued_as(player.id)
-        daily = await _daily_games(s, player.id, utc_date(now), version) if resume else None
+        race, queued = await s.races.standing(player.id)
+        if resume or version >= TIERS:
+            played = await games_of_day(s, player.id, today)
+        if resume:
+            daily = _daily_games(played or {}, version)
     # After the welcome (never before it): this connection hears of every race the player
     # enters from any connection, follows the race or queue the player is in, wherever it
     # was joined, and gets the race's state at once.
@@ -155,8 +161,8 @@ async def welcome(
         )
     tiers = None
     if version >= TIERS:
-        today = utc_date(now)
-        tiers = (await day_tiers(s, player.id, [today], today, played=not new_player))[today]
+        cells = await day_tiers(s, player.id, [today], today, played=not new_player, known=played)
+        tiers = cells[today]
     return p.Welcome(
         id=req_id,
         version=version,
@@ -185,12 +191,12 @@ def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:
     )
 
 
-async def _daily_games(s: Services, pid: str, date: dt.date, version: int) -> tuple[DailyGame, ...]:
-    """The player's daily games of `date` (started ones), in the order of the variants;
-    version 8: every tier's (labelled), older versions the daily game (medium) only."""
+def _daily_games(played: Mapping[MonthGame, GameRecord], version: int) -> tuple[DailyGame, ...]:
+    """The player's ranked games of the day (``played``: `games_of_day`), in the order of
+    the variants, then of the tiers; version 8: every tier's (labelled), older versions
+    the daily game (medium) only."""
     tiers = keys.TIER_NAMES if version >= TIERS else (keys.DAILY_TIER,)
-    ids = [keys.tier_game_id(v, date, pid, t) for v in VARIANT_IDS for t in tiers]
-    records = await s.store.get_many(ids)
+    ranked = {(g.variant, g.tier): r for g, r in played.items() if not g.catchup}
     return tuple(
         DailyGame(
             variant=r.variant,
@@ -198,8 +204,9 @@ async def _daily_games(s: Services, pid: str, date: dt.date, version: int) -> tu
             finished=r.finished,
             tier=r.tier if version >= TIERS else None,
         )
-        for r in records
-        if r is not None
+        for v in VARIANT_IDS
+        for t in tiers
+        if (r := ranked.get((v, t))) is not None
     )
 
 

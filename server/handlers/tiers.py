@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import protocol as p
 from engine import VARIANT_IDS
@@ -32,7 +32,7 @@ from server.services import Services
 from server.transport.router import Router
 from server.transport.session import Session
 
-__all__ = ["TIER_ROUTES", "calendar_get", "day_tiers", "start_tier_game"]
+__all__ = ["TIER_ROUTES", "calendar_get", "day_tiers", "games_of_day", "start_tier_game"]
 
 
 def _month_days(year: int, month: int) -> list[dt.date]:
@@ -178,13 +178,15 @@ async def day_tiers(
     *,
     played: bool = True,
     only: Sequence[MonthGame] | None = None,
+    known: Mapping[MonthGame, GameRecord] | None = None,
     dealt: bool = True,
 ) -> dict[dt.date, tuple[p.DayTier, ...]]:
     """Each variant's tiers of each of ``dates`` with the player's state in each.
     ``played=False``: the player has no game yet (created by this very `hello`), so none
     of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
     `welcome` more server CPU than 10 moves: docs/performance.md). ``only``: the
-    only games that may exist (the month index's), the only records read.
+    only games that may exist (the month index's), the only records read. ``known``: the
+    records of every game the player has of ``dates``, read already (`games_of_day`).
     ``dealt=False``: the days' deals have all expired (`_deals_gone`), none is read."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
@@ -198,7 +200,9 @@ async def day_tiers(
             return hit
     wanted = list(only) if only is not None else _possible_games(shown, variants)
     records: dict[tuple[str, dt.date, str, bool], GameRecord] = {}
-    if played and wanted:
+    if known is not None:
+        records = {(g.variant, g.date, g.tier, g.catchup): r for g, r in known.items()}
+    elif played and wanted:
         found = await s.store.get_many([g.game_id(pid) for g in wanted])
         for g, record in zip(wanted, found, strict=True):
             if record is not None:
@@ -270,6 +274,21 @@ class _Unplayed:
 
 
 _UNPLAYED = _Unplayed()
+
+
+async def games_of_day(s: Services, pid: str, day: dt.date) -> dict[MonthGame, GameRecord]:
+    """The player's tier games of ``day`` (ranked and catch-up) with their records: those
+    the month index names (`MonthIndex.read_day`); a day it has not marked is scanned once
+    (its 48 possible games) and marked, so a returning player's every later `welcome` of the
+    day reads the index and the games played only."""
+    months = s.store.months
+    games = await months.read_day(pid, day)
+    wanted = sorted(games, key=_order) if games is not None else _possible_games([day], VARIANT_IDS)
+    found = await s.store.get_many([g.game_id(pid) for g in wanted])
+    records = {g: r for g, r in zip(wanted, found, strict=True) if r is not None}
+    if games is None:
+        await months.backfill(pid, day.year, day.month, records, day=day)
+    return records
 
 
 def _possible_games(dates: Sequence[dt.date], variants: Sequence[str]) -> list[MonthGame]:

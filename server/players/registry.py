@@ -15,7 +15,7 @@ import redis.asyncio
 
 from server.players.names import fold_name, is_reserved
 from server.redis import keys, pubsub
-from server.redis.batch import Batcher, LuaScript
+from server.redis.batch import Batcher, LuaScript, as_map
 from server.redis.quota import HOUR_MS, take_hourly
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
@@ -393,18 +393,22 @@ class PlayerRegistry:
         """The player owning ``token``, or None for unknown/malformed tokens."""
         if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_LEN:
             return None
-        pid = await self._r.hget(keys.players_by_token(), hash_token(token))
+        # Through the group commit, not redis-py: a returning player's every `hello` reads
+        # these, and redis-py's per-call machinery cost several times the command (#30).
+        digest = hash_token(token)
+        by_token = keys.players_by_token()
+        pid = await self._commit.run(by_token, "HGET", by_token, digest)
         if pid is None:
             return None
         player = await self.get(cast(str, pid))
-        return dataclasses.replace(player, token_hash=hash_token(token)) if player else None
+        return dataclasses.replace(player, token_hash=digest) if player else None
 
     @translate_redis_errors
     async def get(self, pid: str) -> Player | None:
         if not keys.valid_player_id(pid):
             return None
-        data = cast(dict[str, str], await self._r.hgetall(keys.player(pid)))
-        return _player(pid, data)
+        key = keys.player(pid)
+        return _player(pid, as_map(await self._commit.run(key, "HGETALL", key)))
 
     @translate_redis_errors
     async def names(self, pids: Iterable[str]) -> dict[str, str]:

@@ -117,9 +117,16 @@ class RaceService:
         """The queue (``<variant>:<size>``) the player waits in, if any."""
         return await self.store.queued_as(pid)
 
+    async def standing(self, pid: str) -> tuple[RaceState | None, str | None]:
+        """(`active_race`, `queued_as`), their two reads in one round trip."""
+        race_id, queued = await self.store.standing(pid)
+        return await self._active(pid, race_id), queued
+
     async def active_race(self, pid: str) -> RaceState | None:
         """The player's race (open, in countdown or running), if any."""
-        race_id = await self.store.racing(pid)
+        return await self._active(pid, await self.store.racing(pid))
+
+    async def _active(self, pid: str, race_id: str | None) -> RaceState | None:
         if race_id is None:
             return None
         try:

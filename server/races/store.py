@@ -1144,7 +1144,19 @@ class RaceStore:
 
     @translate_redis_errors
     async def racing(self, pid: str) -> str | None:
-        return cast(str | None, await self.r.hget(keys.race_inrace(), pid))
+        key = keys.race_inrace()
+        return cast(str | None, await self.batch.run(key, "HGET", key, pid))
+
+    @translate_redis_errors
+    async def standing(self, pid: str) -> tuple[str | None, str | None]:
+        """(`racing`, `queued_as`) in one round trip: what a returning player's `welcome`
+        reads, through the group commit rather than two redis-py calls."""
+        inrace, who = keys.race_inrace(), keys.race_queue_who()
+        got = await asyncio.gather(
+            self.batch.run_soon(inrace, "HGET", inrace, pid),
+            self.batch.run_soon(who, "HGET", who, pid),
+        )
+        return cast(str | None, got[0]), cast(str | None, got[1])
 
     # -- the queue ----------------------------------------------------------------------------
 
@@ -1212,4 +1224,5 @@ class RaceStore:
 
     @translate_redis_errors
     async def queued_as(self, pid: str) -> str | None:
-        return cast(str | None, await self.r.hget(keys.race_queue_who(), pid))
+        key = keys.race_queue_who()
+        return cast(str | None, await self.batch.run(key, "HGET", key, pid))

@@ -50,7 +50,7 @@ from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
 from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter
 from server.runtime.errors import StoreUnavailable, is_outage
 
-__all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript"]
+__all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript", "as_map"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
@@ -58,6 +58,14 @@ REFRESH_INTERVAL_S = 1.0
 
 def _pack(args: tuple[str | int, ...]) -> bytes:
     return bytes(pack_command(cast(Any, args)))
+
+
+def as_map(reply: object) -> dict[str, str]:
+    """An `HGETALL` reply as a dict: RESP3 answers a map, RESP2 a field/value list."""
+    if isinstance(reply, dict):
+        return cast(dict[str, str], reply)
+    flat = cast(list[str], reply)
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _failure(exc: BaseException) -> BaseException:

@@ -1,6 +1,7 @@
 """A new player's `welcome` reads no game records (issue #30, the mixed load's CPU): the
 player was created by this very `hello`, so its 48 tier records of the day (6 variants x 4
-tiers x ranked/catch-up) cannot exist. Real server, real Redis (its own command counters),
+tiers x ranked/catch-up) cannot exist. A returning player's reads the day's 48 once, then
+the games the month index names only. Real server, real Redis (its own command counters),
 real WebSockets."""
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import redis.asyncio
 from engine import VARIANT_IDS
 from server.config import Config
 from server.games.daily import utc_date
+from server.games.monthindex import BACKFILLED, day_mark
 from server.handlers.tiers import day_tiers
+from server.redis import keys
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
 
@@ -126,3 +129,102 @@ async def test_a_kept_deal_is_not_read_again_while_its_tiers_are_missing(
     # The tiers' 6 GETs (the app's background tasks may run one or two more), not 12.
     assert await gets(redis_client) - before < 2 * len(pairs), "the deals were read again"
     assert not tiers and all(again[d] is deals[d] for d in pairs)
+
+
+async def commands(r: redis.asyncio.Redis) -> dict[str, int]:
+    """Calls of each command this Redis has run so far (scripts' inner commands counted)."""
+    stats = await r.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+
+
+async def test_a_returning_players_later_welcomes_read_the_games_played_only(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """The first `welcome` of the day of a returning player scans the day's 48 possible
+    games and marks the day in the month index; every later one reads the index and the
+    records of the games it names (2 here, 72 before), and shows the same cells and daily
+    games as the full read, a game started since included."""
+    s = app.services
+    today = utc_date(s.clock.now_ms())
+    eve = await Client.connect(app.url)
+    await eve.hello(name="eve", versions=V8)
+    assert (await eve.request("daily.start", variant="triple-deck"))["type"] == "game"
+    first = await Client.connect(app.url)
+    before = await hgetalls(redis_client)
+    await first.hello(token=eve.token, versions=V8)
+    assert await hgetalls(redis_client) - before >= RECORDS, "the day is scanned once"
+    month = keys.calendar_games(eve.player_id, today.year, today.month)
+    assert day_mark(today) in await redis_client.smembers(month)
+    # A game started after the day was marked is in the index (its start noted it).
+    hard = await eve.request("daily.start", variant="fourteen-out", tier="hard")
+    assert hard["type"] == "game", hard
+    later = await Client.connect(app.url)
+    before = await hgetalls(redis_client)
+    welcome = await later.hello(token=eve.token, versions=V8)
+    assert await hgetalls(redis_client) - before == 2 + 1, "2 games and the player's hash"
+    full = (await day_tiers(s, eve.player_id, [today], today))[today]
+    shown = [(t["variant"], t["tier"], t["state"]) for t in welcome["tiers"]]
+    assert shown == [(c.variant, c.tier, c.state) for c in full]
+    assert {(v, t) for v, t, state in shown if state == "playing"} == {
+        ("triple-deck", "medium"),
+        ("fourteen-out", "hard"),
+    }
+    daily = [(g["variant"], g["tier"]) for g in welcome["daily"]]
+    assert daily == [("fourteen-out", "hard"), ("triple-deck", "medium")], daily
+
+
+async def test_a_game_the_index_missed_is_found_by_the_days_scan(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """A game started before the month index existed (its member missing) shows in the
+    first `welcome` of the day (the scan), which adds it; a month marked as a whole (the
+    calendar's scan) is trusted for every day without a day mark."""
+    s = app.services
+    today = utc_date(s.clock.now_ms())
+    fay = await Client.connect(app.url)
+    await fay.hello(name="fay", versions=V8)
+    g = await fay.request("daily.start", variant="triple-easthaven", tier="easy")
+    assert g["type"] == "game", g
+    month = keys.calendar_games(fay.player_id, today.year, today.month)
+    await redis_client.delete(month)  # as if started by a process without the index
+    back = await Client.connect(app.url)
+    welcome = await back.hello(token=fay.token, versions=V8)
+    assert ("triple-easthaven", "easy", "playing") in [
+        (t["variant"], t["tier"], t["state"]) for t in welcome["tiers"]
+    ]
+    members = await redis_client.smembers(month)
+    assert {day_mark(today), f"{today.day:02d}|triple-easthaven|easy|r"} <= members
+    # The month's own mark: no day mark needed, nothing scanned.
+    await redis_client.delete(month)
+    await redis_client.sadd(month, BACKFILLED, f"{today.day:02d}|triple-easthaven|easy|r")
+    before = await commands(redis_client)
+    again = await Client.connect(app.url)
+    welcome = await again.hello(token=fay.token, versions=V8)
+    after = await commands(redis_client)
+    assert after.get("hgetall", 0) - before.get("hgetall", 0) == 1 + 1, "the game and the player"
+    assert ("triple-easthaven", "easy", "playing") in [
+        (t["variant"], t["tier"], t["state"]) for t in welcome["tiers"]
+    ]
+
+
+async def test_a_returning_players_hello_reads_through_the_group_commit(app: App) -> None:
+    """The token, the player, the race, the queue and the day's index are read through the
+    group commit (pipelines of the loop's iteration), not a redis-py round trip each: those
+    cost a returning player's `hello` more than the commands (issue #30)."""
+    gus = await Client.connect(app.url)
+    await gus.hello(name="gus", versions=V8)
+    await (await Client.connect(app.url)).hello(token=gus.token, versions=V8)  # the scan
+    batcher = app.services.store.batch
+    sent: list[tuple[str, str]] = []
+    batcher.observe = lambda batch: sent.extend((str(c.args[0]), c.key) for c, _ in batch)
+    await (await Client.connect(app.url)).hello(token=gus.token, versions=V8)
+    batcher.observe = None
+    today = utc_date(app.services.clock.now_ms())
+    pid = gus.player_id
+    assert {
+        ("HGET", keys.players_by_token()),
+        ("HGETALL", keys.player(pid)),
+        ("HGET", keys.race_inrace()),
+        ("HGET", keys.race_queue_who()),
+        ("SMEMBERS", keys.calendar_games(pid, today.year, today.month)),
+    } <= set(sent), sent
