@@ -40,6 +40,7 @@ from server.runtime.errors import (
     NotStarted,
 )
 from server.services import Services
+from server.transport.address import address_network
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -100,7 +101,8 @@ async def hello(session: Session, req: p.Hello) -> p.ServerMessage:
     player: Player | None
     if req.name is not None:
         try:
-            player, token = await players.register(req.name, session.group)
+            network = address_network(session.address)
+            player, token = await players.register(req.name, session.group, network)
         except LimitReached as exc:  # `limit_reached` is a version 5 code
             code = p.ErrorCode.LIMIT_REACHED if version >= p.FAIR_PLAY else p.ErrorCode.RATE_LIMITED
             raise p.ProtocolError(str(exc), code=code) from None

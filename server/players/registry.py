@@ -16,7 +16,7 @@ import redis.asyncio
 from server.players.names import fold_name, is_reserved
 from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript, as_map
-from server.redis.quota import HOUR_MS, take_hourly
+from server.redis.quota import HOUR_MS, NETWORK_FACTOR, take_hourly
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
     InvalidInput,
@@ -216,35 +216,45 @@ class PlayerRegistry:
         return player.id, token
 
     @translate_redis_errors
-    async def register(self, name: str, address: str | None = None) -> tuple[Player, str]:
+    async def register(
+        self, name: str, address: str | None = None, network: str | None = None
+    ) -> tuple[Player, str]:
         """`create`, returning the new player as stored (no read back).
 
         ``address``: the client's address group (`server.transport.address.address_group`);
         with `accounts_per_hour` set, raises ``LimitReached`` once that many players were
-        created from it this hour (a refused name does not count)."""
+        created from it this hour, or `NETWORK_FACTOR` times as many from its ``network``
+        (`address_network`: an IPv6 /48 holds 65,536 groups; cheater review F2). A refused
+        name does not count."""
         check_name(name)
         if is_reserved(name):
             raise ReservedName(f"the name {name!r} is reserved")
-        counted = await self._count_account(address)
+        counted: list[str] = []
         try:
+            if address is not None:
+                await self._count_account(address, 1, "address", counted)
+            if network is not None and network != address:
+                await self._count_account(network, NETWORK_FACTOR, "network", counted)
             return await self._register(name)
         except BaseException:
-            if counted is not None:  # nothing was created: give the quota back
+            for key in counted:  # nothing was created: give the quota back
                 with contextlib.suppress(Exception):
-                    await self._r.decr(counted)
+                    await self._r.decr(key)
             raise
 
-    async def _count_account(self, address: str | None) -> str | None:
-        """Count one new player of ``address`` (its key, or None when not counted)."""
-        if address is None or not self.accounts_per_hour:
-            return None
-        key = keys.accounts_by_address(address, self._clock.now_ms() // HOUR_MS)
-        if not await take_hourly(self._commit, key, self.accounts_per_hour):
+    async def _count_account(self, where: str, factor: int, what: str, counted: list[str]) -> None:
+        """Count one new player of ``where`` (its key added to ``counted``), at most
+        `accounts_per_hour` times ``factor`` an hour."""
+        if not self.accounts_per_hour:
+            return
+        limit = self.accounts_per_hour * factor
+        key = keys.accounts_by_address(where, self._clock.now_ms() // HOUR_MS)
+        if not await take_hourly(self._commit, key, limit):
             raise LimitReached(
-                f"too many new players from this address ({self.accounts_per_hour} an hour); "
+                f"too many new players from this {what} ({limit} an hour); "
                 "try again later or play with your token"
             )
-        return key
+        counted.append(key)
 
     async def _register(self, name: str) -> tuple[Player, str]:
         folded = name.casefold()

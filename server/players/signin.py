@@ -28,7 +28,7 @@ from protocol.signin import SIGNIN_ALPHABET, SIGNIN_CODE_LENGTH, normalize_code,
 from server.players.registry import Player, PlayerRegistry, hash_token, typed_id
 from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript
-from server.redis.quota import HOUR_MS, take_hourly
+from server.redis.quota import HOUR_MS, NETWORK_FACTOR, take_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import (
     InvalidCode,
@@ -43,8 +43,6 @@ __all__ = ["CODE_TTL_MS", "MAX_DEVICES", "IssuedCode", "Redeemed", "SigninCodes"
 CODE_TTL_MS: Final = 5 * 60_000
 #: Devices signed in by a code one player may hold (`token.revoke_all` drops them all).
 MAX_DEVICES: Final = 32
-#: Sign-in attempts a /24 (IPv4) or /48 (IPv6) may make an hour, in per-address limits.
-NETWORK_FACTOR: Final = 5
 
 # KEYS: the new code's key, the player's code-of key, the old code's key (or the new one's
 # again when the player has none), by_token.  ARGV: the code's value ("<pid>|<expires at

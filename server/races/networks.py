@@ -1,6 +1,6 @@
 """Racers who play from one network, for fair play in rated races (docs/fairplay.md, "One
 network, one rating"): a racer's network is `server.transport.address.address_subnet` (the
-IPv4 /24, the IPv6 /64). The queue keeps the accounts of one network apart while others
+IPv4 /24, the IPv6 /48). The queue keeps the accounts of one network apart while others
 wait, and racers of one network are never rated against each other."""
 
 from __future__ import annotations

@@ -13,11 +13,12 @@ the same way (an applied set in the board's slot, one script).
 
 Boosting (docs/fairplay.md): two players are rated against each other once per UTC day (a race
 in which some pair of its racers was rated together that day is unrated for everyone), and a
-racer who made no real attempt (`no_attempt`) loses as last but gives nobody points: the
-others are rated among themselves only. A provisional racer (fewer distinct rivals than the
-`provisional_rivals` threshold, `--race-provisional-rivals`) is rated from the whole race, but
-moves nobody else's rating either: its losses give the winner nothing (as Glicko's and
-Lichess's provisional ratings weigh little).
+racer who made no real attempt (`no_attempt`, a result the fair-play screen holds included)
+loses as last but gives nobody points: the others are rated among themselves only. A
+provisional racer (fewer distinct rivals than the `provisional_rivals` threshold,
+`--race-provisional-rivals`; a race adds one rival at most) is rated from the racers who
+really tried, and moves nobody else's rating: its losses give the winner nothing (as
+Glicko's and Lichess's provisional ratings weigh little).
 """
 
 from __future__ import annotations
@@ -138,11 +139,13 @@ class Rating:
         return len(self.rivals) < min(threshold, RIVALS_MAX)
 
     def met(self, others: Sequence[str]) -> Rating:
-        """With `others` among its rivals."""
-        new = [r for r in others if r not in self.rivals]
-        if not new:
+        """With the first of `others` it has not met yet among its rivals: one rival a race,
+        however many racers, so accounts of one person leave the provisional status by
+        five races, not by one group race of six (cheater review F2)."""
+        new = next((r for r in others if r not in self.rivals), None)
+        if new is None:
             return self
-        return replace(self, rivals=(*self.rivals, *new)[-RIVALS_MAX:])
+        return replace(self, rivals=(*self.rivals, new)[-RIVALS_MAX:])
 
     @classmethod
     def fresh(cls) -> Rating:
@@ -208,27 +211,40 @@ def rate_race(
 ) -> dict[str, Rating]:
     """New ratings after one race, where the racers in `no_attempt` (no real attempt) rank
     last and lose, while nobody gains from them, and those in `provisional` are rated from
-    the whole race but move nobody else either: the others are rated among themselves only
-    (one racer left alone keeps their rating)."""
+    the racers who really tried but move nobody else: the others are rated among themselves
+    only (one racer left alone keeps their rating)."""
     weightless = no_attempt | (provisional & set(places))
     weighty = [p for p in places if p not in weightless]
     out: dict[str, Rating] = {}
-    if weightless:
+    if no_attempt:
         last = max(places.values()) + 1
         full = rate(before, {p: last if p in no_attempt else places[p] for p in places})
-        out.update({p: full[p] for p in weightless if p in full})
+        out.update({p: full[p] for p in no_attempt if p in full})
         for p in no_attempt & set(places):
             # Racers who all gave up tie for last, and a tie shrinks sigma: the shown rating
             # (mu - 3 sigma) rose after a loss (two forfeits: 1000 -> 1032). Giving up never
             # raises it; the loss is still counted.
             if out[p].shown > before[p].shown:
                 out[p] = replace(out[p], mu=before[p].mu, sigma=before[p].sigma)
+    # A provisional racer gains nothing from those who made no real attempt: rated from
+    # the whole race, a fresh account won +57 to +138 a race over alts that only queued and
+    # resigned, and never met a rival who counts, so it stayed provisional (cheater review F3).
+    tried = [p for p in places if p not in no_attempt]
+    for p in provisional & set(tried):
+        out[p] = _ranked(before, places, tried)[p] if len(tried) >= 2 else before[p]
     if len(weighty) >= 2:
-        ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in weighty}))}
-        out.update(rate(before, {p: ranks[places[p]] for p in weighty}))
+        out.update(_ranked(before, places, weighty))
     else:
         out.update({p: before[p] for p in weighty})
     return out
+
+
+def _ranked(
+    before: Mapping[str, Rating], places: Mapping[str, int], pids: Sequence[str]
+) -> dict[str, Rating]:
+    """`rate` among `pids` only, their places renumbered from 1 (ties kept)."""
+    ranks = {place: i + 1 for i, place in enumerate(sorted({places[p] for p in pids}))}
+    return rate(before, {p: ranks[places[p]] for p in pids})
 
 
 @dataclass(frozen=True, slots=True)

@@ -259,7 +259,7 @@ class RaceReferee:
         race = await self.store.load(race_id)
         names = race.names()
         no_attempt: set[str] = set()
-        held: set[str] = set()  # racers whose result the fair-play screen holds: not rated
+        held: set[str] = set()  # racers whose result the fair-play screen holds
         gave_up: set[str] = set()  # racers who resigned (a forfeit is not a resignation)
         timed_out = reason == "time limit"
         for pid, name in race.racers:
@@ -273,8 +273,9 @@ class RaceReferee:
             if not real_attempt(live, pid in race.forfeited, timed_out):
                 no_attempt.add(pid)
         # Racers of one network (a main and its second accounts) are never rated against
-        # each other: they keep their places, unrated, like a held racer (fairplay.md).
-        unrated = held | race.network_shared()
+        # each other: they keep their places, unrated (fairplay.md). A race every racer
+        # forfeited is unrated: nobody played it out (cheater review F5).
+        unrated = race.network_shared()
         board = BoardRef.race(race.variant, race_id)
         standings = await self.leaderboard.top(board, 0, len(race.racers))
         ordered = standing_order([e.player_id for e in standings], race.forfeited, no_attempt)
@@ -283,15 +284,16 @@ class RaceReferee:
             race_id=race_id, variant=race.variant, finished_at=finished_at, racers=len(places)
         )
         # A private room is casual: it has places, but no ratings and no wins (fairplay.md).
-        # A racer the screen holds, or who shares a network with another racer, keeps their
-        # place but is not rated.
+        # A racer who shares a network with another racer keeps their place but is not rated.
         rated_places = {pid: i + 1 for i, pid in enumerate(p for p in ordered if p not in unrated)}
-        rated = race.creator is None and len(rated_places) >= 2
-        outcome = (
-            await self.boards.rate(summary, rated_places, frozenset(no_attempt) & set(rated_places))
-            if rated
-            else None
-        )
+        all_forfeited = set(names) <= set(race.forfeited)
+        rated = race.creator is None and len(rated_places) >= 2 and not all_forfeited
+        # A racer the screen holds keeps their place, but is rated as one who made no real
+        # attempt: last, a loss, and nobody gains from them. Unrated, it was an escape from
+        # any loss: a losing racer tripped the screen on purpose (a burst of moves and
+        # undos), and with one racer left nobody was rated (cheater review F1).
+        weightless = frozenset(no_attempt | held) & set(rated_places)
+        outcome = await self.boards.rate(summary, rated_places, weightless) if rated else None
         changes = outcome.changes if outcome else {}
         by_pid = {e.player_id: e for e in standings}
         results = []
@@ -318,7 +320,8 @@ class RaceReferee:
         # winner was rated in it and beat a rated racer who really tried and is not
         # provisional (not of the winner's network: those are unrated).
         winner = ordered[0] if ordered else None
-        if outcome and changes and winner in rated_places and outcome.weighty - {winner}:
+        won = winner in rated_places and winner not in race.forfeited and winner not in held
+        if outcome and changes and won and outcome.weighty - {winner}:
             assert winner is not None
             await self.boards.add_win(race.variant, keys.race_date(race_id), winner, race_id)
         ended = pr.RaceEnded(reason=reason, results=tuple(r.to_wire() for r in results))

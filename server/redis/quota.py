@@ -16,6 +16,9 @@ from typing import Final, cast
 from server.redis.batch import Batcher, LuaScript
 
 HOUR_MS: Final = 3_600_000
+#: A per-address quota's limit for the address's whole network (an IPv4 /24, an IPv6 /48:
+#: `server.transport.address.address_network`), in times the address's own.
+NETWORK_FACTOR: Final = 5
 
 # KEYS: the counter of the hour.  ARGV: limit, ttl (ms).
 # Counts one; 0 (nothing counted) once the limit is reached.

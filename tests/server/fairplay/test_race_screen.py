@@ -1,5 +1,6 @@
 """Race results are screened for the ratings: a racer at machine speed keeps their place in
-the race's standings (everyone saw the race) but is not rated and their win is not counted."""
+the race's standings (everyone saw the race), but is rated as a racer who made no real
+attempt (last: a loss; nobody gains from them) and their win is not counted."""
 
 from __future__ import annotations
 
@@ -74,14 +75,16 @@ async def race_results(app: App, gap_ms: int) -> tuple[Client, str, list[dict[st
     return a, sa["game_id"], list(fin["event"]["results"])
 
 
-async def test_a_machine_speed_racer_is_not_rated(
+async def test_a_machine_speed_racer_loses_and_moves_nobody(
     app: App, redis_client: redis.asyncio.Redis
 ) -> None:
     a, game_id, results = await race_results(app, gap_ms=5)
     first, second = results
     assert first["name"] == "speedy" and first["place"] == 1  # the standings stand
-    assert first.get("rating") is None and second.get("rating") is None  # one rated racer
-    assert await redis_client.zrange(keys.rating_board(VARIANT), 0, -1) == []
+    assert first["rating_change"] < 0, "rated as last: a held result is no escape from a loss"
+    assert second["rating_change"] == 0, "nobody gains from a held racer"
+    board = await redis_client.zrange(keys.rating_board(VARIANT), 0, -1)
+    assert [b.decode() if isinstance(b, bytes) else b for b in board] == [a.player_id]
     wins = await a.request("race.top", variant=VARIANT, board="wins")
     assert wins["entries"] == []
     game = await a.request("game.get", game_id=game_id)  # its player sees why

@@ -15,6 +15,7 @@ import pytest_asyncio
 import redis.asyncio
 import websockets
 
+from engine import from_view
 from server.redis import keys
 from tests.support.app import App, serve
 from tests.support.races import clear_a_card, race_config, start_race
@@ -221,3 +222,117 @@ async def test_a_group_race_of_main_and_its_second_accounts_is_unrated(app: App)
         assert r.get("rating") is None and r.get("rating_change") is None, r
     assert await wins(main) == []
     assert (await main.request("race.rank", variant=VARIANT)).get("entry") is None
+
+
+@pytest_asyncio.fixture
+async def screened_app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    """The fair-play defaults for races with the screen on (no provisional accounts)."""
+    config = dataclasses.replace(
+        race_config(redis_url, tmp_path),
+        race_same_address_wait_ms=15_000,
+        race_unrated_same_network=True,
+        fair_play_screen=True,
+    )
+    async with serve(config) as app:
+        yield app
+
+
+async def test_a_racer_who_trips_the_screen_on_purpose_still_loses(screened_app: App) -> None:
+    """Cheater review F1: a losing racer played a burst at machine speed (a dozen moves in
+    no time) before resigning; the screen held the result, a held racer was left unrated
+    and, two racers being one, nobody was rated: no loss ever, and any deal seen at the
+    start thrown away for free. Now a held racer keeps their place but is rated as one who
+    made no real attempt: last, a loss, and nobody gains from them."""
+    app = screened_app
+    main = await client_from(app, "127.0.30.1", "held_main")
+    burster = await client_from(app, "127.0.31.1", "held_burster")
+    gm, gb = await race(app, main, burster)
+    await really_play(app, burster, gb)
+    for _ in range(14):  # the finding's burst: move, undo, at once (the clock stands still)
+        view = (await burster.request("game.get", game_id=gb))["view"]
+        move = next(str(m) for m in from_view(view).legal_moves() if str(m) != "d")
+        assert (await burster.request("move", game_id=gb, move=move))["type"] == "moved"
+        await burster.request("undo", game_id=gb)  # refused when the move turned a card
+    app.clock.advance(HUMAN_MS)
+    assert (await burster.request("resign", game_id=gb))["type"] == "finished"
+    got = await burster.request("game.get", game_id=gb)
+    assert got["result"].get("status") == "flagged", got
+    await really_play(app, main, gm)
+    results = await finish(app, main, gm)
+    assert results[burster.player_id]["rating_change"] < 0, "the held racer loses"
+    assert results[main.player_id]["rating_change"] == 0, "and gives nobody points"
+    assert await wins(main) == []
+
+
+async def test_a_new_account_gains_nothing_from_rivals_who_never_tried(
+    provisional_app: App,
+) -> None:
+    """Cheater review F3: a fresh (provisional) account was rated from the whole race, the
+    racers with no real attempt counted as last: eight alts that queued and resigned at
+    once took it from 1000 to 1719. Now it is rated from those who tried only: alone, it
+    keeps its rating; the alt still loses."""
+    app = provisional_app
+    main = await client_from(app, "127.0.40.1", "fresh_main")
+    for n in range(2):
+        alt = await client_from(app, f"127.0.{41 + n}.1", f"fresh_alt{n}")
+        gm, ga = await race(app, main, alt)
+        assert (await alt.request("resign", game_id=ga))["type"] == "finished"
+        await really_play(app, main, gm)
+        results = await finish(app, main, gm)
+        assert results[main.player_id]["place"] == 1
+        assert results[main.player_id]["rating_change"] == 0, results[main.player_id]
+        assert results[alt.player_id]["rating_change"] < 0
+        await alt.close()
+    assert await wins(main) == []
+
+
+@pytest_asyncio.fixture
+async def proxied_app(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    """The fair-play defaults behind a trusted proxy (clients' addresses from
+    `X-Forwarded-For`: IPv6 ones too)."""
+    config = dataclasses.replace(
+        race_config(redis_url, tmp_path),
+        race_same_address_wait_ms=15_000,
+        race_unrated_same_network=True,
+        trusted_proxies=("127.0.0.0/8",),
+    )
+    async with serve(config) as app:
+        yield app
+
+
+async def client_behind(app: App, address: str, name: str) -> Client:
+    """A player the proxy says comes from `address`."""
+    headers = {"X-Forwarded-For": address}
+    ws = await websockets.connect(app.url, max_size=2**20, additional_headers=headers)
+    c = Client(ws, binary=True)
+    await c.hello(name=name, versions=V9)
+    return c
+
+
+async def test_second_accounts_on_64s_of_one_48_are_one_network(proxied_app: App) -> None:
+    """Cheater review F2: the race rules counted an IPv6 /64 as one subscriber; a /48 (a
+    tunnel broker's, free) was 65,536 networks: alts were matched as strangers and rated
+    against a main (+528 in five races). Now a /48 is one network: kept apart in the queue
+    while others wait, and unrated against each other."""
+    app = proxied_app
+    main = await client_behind(app, "2001:db8:78:99::1", "v6_main")
+    alt = await client_behind(app, "2001:db8:78:1::1", "v6_alt")
+    gm, ga = await race(app, main, alt, one_network=True)
+    await draw_then_resign(app, alt, ga, draws=1)
+    await really_play(app, main, gm, cards=2)
+    results = await finish(app, main, gm)
+    for r in results.values():
+        assert r.get("rating") is None and r.get("rating_change") is None, r
+    # Another /48: strangers, rated.
+    other = await client_behind(app, "2001:db8:79:1::1", "v6_other")
+    gm, go = await race(app, main, other)
+    await really_play(app, other, go)
+    app.clock.advance(HUMAN_MS)
+    await other.request("resign", game_id=go)
+    await really_play(app, main, gm, cards=2)
+    results = await finish(app, main, gm)
+    assert results[main.player_id]["rating_change"] > 0

@@ -8,14 +8,16 @@ from server.races.networks import shared_networks
 from server.transport.address import address_subnet as network_of
 
 
-def test_ipv4_by_24_ipv6_by_64_mapped_as_ipv4() -> None:
+def test_ipv4_by_24_ipv6_by_48_mapped_as_ipv4() -> None:
     assert network_of("203.0.113.7") == network_of("203.0.113.250") == "203.0.113.0/24"
     assert network_of("203.0.114.7") != network_of("203.0.113.7")
     assert network_of("::ffff:203.0.113.9") == "203.0.113.0/24", "IPv4-mapped is IPv4"
     assert network_of("2001:db8:1:2::1") == network_of("2001:db8:1:2:ffff::9")
-    assert network_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"
-    assert network_of("2001:db8:1:3::1") != network_of("2001:db8:1:2::1"), "another /64"
-    assert network_of("[2001:db8:1:2::1]") == "2001:db8:1:2::/64"
+    assert network_of("2001:db8:1:2::1") == "2001:db8:1::/48"
+    # Another /64 of the same /48 (one tunnel broker's free /48: cheater review F2).
+    assert network_of("2001:db8:1:3::1") == network_of("2001:db8:1:2::1")
+    assert network_of("2001:db8:2:2::1") != network_of("2001:db8:1:2::1"), "another /48"
+    assert network_of("[2001:db8:1:2::1]") == "2001:db8:1::/48"
     assert network_of("") == "", "unknown: anyone's own"
     assert network_of("not-an-ip") == "not-an-ip"
 

@@ -199,3 +199,24 @@ async def test_the_end_happens_once(redis_client: redis.asyncio.Redis, clock: Ma
     for ib in (a, b):
         row = await parts.races.board_rank(VARIANT, "rating", None, pid(ib))
         assert row is not None and row.played == 1, "rated once"
+
+
+async def test_a_race_every_racer_forfeited_is_unrated(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Cheater review F5: both racers cleared cards and left; the one ahead was rated the
+    winner (+138) of a race nobody played out. Now a race all racers forfeited is unrated
+    (places kept), and no win counts."""
+    parts = build(redis_client, clock)
+    race_id, (a, b) = await running_race(parts, "leaver1", "leaver2")
+    await play(parts, race_id, a, 3)
+    await play(parts, race_id, b, 1)
+    clock.advance(SETTINGS.grace_ms + 1)  # nobody seen since the start: both forfeit
+    await parts.referee.tick(race_id)
+    race = await finished(parts, race_id)
+    assert race.results is not None and all(r.forfeited for r in race.results)
+    assert [r.place for r in race.results] == [1, 2]
+    assert all(r.rating is None and r.rating_change is None for r in race.results)
+    for ib in (a, b):
+        assert await parts.races.board_rank(VARIANT, "rating", None, pid(ib)) is None
+    assert await parts.races.board_rank(VARIANT, "wins", keys.race_date(race_id), pid(a)) is None

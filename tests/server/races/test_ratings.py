@@ -251,3 +251,32 @@ async def test_a_provisional_racer_moves_nobody(redis_client: redis.asyncio.Redi
     after = await stats_of(redis_client, "main")
     assert (after.mu, after.sigma) == (main.mu, main.sigma) and after.rivals[-1] == "alt"
     assert Rating.load('{"mu": 25, "sigma": 8}').rivals == (), "stats of before: no rivals"
+
+
+def test_a_provisional_racer_is_rated_from_the_racers_who_tried_only() -> None:
+    """Cheater review F3: rated from the whole race, a fresh account gained +138 over an alt
+    that only queued and resigned. Now: alone among those who tried, it keeps its rating;
+    with another who tried, it is rated against that one only."""
+    fresh = Rating.fresh()
+    two = rate_race(
+        {"main": fresh, "alt": fresh},
+        {"main": 1, "alt": 2},
+        frozenset({"alt"}),
+        frozenset({"main"}),
+    )
+    assert two["main"] == fresh and two["alt"].shown < 1000
+    three = {"main": fresh, "real": fresh, "alt": fresh}
+    out = rate_race(
+        three, {"main": 1, "real": 2, "alt": 3}, frozenset({"alt"}), frozenset({"main"})
+    )
+    assert out["main"] == rate({"main": fresh, "real": fresh}, {"main": 1, "real": 2})["main"]
+    assert out["real"] == fresh, "nobody gains from a provisional racer either"
+
+
+def test_a_race_adds_one_rival_at_most() -> None:
+    """Cheater review F2: six accounts of one person certified each other (5 rivals each) in
+    one group race; a race now counts one rival, the best placed one not met yet."""
+    r = Rating.fresh().met(["b", "c", "d"])
+    assert r.rivals == ("b",)
+    assert r.met(["b", "c", "d"]).rivals == ("b", "c")
+    assert r.met(["b"]) is r

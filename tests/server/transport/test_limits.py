@@ -128,6 +128,35 @@ async def test_trusted_proxy_forwarded_for_is_the_client_address(
         assert r["code"] == "limit_reached", r
 
 
+async def test_new_players_from_one_ipv6_48_are_limited_as_a_network(
+    redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """Cheater review F2: the limit counted a /64, so a /48 (a tunnel broker's, free) made
+    65,536 times as many accounts. A network (IPv4 /24, IPv6 /48) now gets 5 times an
+    address's quota: with 1 an hour, five /64s of one /48 sign up once each, a sixth is
+    refused (naming the network), another /48 is not."""
+    async with running(
+        redis_url,
+        tmp_path,
+        redis_client,
+        accounts_per_address_hour=1,
+        trusted_proxies=("127.0.0.0/8",),
+    ) as app:
+        for n in range(1, 6):
+            who = {"X-Forwarded-For": f"2001:db8:78:{n}::1"}
+            assert (await hello(app.url, f"v6alt{n}", headers=who))["type"] == "welcome"
+        sixth = await hello(app.url, "v6alt6", headers={"X-Forwarded-For": "2001:db8:78:6::1"})
+        assert sixth["code"] == "limit_reached" and "network" in sixth["message"], sixth
+        other = await hello(app.url, "v6other", headers={"X-Forwarded-For": "2001:db8:79:1::1"})
+        assert other["type"] == "welcome", other
+        # IPv4: an address's own limit comes first; its /24 allows five addresses an hour.
+        for n in range(1, 6):
+            who = {"X-Forwarded-For": f"198.51.100.{n}"}
+            assert (await hello(app.url, f"v4alt{n}", headers=who))["type"] == "welcome"
+        more = await hello(app.url, "v4alt6", headers={"X-Forwarded-For": "198.51.100.6"})
+        assert more["code"] == "limit_reached", more
+
+
 def test_client_address_rules() -> None:
     trusted = TrustedProxies.parse(["10.0.0.0/8", "::1/128"])
     assert client_address("192.0.2.7", "1.2.3.4", trusted) == "192.0.2.7"
