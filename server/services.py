@@ -81,6 +81,7 @@ class Services:
             hint_penalty_ms=config.hint_penalty_ms,
             metrics=metrics,
             solvers=SolverPool(workers=1),
+            race_time_limit_ms=config.race_time_limit_ms,
         )
         players = PlayerRegistry(
             client,

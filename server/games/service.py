@@ -156,8 +156,12 @@ class GameService:
         hint_penalty_ms: int = 30_000,
         metrics: Metrics | None = None,
         solvers: SolverPool | None = None,
+        race_time_limit_ms: int = 0,
     ) -> None:
         self.hint_penalty_ms = hint_penalty_ms
+        #: A race game takes no move from its start plus this on (0: no limit here): the
+        #: referee's tick that ends the race comes up to 0.2 s later (cheater review F4).
+        self.race_time_limit_ms = race_time_limit_ms
         self.store = store
         self.clock = clock
         self.cache_size = cache_size
@@ -516,6 +520,9 @@ class GameService:
         now = self.clock.now_ms()  # the move's time (one clock read a move)
         if now < live.record.started_at_ms:
             raise NotStarted("the race has not started yet")
+        limit = self.race_time_limit_ms
+        if limit and live.record.kind == "race" and now >= live.record.started_at_ms + limit:
+            raise GameOver("the race's time is up")
         started = time.perf_counter()
         try:
             outcome = game.play(text)  # the engine's one reading of a log line (`undo` too)

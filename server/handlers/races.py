@@ -73,7 +73,12 @@ async def race_create(session: Session, req: p.RaceCreate) -> p.ServerMessage:
 
 async def race_join(session: Session, req: p.RaceJoin) -> p.ServerMessage:
     player = session.require_player()
-    race_id = await session.services.races.join_room(player.id, player.name, req.code)
+    try:
+        race_id = await session.services.races.join_room(
+            player.id, player.name, req.code, session.group
+        )
+    except LimitReached as exc:
+        raise _limit_error(session, exc) from None
     await session.services.race_fanout.attach(session, race_id)
     await session.services.races.announce(player.id, race_id)
     return await _room(session, req.id, race_id)

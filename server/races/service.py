@@ -25,6 +25,7 @@ from server.races.networks import shared_networks
 from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
+from server.redis.quota import HOUR_MS, hourly_spent, spend_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, LimitReached, NotFound
 from server.transport.address import address_subnet
@@ -53,8 +54,12 @@ class RaceSettings:
     fill_wait_ms: int = 15_000
     #: Private rooms one account may create per (sliding) hour.
     rooms_per_hour: int = 20
+    #: Wrong room codes an account, or a client address group, may try an hour (`race.join`):
+    #: codes are 5 letters of 32 (33.5 M), and a guesser found a room in ~33,500 tries
+    #: among 1,000 open ones at 20 a second (cheater review F8).
+    room_misses_per_hour: int = 20
     #: The queue groups accounts of one client network (`server.races.networks`: the /24
-    #: of IPv4, the /64 of IPv6) only after this long alone.
+    #: of IPv4, the /48 of IPv6) only after this long alone.
     same_address_wait_ms: int = 0
     #: Racers of one network are never rated against each other (docs/fairplay.md).
     unrated_same_network: bool = False
@@ -322,13 +327,28 @@ class RaceService:
         await self.store.set_racing([pid], race_id)
         return race_id
 
-    async def join_room(self, pid: str, name: str, code: str) -> str:
-        """Join the room of `code` (its race id), or stay in it when already there."""
+    async def join_room(self, pid: str, name: str, code: str, group: str = "") -> str:
+        """Join the room of `code` (its race id), or stay in it when already there. Wrong
+        codes are counted against the account and its client address `group`: past
+        `room_misses_per_hour` of either, every `race.join` is `LimitReached` for the hour
+        (a right code too: the guessing stops)."""
+        hour = self.clock.now_ms() // HOUR_MS
+        misses = [keys.room_misses(pid, hour)] + ([keys.room_misses(group, hour)] if group else [])
+        limit = self.settings.room_misses_per_hour
+        batch = self.store.batch
+        if limit and any([await hourly_spent(batch, k) >= limit for k in misses]):
+            raise LimitReached(f"too many wrong room codes ({limit} an hour); try again later")
+        try:
+            race_id = await self.store.race_for_code(code)
+        except NotFound:
+            if limit:
+                for k in misses:
+                    await spend_hourly(batch, k, 1)
+            raise
         async with self.store.turn(pid):
-            return await self._join_room(pid, name, code)
+            return await self._join_room(pid, name, race_id)
 
-    async def _join_room(self, pid: str, name: str, code: str) -> str:
-        race_id = await self.store.race_for_code(code)
+    async def _join_room(self, pid: str, name: str, race_id: str) -> str:
         current = await self.store.racing(pid)
         if current == race_id:
             return race_id

@@ -158,6 +158,7 @@ __all__ = [
     "race_date",
     "race_tag",
     "revocations",
+    "room_misses",
     "signin_attempts",
     "signin_code",
     "signin_code_of",
@@ -297,6 +298,14 @@ def accounts_by_address(group: str, hour: int) -> str:
     if not _ADDRESS_GROUP_RE.fullmatch(group):
         group = "unknown"
     return f"{PREFIX}{{lim:{int(hour)}:{group}}}:accounts"
+
+
+def room_misses(who: str, hour: int) -> str:
+    """Wrong room codes tried (`race.join`) by one account or one client address group in
+    one hour (`RaceService.join_room`)."""
+    if not _ADDRESS_GROUP_RE.fullmatch(who):
+        who = "unknown"
+    return f"{PREFIX}{{lim:{int(hour)}:{who}}}:roommiss"
 
 
 def signin_attempts(group: str, hour: int) -> str:

@@ -74,7 +74,7 @@ class RaceParts:
 
 
 def build(client: redis.asyncio.Redis, clock: ManualClock) -> RaceParts:
-    games = GameService(GameStore(client), clock)
+    games = GameService(GameStore(client), clock, race_time_limit_ms=SETTINGS.time_limit_ms)
     players = PlayerRegistry(client, clock)
     store = RaceStore(client, 3_600_000)
     boards = RaceBoards(client, 30)

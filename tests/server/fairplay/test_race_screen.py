@@ -25,7 +25,9 @@ VARIANT = "triple-triangle"
 async def app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    async with serve(replace(race_config(redis_url, tmp_path), fair_play_screen=True)) as app:
+    # The product's 10-minute limit: a game played out at a human pace takes minutes.
+    config = replace(race_config(redis_url, tmp_path), fair_play_screen=True)
+    async with serve(replace(config, race_time_limit_ms=600_000)) as app:
         yield app
 
 

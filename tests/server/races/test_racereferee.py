@@ -14,6 +14,7 @@ from server.races.model import RaceState, RaceStatus
 from server.races.referee import progress_of
 from server.redis import keys
 from server.runtime.clock import ManualClock
+from server.runtime.errors import GameOver
 from tests.support.races import SETTINGS, Inbox, RaceParts, build
 
 VARIANT = "fourteen-out"
@@ -220,3 +221,24 @@ async def test_a_race_every_racer_forfeited_is_unrated(
     for ib in (a, b):
         assert await parts.races.board_rank(VARIANT, "rating", None, pid(ib)) is None
     assert await parts.races.board_rank(VARIANT, "wins", keys.race_date(race_id), pid(a)) is None
+
+
+async def test_no_move_is_taken_at_the_time_limit_before_the_tick(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Cheater review F4: moves were taken up to a race-clock tick (0.2 s) past `ends_at`,
+    and at the time limit places go by cards cleared. Now a race game refuses a move (and
+    an undo) from `ends_at` on, whether or not the referee has ended the race yet."""
+    parts = build(redis_client, clock)
+    race_id, (a, _) = await running_race(parts, "lately1", "lately2")
+    await play(parts, race_id, a, 1)
+    gid = keys.race_game_id(race_id, pid(a))
+    clock.advance(SETTINGS.time_limit_ms - 1)
+    live = await parts.races.games.get(gid, pid(a))
+    move = str(next(iter(live.game.legal_moves())))
+    clock.advance(1)  # exactly `ends_at`: no tick has run
+    assert (await parts.races.load(race_id)).status is RaceStatus.RUNNING
+    with pytest.raises(GameOver):
+        await parts.races.games.play(gid, pid(a), "lately1", move, None)
+    with pytest.raises(GameOver):
+        await parts.races.games.play(gid, pid(a), "lately1", "undo", None)
