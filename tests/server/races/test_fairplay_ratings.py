@@ -16,6 +16,7 @@ import redis.asyncio
 import websockets
 
 from engine import from_view
+from server.config import Config
 from server.redis import keys
 from tests.support.app import App, serve
 from tests.support.races import clear_a_card, race_config, start_race
@@ -26,18 +27,23 @@ V9 = tuple(range(1, 10))
 HUMAN_MS = 2_000  # a human pace between moves: nothing for the screen to hold
 
 
+def fair_config(redis_url: str, tmp_path: Path, **changes: Any) -> Config:
+    """The command line's fair-play defaults for races: the same-address wait (15 s), racers
+    of one network unrated against each other; no provisional accounts, no screen (a
+    fixture sets them)."""
+    return dataclasses.replace(
+        race_config(redis_url, tmp_path),
+        race_same_address_wait_ms=15_000,
+        race_unrated_same_network=True,
+        **changes,
+    )
+
+
 @pytest_asyncio.fixture
 async def app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    """The command line's fair-play defaults for races: the same-address wait (15 s), racers
-    of one network unrated against each other; no provisional accounts (a test sets them)."""
-    config = dataclasses.replace(
-        race_config(redis_url, tmp_path),
-        race_same_address_wait_ms=15_000,
-        race_unrated_same_network=True,
-    )
-    async with serve(config) as app:
+    async with serve(fair_config(redis_url, tmp_path)) as app:
         yield app
 
 
@@ -45,13 +51,7 @@ async def app(
 async def provisional_app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    config = dataclasses.replace(
-        race_config(redis_url, tmp_path),
-        race_same_address_wait_ms=15_000,
-        race_unrated_same_network=True,
-        race_provisional_rivals=2,
-    )
-    async with serve(config) as app:
+    async with serve(fair_config(redis_url, tmp_path, race_provisional_rivals=2)) as app:
         yield app
 
 
@@ -228,14 +228,7 @@ async def test_a_group_race_of_main_and_its_second_accounts_is_unrated(app: App)
 async def screened_app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    """The fair-play defaults for races with the screen on (no provisional accounts)."""
-    config = dataclasses.replace(
-        race_config(redis_url, tmp_path),
-        race_same_address_wait_ms=15_000,
-        race_unrated_same_network=True,
-        fair_play_screen=True,
-    )
-    async with serve(config) as app:
+    async with serve(fair_config(redis_url, tmp_path, fair_play_screen=True)) as app:
         yield app
 
 
@@ -292,15 +285,8 @@ async def test_a_new_account_gains_nothing_from_rivals_who_never_tried(
 async def proxied_app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[App]:
-    """The fair-play defaults behind a trusted proxy (clients' addresses from
-    `X-Forwarded-For`: IPv6 ones too)."""
-    config = dataclasses.replace(
-        race_config(redis_url, tmp_path),
-        race_same_address_wait_ms=15_000,
-        race_unrated_same_network=True,
-        trusted_proxies=("127.0.0.0/8",),
-    )
-    async with serve(config) as app:
+    """Behind a trusted proxy: clients' addresses (IPv6 ones too) from `X-Forwarded-For`."""
+    async with serve(fair_config(redis_url, tmp_path, trusted_proxies=("127.0.0.0/8",))) as app:
         yield app
 
 
