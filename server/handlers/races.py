@@ -11,6 +11,7 @@ from server.handlers.games import board_date
 from server.races.model import RaceStatus
 from server.races.ratings import RatingRow
 from server.runtime.errors import LimitReached
+from server.transport.address import address_network
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -75,7 +76,7 @@ async def race_join(session: Session, req: p.RaceJoin) -> p.ServerMessage:
     player = session.require_player()
     try:
         race_id = await session.services.races.join_room(
-            player.id, player.name, req.code, session.group
+            player.id, player.name, req.code, address_network(session.address)
         )
     except LimitReached as exc:
         raise _limit_error(session, exc) from None

@@ -16,7 +16,7 @@ import redis.asyncio
 from server.players.names import fold_name, is_reserved
 from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript, as_map
-from server.redis.quota import HOUR_MS, NETWORK_FACTOR, take_hourly
+from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_hourly, take_hourly
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
     InvalidInput,
@@ -239,7 +239,7 @@ class PlayerRegistry:
         except BaseException:
             for key in counted:  # nothing was created: give the quota back
                 with contextlib.suppress(Exception):
-                    await self._r.decr(key)
+                    await give_back_hourly(self._commit, key)
             raise
 
     async def _count_account(self, where: str, factor: int, what: str, counted: list[str]) -> None:

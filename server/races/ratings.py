@@ -17,8 +17,9 @@ racer who made no real attempt (`no_attempt`, a result the fair-play screen hold
 loses as last but gives nobody points: the others are rated among themselves only. A
 provisional racer (fewer distinct rivals than the `provisional_rivals` threshold,
 `--race-provisional-rivals`; a race adds one rival at most) is rated from the racers who
-really tried, and moves nobody else's rating: its losses give the winner nothing (as
-Glicko's and Lichess's provisional ratings weigh little).
+really tried, losing to any of them but gaining only over established ones, and moves
+nobody else's rating: its losses give the winner nothing (as Glicko's and Lichess's
+provisional ratings weigh little).
 """
 
 from __future__ import annotations
@@ -211,8 +212,9 @@ def rate_race(
 ) -> dict[str, Rating]:
     """New ratings after one race, where the racers in `no_attempt` (no real attempt) rank
     last and lose, while nobody gains from them, and those in `provisional` are rated from
-    the racers who really tried but move nobody else: the others are rated among themselves
-    only (one racer left alone keeps their rating)."""
+    the racers who really tried (losing to any, gaining only over established ones) but move
+    nobody else: the others are rated among themselves only (one racer left alone keeps
+    their rating)."""
     weightless = no_attempt | (provisional & set(places))
     weighty = [p for p in places if p not in weightless]
     out: dict[str, Rating] = {}
@@ -226,12 +228,15 @@ def rate_race(
             # raises it; the loss is still counted.
             if out[p].shown > before[p].shown:
                 out[p] = replace(out[p], mu=before[p].mu, sigma=before[p].sigma)
-    # A provisional racer gains nothing from those who made no real attempt: rated from
-    # the whole race, a fresh account won +57 to +138 a race over alts that only queued and
-    # resigned, and never met a rival who counts, so it stayed provisional (cheater review F3).
+    # A provisional racer is rated from the racers who really tried, the provisional ones
+    # among them only when they beat it: it loses to anyone, and gains only over
+    # established racers. Rated from the whole race, a fresh account won +57 to +138 a race
+    # over alts that queued and resigned (cheater review F3); from everyone who tried, over
+    # alts that cleared one card first (+529 in five races, then established on alts alone).
     tried = [p for p in places if p not in no_attempt]
     for p in provisional & set(tried):
-        out[p] = _ranked(before, places, tried)[p] if len(tried) >= 2 else before[p]
+        field = [q for q in tried if q == p or q not in provisional or places[q] < places[p]]
+        out[p] = _ranked(before, places, field)[p] if len(field) >= 2 else before[p]
     if len(weighty) >= 2:
         out.update(_ranked(before, places, weighty))
     else:

@@ -318,9 +318,11 @@ class RaceReferee:
             )
         # A win counts when the race was rated (not casual, no pair repeated that day), the
         # winner was rated in it and beat a rated racer who really tried and is not
-        # provisional (not of the winner's network: those are unrated).
-        winner = ordered[0] if ordered else None
-        won = winner in rated_places and winner not in race.forfeited and winner not in held
+        # provisional (not of the winner's network: those are unrated). A held racer is
+        # passed over: the best placed racer after them is rated the winner (review F-F:
+        # their stats counted the win, the day's wins board did not).
+        winner = next((p for p in ordered if p not in held), None)
+        won = winner in rated_places and winner not in race.forfeited
         if outcome and changes and won and outcome.weighty - {winner}:
             assert winner is not None
             await self.boards.add_win(race.variant, keys.race_date(race_id), winner, race_id)

@@ -25,7 +25,7 @@ from server.races.networks import shared_networks
 from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
-from server.redis.quota import HOUR_MS, hourly_spent, spend_hourly
+from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_hourly, take_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, LimitReached, NotFound
 from server.transport.address import address_subnet
@@ -327,26 +327,35 @@ class RaceService:
         await self.store.set_racing([pid], race_id)
         return race_id
 
-    async def join_room(self, pid: str, name: str, code: str, group: str = "") -> str:
-        """Join the room of `code` (its race id), or stay in it when already there. Wrong
-        codes are counted against the account and its client address `group`: past
-        `room_misses_per_hour` of either, every `race.join` is `LimitReached` for the hour
-        (a right code too: the guessing stops)."""
+    async def join_room(self, pid: str, name: str, code: str, network: str = "") -> str:
+        """Join the room of `code` (its race id), or stay in it when already there. Each try
+        is counted first against the account and its client `network` (`address_network`,
+        `NETWORK_FACTOR` times as many) and given back when the code is found: past
+        `room_misses_per_hour` wrong codes, every `race.join` is `LimitReached` for the hour
+        (a right code too: the guessing stops), concurrent tries included."""
         hour = self.clock.now_ms() // HOUR_MS
-        misses = [keys.room_misses(pid, hour)] + ([keys.room_misses(group, hour)] if group else [])
         limit = self.settings.room_misses_per_hour
+        quotas = [(keys.room_misses(pid, hour), limit)]
+        if network:
+            quotas.append((keys.room_misses(network, hour), limit * NETWORK_FACTOR))
         batch = self.store.batch
-        if limit and any([await hourly_spent(batch, k) >= limit for k in misses]):
-            raise LimitReached(f"too many wrong room codes ({limit} an hour); try again later")
+        taken: list[str] = []
         try:
+            for key, most in quotas if limit else ():
+                if not await take_hourly(batch, key, most):
+                    raise LimitReached(f"too many wrong room codes ({most} an hour); try later")
+                taken.append(key)
             race_id = await self.store.race_for_code(code)
-        except NotFound:
-            if limit:
-                for k in misses:
-                    await spend_hourly(batch, k, 1)
+        except LimitReached:
+            await self._give_back(taken)
             raise
+        await self._give_back(taken)  # found: not a miss
         async with self.store.turn(pid):
             return await self._join_room(pid, name, race_id)
+
+    async def _give_back(self, taken: list[str]) -> None:
+        for key in taken:
+            await give_back_hourly(self.store.batch, key)
 
     async def _join_room(self, pid: str, name: str, race_id: str) -> str:
         current = await self.store.racing(pid)

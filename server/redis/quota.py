@@ -57,6 +57,20 @@ async def take_hourly(commit: Batcher, key: str, limit: int) -> bool:
     return bool(await commit.eval(_TAKE, (key,), (limit, HOUR_MS)))
 
 
+# KEYS: the counter of the hour. Gives one back unless the counter expired meanwhile (a DECR
+# would make it anew, at -1 and without a TTL: a key that never goes).
+_GIVE_BACK_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+_GIVE_BACK = LuaScript.of(_GIVE_BACK_LUA)
+
+
+async def give_back_hourly(commit: Batcher, key: str) -> None:
+    """Undo one `take_hourly` of ``key`` (what it counted was not done after all)."""
+    await commit.eval(_GIVE_BACK, (key,))
+
+
 async def hourly_spent(commit: Batcher, key: str) -> int:
     """What was charged under ``key`` (a key naming its hour) this hour so far."""
     raw = await commit.run(key, "GET", key)
@@ -68,4 +82,11 @@ async def spend_hourly(commit: Batcher, key: str, amount: int) -> int:
     return int(cast(int, await commit.eval(_SPEND, (key,), (amount, HOUR_MS))))
 
 
-__all__ = ["HOUR_MS", "hourly_spent", "spend_hourly", "take_hourly"]
+__all__ = [
+    "HOUR_MS",
+    "NETWORK_FACTOR",
+    "give_back_hourly",
+    "hourly_spent",
+    "spend_hourly",
+    "take_hourly",
+]

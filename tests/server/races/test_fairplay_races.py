@@ -560,23 +560,26 @@ async def test_rooms_per_hour_and_a_closed_room_is_freed_at_once(
 async def test_guessing_room_codes_stops_after_20_wrong_ones(strict_app: App) -> None:
     """Cheater review F8: 211 wrong `race.join` codes in 10 s from one connection, each
     `not_found`, nothing counted: about 33,500 guesses find one of 1,000 open rooms. Now 20
-    wrong codes an hour per account (and per address): then every `race.join` of the hour
-    is `limit_reached`, a right code too; another account of another address still joins."""
+    wrong codes an hour per account, and 100 per network (/24, /48: review F-B, a /48 holds
+    65,536 address groups); past either, every `race.join` of the hour is `limit_reached`,
+    a right code too. Tries are counted first (review F-C: concurrent ones overshot)."""
     host = await client_from(strict_app, "127.0.60.1", "room_host")
     made = await host.request("race.create", variant="fourteen-out")
     code = made["race"]["code"]
-    guesser = await client_from(strict_app, "127.0.61.1", "guesser")
     wrong = next(c for c in ("AAAAA", "BBBBB", "CCCCC", "DDDDD") if c != code)
-    for _ in range(20):
-        assert (await guesser.request("race.join", code=wrong))["code"] == "not_found"
-    refused = await guesser.request("race.join", code=code)
+    guessers = [await client_from(strict_app, f"127.0.61.{1 + n}", f"guesser{n}") for n in range(5)]
+    for g in guessers:  # 20 wrong codes each, concurrently: the account's limit holds
+        replies = await asyncio.gather(*(g.request("race.join", code=wrong) for _ in range(22)))
+        codes = sorted(r["code"] for r in replies)
+        assert codes == ["limit_reached"] * 2 + ["not_found"] * 20, codes
+    refused = await guessers[0].request("race.join", code=code)
     assert refused["code"] == "limit_reached" and "room codes" in refused["message"], refused
-    # The same address's other account is refused too (the address counted the misses).
-    alt = await client_from(strict_app, "127.0.61.1", "guesser_alt")
+    # The network's 100 are spent: a sixth account of it is refused at once, a right code too.
+    alt = await client_from(strict_app, "127.0.61.99", "guesser_alt")
     assert (await alt.request("race.join", code=code))["code"] == "limit_reached"
     friend = await client_from(strict_app, "127.0.62.1", "friend")
     assert (await friend.request("race.join", code=code))["type"] == "race.room"
     strict_app.clock.advance(HOUR_MS)
-    assert (await guesser.request("race.join", code=code))["type"] == "race.room"
-    for c in (host, guesser, alt, friend):
+    assert (await alt.request("race.join", code=code))["type"] == "race.room"
+    for c in (host, alt, friend, *guessers):
         await c.close()

@@ -229,13 +229,14 @@ async def stats_of(r: redis.asyncio.Redis, pid: str) -> Rating:
 
 
 async def test_a_provisional_racer_moves_nobody(redis_client: redis.asyncio.Redis) -> None:
-    """A racer with fewer distinct rivals than the threshold is provisional: rated from the
-    whole race, but nobody gains from beating them (`RatedRace.weighty` leaves them out);
-    rivals count real attempts only, each rival once, kept in the stats JSON."""
+    """A racer with fewer distinct rivals than the threshold is provisional: it loses to
+    anyone who tried but gains only over established racers, and nobody gains from beating
+    it (`RatedRace.weighty` leaves it out); rivals count real attempts only, each rival
+    once, kept in the stats JSON."""
     boards = RaceBoards(redis_client, 30, provisional_rivals=2)
-    # Two new players still rate each other (each is rated from the whole race).
+    # Two new players: the loser loses, the winner gains nothing (its rival is provisional).
     first = await boards.rate(summary(1), {"main": 1, "r1": 2})
-    assert first.changes["main"][1] > 1000 > first.changes["r1"][1]
+    assert first.changes["main"][1] == 1000 > first.changes["r1"][1]
     assert first.weighty == frozenset(), "both provisional: no win to count"
     await boards.rate(summary(2), {"main": 1, "r1": 2})  # the same rival again: still one
     await boards.rate(summary(3), {"main": 1, "quitter": 2}, frozenset({"quitter"}))
@@ -280,3 +281,19 @@ def test_a_race_adds_one_rival_at_most() -> None:
     assert r.rivals == ("b",)
     assert r.met(["b", "c", "d"]).rivals == ("b", "c")
     assert r.met(["b"]) is r
+
+
+def test_a_provisional_racer_gains_only_over_established_racers() -> None:
+    """Review F-H: alts that clear one card are real attempts; a fresh main rated from them
+    went 1000 -> 1529 in five races and left provisional status on alts alone. Now a
+    provisional racer loses to anyone who tried but gains only over established racers."""
+    fresh, strong = Rating.fresh(), Rating(mu=30.0, sigma=4.0, rivals=("a", "b", "c", "d", "e"))
+    provisional = frozenset({"main", "alt"})
+    won = rate_race({"main": fresh, "alt": fresh}, {"main": 1, "alt": 2}, frozenset(), provisional)
+    assert won["main"] == fresh, "no gain over a provisional rival"
+    assert won["alt"].shown < 1000, "a provisional loser loses all the same"
+    three = {"main": fresh, "alt": fresh, "pro": strong}
+    out = rate_race(three, {"main": 1, "pro": 2, "alt": 3}, frozenset(), provisional)
+    assert out["main"] == rate({"main": fresh, "pro": strong}, {"main": 1, "pro": 2})["main"]
+    lost = rate_race({"main": fresh, "alt": fresh}, {"alt": 1, "main": 2}, frozenset(), provisional)
+    assert lost["main"].shown < 1000, "a loss to a provisional racer counts"
