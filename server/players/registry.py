@@ -16,7 +16,12 @@ import redis.asyncio
 from server.players.names import fold_name, is_reserved
 from server.redis import keys, pubsub
 from server.redis.batch import Batcher, LuaScript, as_map
-from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_hourly, take_hourly
+from server.redis.quota import (
+    HOUR_MS,
+    NETWORK_FACTOR,
+    give_back_each_hourly,
+    take_each_hourly,
+)
 from server.runtime.clock import Clock, SystemClock
 from server.runtime.errors import (
     InvalidInput,
@@ -229,32 +234,29 @@ class PlayerRegistry:
         check_name(name)
         if is_reserved(name):
             raise ReservedName(f"the name {name!r} is reserved")
-        counted: list[str] = []
-        try:
+        quotas: list[tuple[str, int]] = []
+        what: list[str] = []  # what each quota counts, for the refusal's message
+        if self.accounts_per_hour:
+            hour = self._clock.now_ms() // HOUR_MS
             if address is not None:
-                await self._count_account(address, 1, "address", counted)
+                quotas.append((keys.accounts_by_address(address, hour), self.accounts_per_hour))
+                what.append("address")
             if network is not None and network != address:
-                await self._count_account(network, NETWORK_FACTOR, "network", counted)
+                limit = self.accounts_per_hour * NETWORK_FACTOR
+                quotas.append((keys.accounts_by_address(network, hour), limit))
+                what.append("network")
+        refused = await take_each_hourly(self._commit, quotas)
+        if refused is not None:
+            raise LimitReached(
+                f"too many new players from this {what[refused]} ({quotas[refused][1]} an "
+                "hour); try again later or play with your token"
+            )
+        try:
             return await self._register(name)
         except BaseException:
-            for key in counted:  # nothing was created: give the quota back
-                with contextlib.suppress(Exception):
-                    await give_back_hourly(self._commit, key)
+            with contextlib.suppress(Exception):  # nothing was created: give the quota back
+                await give_back_each_hourly(self._commit, [k for k, _ in quotas])
             raise
-
-    async def _count_account(self, where: str, factor: int, what: str, counted: list[str]) -> None:
-        """Count one new player of ``where`` (its key added to ``counted``), at most
-        `accounts_per_hour` times ``factor`` an hour."""
-        if not self.accounts_per_hour:
-            return
-        limit = self.accounts_per_hour * factor
-        key = keys.accounts_by_address(where, self._clock.now_ms() // HOUR_MS)
-        if not await take_hourly(self._commit, key, limit):
-            raise LimitReached(
-                f"too many new players from this {what} ({limit} an hour); "
-                "try again later or play with your token"
-            )
-        counted.append(key)
 
     async def _register(self, name: str) -> tuple[Player, str]:
         folded = name.casefold()

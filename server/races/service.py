@@ -25,7 +25,7 @@ from server.races.networks import shared_networks
 from server.races.ratings import RaceBoards, RatingRow
 from server.races.store import RaceStore
 from server.redis import keys
-from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_hourly, take_hourly
+from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_each_hourly, take_each_hourly
 from server.runtime.clock import Clock
 from server.runtime.errors import Conflict, LimitReached, NotFound
 from server.transport.address import address_subnet
@@ -54,9 +54,9 @@ class RaceSettings:
     fill_wait_ms: int = 15_000
     #: Private rooms one account may create per (sliding) hour.
     rooms_per_hour: int = 20
-    #: Wrong room codes an account, or a client address group, may try an hour (`race.join`):
-    #: codes are 5 letters of 32 (33.5 M), and a guesser found a room in ~33,500 tries
-    #: among 1,000 open ones at 20 a second (cheater review F8).
+    #: Wrong room codes an account may try an hour (`race.join`; its client network
+    #: `NETWORK_FACTOR` times as many): codes are 5 letters of 32 (33.5 M), and a guesser
+    #: found a room in ~33,500 tries among 1,000 open ones at 20 a second (review F8).
     room_misses_per_hour: int = 20
     #: The queue groups accounts of one client network (`server.races.networks`: the /24
     #: of IPv4, the /48 of IPv6) only after this long alone.
@@ -335,27 +335,18 @@ class RaceService:
         (a right code too: the guessing stops), concurrent tries included."""
         hour = self.clock.now_ms() // HOUR_MS
         limit = self.settings.room_misses_per_hour
-        quotas = [(keys.room_misses(pid, hour), limit)]
-        if network:
+        quotas = [(keys.room_misses(pid, hour), limit)] if limit else []
+        if limit and network:
             quotas.append((keys.room_misses(network, hour), limit * NETWORK_FACTOR))
         batch = self.store.batch
-        taken: list[str] = []
-        try:
-            for key, most in quotas if limit else ():
-                if not await take_hourly(batch, key, most):
-                    raise LimitReached(f"too many wrong room codes ({most} an hour); try later")
-                taken.append(key)
-            race_id = await self.store.race_for_code(code)
-        except LimitReached:
-            await self._give_back(taken)
-            raise
-        await self._give_back(taken)  # found: not a miss
+        refused = await take_each_hourly(batch, quotas)
+        if refused is not None:
+            most = quotas[refused][1]
+            raise LimitReached(f"too many wrong room codes ({most} an hour); try later")
+        race_id = await self.store.race_for_code(code)  # not found: the misses stay counted
+        await give_back_each_hourly(batch, [k for k, _ in quotas])
         async with self.store.turn(pid):
             return await self._join_room(pid, name, race_id)
-
-    async def _give_back(self, taken: list[str]) -> None:
-        for key in taken:
-            await give_back_hourly(self.store.batch, key)
 
     async def _join_room(self, pid: str, name: str, race_id: str) -> str:
         current = await self.store.racing(pid)

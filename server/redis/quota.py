@@ -11,6 +11,7 @@ that finds nothing costs as much as one that does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, cast
 
 from server.redis.batch import Batcher, LuaScript
@@ -71,6 +72,24 @@ async def give_back_hourly(commit: Batcher, key: str) -> None:
     await commit.eval(_GIVE_BACK, (key,))
 
 
+async def take_each_hourly(commit: Batcher, quotas: Sequence[tuple[str, int]]) -> int | None:
+    """`take_hourly` of each (key, limit) in turn: None when every one was counted; else
+    the index of the first refused, the ones counted before it given back."""
+    taken: list[str] = []
+    for i, (key, limit) in enumerate(quotas):
+        if not await take_hourly(commit, key, limit):
+            await give_back_each_hourly(commit, taken)
+            return i
+        taken.append(key)
+    return None
+
+
+async def give_back_each_hourly(commit: Batcher, keys: Sequence[str]) -> None:
+    """`give_back_hourly` of each key (what was counted was not done after all)."""
+    for key in keys:
+        await give_back_hourly(commit, key)
+
+
 async def hourly_spent(commit: Batcher, key: str) -> int:
     """What was charged under ``key`` (a key naming its hour) this hour so far."""
     raw = await commit.run(key, "GET", key)
@@ -85,8 +104,10 @@ async def spend_hourly(commit: Batcher, key: str, amount: int) -> int:
 __all__ = [
     "HOUR_MS",
     "NETWORK_FACTOR",
+    "give_back_each_hourly",
     "give_back_hourly",
     "hourly_spent",
     "spend_hourly",
+    "take_each_hourly",
     "take_hourly",
 ]
