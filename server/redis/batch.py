@@ -38,26 +38,21 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 import redis.asyncio
 import redis.exceptions
-from hiredis import pack_command  # C packing; hiredis comes with redis[hiredis]
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
 from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
-from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter
+from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter, pack
 from server.runtime.errors import StoreUnavailable, is_outage
 
 __all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript", "as_map"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
-
-
-def _pack(args: tuple[str | int, ...]) -> bytes:
-    return bytes(pack_command(cast(Any, args)))
 
 
 def as_map(reply: object) -> dict[str, str]:
@@ -73,7 +68,7 @@ def _failure(exc: BaseException) -> BaseException:
     return StoreUnavailable(f"redis unavailable: {exc}") if is_outage(exc) else exc
 
 
-_ASKING = _pack(("ASKING",))
+_ASKING = pack(("ASKING",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +183,7 @@ class Batcher:
     def _write_raw(
         conn: RespConnection, batch: list[tuple[Command, asyncio.Future[object]]]
     ) -> None:
-        packed = [_pack(c.args) for c, _ in batch]
+        packed = [pack(c.args) for c, _ in batch]
         conn.send_waiters(
             packed,
             [
@@ -398,7 +393,7 @@ class Batcher:
         for c in items:
             fut: asyncio.Future[object] = loop.create_future()
             futures.append(fut)
-            p = _pack(c.args)
+            p = pack(c.args)
             if asking:
                 packed.append(_ASKING)
                 waiters.append(Waiter(None))

@@ -34,12 +34,11 @@ import ssl
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import hiredis
 import redis.asyncio
 import redis.exceptions
-from hiredis import pack_command
 from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
 from redis.credentials import CredentialProvider, UsernamePasswordCredentialProvider
 from redis.driver_info import DriverInfo
@@ -58,9 +57,34 @@ __all__ = [
 RESOLVE_CHUNK = 16
 
 
+#: RESP's length lines, made once: `*N` for a command of N arguments, `$N` for an argument of
+#: N bytes.
+_COUNT_LINES: Final = tuple(b"*%d\r\n" % n for n in range(64))
+_SIZE_LINES: Final = tuple(b"$%d\r\n" % n for n in range(1024))
+_CRLF: Final = b"\r\n"
+
+
 def pack(args: tuple[str | int | bytes, ...]) -> bytes:
-    """One command in RESP (hiredis packs it in C)."""
-    return bytes(pack_command(cast(Any, args)))
+    """One command in RESP, as `hiredis.pack_command` writes it (str as UTF-8, int in
+    decimal). Not hiredis's: it writes every length with `sprintf`, 7 % of a game's server
+    instructions (issue #30); compiled, this is about a third cheaper. Another type (a
+    bool, a float) is a TypeError, as hiredis refuses a bool."""
+    n = len(args)
+    parts: list[bytes] = [_COUNT_LINES[n] if n < 64 else b"*%d\r\n" % n]
+    for a in args:
+        if isinstance(a, str):
+            b = a.encode()
+        elif type(a) is int:
+            b = str(a).encode()
+        elif isinstance(a, bytes):
+            b = a
+        else:
+            raise TypeError(f"a command's argument must be str, int or bytes, not {type(a)}")
+        size = len(b)
+        parts.append(_SIZE_LINES[size] if size < 1024 else b"$%d\r\n" % size)
+        parts.append(b)
+        parts.append(_CRLF)
+    return b"".join(parts)
 
 
 #: Error codes (the reply's first word) and the redis-py exception each one is, as redis-py
