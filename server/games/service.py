@@ -515,13 +515,22 @@ class GameService:
             raise
         self._sealed(live, record)
 
+    def _race_time_up(self, record: GameRecord, now: int) -> bool:
+        """Whether a race game takes no more moves at ``now``: from its race's ``ends_at``,
+        written with the game (a process's own ``race_time_limit_ms`` may differ while a
+        rolling restart changes the flag: cheater review F-J); for a game written before it
+        was, from this process's limit."""
+        if record.ends_at_ms is not None:
+            return now >= record.ends_at_ms
+        limit = self.race_time_limit_ms
+        return limit > 0 and now >= record.started_at_ms + limit
+
     async def _play_locked(self, live: LiveGame, name: str, text: str) -> Played:
         game = live.game
         now = self.clock.now_ms()  # the move's time (one clock read a move)
         if now < live.record.started_at_ms:
             raise NotStarted("the race has not started yet")
-        limit = self.race_time_limit_ms
-        if limit and live.record.kind == "race" and now >= live.record.started_at_ms + limit:
+        if live.record.kind == "race" and self._race_time_up(live.record, now):
             raise GameOver("the race's time is up")
         started = time.perf_counter()
         try:

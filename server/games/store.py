@@ -414,6 +414,10 @@ class GameRecord:
     #: is not known yet (a finish cut short between its two round trips); resolved by reading
     #: the mark before the result is published (`BoardEntries.resolve_due`).
     screen: str | None = None
+    #: A race game's end (its race's ``ends_at``, written with the game by the race's start):
+    #: no move is taken from then on. None for other games, and for a race game started by a
+    #: release before it was written (the process's own time limit then: cheater review F-J).
+    ends_at_ms: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -493,11 +497,17 @@ def _record(
         tier=daily.tier if daily is not None else None,
         catchup=daily is not None and daily.catchup,
         screen=None if settled else d.get("screen") or None,
+        ends_at_ms=int(d["ends_at_ms"]) if "ends_at_ms" in d else None,
     )
 
 
 def _new_record(
-    k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+    k: keys.GameKeys,
+    kind: str,
+    variant: str,
+    seed: int,
+    started_at_ms: int,
+    ends_at_ms: int | None = None,
 ) -> GameRecord:
     """The record `_game_fields` stores, as `_record` would read it back."""
     daily = k if isinstance(k, keys.DailyGameKeys) else None
@@ -514,6 +524,7 @@ def _new_record(
         last_move_at_ms=started_at_ms,
         tier=daily.tier if daily is not None else None,
         catchup=daily is not None and daily.catchup,
+        ends_at_ms=ends_at_ms,
     )
 
 
@@ -534,17 +545,27 @@ class PlayedLog:
 
 
 def new_game_fields(
-    game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+    game_id: str,
+    kind: str,
+    variant: str,
+    seed: int,
+    started_at_ms: int,
+    ends_at_ms: int | None = None,
 ) -> dict[str, str | int]:
     """A new game record's fields (`GameStore.start_game`; a race's start writes its racers'
-    games with them in its own script)."""
-    return _game_fields(keys.parse_game_id(game_id), kind, variant, seed, started_at_ms)
+    games with them in its own script, ``ends_at_ms`` its race's end)."""
+    return _game_fields(keys.parse_game_id(game_id), kind, variant, seed, started_at_ms, ends_at_ms)
 
 
 def _game_fields(
-    k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+    k: keys.GameKeys,
+    kind: str,
+    variant: str,
+    seed: int,
+    started_at_ms: int,
+    ends_at_ms: int | None = None,
 ) -> dict[str, str | int]:
-    return {
+    fields: dict[str, str | int] = {
         "game_id": k.game_id,
         "kind": kind,
         "variant": variant,
@@ -556,6 +577,9 @@ def _game_fields(
         "seq": 0,
         "last_move_at_ms": started_at_ms,
     }
+    if ends_at_ms is not None:
+        fields["ends_at_ms"] = ends_at_ms
+    return fields
 
 
 class GameStore:
@@ -650,28 +674,41 @@ class GameStore:
             raise DayOver(f"the {date.isoformat()} daily games are closed: that day is over")
 
     async def start_game(
-        self, game_id: str, kind: str, variant: str, seed: int, started_at_ms: int
+        self,
+        game_id: str,
+        kind: str,
+        variant: str,
+        seed: int,
+        started_at_ms: int,
+        ends_at_ms: int | None = None,
     ) -> GameRecord:
         """Create a game record unless it exists (then return it unchanged). The game's time
-        counts from ``started_at_ms``: when the deal is served, or when a race starts."""
+        counts from ``started_at_ms``: when the deal is served, or when a race starts (a race
+        game's ``ends_at_ms``: its race's end)."""
         return await self._start_game(
-            keys.parse_game_id(game_id), kind, variant, seed, started_at_ms
+            keys.parse_game_id(game_id), kind, variant, seed, started_at_ms, ends_at_ms
         )
 
     @translate_redis_errors
     async def _start_game(
-        self, k: keys.GameKeys, kind: str, variant: str, seed: int, started_at_ms: int
+        self,
+        k: keys.GameKeys,
+        kind: str,
+        variant: str,
+        seed: int,
+        started_at_ms: int,
+        ends_at_ms: int | None = None,
     ) -> GameRecord:
         """`start_game` of a parsed id. A record created now is made here from the fields
         written (`_new_record`), not read back: a new game's start costs one script whose
         reply is a number (issue #30: the per-game costs)."""
-        fields = _game_fields(k, kind, variant, seed, started_at_ms)
+        fields = _game_fields(k, kind, variant, seed, started_at_ms, ends_at_ms)
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]
         raw = await self.batch.eval(self._start, (k.game,), tuple(args))
         if raw == 1:
-            return _new_record(k, kind, variant, seed, started_at_ms)
+            return _new_record(k, kind, variant, seed, started_at_ms, ends_at_ms)
         return _record(cast(list[str], raw), k)
 
     @translate_redis_errors
@@ -1297,6 +1334,7 @@ def _finished(
         base.tier,
         base.catchup,
         None,  # screen
+        base.ends_at_ms,
     )
 
 

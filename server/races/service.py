@@ -154,7 +154,7 @@ class RaceService:
             # may lack some if that process stopped. The deal and start are in the race, so
             # any process completes it (creation is idempotent); one lookup, only on a miss.
             await self.games.store.start_game(
-                game_id, "race", race.variant, race.seed, race.start_at
+                game_id, "race", race.variant, race.seed, race.start_at, race.ends_at
             )
             live = await self.games.get(game_id, pid)
         return p.RaceStarted(

@@ -765,7 +765,9 @@ class RaceStore:
             fields = [
                 [
                     str(x)
-                    for kv in new_game_fields(g, "race", variant, int(seed), start_at).items()
+                    for kv in new_game_fields(
+                        g, "race", variant, int(seed), start_at, ends_at
+                    ).items()
                     for x in kv
                 ]
                 for g in game_ids

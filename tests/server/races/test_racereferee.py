@@ -10,6 +10,8 @@ import redis.asyncio
 
 import protocol.races as pr
 from engine import Game, Move
+from server.games.service import GameService
+from server.games.store import GameStore
 from server.races.model import RaceState, RaceStatus
 from server.races.referee import progress_of
 from server.redis import keys
@@ -242,3 +244,35 @@ async def test_no_move_is_taken_at_the_time_limit_before_the_tick(
         await parts.races.games.play(gid, pid(a), "lately1", move, None)
     with pytest.raises(GameOver):
         await parts.races.games.play(gid, pid(a), "lately1", "undo", None)
+
+
+async def test_a_race_game_stops_at_its_races_end_on_every_process(
+    redis_client: redis.asyncio.Redis, clock: ManualClock
+) -> None:
+    """Cheater review F-J: each process cut a race game off at its start plus its own
+    `--race-time-limit-ms`, so while a rolling restart changed the flag a process with a
+    longer limit took moves past the race's end (and one with a shorter limit refused them
+    early). The race's start writes its `ends_at` into every racer's game: the game's own
+    end, on every process."""
+    parts = build(redis_client, clock)
+    race_id, (a, _) = await running_race(parts, "flagged1", "flagged2")
+    race = await parts.races.load(race_id)
+    assert race.ends_at is not None
+    gid = keys.race_game_id(race_id, pid(a))
+    assert (await parts.races.games.get(gid, pid(a))).record.ends_at_ms == race.ends_at
+    limit = SETTINGS.time_limit_ms
+
+    async def move_on(games: GameService) -> None:
+        games.forget(gid)  # read afresh: another process moved the game meanwhile
+        live = await games.get(gid, pid(a))
+        await games.play(gid, pid(a), "flagged1", str(next(iter(live.game.legal_moves()))), None)
+
+    shorter = GameService(GameStore(redis_client), clock, race_time_limit_ms=limit // 2)
+    longer = GameService(GameStore(redis_client), clock, race_time_limit_ms=3 * limit)
+    clock.advance(limit // 2 + 1)  # past the shorter flag's limit, before the race's end
+    await move_on(shorter)
+    clock.advance(race.ends_at - clock.now_ms())  # the race's end; the longer flag's is later
+    with pytest.raises(GameOver):
+        await move_on(longer)
+    with pytest.raises(GameOver):
+        await longer.play(gid, pid(a), "flagged1", "undo", None)
