@@ -186,14 +186,18 @@ async def day_tiers(
     of the 48 records a day is read (a pipeline of HGETALLs that cost a new player's
     `welcome` more server CPU than 10 moves: docs/performance.md). ``only``: the
     only games that may exist (the month index's), the only records read. ``known``: the
-    records of every game the player has of ``dates``, read already (`games_of_day`).
-    ``dealt=False``: the days' deals have all expired (`_deals_gone`), none is read."""
+    records of every game the player has of ``dates``, read already (`games_of_day`; none:
+    the cells every player without games shares). ``dealt=False``: the days' deals have all
+    expired (`_deals_gone`), none is read."""
     now = s.clock.now_ms()
     shown = [d for d in dates if d <= today]
     pairs = [(v, d) for d in shown for v in variants] if dealt else []
     deals, tiers = await s.deals.peek_days(pairs)
     catchups = await s.deals.peek_catchup_days([(v, d) for v, d in pairs if d < today])
-    if not played:  # no record to read: the same cells for every new player (`_Unplayed`)
+    # No record to read (a new player; a returning one whose index names no game of
+    # ``dates``, as on their first visit of the day): the same cells for all (`_Unplayed`).
+    unplayed = not played or (known is not None and not known)
+    if unplayed:
         key = (tuple(dates), today, tuple(variants), s.deals.certify)
         dealt_now = tuple(x.get(d) for d in pairs for x in (deals, tiers, catchups))
         if (hit := _UNPLAYED.get(key, dealt_now)) is not None:
@@ -228,7 +232,7 @@ async def day_tiers(
                     )
                 )
         out[d] = tuple(cells)
-    if not played:
+    if unplayed:
         _UNPLAYED.keep(key, dealt_now, out)
     return out
 

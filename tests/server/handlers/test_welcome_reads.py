@@ -18,7 +18,7 @@ from engine import VARIANT_IDS
 from server.config import Config
 from server.games.daily import utc_date
 from server.games.monthindex import BACKFILLED, day_mark
-from server.handlers.tiers import day_tiers
+from server.handlers.tiers import day_tiers, games_of_day
 from server.redis import keys
 from tests.support.app import App, serve, unthrottled_config
 from tests.support.wsclient import Client
@@ -95,6 +95,15 @@ async def test_new_players_share_one_build_of_the_days_tiers(app: App) -> None:
     # A returning player's are their own (read from their records), equal while unplayed.
     mine = (await day_tiers(s, first.player_id, [today], today))[today]
     assert mine is not built and mine == built
+    # A returning player whose day's index names no game (their first visit of the day)
+    # shares them too, welcome and all; one with a game has cells of their own.
+    assert (await day_tiers(s, first.player_id, [today], today, known={}))[today] is built
+    back = await (await Client.connect(app.url)).hello(token=first.token, versions=V8)
+    assert back["tiers"] == one["tiers"]
+    await first.request("daily.start", variant="triple-deck")
+    played = await games_of_day(s, first.player_id, today)
+    own = (await day_tiers(s, first.player_id, [today], today, known=played))[today]
+    assert own is not built and own != built
     # Another day is another build: the next day's cells are not the shared ones.
     app.clock.advance(86_400_000)
     tomorrow = utc_date(s.clock.now_ms())
