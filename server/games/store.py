@@ -30,7 +30,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -501,30 +501,25 @@ def _record(
     )
 
 
-def _new_record(
-    k: keys.GameKeys,
-    kind: str,
-    variant: str,
-    seed: int,
-    started_at_ms: int,
-    ends_at_ms: int | None = None,
-) -> GameRecord:
-    """The record `_game_fields` stores, as `_record` would read it back."""
+def _new_record(k: keys.GameKeys, fields: Mapping[str, str | int]) -> GameRecord:
+    """The record `_game_fields` stores (``fields``), as `_record` would read it back."""
     daily = k if isinstance(k, keys.DailyGameKeys) else None
+    started_at_ms = int(fields["started_at_ms"])
+    ends_at = fields.get("ends_at_ms")
     return GameRecord(
         game_id=k.game_id,
-        kind=_KINDS.get(kind, "daily"),
-        variant=variant,
+        kind=_KINDS.get(str(fields["kind"]), "daily"),
+        variant=str(fields["variant"]),
         date=k.date,
         player_id=k.player_id,
-        seed=int(seed),
+        seed=int(fields["seed"]),
         started_at_ms=started_at_ms,
         status="playing",
         seq=0,
         last_move_at_ms=started_at_ms,
         tier=daily.tier if daily is not None else None,
         catchup=daily is not None and daily.catchup,
-        ends_at_ms=ends_at_ms,
+        ends_at_ms=int(ends_at) if ends_at is not None else None,
     )
 
 
@@ -636,7 +631,8 @@ class GameStore:
         noted = self.months.note_soon(player_id, variant, date, keys.DAILY_TIER, catchup=False)
         await self.enlist(variant, date, game_id, now_ms)  # in the note's batch
         await noted
-        return await self._start_game(keys.parse_game_id(game_id), "daily", variant, seed, now_ms)
+        k = keys.parse_game_id(game_id)
+        return await self._start_game(k, _game_fields(k, "daily", variant, seed, now_ms))
 
     async def start_tier(
         self,
@@ -685,30 +681,22 @@ class GameStore:
         """Create a game record unless it exists (then return it unchanged). The game's time
         counts from ``started_at_ms``: when the deal is served, or when a race starts (a race
         game's ``ends_at_ms``: its race's end)."""
+        k = keys.parse_game_id(game_id)
         return await self._start_game(
-            keys.parse_game_id(game_id), kind, variant, seed, started_at_ms, ends_at_ms
+            k, _game_fields(k, kind, variant, seed, started_at_ms, ends_at_ms)
         )
 
     @translate_redis_errors
-    async def _start_game(
-        self,
-        k: keys.GameKeys,
-        kind: str,
-        variant: str,
-        seed: int,
-        started_at_ms: int,
-        ends_at_ms: int | None = None,
-    ) -> GameRecord:
-        """`start_game` of a parsed id. A record created now is made here from the fields
-        written (`_new_record`), not read back: a new game's start costs one script whose
-        reply is a number (issue #30: the per-game costs)."""
-        fields = _game_fields(k, kind, variant, seed, started_at_ms, ends_at_ms)
+    async def _start_game(self, k: keys.GameKeys, fields: dict[str, str | int]) -> GameRecord:
+        """`start_game` of a parsed id and its record's ``fields``. A record created now is
+        made here from the fields written (`_new_record`), not read back: a new game's start
+        costs one script whose reply is a number (issue #30: the per-game costs)."""
         args: list[str | int] = [board_expire_at(k.date, self.retention_days)]
         for name, v in fields.items():
             args += [name, v]
         raw = await self.batch.eval(self._start, (k.game,), tuple(args))
         if raw == 1:
-            return _new_record(k, kind, variant, seed, started_at_ms, ends_at_ms)
+            return _new_record(k, fields)
         return _record(cast(list[str], raw), k)
 
     @translate_redis_errors
