@@ -7,6 +7,7 @@ reply; it raises ProtocolError, ServerError or IllegalMove for error replies
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 import logging
@@ -146,9 +147,16 @@ async def welcome(
     today = utc_date(now)
     played: dict[MonthGame, GameRecord] | None = None
     if not new_player:  # a new player has no race, queue or game yet: nothing to read
-        race, queued = await s.races.standing(player.id)
-        if resume or version >= TIERS:
-            played = await games_of_day(s, player.id, today)
+        # The race's and queue's reads queued now go out with the day's index (one round
+        # trip for the three, not two: issue #30, a returning player's `hello`).
+        standing = s.races.store.standing_soon(player.id)
+        try:
+            if resume or version >= TIERS:
+                played = await games_of_day(s, player.id, today)
+        except BaseException:
+            standing.add_done_callback(_read_out)  # its own failure is not this one's
+            raise
+        race, queued = await s.races.standing(player.id, standing)
         if resume:
             daily = _daily_games(played or {}, version)
     # After the welcome (never before it): this connection hears of every race the player
@@ -181,6 +189,13 @@ async def welcome(
         features=tuple(sorted(session.features)) if features is not None else None,
         tiers=tiers,
     )
+
+
+def _read_out(reads: asyncio.Future[tuple[object, object]]) -> None:
+    """Take a failed read's error, left behind by a request that failed first (else asyncio
+    logs it as never retrieved)."""
+    if not reads.cancelled():
+        reads.exception()
 
 
 def _active_race(race: RaceState, pid: str, now: int) -> ActiveRace:

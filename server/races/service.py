@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import protocol as p
 from engine import VARIANT_IDS
@@ -27,7 +28,7 @@ from server.races.store import RaceStore
 from server.redis import keys
 from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_each_hourly, take_each_hourly
 from server.runtime.clock import Clock
-from server.runtime.errors import Conflict, LimitReached, NotFound
+from server.runtime.errors import Conflict, LimitReached, NotFound, translate_redis_errors
 from server.transport.address import address_subnet
 
 log = logging.getLogger(__name__)
@@ -122,10 +123,14 @@ class RaceService:
         """The queue (``<variant>:<size>``) the player waits in, if any."""
         return await self.store.queued_as(pid)
 
-    async def standing(self, pid: str) -> tuple[RaceState | None, str | None]:
-        """(`active_race`, `queued_as`), their two reads in one round trip."""
-        race_id, queued = await self.store.standing(pid)
-        return await self._active(pid, race_id), queued
+    @translate_redis_errors
+    async def standing(
+        self, pid: str, reads: Awaitable[tuple[object, object]] | None = None
+    ) -> tuple[RaceState | None, str | None]:
+        """(`active_race`, `queued_as`), their two reads in one round trip: ``reads``, those
+        queued already (`RaceStore.standing_soon`), or queued now."""
+        race_id, queued = await (reads or self.store.standing_soon(pid))
+        return await self._active(pid, cast(str | None, race_id)), cast(str | None, queued)
 
     async def active_race(self, pid: str) -> RaceState | None:
         """The player's race (open, in countdown or running), if any."""

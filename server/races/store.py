@@ -1149,16 +1149,15 @@ class RaceStore:
         key = keys.race_inrace()
         return cast(str | None, await self.batch.run(key, "HGET", key, pid))
 
-    @translate_redis_errors
-    async def standing(self, pid: str) -> tuple[str | None, str | None]:
-        """(`racing`, `queued_as`) in one round trip: what a returning player's `welcome`
-        reads, through the group commit rather than two redis-py calls."""
+    def standing_soon(self, pid: str) -> asyncio.Future[tuple[object, object]]:
+        """(`racing`, `queued_as`) as two replies, their reads queued in the group commit now:
+        they go out with whatever the caller awaits next (a returning player's `welcome`
+        reads them with the day's index, in one round trip)."""
         inrace, who = keys.race_inrace(), keys.race_queue_who()
-        got = await asyncio.gather(
+        return asyncio.gather(
             self.batch.run_soon(inrace, "HGET", inrace, pid),
             self.batch.run_soon(who, "HGET", who, pid),
         )
-        return cast(str | None, got[0]), cast(str | None, got[1])
 
     # -- the queue ----------------------------------------------------------------------------
 

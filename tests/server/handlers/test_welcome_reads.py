@@ -224,16 +224,21 @@ async def test_a_returning_players_hello_reads_through_the_group_commit(app: App
     await gus.hello(name="gus", versions=V8)
     await (await Client.connect(app.url)).hello(token=gus.token, versions=V8)  # the scan
     batcher = app.services.store.batch
-    sent: list[tuple[str, str]] = []
-    batcher.observe = lambda batch: sent.extend((str(c.args[0]), c.key) for c, _ in batch)
+    batches: list[set[tuple[str, str]]] = []
+    batcher.observe = lambda batch: batches.append({(str(c.args[0]), c.key) for c, _ in batch})
     await (await Client.connect(app.url)).hello(token=gus.token, versions=V8)
     batcher.observe = None
     today = utc_date(app.services.clock.now_ms())
     pid = gus.player_id
+    sent = set().union(*batches)
     assert {
         ("HGET", keys.players_by_token()),
         ("HGETALL", keys.player(pid)),
+    } <= sent, sent
+    # The race's, the queue's and the day's index's reads share one round trip.
+    standing_and_index = {
         ("HGET", keys.race_inrace()),
         ("HGET", keys.race_queue_who()),
         ("SMEMBERS", keys.calendar_games(pid, today.year, today.month)),
-    } <= set(sent), sent
+    }
+    assert any(standing_and_index <= batch for batch in batches), batches
