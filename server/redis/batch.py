@@ -71,6 +71,19 @@ def _failure(exc: BaseException) -> BaseException:
 _ASKING = pack(("ASKING",))
 
 
+def _packed_or_failed(command: Command, fut: asyncio.Future[object]) -> bytes | None:
+    """The command in RESP; or, for an argument RESP cannot carry (a caller's bug: a bool, a
+    float), None and that command's future failed with the `TypeError`: the rest of its
+    batch is written and answered as usual, where an error escaping the flush left every
+    command of the batch waiting for good."""
+    try:
+        return pack(command.args)
+    except TypeError as exc:
+        if not fut.done():
+            fut.set_exception(exc)
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class LuaScript:
     """A Lua script run by its SHA-1 (`EVALSHA`); its source is loaded when Redis lacks it."""
@@ -183,14 +196,15 @@ class Batcher:
     def _write_raw(
         conn: RespConnection, batch: list[tuple[Command, asyncio.Future[object]]]
     ) -> None:
-        packed = [pack(c.args) for c, _ in batch]
-        conn.send_waiters(
-            packed,
-            [
-                Waiter(fut, c.script.source, p) if c.script is not None else Waiter(fut)
-                for (c, fut), p in zip(batch, packed, strict=True)
-            ],
-        )
+        packed: list[bytes] = []
+        waiters: list[Waiter] = []
+        for c, fut in batch:
+            p = _packed_or_failed(c, fut)
+            if p is not None:
+                packed.append(p)
+                waiters.append(Waiter(fut, c.script.source, p) if c.script else Waiter(fut))
+        if packed:
+            conn.send_waiters(packed, waiters)
 
     async def _connect(self) -> None:
         """A new raw connection (the first, or after a failure), then the batches that waited
@@ -393,7 +407,9 @@ class Batcher:
         for c in items:
             fut: asyncio.Future[object] = loop.create_future()
             futures.append(fut)
-            p = pack(c.args)
+            p = _packed_or_failed(c, fut)
+            if p is None:
+                continue
             if asking:
                 packed.append(_ASKING)
                 waiters.append(Waiter(None))

@@ -243,3 +243,19 @@ async def test_the_services_share_one_batcher_for_every_script(
     assert await redis_client.zscore(keys.daily_started("fourteen-out", DAY), gid) is not None
     wins = keys.race_wins_board("triple-deck", DAY)
     assert await redis_client.zscore(wins, "p_2") == 1
+
+
+async def test_a_command_resp_cannot_carry_fails_alone(redis_client: redis.asyncio.Redis) -> None:
+    """A caller's argument RESP cannot carry (a float: a bug) fails that command with a
+    TypeError; the rest of its batch is written and answered (an error escaping the flush
+    left every command of the batch, other players' too, waiting for good)."""
+    batch = Batcher(redis_client)
+    good = batch.run_soon("bt:good", "SET", "bt:good", "1")
+    bad = batch.run_soon("bt:bad", "SET", "bt:bad", 1.5)  # type: ignore[arg-type]
+    after = batch.run_soon("bt:good", "GET", "bt:good")
+    assert await asyncio.wait_for(good, 5) == "OK"
+    with pytest.raises(TypeError):
+        await asyncio.wait_for(bad, 5)
+    assert await asyncio.wait_for(after, 5) == "1"
+    assert await redis_client.exists("bt:bad") == 0
+    assert await batch.run("bt:good", "GET", "bt:good") == "1", "the next batch is answered too"
