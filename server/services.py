@@ -121,6 +121,7 @@ class Services:
         # rest of the race's reaction to a write is the app's `on_played` listener.
         games.on_append.append(referee.ride)
         fanout = RaceFanout(client, races, clock)
+        races.on_moved_on.append(fanout.moved_on)
         deals = DailyDeals(
             client,
             clock,

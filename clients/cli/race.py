@@ -44,6 +44,9 @@ class RaceState:
         self.results: tuple[pr.RaceResultEntry, ...] | None = None
         self.reason = ""
         self.spectators = 0  # how many watch the race (`race.spectators`)
+        #: A race still running that this player moved on from (their game in it over):
+        #: the server may still push its news to this session, none of it about this race.
+        self.left: set[str] = set()
 
     @property
     def race_id(self) -> str:
@@ -103,8 +106,17 @@ class RaceState:
             return None
         return self.apply_event(version if isinstance(version, int) else self.version, event)
 
+    def about_another(self, race_id: str) -> bool:
+        """A push about a race left behind, or about another race than this one once known."""
+        return race_id in self.left or (self.info is not None and race_id != self.race_id)
+
     def apply(self, msg: p.ServerMessage) -> RaceNews | None:
-        """Update from a race push (`race.event` or `race.update`); others are ignored."""
+        """Update from a race push (`race.event` or `race.update`) about this race; others
+        are ignored."""
+        if isinstance(msg, p.RaceEvent | p.RaceSpectators) and self.about_another(msg.race_id):
+            return None
+        if isinstance(msg, p.RaceUpdate) and msg.race.race_id in self.left:
+            return None
         if isinstance(msg, p.RaceEvent):
             try:
                 event = pr.load_race_event(msg.event)
@@ -276,9 +288,11 @@ class _Waiting:
                 elif isinstance(event, Line):
                     await self._line(event)
                 elif isinstance(event.message, p.RaceStarted):
-                    return event.message
+                    if event.message.race_id not in self.race.left:
+                        return event.message
                 elif isinstance(event.message, p.RaceUpdate):
-                    await self._update(event.message.race)
+                    if event.message.race.race_id not in self.race.left:
+                        await self._update(event.message.race)
                 else:
                     self.race.apply(event.message)
 
@@ -418,14 +432,32 @@ async def _play(
 
 async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
     """Race: queue (default), --create a private room or --join one by code. A player who is
-    already in a race (the client was closed or crashed during it) rejoins that race."""
+    already in a race (the client was closed or crashed during it) rejoins that race, unless
+    their own game in it is over and a new race is asked: then the new one."""
     if not 2 <= args.players <= 8:
         raise UsageError("--players must be from 2 to 8")
     session = await open_session(ctx)
     race = RaceState(session.welcome.player_id if session.welcome else "")
     try:
         active = session.active_race
-        if active is not None:
+        rejoined = active is not None
+        if active is not None and (args.variant is not None or args.join is not None):
+            # A race still running whose game of ours is over lets us race again (the server
+            # says so by taking the new request); one we still play refuses it: rejoined.
+            try:
+                await _enter(args, ctx, session, race)
+            except RequestFailed as exc:
+                if exc.code != p.ErrorCode.CONFLICT:
+                    raise
+            else:
+                rejoined = False
+                race.left.add(active.race_id)
+                ctx.err.print(
+                    render.notice(
+                        f"your game in race {active.race_id} is over; it goes on without you"
+                    )
+                )
+        if active is not None and rejoined:
             # The server re-attached us on hello: `race.update` and (once the race has
             # started) `race.started` are on their way.
             ctx.err.print(
@@ -434,12 +466,12 @@ async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
                     "rejoining it"
                 )
             )
-        elif args.variant is None and args.join is None:
-            raise UsageError("name a VARIANT (or --join CODE)")
-        else:
+        elif active is None:
+            if args.variant is None and args.join is None:
+                raise UsageError("name a VARIANT (or --join CODE)")
             await _enter(args, ctx, session, race)
         started = await _Waiting(session, race, ctx, creator=bool(args.create)).run()
-        return await _play(args, ctx, session, race, started, rejoined=active is not None)
+        return await _play(args, ctx, session, race, started, rejoined=rejoined)
     finally:
         await session.close()
 

@@ -217,6 +217,14 @@ class RaceFanout:
         if not conns:
             await self._forget_race(race_id)
 
+    async def moved_on(self, pid: str, race_id: str) -> None:
+        """Player ``pid`` left ``race_id``, still running, for another race (their game in it
+        over): their connections here no longer get its pushes, which a client would take
+        for news of the race it shows now."""
+        for conn in list(self._by_race.get(race_id, ())):
+            if conn.player is not None and conn.player.id == pid:
+                await self.detach_from(conn, race_id)
+
     def follows_player(self, pid: str) -> bool:
         """Whether a connection here receives the messages to player ``pid`` (every session
         that said hello does, `watch_player`)."""

@@ -357,6 +357,11 @@ class RaceState:
         before_start = self.start_at is None or now < self.start_at
         return before_start and now - self.seen.get(pid, 0) <= CONNECTED_MS
 
+    def done_for(self, pid: str) -> bool:
+        """The racer's own game is over for good: its result written (won, stuck, resigned)
+        or closed by a forfeit."""
+        return pid in self.forfeited or self.progress_of(pid).finished
+
     def all_done(self) -> bool:
         """Every racer has finished, is stuck or forfeited."""
         return all(self.progress_of(pid).done or pid in self.forfeited for pid in self.pids())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import secrets
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -45,6 +45,8 @@ UNDEALT_MS = 30_000
 #: A match whose race is still not made this long after the queue made it was left by a
 #: process that stopped: any process makes it (`RaceService.repair_matches`).
 UNMADE_MS = 2_000
+#: A race dealt and not yet ended: a racer whose game is over may move on (`_free_if_over`).
+_UNDER_WAY = frozenset({RaceStatus.RUNNING, RaceStatus.FINISHING})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,11 @@ class RaceSettings:
     unrated_same_network: bool = False
 
 
+#: Told (player id, race id) when a racer whose game is over leaves a race still running for
+#: another race (`RaceService._free_if_over`).
+MovedOnListener = Callable[[str, str], Awaitable[None]]
+
+
 class RaceService:
     def __init__(
         self,
@@ -82,6 +89,8 @@ class RaceService:
         self.players = players
         self.clock = clock
         self.settings = settings
+        #: The app's listeners of a racer moving on (its fan-out stops sending them the race).
+        self.on_moved_on: list[MovedOnListener] = []
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -381,8 +390,12 @@ class RaceService:
             raise Conflict(f"already in race {current}")
 
     async def _free_if_over(self, pid: str) -> str | None:
-        """The player's race if it is still on; a pointer to a race that is over (or gone, or
-        a matched race never made or dealt because its process stopped) is cleared first."""
+        """The player's race if it is still on for them; a pointer to a race that is over (or
+        gone, or a matched race never made or dealt because its process stopped) is cleared
+        first, and so is one to a race still running in which the player's own game is over
+        (finished, resigned or forfeited): their result stands and is ranked at the race's
+        end, the race goes on without them, and an idle rival no longer keeps them out of
+        every race until the time limit (cheater review F7)."""
         current = await self.store.racing(pid)
         if not current:
             return None
@@ -403,6 +416,11 @@ class RaceService:
             )
         ):
             await self.store.release([pid], current)
+            return None
+        if race is not None and race.status in _UNDER_WAY and race.done_for(pid):
+            if await self.store.release([pid], current):
+                for listener in self.on_moved_on:
+                    await listener(pid, current)
             return None
         return current
 

@@ -39,3 +39,38 @@ async def test_race_without_a_variant_rejoins_the_race_under_way(
     doc = json.loads(out)
     assert doc["command"] == "race" and doc["race_id"] == race_id and doc["finished"]
     assert {r["name"] for r in doc["standings"]} == {"rejoin_cli", "rejoin_ws"}
+
+
+@pytest.mark.asyncio
+async def test_race_with_a_variant_moves_on_from_a_race_whose_game_is_over(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    """A racer who resigned, with an idle rival keeping that race running, races again (the
+    cheater review's F7): the CLI queues, says the race goes on without them, and plays the
+    new race alone, whatever the old one still pushes."""
+    player = make_player(server.url)
+    made = player.run("--name", "moveon_cli", "--json", "daily", "fourteen-out", "--show")
+    assert made.code == 0, made.err
+    me, idle = await Client.connect(server.url), await Client.connect(server.url)
+    await me.hello(token=player.token(), versions=(1, 2, 3))
+    await idle.hello(name="moveon_idle", versions=(1, 2, 3))
+    await me.request("race.queue", variant="fourteen-out")
+    await idle.request("race.queue", variant="fourteen-out")
+    old = (await me.push("race.update"))["race"]["race_id"]
+    started = await me.push("race.started", timeout=20)
+    assert (await me.request("resign", game_id=started["game_id"]))["type"] == "finished"
+    await me.close()
+    third = await Client.connect(server.url)
+    await third.hello(name="moveon_third", versions=(1, 2, 3))
+    proc = await player.start("--json", "race", "fourteen-out", "--moves", "-")
+    try:
+        await third.request("race.queue", variant="fourteen-out")
+        out, err = await resign_race(proc, third)
+    finally:
+        await third.close()
+        await idle.close()
+    assert proc.returncode == 0, err
+    assert "goes on without you" in err and old in err and "rejoining" not in err
+    doc = json.loads(out)
+    assert doc["race_id"] != old and doc["finished"]
+    assert {r["name"] for r in doc["standings"]} == {"moveon_cli", "moveon_third"}

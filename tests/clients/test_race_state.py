@@ -181,3 +181,18 @@ def test_a_racer_who_resigned_is_said_to_have_resigned() -> None:
     assert not any("alice" in row and "resigned" in row for row in table.splitlines())
     standings = race.standings_json()
     assert standings is not None and [r["resigned"] for r in standings] == [False, True]
+
+
+def test_news_of_a_race_left_behind_or_of_another_race_is_not_this_ones() -> None:
+    """The race a racer moved on from (their game in it over) may still push its news to the
+    session (the cheater review's F7): none of it changes the race being played."""
+    race = RaceState("me1")
+    race.left.add("r0")
+    old = replace(info(p.Racer(player_id="me1", name="alice"), status="running"), race_id="r0")
+    assert race.apply(p.RaceUpdate(race=old)) is None and race.info is None
+    race.apply(p.RaceUpdate(race=info(p.Racer(player_id="me1", name="alice"))))
+    stray = replace(event(2, pr.RacerJoined(player_id="zz9", name="zed")), race_id="r0")
+    assert race.apply(stray) is None and set(race.racers) == {"me1"}
+    assert race.apply(p.RaceSpectators(race_id="r0", count=3)) is None and race.spectators == 0
+    assert race.apply(event(2, pr.RacerJoined(player_id="bo2", name="bobby"))) is not None
+    assert set(race.racers) == {"me1", "bo2"}

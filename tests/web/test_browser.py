@@ -392,6 +392,47 @@ def test_two_browsers_race_each_other(
         bob.close()
 
 
+def test_a_racer_whose_game_is_over_races_again_while_the_race_goes_on(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """Cheater review F7: a rival who never moves kept a racer who had resigned out of every
+    race until the time limit. The page offers a new race once one's own game is over; the
+    race left behind goes on, and its news no longer takes the page back to it."""
+    dana = open_player(browser, web_server.http, "dana")
+    erin = open_player(browser, web_server.http, "erin")
+    try:
+        d, e = dana.page, erin.page
+        d.click('[data-nav="race"]')
+        d.click('[data-action="create"]')
+        code = d.locator("[data-code]")
+        expect(code).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
+        e.click('[data-nav="race"]')
+        e.fill('input[aria-label="Room code"]', code.inner_text())
+        e.click('[data-action="join"]')
+        expect(d.locator(".racers li")).to_have_count(2)
+        d.click('[data-action="start"]')
+        for page in (d, e):
+            page.wait_for_selector(".board.pairing")
+        old_race = e.evaluate("localStorage.getItem('solitaire.race')")
+        resign(erin)  # dana plays on (idle): the race runs
+        e.click('[data-action="new-race"]')
+        e.click('[data-action="create"]')  # "already in race" before
+        expect(e.locator("[data-code]")).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
+        expect(e.locator(".toast.error")).to_have_count(0)
+        resign(dana)  # the race left behind ends now
+        expect(d.locator("[data-race-result]")).to_be_visible()
+        expect(d.locator('[data-racer="erin"] [data-state]')).to_have_text(
+            re.compile(r"^resigned at \d+/52$")
+        )
+        # Erin's page stays in her new room.
+        expect(e.locator("[data-race-result]")).to_have_count(0)
+        expect(e.locator("[data-code]")).to_be_visible()
+        assert e.evaluate("localStorage.getItem('solitaire.race')") != old_race
+    finally:
+        dana.close()
+        erin.close()
+
+
 def _seconds(clock: str) -> int:
     """ "1:05" -> 65."""
     minutes, seconds = clock.split(":")[-2:]

@@ -15,6 +15,7 @@ export class RaceScreen {
     this.race = null;
     this.queued = null;
     this.game = null;
+    this.left = new Set(); // races whose own game was over when this player moved on
     this.variant = app.conn.variants[0];
     this.node = el("section.race", { "aria-label": "Race" });
     this.panel = el("div.racepanel", { "aria-label": "Racers" });
@@ -36,6 +37,7 @@ export class RaceScreen {
   }
 
   async update(race) {
+    this.left.delete(race.race_id); // opened again (its link): its news is this screen's again
     const first = !this.race || this.race.race_id !== race.race_id;
     if (!first && this.race.status === "open" && race.status === "finished" && !race.game_id) {
       toast("The room was closed."); // its creator left, or nobody took a rematch
@@ -69,6 +71,11 @@ export class RaceScreen {
 
   /** A push from the server (race.update, race.event, race.started). */
   async push(msg) {
+    const id = msg.race_id || (msg.race && msg.race.race_id);
+    // A race left behind (the player's game in it over) goes on without them: its news is
+    // not this screen's, nor is another race's while this one is still being played.
+    if (this.left.has(id)) return;
+    if (msg.type === "race.update" && this.race && id !== this.race.race_id && this.playing()) return;
     if (msg.type === "race.update") return this.update(msg.race);
     if (msg.type === "race.started") {
       if (!this.race || this.race.race_id !== msg.race_id) return this.resume(msg.race_id);
@@ -95,7 +102,17 @@ export class RaceScreen {
     }
   }
 
+  /** This player is still playing the race shown: waiting in its room, counting down, or
+   * racing with their game not over (as the server says it). */
+  playing() {
+    const r = this.race;
+    if (!r || r.status === "finished") return false;
+    const me = r.racers.find((x) => x.player_id === this.conn.player.id);
+    return !(me && (me.finished || me.stuck || me.forfeited)) && !(this.game && this.game.finished);
+  }
+
   leaveRace() {
+    if (this.race && this.race.status !== "finished" && !this.playing()) this.left.add(this.race.race_id);
     localStorage.removeItem(RACE_KEY);
     this.app.nameRace(null);
     if (this.game) this.game.destroy();
@@ -206,8 +223,9 @@ export class RaceScreen {
       : el("h2", {}, "Race ", el("span.muted", { "data-time-left": "" }, ""));
     const watching = this.spectators
       ? el("p.muted", { "data-spectators": "" }, `${this.spectators} watching`) : null;
-    const waiting = !done && this.game && this.game.finished ? el("p.muted", {}, "Your game is over: waiting for the others…") : null;
-    const newRace = done ? el("button.primary", { onclick: () => this.leaveRace() }, "New race") : null;
+    const over = !done && this.game && this.game.finished;
+    const waiting = over ? el("p.muted", {}, "Your game is over: waiting for the others… or race again now (your result stands).") : null;
+    const newRace = done || over ? el("button.primary", { onclick: () => this.leaveRace(), "data-action": "new-race" }, "New race") : null;
     const rematch = done ? el("button", { onclick: () => this.rematch(), "data-action": "rematch" }, "Rematch") : null;
     this.panel.replaceChildren(...[head, watching, waiting, this.standings(), newRace, rematch].filter(Boolean));
   }

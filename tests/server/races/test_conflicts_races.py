@@ -5,8 +5,10 @@ again once their race is over."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import redis.asyncio
 
 from server.redis import keys
@@ -98,6 +100,55 @@ async def test_a_finished_race_frees_its_racers(race_app: App) -> None:
     assert (again["type"], again["waiting"]) == ("race.queued", 1)
     room = await b.request("race.create", variant="fourteen-out")
     assert room["race"]["status"] == "open"
+
+
+def race_ids_in(frames: list[str | bytes]) -> set[str]:
+    """The race ids the pushes among ``frames`` speak of."""
+    ids: set[str] = set()
+    for frame in frames:
+        msg = msgpack.unpackb(frame) if isinstance(frame, bytes) else json.loads(frame)
+        if "id" in msg:
+            continue  # a reply, not a push
+        race = msg.get("race")
+        ids.add(str(msg.get("race_id") or (race.get("race_id") if race else "")))
+    return ids - {""}
+
+
+async def test_a_racer_whose_game_is_over_races_again_while_an_idle_rival_stays(
+    race_app: App,
+) -> None:
+    """The grief of the cheater review's F7: a rival who stays connected and never moves kept
+    a racer who had resigned out of every race until the time limit (10 minutes)."""
+    a, b = await racing_pair(race_app, "moves_on", "idle_rival")
+    sa, sb = await start_race(race_app, a, b)
+    race_id = sa["race_id"]
+    assert (await a.request("resign", game_id=sa["game_id"]))["type"] == "finished"
+    # Still playing, the idle rival is still kept to this race.
+    refused(await b.request("race.create", variant="triple-deck"), "conflict", "already in race")
+
+    room = await a.request("race.create", variant="triple-deck")  # refused before
+    assert room["type"] == "race.room" and room["race"]["race_id"] != race_id, room
+    assert (await a.request("race.leave"))["type"] == "race.left"
+    queued = await a.request("race.queue", variant="fourteen-out")
+    assert (queued["type"], queued["waiting"]) == ("race.queued", 1), queued
+    since = len(a.raw)
+
+    # The race goes on without them, and their resignation stands in its results.
+    got = await b.request("race.get", race_id=race_id)
+    assert got["race"]["status"] == "running", got
+    assert (await b.request("resign", game_id=sb["game_id"]))["type"] == "finished"
+    finished = await b.push("race.event", timeout=10)
+    while finished["event"]["kind"] != "finished":
+        finished = await b.push("race.event", timeout=10)
+    results = {r["name"]: r for r in finished["event"]["results"]}
+    assert set(results) == {"moves_on", "idle_rival"}
+    assert not results["moves_on"]["forfeited"] and results["moves_on"]["place"] in (1, 2)
+    # Their connection follows the race they moved on to, not the one left behind.
+    c = await race_app.client("third_one")
+    assert (await c.request("race.queue", variant="fourteen-out"))["type"] == "race.queued"
+    matched = await a.push("race.update")
+    assert matched["race"]["race_id"] != race_id
+    assert race_id not in race_ids_in(a.raw[since:])
 
 
 async def test_a_race_that_expired_from_redis_frees_its_racers(
