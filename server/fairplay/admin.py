@@ -3,7 +3,8 @@
     solitaire-admin [--redis-url URL | --data-dir DIR] [--reviewer NAME] COMMAND ...
 
     held [--limit N]               results the screen holds, with the evidence
-    clear GAME_ID [--note TEXT]    the result was human: it enters its board
+    clear GAME_ID [--note TEXT]    the result was human: it enters its board (a race
+                                   result: the review is recorded, its rating stands)
     confirm GAME_ID [--note TEXT] [--mark]
                                    the result was not: it stays off (--mark: mark the account)
     mark PLAYER [--note TEXT]      a confirmed cheater: every result leaves every board
@@ -119,6 +120,8 @@ def _print_held(rows: Sequence[HeldResult], out: TextIO) -> None:
     for h in rows:
         e, v = h.verdict.evidence, h.verdict
         kind = "  (catch-up: crowns only)" if h.catchup else ""
+        if h.race:
+            kind = "  (race: rated as no real attempt when it ended; the review is a record)"
         print(
             f"{h.game_id}  player {h.player_id}  finished {_ms(h.finished_at_ms)}{kind}",
             file=out,

@@ -4,7 +4,9 @@
   writes its entry to its board as it would have been written at its finish (the same rank
   key and member: it takes the rank it earned); `confirm` keeps it off for good. A held
   catch-up result (on no board) is listed too: `clear` awards its crowns (the history's
-  record), `confirm` keeps it crownless.
+  record), `confirm` keeps it crownless. So is a held race result: its race was rated when it
+  ended (this racer as one who made no real attempt), and a review records the verdict only
+  (the evidence a `mark` rests on).
 * `mark` records a confirmed cheater in ``sol:{fp}:marked`` and takes the account's entries
   off every daily board it is on (past days included: the player's history lists them) and
   off every race rating board; its later results are held at their finish and its race
@@ -114,6 +116,9 @@ class HeldResult:
     verdict: Verdict
     #: A catch-up game (on no board): clearing it awards its crowns only.
     catchup: bool = False
+    #: A race game: its race was rated when it ended, this racer as one who made no real
+    #: attempt (`server.races.referee`); a review records the verdict and nothing else.
+    race: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,14 @@ class AuditRecord:
 
 #: Day numbers in the players' histories count from here (`server.players.history`).
 _EPOCH = dt.date(1970, 1, 1)
+
+
+def _held_kind(game_id: str) -> keys.DailyGameKeys | keys.RaceGameKeys:
+    """A game the screen can hold (a daily or race game), parsed; NotFound otherwise."""
+    k = keys.parse_game_id(game_id)
+    if not isinstance(k, keys.DailyGameKeys | keys.RaceGameKeys):
+        raise NotFound("only daily and race results are held")
+    return k
 
 
 def _now_ms() -> int:
@@ -209,14 +222,13 @@ class ReviewDesk:
                     hints=r.hints,
                     verdict=Verdict.loads(held),
                     catchup=record.catchup,
+                    race=record.kind == "race",
                 )
             )
         return out
 
     async def _reviewed(self, game_id: str, review: str, reviewer: str) -> GameRecord:
-        k = keys.parse_game_id(game_id)
-        if not isinstance(k, keys.DailyGameKeys):
-            raise NotFound("only daily results are held")
+        k = _held_kind(game_id)
         done = int(
             cast(int, await self.batch.eval(self._review, (k.game,), (review, reviewer, _now_ms())))
         )
@@ -231,9 +243,7 @@ class ReviewDesk:
         """The result was human: it enters its board with the rank key it earned (unless the
         account is marked: then when it is unmarked). The entry is written before the review
         is: a clear cut short is simply run again (the board's write is exactly once)."""
-        k = keys.parse_game_id(game_id)
-        if not isinstance(k, keys.DailyGameKeys):
-            raise NotFound("only daily results are held")
+        k = _held_kind(game_id)
         try:
             before = await self.store.get(game_id)
         except NotFound:
@@ -241,13 +251,17 @@ class ReviewDesk:
         if before.held is None or before.review is not None:
             raise Conflict(f"{game_id} is not a result awaiting review")
         detail = "entered its board"
-        if before.catchup:  # on no board: the history's record below awards its crowns
+        if isinstance(k, keys.RaceGameKeys):  # the race was rated when it ended, for good
+            detail = "a race result: the review is recorded, the race's rating stands"
+        elif before.catchup:  # on no board: the history's record below awards its crowns
             detail = "a catch-up result: its crowns awarded"
         elif await self._r.hexists(keys.fairplay_marked(), before.player_id):
             detail = "the account is marked: enters the board when unmarked"
         elif before.entry is not None:
             await self.entries.write(k, before.entry)
         record = await self._reviewed(game_id, "cleared", reviewer)
+        if isinstance(k, keys.RaceGameKeys):
+            return await self._audit(Action.CLEAR, reviewer, game_id, note, detail)
         await self.store.record_history(record)  # the player's profile counts it now
         await self._boards_changed()
         return await self._audit(Action.CLEAR, reviewer, game_id, note, detail)

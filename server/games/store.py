@@ -907,8 +907,9 @@ class GameStore:
             # race) but is not rated (`server.races.referee`): the verdict goes in its record.
             verdict = await self._screen(k, result, now_ms, final_move)
             fields = {f: str(v) for f, v in result.fields().items()}
-            if verdict.held:
+            if verdict.held:  # listed on the review desk first, as a daily result is
                 fields["held"] = verdict.dumps()
+                await self._hold(k, now_ms)
             arg = json.dumps(
                 {
                     "seq": expected_seq,
@@ -1202,7 +1203,7 @@ class GameStore:
             return record, _entry(rank, k.player_id, mine)
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
-    async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
+    async def _hold(self, k: keys.DailyGameKeys | keys.RaceGameKeys, now_ms: int) -> None:
         """List a game on the review desk before its finish marks it held (listed first: a
         listed game that is not held is skipped by the desk)."""
         await self.batch.run(keys.fairplay_held(), "ZADD", keys.fairplay_held(), now_ms, k.game_id)

@@ -4,6 +4,7 @@ attempt (last: a loss; nobody gains from them) and their win is not counted."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest_asyncio
 import redis.asyncio
 
 from engine import from_view
+from server.fairplay.admin import run
 from server.redis import keys
 from tests.support.app import App, serve
 from tests.support.races import clear_a_card, race_config, start_race
@@ -92,6 +94,32 @@ async def test_a_machine_speed_racer_loses_and_moves_nobody(
     game = await a.request("game.get", game_id=game_id)  # its player sees why
     assert game["result"]["status"] == "flagged" and "rank" not in game["result"]
     await a.close()
+
+
+async def test_a_held_race_result_is_on_the_review_desk(
+    app: App, redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
+    """A reviewer sees the race results the screen held (the evidence a `mark` rests on),
+    with what a review of one does: it records the verdict; the race's rating stands."""
+    a, game_id, _ = await race_results(app, gap_ms=5)
+    code, listed = await admin(redis_url, "held")
+    assert code == 0 and game_id in listed and "(race: " in listed, listed
+    assert "held for:" in listed
+    rating = await redis_client.hget(keys.rating_stats(VARIANT), a.player_id)
+    code, said = await admin(redis_url, "clear", game_id, "--note", "a fast human")
+    assert code == 0 and "the race's rating stands" in said, said
+    assert (await admin(redis_url, "held"))[1].startswith("no results held")
+    assert await redis_client.hget(keys.rating_stats(VARIANT), a.player_id) == rating
+    game = await a.request("game.get", game_id=game_id)  # cleared: no longer flagged
+    assert game["result"].get("status") != "flagged", game["result"]
+    assert (await admin(redis_url, "confirm", game_id))[0] == 1  # reviewed already
+    await a.close()
+
+
+async def admin(redis_url: str, *argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = await run(["--redis-url", redis_url, "--reviewer", "rita", *argv], env={}, out=out)
+    return code, out.getvalue()
 
 
 async def test_a_human_paced_racer_is_rated(app: App, redis_client: redis.asyncio.Redis) -> None:
