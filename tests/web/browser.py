@@ -290,6 +290,19 @@ def add_results(http: str, variant: str, names: list[str]) -> None:
         pool.submit(lambda: asyncio.run(run())).result()
 
 
+def start_room_race(host: Page, guest: Page) -> None:
+    """``host`` opens a private room, ``guest`` joins it by its code, ``host`` starts it."""
+    host.click('[data-nav="race"]')
+    host.click('[data-action="create"]')
+    code = host.locator("[data-code]")
+    expect(code).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
+    guest.click('[data-nav="race"]')
+    guest.fill('input[aria-label="Room code"]', code.inner_text())
+    guest.click('[data-action="join"]')
+    expect(host.locator(".racers li")).to_have_count(2)
+    host.click('[data-action="start"]')
+
+
 def resign(player: Player) -> None:
     """Resign a race game, unless it is already over (a random deal can leave no move)."""
     button = player.page.locator('[data-action="resign"]')

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.support.devices import try_redeem
 from tests.support.loopthread import LoopThread
-from tests.web.browser import Player, WebServer, open_player, resign
+from tests.web.browser import Player, WebServer, open_player, resign, start_room_race
 
 
 @pytest.fixture(scope="module")
@@ -163,15 +163,7 @@ def test_a_rematch_is_offered_accepted_and_declined(
     ben = open_player(browser, web_server.http, "ben")
     try:
         a, b = ann.page, ben.page
-        a.click('[data-nav="race"]')
-        a.click('[data-action="create"]')
-        code = a.locator("[data-code]")
-        expect(code).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
-        b.click('[data-nav="race"]')
-        b.fill('input[aria-label="Room code"]', code.inner_text())
-        b.click('[data-action="join"]')
-        expect(a.locator(".racers li")).to_have_count(2)
-        a.click('[data-action="start"]')
+        start_room_race(a, b)
         _race_to_the_end(a, b, (ann, ben))
         first = a.evaluate("localStorage.getItem('solitaire.race')")
         # ann asks for a rematch; ben gets the offer and accepts it.

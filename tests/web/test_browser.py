@@ -34,6 +34,7 @@ from tests.web.browser import (
     register,
     resign,
     seen_cards,
+    start_room_race,
     value,
     visible_cards,
     winning_line,
@@ -402,15 +403,7 @@ def test_a_racer_whose_game_is_over_races_again_while_the_race_goes_on(
     erin = open_player(browser, web_server.http, "erin")
     try:
         d, e = dana.page, erin.page
-        d.click('[data-nav="race"]')
-        d.click('[data-action="create"]')
-        code = d.locator("[data-code]")
-        expect(code).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
-        e.click('[data-nav="race"]')
-        e.fill('input[aria-label="Room code"]', code.inner_text())
-        e.click('[data-action="join"]')
-        expect(d.locator(".racers li")).to_have_count(2)
-        d.click('[data-action="start"]')
+        start_room_race(d, e)
         for page in (d, e):
             page.wait_for_selector(".board.pairing")
         old_race = e.evaluate("localStorage.getItem('solitaire.race')")
