@@ -684,7 +684,11 @@ def cannot_start(message: str) -> Text:
     return Text(f"cannot start: {message}", style="yellow")
 
 
-WAITING_FOR_RACERS: Final = Text("Waiting for the other racers to finish...", style="dim")
+WAITING_FOR_RACERS: Final = Text(
+    "Waiting for the other racers to finish... (Ctrl-C leaves: the race goes on without you,"
+    " your result stands, and `solitaire race VARIANT` races again at once)",
+    style="dim",
+)
 
 
 def race_panel(
