@@ -46,21 +46,32 @@ RIVALS_MAX = 50
 #: The rated pairs of a day are kept this long (the day, and slack for its last races).
 PAIRS_TTL_S = 2 * 86_400
 
-# KEYS: applied, pairs of the day, stats. ARGV: race id, n pairs, pairs..., pids...
-# Returns {race already applied 0/1, some pair rated together today 0/1, {each pid's rating
-# JSON or false}}.
+# KEYS: the day's pair owners (the race's own day). ARGV: race id, ttl s, pairs... Claims
+# for the race each pair no earlier race of the day was dealt with.
+_CLAIM_LUA = """
+for i = 3, #ARGV do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+# KEYS: applied, pairs of the day, stats, the pair owners of the race's day. ARGV: race id,
+# n pairs, pairs..., pids... Returns {race already applied 0/1, some pair rated together
+# today or dealt together first in another race 0/1, {each pid's rating JSON or false}}.
 _RATE_READ_LUA = """
 local n = tonumber(ARGV[2])
 local met = 0
 for i = 1, n do
   if redis.call('SISMEMBER', KEYS[2], ARGV[2 + i]) == 1 then met = 1 end
+  local owner = redis.call('HGET', KEYS[4], ARGV[2 + i])
+  if owner and owner ~= ARGV[1] then met = 1 end
 end
 local pids = {}
 for i = 3 + n, #ARGV do pids[#pids + 1] = ARGV[i] end
 return {redis.call('SISMEMBER', KEYS[1], ARGV[1]), met, redis.call('HMGET', KEYS[3], unpack(pids))}
 """
 
-# KEYS: applied, pairs of the day, stats, board, then each racer's recent list. ARGV: race id,
+# KEYS: applied, pairs of the day, stats, board, the pair owners of the race's day, then each
+# racer's recent list. ARGV: race id,
 # pairs TTL s, recent max, n pairs, pairs..., then per racer 5 values: pid, its rating JSON as
 # read ("" none), the new JSON ("" unchanged), the board's rating ("" stays off), its recent
 # item ("" none: the race is unrated). Writes the race's ratings if it is not applied yet, no pair
@@ -74,6 +85,8 @@ local rated = ARGV[first + 4] ~= ''
 if rated then
   for i = 1, n do
     if redis.call('SISMEMBER', KEYS[2], ARGV[4 + i]) == 1 then return 0 end
+    local owner = redis.call('HGET', KEYS[5], ARGV[4 + i])
+    if owner and owner ~= ARGV[1] then return 0 end
   end
 end
 for i = first, #ARGV, 5 do
@@ -86,7 +99,7 @@ if n > 0 then
   redis.call('SADD', KEYS[2], unpack(ARGV, 5, 4 + n))
   redis.call('EXPIRE', KEYS[2], ARGV[2])
 end
-local k = 5
+local k = 6
 for i = first, #ARGV, 5 do
   if ARGV[i + 2] ~= '' then redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2]) end
   if ARGV[i + 3] ~= '' then redis.call('ZADD', KEYS[4], ARGV[i + 3], ARGV[i]) end
@@ -291,6 +304,20 @@ class RaceBoards:
         self._add_win = LuaScript.of(_ADD_WIN_LUA)
         self._rate_read = LuaScript.of(_RATE_READ_LUA)
         self._rate_write = LuaScript.of(_RATE_WRITE_LUA)
+        self._claim = LuaScript.of(_CLAIM_LUA)
+
+    @translate_redis_errors
+    async def claim_pairs(self, variant: str, race_id: str, pids: Sequence[str]) -> None:
+        """A queue race is dealt: it claims each pair of its racers (`pids`, those it may rate)
+        that no earlier race of its day was dealt with. A race rates only pairs it claimed
+        (or claimed by none: dealt by an older release), so that the once-a-day rule follows
+        the order races are dealt in, not the order they end in: two racers who left a group
+        race (their games over) could otherwise race each other at once, end first, and so
+        leave the race they were losing unrated for everyone (cheater review C1)."""
+        pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
+        if pairs:
+            owners = keys.rating_pair_owners(variant, keys.race_date(race_id))
+            await self.batch.eval(self._claim, (owners,), (race_id, PAIRS_TTL_S, *pairs))
 
     async def apply(
         self,
@@ -319,6 +346,7 @@ class RaceBoards:
         applied = keys.rating_applied(variant)
         day = dt.datetime.fromtimestamp(summary.finished_at / 1000, dt.UTC).date()
         pairs_key = keys.rating_pairs(variant, day)
+        owners = keys.rating_pair_owners(variant, keys.race_date(race_id))
         pids = list(places)
         pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
         # A marked account (`server.fairplay.review`) is still rated, but stays off the board.
@@ -329,7 +357,7 @@ class RaceBoards:
                 tuple[int, int, list[str | None]],
                 await self.batch.eval(
                     self._rate_read,
-                    (applied, pairs_key, stats),
+                    (applied, pairs_key, stats, owners),
                     (race_id, len(pairs), *pairs, *pids),
                 ),
             )
@@ -363,7 +391,9 @@ class RaceBoards:
                 cast(
                     int,
                     await self.batch.eval(
-                        self._rate_write, (applied, pairs_key, stats, board, *recents), tuple(args)
+                        self._rate_write,
+                        (applied, pairs_key, stats, board, owners, *recents),
+                        tuple(args),
                     ),
                 )
             )

@@ -15,7 +15,7 @@ from server.boards.leaderboard import BoardRef, Leaderboard
 from server.games.service import GameService, LiveGame
 from server.races.model import Progress, RaceResult, RaceState, RaceStatus, RaceSummary
 from server.races.ratings import RaceBoards
-from server.races.service import UNDEALT_MS, RaceSettings
+from server.races.service import UNDEALT_MS, RaceSettings, claim_pairs
 from server.races.store import RaceStore
 from server.redis import keys
 from server.runtime.clock import Clock
@@ -190,6 +190,10 @@ class RaceReferee:
             announce=True,
         ):
             log.warning("race %s: dealt a match its process left undealt", race.race_id)
+            shared = race.network_shared()
+            await claim_pairs(
+                self.boards, race.variant, race.race_id, [p for p in race.pids() if p not in shared]
+            )
             await self.store.set_active(race.race_id, start_at)
         else:  # started meanwhile by another: looked at again from its start on
             await self.store.set_active(race.race_id, start_at, only_earlier=True)

@@ -28,7 +28,13 @@ from server.races.store import RaceStore
 from server.redis import keys
 from server.redis.quota import HOUR_MS, NETWORK_FACTOR, give_back_each_hourly, take_each_hourly
 from server.runtime.clock import Clock
-from server.runtime.errors import Conflict, LimitReached, NotFound, translate_redis_errors
+from server.runtime.errors import (
+    Conflict,
+    LimitReached,
+    NotFound,
+    StoreUnavailable,
+    translate_redis_errors,
+)
 from server.transport.address import address_subnet
 
 log = logging.getLogger(__name__)
@@ -263,7 +269,11 @@ class RaceService:
         )
         await self.store.set_racing(pids, race_id)
         # the start tells each player, wherever they are connected (their server attaches them)
-        await self._begin(race_id, announce=True)
+        if await self._begin(race_id, announce=True):
+            networked = {pid for group in shared for pid in group}
+            await claim_pairs(
+                self.boards, variant, race_id, [p for p in pids if p not in networked]
+            )
         return race_id
 
     async def repair_matches(self) -> list[str]:
@@ -451,6 +461,15 @@ class RaceService:
             return False
         await self.store.set_active(race_id, start_at, only_earlier=True)
         return True
+
+
+async def claim_pairs(boards: RaceBoards, variant: str, race_id: str, pids: list[str]) -> None:
+    """`RaceBoards.claim_pairs` for a queue race just dealt; an outage only costs the claim
+    (the race then rates by the day's rated pairs alone, as a race of an older release)."""
+    try:
+        await boards.claim_pairs(variant, race_id, pids)
+    except StoreUnavailable as exc:
+        log.warning("race %s: its pairs not claimed: %s", race_id, exc)
 
 
 def _seed(variant: str) -> int:

@@ -797,6 +797,12 @@ def rating_pairs(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{{rt:{_variant(variant)}}}:pairs:{date.isoformat()}"
 
 
+def rating_pair_owners(variant: str, date: dt.date) -> str:
+    """Each pair of players dealt into one queue race on `date` (the race's UTC day, from its
+    id) -> the first such race's id: only that race may rate the pair (`RaceBoards`)."""
+    return f"{PREFIX}{{rt:{_variant(variant)}}}:owners:{date.isoformat()}"
+
+
 def race_wins_board(variant: str, date: dt.date) -> str:
     return f"{PREFIX}{{rw:{_variant(variant)}:{date.isoformat()}}}:board"
 

@@ -226,6 +226,43 @@ async def test_a_group_race_of_main_and_its_second_accounts_is_unrated(app: App)
     assert (await main.request("race.rank", variant=VARIANT)).get("entry") is None
 
 
+async def test_racing_an_alt_again_voids_no_group_race_left_behind(app: App) -> None:
+    """Cheater review C1: a losing racer and an alt, both out of a group race still running
+    (their games over: free to race again), raced each other at once and ended first; the
+    once-a-day pair rule, judged at the group race's end, then left it unrated for everyone:
+    the loss erased, the honest winner's gain and win gone. A race now rates only the pairs
+    it was dealt first that day: the throwaway race is the unrated one."""
+    cheat = await client_from(app, "127.0.30.1", "void_cheat")
+    alt = await client_from(app, "127.0.31.1", "void_alt")
+    honest = await client_from(app, "127.0.32.1", "void_honest")
+    group = [honest, cheat, alt]
+    for c in group:
+        assert (await c.request("race.queue", variant=VARIANT, size=3))["type"] == "race.queued"
+        app.clock.advance(1)
+    await alt.push("race.update", timeout=15)
+    g_honest, g_cheat, g_alt = [s["game_id"] for s in await start_race(app, *group)]
+    await really_play(app, honest, g_honest, cards=2)
+    for c, gid in ((cheat, g_cheat), (alt, g_alt)):  # both really try, then give up
+        await really_play(app, c, gid)
+        app.clock.advance(HUMAN_MS)
+        assert (await c.request("resign", game_id=gid))["type"] == "finished"
+    # The throwaway race, while the group race runs: rated before, so the pair was "met".
+    g2_cheat, g2_alt = await race(app, cheat, alt)
+    await really_play(app, cheat, g2_cheat)
+    await really_play(app, alt, g2_alt)
+    app.clock.advance(HUMAN_MS)
+    await alt.request("resign", game_id=g2_alt)
+    throwaway = await finish(app, cheat, g2_cheat)
+    for r in throwaway.values():
+        assert r.get("rating") is None and r.get("rating_change") is None, r
+    results = await finish(app, honest, g_honest)
+    assert results[honest.player_id]["place"] == 1
+    assert results[honest.player_id]["rating_change"] > 0, results
+    assert all(r.get("rating_change") is not None for r in results.values()), results
+    assert min(r["rating_change"] for r in results.values()) < 0, "someone's loss stands"
+    assert [e["player_id"] for e in await wins(honest)] == [honest.player_id]
+
+
 @pytest_asyncio.fixture
 async def screened_app(
     redis_url: str, redis_client: redis.asyncio.Redis, tmp_path: Path
