@@ -70,6 +70,9 @@ log = logging.getLogger(__name__)
 
 UNDO = "undo"  # log text for an undo
 
+#: How long the record of a race day's listed held results is kept (the day, and slack).
+_HELD_RACES_TTL_S = 2 * 86_400
+
 #: The refusal of a write to a daily game whose UTC day is over.
 DAY_OVER_MESSAGE = (
     "this daily game's UTC day is over: it was closed as it stood at midnight "
@@ -233,6 +236,16 @@ if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 1 then
   redis.call('EXPIREAT', KEYS[1], ARGV[3])
 end
+return 1
+"""
+
+# KEYS: the review desk, the race day's listed held race results. ARGV: player id, game id,
+# now_ms, ttl s. Lists a held race result unless one of the player's that day is listed
+# already. Returns 1 listed, 0 not.
+_HOLD_RACE_LUA = """
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 return 1
 """
 
@@ -610,6 +623,7 @@ class GameStore:
         self._load_played = LuaScript.of(_LOAD_PLAYED_LUA)
         self._screen_read = LuaScript.of(_SCREEN_READ_LUA)
         self._enlist = LuaScript.of(_ENLIST_LUA)
+        self._hold_race_lua = LuaScript.of(_HOLD_RACE_LUA)
         #: Players' daily histories, derived exactly once from each finished daily game.
         self.history = History(redis, commit=self.batch)
         #: Players' crowns per month, from each finished tier game (`server.players.crowns`).
@@ -909,7 +923,7 @@ class GameStore:
             fields = {f: str(v) for f, v in result.fields().items()}
             if verdict.held:  # listed on the review desk first, as a daily result is
                 fields["held"] = verdict.dumps()
-                await self._hold(k, now_ms)
+                await self._hold_race(k, verdict, now_ms)
             arg = json.dumps(
                 {
                     "seq": expected_seq,
@@ -1203,7 +1217,21 @@ class GameStore:
             return record, _entry(rank, k.player_id, mine)
         return record, entry_from_json(rank, k.player_id, raw_entry)
 
-    async def _hold(self, k: keys.DailyGameKeys | keys.RaceGameKeys, now_ms: int) -> None:
+    async def _hold_race(self, k: keys.RaceGameKeys, verdict: Verdict, now_ms: int) -> None:
+        """`_hold` for a race result: the first of the player's race day only, and none held
+        only because the account is marked. Its race rates it as no real attempt whatever a
+        review says, so the desk needs one result an account and day as the evidence for a
+        mark: listing each let two scripted accounts add ~2,200 an hour (a trip of the screen
+        and a resignation every 3 s), burying the daily results behind them (review C2)."""
+        if set(verdict.reasons) <= {Reason.ACCOUNT_MARKED}:
+            return
+        await self.batch.eval(
+            self._hold_race_lua,
+            (keys.fairplay_held(), keys.fairplay_held_races(k.date)),
+            (k.player_id, k.game_id, now_ms, _HELD_RACES_TTL_S),
+        )
+
+    async def _hold(self, k: keys.DailyGameKeys, now_ms: int) -> None:
         """List a game on the review desk before its finish marks it held (listed first: a
         listed game that is not held is skipped by the desk)."""
         await self.batch.run(keys.fairplay_held(), "ZADD", keys.fairplay_held(), now_ms, k.game_id)

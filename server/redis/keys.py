@@ -822,6 +822,12 @@ def fairplay_held() -> str:
     return f"{_FAIRPLAY}held"
 
 
+def fairplay_held_races(date: dt.date) -> str:
+    """The race day's held race result listed on the desk per player: player id -> game id
+    (one a player and day, `GameStore._hold_race`)."""
+    return f"{_FAIRPLAY}heldraces:{date.isoformat()}"
+
+
 def fairplay_marked() -> str:
     """Hash of marked (confirmed cheating) players: pid -> mark JSON."""
     return f"{_FAIRPLAY}marked"

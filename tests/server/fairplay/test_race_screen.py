@@ -58,11 +58,15 @@ async def play_out(
     return seq
 
 
-async def race_results(app: App, gap_ms: int) -> tuple[Client, str, list[dict[str, Any]]]:
-    """A two-racer race: slowpoke makes a real attempt (a card cleared at a human pace),
-    speedy plays out at ``gap_ms`` a move, then slowpoke resigns; speedy's
-    client and game id, and the race's results."""
-    a, b = await app.client("speedy", versions=(5,)), await app.client("slowpoke", versions=(5,))
+async def race_results(
+    app: App, gap_ms: int, a: Client | None = None, rival: str = "slowpoke"
+) -> tuple[Client, str, list[dict[str, Any]]]:
+    """A two-racer race: a new player ``rival`` makes a real attempt (a card cleared at a
+    human pace), speedy (``a``, or a new player) plays out at ``gap_ms`` a move, then the
+    rival resigns; speedy's client and game id, and the race's results."""
+    if a is None:
+        a = await app.client("speedy", versions=(5,))
+    b = await app.client(rival, versions=(5,))
     await a.request("race.queue", variant=VARIANT)
     await b.request("race.queue", variant=VARIANT)
     sa, sb = await start_race(app, a, b)
@@ -113,6 +117,28 @@ async def test_a_held_race_result_is_on_the_review_desk(
     game = await a.request("game.get", game_id=game_id)  # cleared: no longer flagged
     assert game["result"].get("status") != "flagged", game["result"]
     assert (await admin(redis_url, "confirm", game_id))[0] == 1  # reviewed already
+    await a.close()
+
+
+async def test_the_desk_lists_one_held_race_result_an_account_and_day(
+    app: App, redis_url: str
+) -> None:
+    """Review C2: every held race result was listed, so two scripted accounts tripping the
+    screen and resigning added ~2,200 entries an hour, and a marked account one a race,
+    burying the daily results the desk is for. The desk lists a player's first held race
+    result of the day (the evidence for a mark: the race rates it as no real attempt
+    whatever a review says), and none held only because the account is marked."""
+    a, first, _ = await race_results(app, gap_ms=5)
+    a, second, _ = await race_results(app, gap_ms=5, a=a, rival="slowpoke2")
+    code, listed = await admin(redis_url, "held")
+    assert code == 0 and first in listed and second not in listed, listed
+    game = await a.request("game.get", game_id=second)  # held all the same
+    assert game["result"]["status"] == "flagged"
+    assert (await admin(redis_url, "confirm", first, "--mark"))[0] == 0
+    _, marked, _ = await race_results(app, gap_ms=1_200, a=a, rival="slowpoke3")
+    game = await a.request("game.get", game_id=marked)
+    assert game["result"]["status"] == "flagged", "a marked account's result is held"
+    assert (await admin(redis_url, "held"))[1].startswith("no results held")
     await a.close()
 
 
