@@ -270,7 +270,10 @@ class RaceReferee:
             live = await self._close(race, pid, name)
             if live is None:
                 continue
-            if live.record.flagged:
+            # Held by the screen, whatever a review said since: a `clear` before the race's
+            # end rated the racer, one after it did not (review F1); an end taken over
+            # after a crash must see what the first attempt saw.
+            if live.record.held is not None:
                 held.add(pid)
             if resigned(live) and pid not in race.forfeited:
                 gave_up.add(pid)

@@ -5,7 +5,7 @@ attempt (last: a loss; nobody gains from them) and their win is not counted."""
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,11 +59,16 @@ async def play_out(
 
 
 async def race_results(
-    app: App, gap_ms: int, a: Client | None = None, rival: str = "slowpoke"
+    app: App,
+    gap_ms: int,
+    a: Client | None = None,
+    rival: str = "slowpoke",
+    between: Callable[[str], Awaitable[object]] | None = None,
 ) -> tuple[Client, str, list[dict[str, Any]]]:
     """A two-racer race: a new player ``rival`` makes a real attempt (a card cleared at a
-    human pace), speedy (``a``, or a new player) plays out at ``gap_ms`` a move, then the
-    rival resigns; speedy's client and game id, and the race's results."""
+    human pace), speedy (``a``, or a new player) plays out at ``gap_ms`` a move, then
+    (after ``between`` of speedy's game id) the rival resigns; speedy's client and game id,
+    and the race's results."""
     if a is None:
         a = await app.client("speedy", versions=(5,))
     b = await app.client(rival, versions=(5,))
@@ -74,6 +79,8 @@ async def race_results(
     # (docs/fairplay.md): slowpoke clears one at a human pace
     assert await clear_a_card(b, sb["game_id"], clock=app.clock, gap_ms=1_500) >= 1
     assert await play_out(app, a, sa, gap_ms) >= 20
+    if between is not None:
+        await between(sa["game_id"])
     res = await b.request("resign", game_id=sb["game_id"])
     assert res["type"] in ("finished", "error")
     fin = await a.push("race.event", timeout=10)
@@ -117,6 +124,23 @@ async def test_a_held_race_result_is_on_the_review_desk(
     game = await a.request("game.get", game_id=game_id)  # cleared: no longer flagged
     assert game["result"].get("status") != "flagged", game["result"]
     assert (await admin(redis_url, "confirm", game_id))[0] == 1  # reviewed already
+    await a.close()
+
+
+async def test_a_review_before_the_races_end_changes_no_rating(app: App, redis_url: str) -> None:
+    """Review F1: a `clear` while the race still ran took the flag off the game, and the
+    race's end then rated the racer as if never held (+138 and a win); after the end it
+    changed nothing. The end goes by the screen's hold alone now."""
+
+    async def clear(game_id: str) -> None:
+        code, said = await admin(redis_url, "clear", game_id, "--note", "looked human")
+        assert code == 0, said
+
+    a, _, results = await race_results(app, gap_ms=5, between=clear)
+    first, second = results
+    assert first["name"] == "speedy" and first["rating_change"] < 0, results
+    assert second["rating_change"] == 0, "nobody gains from a held racer, cleared or not"
+    assert (await a.request("race.top", variant=VARIANT, board="wins"))["entries"] == []
     await a.close()
 
 
