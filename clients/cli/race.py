@@ -430,6 +430,20 @@ async def _play(
     return status
 
 
+async def _game_over_in(session: ServerSession, active: p.ActiveRace) -> bool:
+    """Whether this player's own game in ``active`` is over (finished, stuck, resigned or
+    forfeited), as the server says it now; False when the race cannot be read."""
+    rid = active.race_id
+    try:
+        room = await session.request(lambda i: p.RaceGet(id=i, race_id=rid), p.RaceRoom)
+    except RequestFailed:
+        return False
+    me = session.welcome.player_id if session.welcome else ""
+    return any(
+        r.player_id == me and (r.finished or r.stuck or r.forfeited) for r in room.race.racers
+    )
+
+
 async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
     """Race: queue (default), --create a private room or --join one by code. A player who is
     already in a race (the client was closed or crashed during it) rejoins that race, unless
@@ -447,7 +461,10 @@ async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
             try:
                 await _enter(args, ctx, session, race)
             except RequestFailed as exc:
-                if exc.code != p.ErrorCode.CONFLICT:
+                # Refused for the race we are in (still playing it): rejoined. Refused for
+                # the one asked (a room full or started) once the server had let us leave
+                # a race whose game of ours was over: said, not a wait for a race left.
+                if exc.code != p.ErrorCode.CONFLICT or await _game_over_in(session, active):
                     raise
             else:
                 rejoined = False

@@ -3,6 +3,7 @@ it (run as a subprocess against a real server)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -74,3 +75,36 @@ async def test_race_with_a_variant_moves_on_from_a_race_whose_game_is_over(
     doc = json.loads(out)
     assert doc["race_id"] != old and doc["finished"]
     assert {r["name"] for r in doc["standings"]} == {"moveon_cli", "moveon_third"}
+
+
+@pytest.mark.asyncio
+async def test_a_room_that_refuses_says_so_after_a_race_whose_game_is_over(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    """Review F3: out of a race (their game over), a player's `race --join CODE` of a full
+    room was refused with `conflict` after the server had let them leave that race; the CLI
+    took it for "still in that race", printed "rejoining it" and waited for a race it no
+    longer followed until its time limit. It says the room's refusal and stops."""
+    player = make_player(server.url)
+    made = player.run("--name", "fullroom_cli", "--json", "daily", "fourteen-out", "--show")
+    assert made.code == 0, made.err
+    me, idle = await Client.connect(server.url), await Client.connect(server.url)
+    host, guest = await Client.connect(server.url), await Client.connect(server.url)
+    try:
+        await me.hello(token=player.token(), versions=(1, 2, 3))
+        await idle.hello(name="fullroom_idle", versions=(1, 2, 3))
+        await me.request("race.queue", variant="fourteen-out")
+        await idle.request("race.queue", variant="fourteen-out")
+        started = await me.push("race.started", timeout=20)
+        assert (await me.request("resign", game_id=started["game_id"]))["type"] == "finished"
+        await me.close()
+        await host.hello(name="fullroom_host", versions=(1, 2, 3))
+        await guest.hello(name="fullroom_guest", versions=(1, 2, 3))
+        room = await host.request("race.create", variant="fourteen-out", size=2)
+        assert (await guest.request("race.join", code=room["race"]["code"]))["type"] == "race.room"
+        done = await asyncio.to_thread(player.run, "race", "--join", room["race"]["code"])
+    finally:
+        for c in (idle, host, guest):
+            await c.close()
+    assert done.code != 0 and "the room is full" in done.err, done.err
+    assert "rejoining" not in done.err

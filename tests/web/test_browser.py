@@ -401,6 +401,7 @@ def test_a_racer_whose_game_is_over_races_again_while_the_race_goes_on(
     race left behind goes on, and its news no longer takes the page back to it."""
     dana = open_player(browser, web_server.http, "dana")
     erin = open_player(browser, web_server.http, "erin")
+    fay = open_player(browser, web_server.http, "fay")
     try:
         d, e = dana.page, erin.page
         start_room_race(d, e)
@@ -409,21 +410,29 @@ def test_a_racer_whose_game_is_over_races_again_while_the_race_goes_on(
         old_race = e.evaluate("localStorage.getItem('solitaire.race')")
         resign(erin)  # dana plays on (idle): the race runs
         e.click('[data-action="new-race"]')
-        e.click('[data-action="create"]')  # "already in race" before
-        expect(e.locator("[data-code]")).to_have_text(re.compile(r"[A-Z0-9]{4,8}"))
+        # Erin races fay in a room of her own ("already in race" before).
+        start_room_race(e, fay.page)
         expect(e.locator(".toast.error")).to_have_count(0)
+        e.wait_for_selector(".board.pairing")
+        new_race = e.evaluate("localStorage.getItem('solitaire.race')")
+        assert new_race != old_race
         resign(dana)  # the race left behind ends now
         expect(d.locator("[data-race-result]")).to_be_visible()
         expect(d.locator('[data-racer="erin"] [data-state]')).to_have_text(
             re.compile(r"^resigned at \d+/52$")
         )
-        # Erin's page stays in her new room.
+        # Erin's page stays in her new race, even when dana offers the old one's rematch.
+        d.click('[data-action="rematch"]')
+        offer = e.locator("[data-rematch-offer]")
+        expect(offer).to_contain_text("dana asks for a rematch")
+        offer.locator('[data-action="accept-rematch"]').click()
+        expect(e.locator(".toast.error")).to_have_text("You are already queued or in another race.")
         expect(e.locator("[data-race-result]")).to_have_count(0)
-        expect(e.locator("[data-code]")).to_be_visible()
-        assert e.evaluate("localStorage.getItem('solitaire.race')") != old_race
+        expect(e.locator(".board.pairing")).to_be_visible()
+        assert e.evaluate("localStorage.getItem('solitaire.race')") == new_race
     finally:
-        dana.close()
-        erin.close()
+        for player in (dana, erin, fay):
+            player.close()
 
 
 def _seconds(clock: str) -> int:

@@ -39,6 +39,8 @@ export class RaceScreen {
   async update(race) {
     this.left.delete(race.race_id); // opened again (its link): its news is this screen's again
     const first = !this.race || this.race.race_id !== race.race_id;
+    // Switching away from a race still running whose own game is over: it is left behind.
+    if (first && this.race && this.race.status !== "finished" && !this.playing()) this.left.add(this.race.race_id);
     if (!first && this.race.status === "open" && race.status === "finished" && !race.game_id) {
       toast("The room was closed."); // its creator left, or nobody took a rematch
       return this.leaveRace();
@@ -108,7 +110,8 @@ export class RaceScreen {
     const r = this.race;
     if (!r || r.status === "finished") return false;
     const me = r.racers.find((x) => x.player_id === this.conn.player.id);
-    return !(me && (me.finished || me.stuck || me.forfeited)) && !(this.game && this.game.finished);
+    if (!me) return false; // a race this player is not in (opened by its link)
+    return !(me.finished || me.stuck || me.forfeited) && !(this.game && this.game.finished);
   }
 
   leaveRace() {

@@ -18,6 +18,9 @@ export function showRematchOffer(app, msg) {
         "data-action": "accept-rematch",
         onclick: async () => {
           close();
+          // Still racing another race (an offer of one left behind): the server refuses the
+          // join and says so; the race being played stays on the page.
+          if (app.race.playing()) return app.race.join(msg.code);
           if (app.race.game) app.race.leaveRace();
           location.hash = "#/race";
           await app.race.join(msg.code);
