@@ -344,9 +344,12 @@ class RaceBoards:
         variant, race_id = summary.variant, summary.race_id
         stats, board = keys.rating_stats(variant), keys.rating_board(variant)
         applied = keys.rating_applied(variant)
-        day = dt.datetime.fromtimestamp(summary.finished_at / 1000, dt.UTC).date()
+        # The race's own day (its id's, as its claims'), not its finish's: judged by the
+        # finish, a race dealt before midnight and a throwaway race of its pair dealt after
+        # it but ending first shared a day of rated pairs, not of claims (review C1, again).
+        day = keys.race_date(race_id)
         pairs_key = keys.rating_pairs(variant, day)
-        owners = keys.rating_pair_owners(variant, keys.race_date(race_id))
+        owners = keys.rating_pair_owners(variant, day)
         pids = list(places)
         pairs = [pair_key(a, b) for i, a in enumerate(pids) for b in pids[i + 1 :]]
         # A marked account (`server.fairplay.review`) is still rated, but stays off the board.

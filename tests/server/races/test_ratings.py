@@ -21,10 +21,12 @@ DAY_MS = 86_400_000
 
 
 def summary(n: int, racers: int = 2, same_day: bool = False) -> RaceSummary:
-    """Race `n`, finished on day `n` after DAY (a pair is rated once a day), or on DAY."""
+    """Race `n`, of and finished on day `n` after DAY (a pair is rated once a day), or on
+    DAY."""
     at = T0 + n if same_day else T0 + n * DAY_MS
+    day = DAY if same_day else DAY + dt.timedelta(days=n)
     return RaceSummary(
-        race_id=f"20300615-race{n:08d}", variant=VARIANT, finished_at=at, racers=racers
+        race_id=f"{day:%Y%m%d}-race{n:08d}", variant=VARIANT, finished_at=at, racers=racers
     )
 
 
@@ -297,3 +299,29 @@ def test_a_provisional_racer_gains_only_over_established_racers() -> None:
     assert out["main"] == rate({"main": fresh, "pro": strong}, {"main": 1, "pro": 2})["main"]
     lost = rate_race({"main": fresh, "alt": fresh}, {"alt": 1, "main": 2}, frozenset(), provisional)
     assert lost["main"].shown < 1000, "a loss to a provisional racer counts"
+
+
+async def test_the_pair_rule_goes_by_the_races_day_not_its_finish(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """Review C1 over midnight: a group race dealt at 23:58, its loser and an alt out of it
+    and racing each other from 00:00 (the next day's claims), the throwaway race ending
+    first: judged by the finish day, the pair was rated "today" when the group race ended,
+    and the group race went unrated for everyone. Each race is judged by its own day."""
+    boards = RaceBoards(redis_client, 30)
+    group = RaceSummary(
+        race_id="20300615-groupmidnt", variant=VARIANT, finished_at=T0 + DAY_MS, racers=3
+    )
+    throwaway = RaceSummary(
+        race_id="20300616-throwaway1", variant=VARIANT, finished_at=T0 + DAY_MS, racers=2
+    )
+    await boards.claim_pairs(VARIANT, group.race_id, ["honest", "loser", "alt"])
+    await boards.claim_pairs(VARIANT, throwaway.race_id, ["loser", "alt"])
+    assert await boards.apply(throwaway, {"loser": 1, "alt": 2}), "its own day: rated"
+    rated = await boards.apply(group, {"honest": 1, "loser": 2, "alt": 3})
+    assert set(rated) == {"honest", "loser", "alt"}, "the group race stays rated"
+    later = RaceSummary(
+        race_id="20300616-samedayrm", variant=VARIANT, finished_at=T0 + DAY_MS + 1, racers=2
+    )
+    await boards.claim_pairs(VARIANT, later.race_id, ["loser", "alt"])
+    assert await boards.apply(later, {"loser": 1, "alt": 2}) == {}, "once a day all the same"
