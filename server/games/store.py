@@ -240,10 +240,13 @@ return 1
 """
 
 # KEYS: the review desk, the race day's listed held race results. ARGV: player id, game id,
-# now_ms, ttl s. Lists a held race result unless one of the player's that day is listed
-# already. Returns 1 listed, 0 not.
+# now_ms, ttl s. Lists a held race result unless one of the player's that day is on the desk
+# still (one reviewed since, or never held after all, gives its place up). Returns 1 listed,
+# 0 not.
 _HOLD_RACE_LUA = """
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+local listed = redis.call('HGET', KEYS[2], ARGV[1])
+if listed and listed ~= ARGV[2] and redis.call('ZSCORE', KEYS[1], listed) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 return 1
