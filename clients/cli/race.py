@@ -467,13 +467,14 @@ async def cmd_race(args: argparse.Namespace, ctx: Ctx) -> int:
                 if exc.code != p.ErrorCode.CONFLICT or await _game_over_in(session, active):
                     raise
             else:
-                rejoined = False
-                race.left.add(active.race_id)
-                ctx.err.print(
-                    render.notice(
-                        f"your game in race {active.race_id} is over; it goes on without you"
+                if race.race_id != active.race_id:  # not the room we wait in, joined again
+                    rejoined = False
+                    race.left.add(active.race_id)
+                    ctx.err.print(
+                        render.notice(
+                            f"your game in race {active.race_id} is over; it goes on without you"
+                        )
                     )
-                )
         if active is not None and rejoined:
             # The server re-attached us on hello: `race.update` and (once the race has
             # started) `race.started` are on their way.

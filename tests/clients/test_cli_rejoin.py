@@ -108,3 +108,36 @@ async def test_a_room_that_refuses_says_so_after_a_race_whose_game_is_over(
             await c.close()
     assert done.code != 0 and "the room is full" in done.err, done.err
     assert "rejoining" not in done.err
+
+
+@pytest.mark.asyncio
+async def test_joining_the_room_one_waits_in_again_rejoins_it(
+    server: ServerProcess, make_player: MakePlayer
+) -> None:
+    """`race --join CODE` of the very room the player waits in (the server answers the
+    room: already in) is a rejoin, not a race left behind whose news is then ignored."""
+    player = make_player(server.url)
+    made = player.run("--name", "sameroom_cli", "--json", "daily", "fourteen-out", "--show")
+    assert made.code == 0, made.err
+    me, host = await Client.connect(server.url), await Client.connect(server.url)
+    await me.hello(token=player.token(), versions=(1, 2, 3))
+    await host.hello(name="sameroom_host", versions=(1, 2, 3))
+    room = await host.request("race.create", variant="fourteen-out", size=2)
+    code, race_id = room["race"]["code"], room["race"]["race_id"]
+    assert (await me.request("race.join", code=code))["type"] == "race.room"
+    await me.close()
+    proc = await player.start("--json", "race", "--join", code, "--moves", "-")
+    said = b""
+    try:
+        assert proc.stderr is not None
+        while b"rejoining it" not in said:  # the CLI has asked and decided: start the room
+            said += await asyncio.wait_for(proc.stderr.readline(), 20)
+        assert (await host.request("race.start", race_id=race_id))["type"] == "race.room"
+        out, err = await resign_race(proc, host)
+    finally:
+        await host.close()
+    assert proc.returncode == 0, err
+    err = said.decode() + err
+    assert "rejoining it" in err and "goes on without you" not in err, err
+    doc = json.loads(out)
+    assert doc["race_id"] == race_id and doc["finished"]

@@ -18,12 +18,13 @@ export function showRematchOffer(app, msg) {
         "data-action": "accept-rematch",
         onclick: async () => {
           close();
-          // Still racing another race (an offer of one left behind): the server refuses the
-          // join and says so; the race being played stays on the page.
-          if (app.race.playing()) return app.race.join(msg.code);
+          // Joined first: refused (still racing another race, of which this offer's race was
+          // left behind), the race being played stays on the page, and the refusal is said.
+          const r = await app.race.act({ type: "race.join", code: msg.code });
+          if (!r) return;
           if (app.race.game) app.race.leaveRace();
           location.hash = "#/race";
-          await app.race.join(msg.code);
+          await app.race.update(r.race);
         },
       }, "Accept"),
       el("button", {
