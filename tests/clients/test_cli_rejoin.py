@@ -8,27 +8,39 @@ import json
 
 import pytest
 
-from tests.support.cliplayer import MakePlayer, resign_race
+from tests.support.cliplayer import MakePlayer, Player, resign_race
 from tests.support.procs import ServerProcess
 from tests.support.wsclient import Client
+
+
+async def cli_and_rival(
+    server: ServerProcess, make_player: MakePlayer, name: str, rival: str
+) -> tuple[Player, Client, Client]:
+    """A CLI player ``name`` (registered by the CLI), a protocol client with its token, and
+    a protocol client of a new player ``rival``."""
+    player = make_player(server.url)
+    made = player.run("--name", name, "--json", "daily", "fourteen-out", "--show")
+    assert made.code == 0, made.err
+    me, other = await Client.connect(server.url), await Client.connect(server.url)
+    await me.hello(token=player.token(), versions=(1, 2, 3))
+    await other.hello(name=rival, versions=(1, 2, 3))
+    return player, me, other
+
+
+async def matched(me: Client, other: Client) -> str:
+    """Both queue for a head-to-head Fourteen Out race; its id once matched."""
+    await me.request("race.queue", variant="fourteen-out")
+    await other.request("race.queue", variant="fourteen-out")
+    return str((await me.push("race.update"))["race"]["race_id"])
 
 
 @pytest.mark.asyncio
 async def test_race_without_a_variant_rejoins_the_race_under_way(
     server: ServerProcess, make_player: MakePlayer
 ) -> None:
-    player = make_player(server.url)
-    made = player.run("--name", "rejoin_cli", "--json", "daily", "fourteen-out", "--show")
-    assert made.code == 0, made.err
-    token = player.token()
     # The player queues and is matched from a first client that then goes away.
-    me, other = await Client.connect(server.url), await Client.connect(server.url)
-    await me.hello(token=token, versions=(1, 2, 3))
-    await other.hello(name="rejoin_ws", versions=(1, 2, 3))
-    await me.request("race.queue", variant="fourteen-out")
-    await other.request("race.queue", variant="fourteen-out")
-    mine = await me.push("race.update")
-    race_id = mine["race"]["race_id"]
+    player, me, other = await cli_and_rival(server, make_player, "rejoin_cli", "rejoin_ws")
+    race_id = await matched(me, other)
     await me.close()
     proc = await player.start("--json", "race", "--moves", "-")
     try:
@@ -49,15 +61,8 @@ async def test_race_with_a_variant_moves_on_from_a_race_whose_game_is_over(
     """A racer who resigned, with an idle rival keeping that race running, races again (the
     cheater review's F7): the CLI queues, says the race goes on without them, and plays the
     new race alone, whatever the old one still pushes."""
-    player = make_player(server.url)
-    made = player.run("--name", "moveon_cli", "--json", "daily", "fourteen-out", "--show")
-    assert made.code == 0, made.err
-    me, idle = await Client.connect(server.url), await Client.connect(server.url)
-    await me.hello(token=player.token(), versions=(1, 2, 3))
-    await idle.hello(name="moveon_idle", versions=(1, 2, 3))
-    await me.request("race.queue", variant="fourteen-out")
-    await idle.request("race.queue", variant="fourteen-out")
-    old = (await me.push("race.update"))["race"]["race_id"]
+    player, me, idle = await cli_and_rival(server, make_player, "moveon_cli", "moveon_idle")
+    old = await matched(me, idle)
     started = await me.push("race.started", timeout=20)
     assert (await me.request("resign", game_id=started["game_id"]))["type"] == "finished"
     await me.close()
@@ -85,16 +90,10 @@ async def test_a_room_that_refuses_says_so_after_a_race_whose_game_is_over(
     room was refused with `conflict` after the server had let them leave that race; the CLI
     took it for "still in that race", printed "rejoining it" and waited for a race it no
     longer followed until its time limit. It says the room's refusal and stops."""
-    player = make_player(server.url)
-    made = player.run("--name", "fullroom_cli", "--json", "daily", "fourteen-out", "--show")
-    assert made.code == 0, made.err
-    me, idle = await Client.connect(server.url), await Client.connect(server.url)
+    player, me, idle = await cli_and_rival(server, make_player, "fullroom_cli", "fullroom_idle")
     host, guest = await Client.connect(server.url), await Client.connect(server.url)
     try:
-        await me.hello(token=player.token(), versions=(1, 2, 3))
-        await idle.hello(name="fullroom_idle", versions=(1, 2, 3))
-        await me.request("race.queue", variant="fourteen-out")
-        await idle.request("race.queue", variant="fourteen-out")
+        await matched(me, idle)
         started = await me.push("race.started", timeout=20)
         assert (await me.request("resign", game_id=started["game_id"]))["type"] == "finished"
         await me.close()
@@ -116,12 +115,7 @@ async def test_joining_the_room_one_waits_in_again_rejoins_it(
 ) -> None:
     """`race --join CODE` of the very room the player waits in (the server answers the
     room: already in) is a rejoin, not a race left behind whose news is then ignored."""
-    player = make_player(server.url)
-    made = player.run("--name", "sameroom_cli", "--json", "daily", "fourteen-out", "--show")
-    assert made.code == 0, made.err
-    me, host = await Client.connect(server.url), await Client.connect(server.url)
-    await me.hello(token=player.token(), versions=(1, 2, 3))
-    await host.hello(name="sameroom_host", versions=(1, 2, 3))
+    player, me, host = await cli_and_rival(server, make_player, "sameroom_cli", "sameroom_host")
     room = await host.request("race.create", variant="fourteen-out", size=2)
     code, race_id = room["race"]["code"], room["race"]["race_id"]
     assert (await me.request("race.join", code=code))["type"] == "race.room"
