@@ -190,9 +190,8 @@ class RaceReferee:
             announce=True,
         ):
             log.warning("race %s: dealt a match its process left undealt", race.race_id)
-            shared = race.network_shared()
             await claim_pairs(
-                self.boards, race.variant, race.race_id, [p for p in race.pids() if p not in shared]
+                self.boards, race.variant, race.race_id, race.pids(), race.same_network
             )
             await self.store.set_active(race.race_id, start_at)
         else:  # started meanwhile by another: looked at again from its start on

@@ -270,10 +270,7 @@ class RaceService:
         await self.store.set_racing(pids, race_id)
         # the start tells each player, wherever they are connected (their server attaches them)
         if await self._begin(race_id, announce=True):
-            networked = {pid for group in shared for pid in group}
-            await claim_pairs(
-                self.boards, variant, race_id, [p for p in pids if p not in networked]
-            )
+            await claim_pairs(self.boards, variant, race_id, pids, shared)
         return race_id
 
     async def repair_matches(self) -> list[str]:
@@ -463,11 +460,20 @@ class RaceService:
         return True
 
 
-async def claim_pairs(boards: RaceBoards, variant: str, race_id: str, pids: list[str]) -> None:
-    """`RaceBoards.claim_pairs` for a queue race just dealt; an outage only costs the claim
-    (the race then rates by the day's rated pairs alone, as a race of an older release)."""
+async def claim_pairs(
+    boards: RaceBoards,
+    variant: str,
+    race_id: str,
+    pids: Sequence[str],
+    same_network: Sequence[Sequence[str]],
+) -> None:
+    """`RaceBoards.claim_pairs` for a queue race just dealt, of its racers it may rate (not
+    those sharing a network with another: `same_network`, the race's groups). An outage only
+    costs the claim: the race then rates by the day's rated pairs, unless a later race of
+    one of its pairs claims that pair first (docs/fairplay.md)."""
+    networked = {pid for group in same_network for pid in group}
     try:
-        await boards.claim_pairs(variant, race_id, pids)
+        await boards.claim_pairs(variant, race_id, [p for p in pids if p not in networked])
     except StoreUnavailable as exc:
         log.warning("race %s: its pairs not claimed: %s", race_id, exc)
 
