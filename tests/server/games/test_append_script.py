@@ -198,3 +198,15 @@ async def test_a_game_in_flight_goes_on_across_a_rolling_upgrade(
     with pytest.raises(DayOver):
         await new.append_move(k2.game_id, 0, "a", T0 + 5)
     assert await redis_client.llen(k2.log) == 0
+
+
+async def test_the_fields_a_move_reads_lead_a_new_games_record(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """A small hash is a list Redis searches from its head: the status, seq and last move
+    time every append reads and writes are its first fields (issue #30)."""
+    store = GameStore(redis_client)
+    k = await started(store)
+    assert await redis_client.object("encoding", k.game) == "ziplist"
+    fields = list(await redis_client.hgetall(k.game))
+    assert fields[:3] == ["status", "seq", "last_move_at_ms"], fields
