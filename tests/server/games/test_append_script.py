@@ -200,6 +200,70 @@ async def test_a_game_in_flight_goes_on_across_a_rolling_upgrade(
     assert await redis_client.llen(k2.log) == 0
 
 
+async def test_a_run_of_appends_answers_and_stores_as_its_calls_one_by_one(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """Random appends (stale, to finished games, past the move limit, past the day's end,
+    first moves with their TTLs) to two copies of the same games: one copy call by call
+    (`_APPEND_LUA`), the other in runs (`_APPEND_MANY_LUA`, issue #30): the same replies and
+    the same stored keys."""
+    import asyncio
+    import random
+
+    rng = random.Random(30)
+    one, many = GameStore(redis_client, max_moves=6), GameStore(redis_client, max_moves=6)
+    n = 6
+    ones = [await started(one, f"o{i}") for i in range(n)]
+    manys = [await started(many, f"m{i}") for i in range(n)]
+    seqs = [0] * n
+    kinds: set[str] = set()
+
+    def outcome(r: object) -> object:
+        return (
+            (type(r).__name__, getattr(r, "current_seq", None)) if isinstance(r, Exception) else r
+        )
+
+    for round_ in range(40):
+        picked = rng.sample(range(n), rng.randint(2, n))
+        if rng.random() < 0.1:  # a game finished elsewhere
+            i = rng.choice(range(n))
+            for k in (ones[i], manys[i]):
+                await redis_client.hset(k.game, "status", "finished")
+        calls = []
+        for i in picked:
+            expected = seqs[i] if rng.random() < 0.8 else seqs[i] + rng.choice((-1, 1))
+            now = T0 + 1_000 * round_ + i if rng.random() < 0.95 else DAY_END + round_
+            calls.append((i, expected, f"m{round_}", now))
+        by_one: list[object] = []
+        for i, expected, move, now in calls:
+            k = ones[i]
+            try:
+                by_one.append(
+                    await one.append(k.game, k.log, k.times, expected, move, now, DAY_END)
+                )
+            except Exception as exc:
+                by_one.append(exc)
+        in_runs = await asyncio.gather(
+            *(
+                many.append(manys[i].game, manys[i].log, manys[i].times, e, move, now, DAY_END)
+                for i, e, move, now in calls
+            ),
+            return_exceptions=True,
+        )
+        assert [outcome(r) for r in in_runs] == [outcome(r) for r in by_one], round_
+        for (i, *_), r in zip(calls, by_one, strict=True):
+            if isinstance(r, int):
+                seqs[i] = r
+        kinds.update(type(r).__name__ for r in by_one)
+    assert kinds == {"int", "Conflict", "GameOver", "DayOver", "InvalidInput"}, kinds
+    assert many._append.many is not None and one._append.many is not None
+    assert await redis_client.script_exists(many._append.many.sha) == [True], "runs ran"
+    for a, b in zip(ones, manys, strict=True):
+        assert await stored(redis_client, a) == await stored(redis_client, b)
+        assert (await redis_client.pttl(a.log) > 0) == (await redis_client.pttl(b.log) > 0)
+        assert (await redis_client.pttl(a.times) > 0) == (await redis_client.pttl(b.times) > 0)
+
+
 async def test_the_fields_a_move_reads_lead_a_new_games_record(
     redis_client: redis.asyncio.Redis,
 ) -> None:
