@@ -89,6 +89,20 @@ def _packed_or_failed(command: Command, fut: asyncio.Future[object]) -> bytes | 
 MANY_MAX = 32
 
 
+def _run_end(batch: list[tuple[Command, asyncio.Future[object]]], i: int, script: LuaScript) -> int:
+    """Where the run of calls of ``script`` (its `LuaScript.many` given) from ``batch[i]``
+    ends: the calls of that script with its arity one after the other, at most MANY_MAX."""
+    nkeys, nargs = script.arity
+    size = 3 + nkeys + nargs
+    j, end = i, min(len(batch), i + MANY_MAX)
+    while j < end:
+        c = batch[j][0]
+        if c.script is not script or len(c.args) != size or c.args[2] != nkeys:
+            break
+        j += 1
+    return j
+
+
 def _many(
     script: LuaScript,
     many: LuaScript,
@@ -96,17 +110,14 @@ def _many(
     packed: list[bytes],
     waiters: list[Waiter],
 ) -> bool:
-    """A run of calls of ``script`` as one call of its ``many`` (appended to ``packed`` and
-    ``waiters``, its reply split among the run's callers); False when a call of the run has
-    another arity or an argument RESP cannot carry: the run then goes call by call."""
-    nkeys, nargs = script.arity
-    size = 3 + nkeys + nargs
+    """A run of calls of ``script`` (`_run_end`) as one call of its ``many`` (appended to
+    ``packed`` and ``waiters``, its reply split among the run's callers); False when an
+    argument of the run is one RESP cannot carry: the caller then sends it call by call."""
+    nkeys = script.arity[0]
     keys: list[str | int] = []
     args: list[str | int] = []
     for c, _ in run:
         a = c.args
-        if len(a) != size or a[2] != nkeys:
-            return False
         keys += a[3 : 3 + nkeys]
         args += a[3 + nkeys :]
     try:
@@ -139,6 +150,8 @@ class LuaScript:
     def of(
         cls, source: str, *, many: str | None = None, arity: tuple[int, int] = (0, 0)
     ) -> LuaScript:
+        if many is not None and arity[0] < 1:
+            raise ValueError("a script run for several calls needs their arity (keys, args)")
         return cls(
             source,
             hashlib.sha1(source.encode()).hexdigest(),
@@ -254,10 +267,15 @@ class Batcher:
             c, fut = batch[i]
             script = c.script
             if script is not None and script.many is not None:
-                j = i + 1
-                while j < n and j - i < MANY_MAX and batch[j][0].script is script:
-                    j += 1
-                if j - i > 1 and _many(script, script.many, batch[i:j], packed, waiters):
+                j = _run_end(batch, i, script)
+                if j - i > 1:
+                    run = batch[i:j]
+                    if not _many(script, script.many, run, packed, waiters):
+                        for rc, rf in run:  # an argument RESP cannot carry: fails alone
+                            rp = _packed_or_failed(rc, rf)
+                            if rp is not None:
+                                packed.append(rp)
+                                waiters.append(Waiter(rf, script.source, rp))
                     i = j
                     continue
             p = _packed_or_failed(c, fut)

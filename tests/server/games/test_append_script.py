@@ -217,6 +217,7 @@ async def test_a_run_of_appends_answers_and_stores_as_its_calls_one_by_one(
     manys = [await started(many, f"m{i}") for i in range(n)]
     seqs = [0] * n
     kinds: set[str] = set()
+    doubled = 0
 
     def outcome(r: object) -> object:
         return (
@@ -224,14 +225,17 @@ async def test_a_run_of_appends_answers_and_stores_as_its_calls_one_by_one(
         )
 
     for round_ in range(40):
-        picked = rng.sample(range(n), rng.randint(2, n))
+        # Some games twice in a run: the second call sees the first one's write.
+        picked = [rng.randrange(n) for _ in range(rng.randint(2, n + 2))]
+        planned = list(seqs)
         if rng.random() < 0.1:  # a game finished elsewhere
             i = rng.choice(range(n))
             for k in (ones[i], manys[i]):
                 await redis_client.hset(k.game, "status", "finished")
         calls = []
         for i in picked:
-            expected = seqs[i] if rng.random() < 0.8 else seqs[i] + rng.choice((-1, 1))
+            expected = planned[i] if rng.random() < 0.8 else planned[i] + rng.choice((-1, 1))
+            planned[i] += 1
             now = T0 + 1_000 * round_ + i if rng.random() < 0.95 else DAY_END + round_
             calls.append((i, expected, f"m{round_}", now))
         by_one: list[object] = []
@@ -255,7 +259,10 @@ async def test_a_run_of_appends_answers_and_stores_as_its_calls_one_by_one(
             if isinstance(r, int):
                 seqs[i] = r
         kinds.update(type(r).__name__ for r in by_one)
+        twice = {i for i in picked if picked.count(i) > 1}
+        doubled += sum(isinstance(by_one[n], int) for n, (i, *_) in enumerate(calls) if i in twice)
     assert kinds == {"int", "Conflict", "GameOver", "DayOver", "InvalidInput"}, kinds
+    assert doubled > 10, "games appended to twice in one run"
     assert many._append.many is not None and one._append.many is not None
     assert await redis_client.script_exists(many._append.many.sha) == [True], "runs ran"
     for a, b in zip(ones, manys, strict=True):

@@ -194,6 +194,19 @@ async def test_calls_of_another_arity_go_one_by_one(redis_client: redis.asyncio.
     again = await asyncio.gather(*(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)))
     assert again == [4, 4, 7]
     assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 4
+    # A call of another arity cuts a run: the calls on either side still go as one each.
+    cut = await asyncio.gather(
+        *(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)),
+        batch.eval_soon(count, ("k3",), (1, "extra")),
+        *(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)),
+    )
+    assert list(cut) == [5, 5, 8, 1, 6, 6, 9]
+    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 7
+
+
+def test_a_script_for_several_calls_needs_their_arity() -> None:
+    with pytest.raises(ValueError, match="arity"):
+        LuaScript.of(COUNT, many=COUNT_MANY)
 
 
 @pytest.mark.parametrize("bad", [1.5, True])
@@ -210,3 +223,10 @@ async def test_an_argument_resp_cannot_carry_fails_its_call_alone(
     )
     assert results[0] == 1 and results[2] == 1, results
     assert isinstance(results[1], TypeError), results
+    before = await _calls(redis_client)
+    assert await asyncio.gather(*(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3))) == [
+        2,
+        1,
+        2,
+    ]
+    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 1, "runs again"
