@@ -105,7 +105,6 @@ def _run_end(batch: list[tuple[Command, asyncio.Future[object]]], i: int, script
 
 def _many(
     script: LuaScript,
-    many: LuaScript,
     run: list[tuple[Command, asyncio.Future[object]]],
     packed: list[bytes],
     waiters: list[Waiter],
@@ -113,6 +112,8 @@ def _many(
     """A run of calls of ``script`` (`_run_end`) as one call of its ``many`` (appended to
     ``packed`` and ``waiters``, its reply split among the run's callers); False when an
     argument of the run is one RESP cannot carry: the caller then sends it call by call."""
+    many = script.many
+    assert many is not None
     nkeys = script.arity[0]
     keys: list[str | int] = []
     args: list[str | int] = []
@@ -263,21 +264,17 @@ class Batcher:
         packed: list[bytes] = []
         waiters: list[Waiter] = []
         i, n = 0, len(batch)
+        solo = 0  # calls before this index go one by one (a run that could not be merged)
         while i < n:
             c, fut = batch[i]
             script = c.script
-            if script is not None and script.many is not None:
+            if i >= solo and script is not None and script.many is not None:
                 j = _run_end(batch, i, script)
                 if j - i > 1:
-                    run = batch[i:j]
-                    if not _many(script, script.many, run, packed, waiters):
-                        for rc, rf in run:  # an argument RESP cannot carry: fails alone
-                            rp = _packed_or_failed(rc, rf)
-                            if rp is not None:
-                                packed.append(rp)
-                                waiters.append(Waiter(rf, script.source, rp))
-                    i = j
-                    continue
+                    if _many(script, batch[i:j], packed, waiters):
+                        i = j
+                        continue
+                    solo = j  # an argument RESP cannot carry: it fails alone, below
             p = _packed_or_failed(c, fut)
             if p is not None:
                 packed.append(p)

@@ -22,24 +22,11 @@ from server.redis import keys
 from server.redis.batch import Batcher, Command, LuaScript
 from server.runtime.errors import Conflict
 from tests.support.app import App
+from tests.support.commandstats import commands_run, delta
 from tests.support.races import start_race
 
 RACE = "20300615-abcdef123456"
 PID = "p_ann"
-
-
-async def commands_run(client: redis.asyncio.Redis) -> dict[str, int]:
-    """Calls per command Redis ran so far (`INFO commandstats`), INFO itself left out."""
-    stats = await client.info("commandstats")
-    return {
-        name.removeprefix("cmdstat_"): int(v["calls"])
-        for name, v in stats.items()
-        if isinstance(v, dict) and name != "cmdstat_info"
-    }
-
-
-def delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
 
 
 class BatchLog:

@@ -15,6 +15,7 @@ from server.games.store import GameStore
 from server.redis import keys
 from server.redis.batch import MANY_MAX, Batcher, LuaScript
 from server.runtime.errors import Conflict, StoreUnavailable
+from tests.support.commandstats import commands_run
 
 DAY = dt.date(2030, 6, 15)
 T0 = 1_907_755_200_000  # 2030-06-15 12:00 UTC
@@ -29,11 +30,6 @@ async def _games(store: GameStore, n: int) -> list[keys.GameKeys]:
     return out
 
 
-async def _calls(r: redis.asyncio.Redis) -> dict[str, int]:
-    stats = await r.info("commandstats")
-    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
-
-
 def _append(store: GameStore, k: keys.GameKeys, seq: int, move: str = "d") -> asyncio.Future[int]:
     return asyncio.ensure_future(store.append(k.game, k.log, k.times, seq, move, T0 + 10))
 
@@ -45,7 +41,7 @@ async def test_a_run_of_appends_is_one_script_call_and_each_caller_gets_its_own_
     games = await _games(store, 5)
     await store.append(games[0].game, games[0].log, games[0].times, 0, "d", T0 + 1)
     await asyncio.gather(_append(store, games[1], 0), _append(store, games[2], 0))  # loaded
-    before = await _calls(redis_client)
+    before = await commands_run(redis_client)
     # games[0] is at seq 1: its expected 0 is stale; the others are at 0 or 1.
     results = await asyncio.gather(
         _append(store, games[0], 0),
@@ -54,7 +50,7 @@ async def test_a_run_of_appends_is_one_script_call_and_each_caller_gets_its_own_
         _append(store, games[4], 0),
         return_exceptions=True,
     )
-    ran = await _calls(redis_client)
+    ran = await commands_run(redis_client)
     assert ran["evalsha"] - before["evalsha"] == 1, "the four appends ran as one script call"
     assert ran["rpush"] - before["rpush"] == 6, "three moves written, two lists each"
     assert isinstance(results[0], Conflict) and results[0].current_seq == 1
@@ -92,10 +88,10 @@ async def test_a_run_longer_than_the_most_a_call_takes_goes_as_several(
     store = GameStore(redis_client)
     games = await _games(store, MANY_MAX + 3)
     await asyncio.gather(*(_append(store, k, 0) for k in games[:2]))  # the script loaded
-    before = await _calls(redis_client)
+    before = await commands_run(redis_client)
     seqs = await asyncio.gather(*(_append(store, k, 0) for k in games[2:]))
     assert seqs == [1] * (MANY_MAX + 1)
-    ran = await _calls(redis_client)
+    ran = await commands_run(redis_client)
     assert ran["evalsha"] - before["evalsha"] == 2  # MANY_MAX calls, then the one left
 
 
@@ -105,7 +101,7 @@ async def test_no_run_spans_another_command(redis_client: redis.asyncio.Redis) -
     store = GameStore(redis_client)
     a, b = await _games(store, 2)
     await asyncio.gather(_append(store, a, 0), _append(store, b, 0))
-    before = await _calls(redis_client)
+    before = await commands_run(redis_client)
     batches = store.batch.batches
 
     def append(k: keys.GameKeys) -> asyncio.Future[object]:
@@ -120,7 +116,7 @@ async def test_no_run_spans_another_command(redis_client: redis.asyncio.Redis) -
     ]
     assert await asyncio.gather(*replies) == [2, 2, 1, 2]
     assert store.batch.batches - batches == 1
-    ran = await _calls(redis_client)
+    ran = await commands_run(redis_client)
     assert ran["evalsha"] - before["evalsha"] == 2
 
 
@@ -134,7 +130,7 @@ async def test_a_run_after_the_script_cache_is_flushed_is_loaded_and_answered(
     assert [await redis_client.llen(k.log) for k in games] == [1, 1, 1]
 
 
-async def test_a_connection_lost_under_a_run_fails_each_of_its_calls(
+async def test_a_connection_lost_under_a_run_fails_each_of_itscommands_run(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     store = GameStore(redis_client)
@@ -183,17 +179,17 @@ async def test_calls_of_another_arity_go_one_by_one(redis_client: redis.asyncio.
     for script in (count, count.many):
         await redis_client.script_load(script.source)
     await asyncio.gather(*(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)))
-    before = await _calls(redis_client)
+    before = await commands_run(redis_client)
     results = await asyncio.gather(
         batch.eval_soon(count, ("k0",), (2,)),
         batch.eval_soon(count, ("k1",), (2, "extra")),  # another arity: no run
         batch.eval_soon(count, ("k2",), (5,)),
     )
     assert list(results) == [3, 3, 6]
-    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 3
+    assert (await commands_run(redis_client))["evalsha"] - before["evalsha"] == 3
     again = await asyncio.gather(*(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)))
     assert again == [4, 4, 7]
-    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 4
+    assert (await commands_run(redis_client))["evalsha"] - before["evalsha"] == 4
     # A call of another arity cuts a run: the calls on either side still go as one each.
     cut = await asyncio.gather(
         *(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)),
@@ -201,7 +197,7 @@ async def test_calls_of_another_arity_go_one_by_one(redis_client: redis.asyncio.
         *(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3)),
     )
     assert list(cut) == [5, 5, 8, 1, 6, 6, 9]
-    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 7
+    assert (await commands_run(redis_client))["evalsha"] - before["evalsha"] == 7
 
 
 def test_a_script_for_several_calls_needs_their_arity() -> None:
@@ -223,10 +219,10 @@ async def test_an_argument_resp_cannot_carry_fails_its_call_alone(
     )
     assert results[0] == 1 and results[2] == 1, results
     assert isinstance(results[1], TypeError), results
-    before = await _calls(redis_client)
+    before = await commands_run(redis_client)
     assert await asyncio.gather(*(batch.eval_soon(count, (f"k{i}",), (1,)) for i in range(3))) == [
         2,
         1,
         2,
     ]
-    assert (await _calls(redis_client))["evalsha"] - before["evalsha"] == 1, "runs again"
+    assert (await commands_run(redis_client))["evalsha"] - before["evalsha"] == 1, "runs again"
