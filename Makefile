@@ -110,7 +110,7 @@ chaos: $(STAMP) $(COMPILED) haproxy
 bench: $(STAMP) $(COMPILED) haproxy
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/solver_bench.py
-	$(BIN)/python benchmarks/server_bench.py
+	$(BIN)/python benchmarks/server_bench.py --rounds 3
 	$(BIN)/python benchmarks/churn_bench.py
 	$(BIN)/python benchmarks/cluster_bench.py
 	$(BIN)/python benchmarks/reconnect_storm.py

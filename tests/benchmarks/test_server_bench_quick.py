@@ -24,7 +24,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from benchmarks import server_bench
-from benchmarks.load import cpumeter, procs, scripts
+from benchmarks.load import cpubench, cpumeter, procs, scripts
 from server.config import Config
 from server.runtime.looplag import GcTimer, LoopLagMonitor
 from server.runtime.metrics import GcStats, Metrics
@@ -174,9 +174,20 @@ def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
             "50",
             "--variants",
             "fourteen-out",
+            "--rounds",
+            "2",
         ]
     )
     figures = json.loads(out.read_text())
+    assert len(figures["rounds"]) == 2
+    assert all(set(r["shares"]) == {"fourteen-out"} for r in figures["rounds"])
+    assert figures["ratio"] in {r["ratio"] for r in figures["rounds"]}
+    assert [g["goal"][:10] for g in figures["goals"]] == [
+        "echo CPU p",
+        "no variant",
+        "redis-serv",
+        "loop lag m",
+    ]
     for key in (
         "server_cpu_us_per_move",
         "redis_cpu_us_per_move",
@@ -196,6 +207,28 @@ def test_tiny_bench_run_writes_the_json_keys(tmp_path: Path) -> None:
     # server runs without it; it used to hold every result, and the boards stayed empty).
     assert figures["games_finished"] > 0 and figures["results_held"] == 0
     assert figures["results_written"] == figures["games_finished"]
+
+
+def test_the_goals_are_judged_on_the_rounds_medians_and_the_lag_in_every_round() -> None:
+    def round_(ratio: float, redis: float, share: float, lag: float) -> cpubench.KeyFigures:
+        return cpubench.KeyFigures(
+            ratio=ratio,
+            server_us=100.0,
+            redis_us=redis,
+            shares={"fourteen-out": share, "triple-deck": 0.9},
+            lag_max_ms=lag,
+            machine_lag_max_ms=1.0,
+        )
+
+    goals = cpubench.judge(
+        [round_(0.28, 16.0, 1.6, 2.0), round_(0.31, 14.0, 1.4, 3.0), round_(0.33, 15.0, 1.45, 6.0)]
+    )
+    assert [g["reached"] for g in goals] == [True, True, True, False]
+    assert "median of 3 rounds 0.310 (0.280, 0.310, 0.330)" in goals[0]["value"]
+    assert goals[1]["value"].startswith("worst fourteen-out 1.45x")
+    assert goals[3]["value"].startswith("worst 6.0 ms")
+    goals = cpubench.judge([round_(0.29, 15.5, 1.51, 5.0)])
+    assert [g["reached"] for g in goals] == [False, False, False, True]
 
 
 def test_churn_bench_prints_its_figures() -> None:
