@@ -826,16 +826,21 @@ class GameService:
         live.game.settle_over(True)
         live.game.seal()
 
-    async def add_hint(self, live: LiveGame, name: str) -> int:
-        """Count a hint on the game; each adds the hint penalty to its final time. Refused
-        (`DayOver`) once a daily game's day is over: the hint is then not given."""
+    async def add_hint(self, live: LiveGame, name: str, seq: int) -> int:
+        """Count a hint searched at ``seq`` moves on the game; each adds the hint penalty
+        to its final time. Refused (`DayOver`) once a daily game's day is over, and
+        (`Conflict`) when the game moved on meanwhile, here or on another process: the hint
+        is then not given, nor counted."""
         async with live.lock:
             live = await self._check_day(live, name)
         try:
-            n = await self.store.add_hint(live.record.game_id, self.clock.now_ms())
+            n = await self.store.add_hint(live.record.game_id, self.clock.now_ms(), seq)
         except DayOver:
             self.forget(live.record.game_id)
             await self._close_refused(live.record.game_id, live.record.player_id, name)
+            raise
+        except Conflict:
+            live.stale = True  # the next request rebuilds it from Redis
             raise
         live.record = replace(live.record, hints=n)
         # The copy the hint started from may have been replaced meanwhile (a refresh for

@@ -262,18 +262,22 @@ return {redis.call('HMGET', KEYS[1], 'last_move_at_ms', 'variant'),
         redis.call('LRANGE', KEYS[2], 0, -1), redis.call('LRANGE', KEYS[3], 0, -1)}
 """
 
-# KEYS: game. ARGV: now_ms, day_end_ms (0: none). Counts a hint on a game in play.
-# Returns the hint count, -1 no game, -2 finished, -5 the game's day is over.
+# KEYS: game. ARGV: now_ms, day_end_ms (0: none), seq (the position the hint was searched
+# at; -1: any). Counts a hint on a game in play at that position.
+# Returns the hint count, -1 no game, -2 finished, -3 the game moved on (not counted: the
+# hint was of a position left), -5 the game's day is over.
 # The day-over mark is read with the status (`_lua_day_over`).
 _HINT_LUA = (
     """
-local st = redis.call('HMGET', KEYS[1], 'status', 'day_over')
+local st = redis.call('HMGET', KEYS[1], 'status', 'day_over', 'seq')
 if not st[1] then return -1 end
 local now, day_end = tonumber(ARGV[1]), tonumber(ARGV[2])
 """
     + _lua_day_over("st[1]", "st[2]", "now", "day_end", "return -5")
     + """
 if st[1] ~= 'playing' then return -2 end
+local want = tonumber(ARGV[3])
+if want >= 0 and tonumber(st[3]) ~= want then return -3 end
 return redis.call('HINCRBY', KEYS[1], 'hints', 1)
 """
 )
@@ -1353,15 +1357,20 @@ class GameStore:
         return self.history.record_soon(result, game_id=record.game_id)
 
     @translate_redis_errors
-    async def add_hint(self, game_id: str, now_ms: int) -> int:
-        """Count one hint on a game in play (durably, before the hint is sent)."""
+    async def add_hint(self, game_id: str, now_ms: int, seq: int | None = None) -> int:
+        """Count one hint on a game in play (durably, before the hint is sent); with
+        ``seq``, only while the game is still at that many moves (the position the hint was
+        searched at), else `Conflict` and nothing counted."""
         k = keys.parse_game_id(game_id)
         day_end = k.end_ms if isinstance(k, keys.DailyGameKeys) else 0
-        n = int(cast(int, await self.batch.eval(self._hint, (k.game,), (now_ms, day_end))))
+        args = (now_ms, day_end, -1 if seq is None else seq)
+        n = int(cast(int, await self.batch.eval(self._hint, (k.game,), args)))
         if n == -1:
             raise NotFound("no such game")
         if n == -2:
             raise GameOver("the game is over")
+        if n == -3:
+            raise Conflict("the game moved on while the hint was searched: ask again")
         if n == -5:
             raise DayOver(DAY_OVER_MESSAGE)
         return n

@@ -13,7 +13,7 @@ from server.games.deals import timed_hint
 from server.redis import keys
 from server.redis.keys import RaceGameKeys, parse_game_id
 from server.redis.quota import HOUR_MS, hourly_spent, spend_hourly, take_hourly
-from server.runtime.errors import GameOver, SolverBusy
+from server.runtime.errors import GameOver, NotFound, SolverBusy
 from server.transport.router import Router
 from server.transport.session import Session
 
@@ -21,7 +21,10 @@ from server.transport.session import Session
 async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     player = session.require_player()
     s = session.services
-    live = await s.games.get(req.game_id, player.id)
+    # The game as Redis holds it (`current`): the player's moves may have gone through
+    # another process, and a hint of the position left would be wrong and still charged
+    # (cheater review 4, L2). The count below checks the position again.
+    live = await s.games.current(req.game_id, player.id)
     if live.record.kind == "race":  # daily and free games take hints
         raise p.ProtocolError("no hints in races", code=p.ErrorCode.CONFLICT)
     if live.record.catchup:  # one secret deal per variant, day and tier, crowned by everyone
@@ -34,6 +37,7 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     if live.record.finished:
         raise GameOver("the game is over")
     pool = s.deals.pool
+    seq = live.seq  # the position searched
     async with s.hints.slot(player.id):  # one in flight per player, a bounded queue
         budget = await _solver_budget(session, player.id)
         if live.record.kind == "free":  # unranked: a few an hour, on spare capacity only
@@ -54,7 +58,7 @@ async def hint(session: Session, req: p.Hint) -> p.ServerMessage:
     # it knows the face-down cards, so "no winning move" after a move, then a move after its
     # undo, would tell which moves lose for free. One that ran out of time tells nothing.
     if move is not None or answer.lost:
-        hints = await s.games.add_hint(live, player.name)
+        hints = await s.games.add_hint(live, player.name, seq)
     return p.HintReply(
         id=req.id,
         game_id=req.game_id,
@@ -143,6 +147,11 @@ async def game_export(session: Session, req: p.GameExport) -> p.ServerMessage:
         if record.catchup:  # its deal is the day's catch-up deal: secret till the month closes
             over = over and await s.day_closer.month_closed(record.date)
     if not over or not record.finished:
+        if record.player_id != player.id and not isinstance(ref, RaceGameKeys):
+            # Another player's daily game not published yet answers as a missing one: a
+            # different answer would tell anyone whether that player has started the day's
+            # deal (cheater review 4, L1); the HTTP replay answers so too.
+            raise NotFound("no such game")
         raise p.ProtocolError(
             "a game's moves are published once its race is over, or its day is over and"
             f" every game of it settled; retry in {SEEDS_RETRY_MS // 1000} s",

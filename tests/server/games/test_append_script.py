@@ -117,6 +117,22 @@ async def test_a_hint_past_midnight_closes_the_game_for_every_process(
     assert await redis_client.llen(k.log) == 0
 
 
+async def test_a_hint_counts_only_at_the_position_it_was_searched_at(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """Cheater review 4, L2: a hint searched at seq 0 while a move went in meanwhile (another
+    process, or this one) is of a position left: refused as stale and not counted."""
+    store = GameStore(redis_client)
+    k = await started(store)
+    assert await store.add_hint(k.game_id, T0 + 1, 0) == 1
+    assert await store.append_move(k.game_id, 0, "d", T0 + 2) == 1
+    with pytest.raises(Conflict):
+        await store.add_hint(k.game_id, T0 + 3, 0)
+    assert await redis_client.hget(k.game, "hints") == "1"
+    assert await store.add_hint(k.game_id, T0 + 4, 1) == 2
+    assert await store.add_hint(k.game_id, T0 + 5) == 3  # no position given: any
+
+
 async def test_a_finished_game_past_its_day_is_over_for_the_day_and_left_unmarked(
     redis_client: redis.asyncio.Redis,
 ) -> None:

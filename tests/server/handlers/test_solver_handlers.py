@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
-from tests.support.app import App
-from tests.support.races import start_race
+from tests.support.app import App, serve
+from tests.support.races import race_config, start_race
 from tests.support.wsclient import Client
 
 TODAY, YESTERDAY = "2030-06-15", "2030-06-14"
@@ -41,6 +42,37 @@ async def test_no_hint_on_someone_elses_game(race_app: App) -> None:
     assert refused["type"] == "error" and refused["code"] == "not_found"
     again = await owner.request("hint", game_id=g["game_id"], timeout=30)
     assert again["hints"] == 1, "the refused hint counted for nobody"
+
+
+async def test_a_hint_is_of_the_position_the_moves_reached_on_another_process(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Cheater review 4, L2: a hint on a process whose cached copy was a move behind (the
+    player's moves went through another process) named a move of the position left, illegal
+    on the board, and was charged. Now it is searched on the stored game."""
+    config = race_config(redis_url, tmp_path)
+    async with serve(config) as a, serve(config) as b:
+        on_b = await Client.connect(b.url)
+        await on_b.hello(name="twowindows")
+        on_a = await Client.connect(a.url)
+        await on_a.hello(token=on_b.token)
+        g = await daily(on_b)
+        assert (await on_a.request("game.get", game_id=g["game_id"]))["type"] == "game"
+        first = await on_a.request("hint", game_id=g["game_id"], timeout=30)
+        assert first["type"] == "hint" and first["move"] and first["hints"] == 1, first
+        played = await on_b.request(
+            "move", game_id=g["game_id"], move=first["move"], expected_seq=0
+        )
+        assert played["type"] == "moved", played
+        second = await on_a.request("hint", game_id=g["game_id"], timeout=30)
+        assert second["type"] == "hint" and second["hints"] == 2, second
+        if second["move"] is not None:
+            legal = await on_b.request(
+                "move", game_id=g["game_id"], move=second["move"], expected_seq=1
+            )
+            assert legal["type"] == "moved", ("the hint is of the board as it is", legal)
+        await on_a.close()
+        await on_b.close()
 
 
 async def test_seeds_are_revealed_only_once_the_day_is_over(race_app: App) -> None:
@@ -92,6 +124,24 @@ async def test_no_export_of_an_unfinished_game_even_after_its_day(race_app: App)
     race_app.clock.advance(DAY_MS)
     refused = await c.request("game.export", game_id=g["game_id"])
     assert refused["type"] == "error" and refused["code"] == "not_found"
+
+
+async def test_export_tells_no_one_else_whether_a_player_started_the_days_deal(
+    race_app: App,
+) -> None:
+    """Cheater review 4, L1: another player's game of today answered "published once ..."
+    and a game never started "no such game": anyone could poll who had started the deal."""
+    owner, snoop = await race_app.client("starter"), await race_app.client("poller")
+    g = await daily(owner)
+    await owner.request("resign", game_id=g["game_id"])
+    never = g["game_id"].replace(owner.player_id, snoop.player_id)
+    assert never != g["game_id"]
+    started = await snoop.request("game.export", game_id=g["game_id"])
+    missing = await snoop.request("game.export", game_id=never)
+    assert started["type"] == missing["type"] == "error"
+    assert (started["code"], started["message"]) == (missing["code"], missing["message"])
+    own = await owner.request("game.export", game_id=g["game_id"])
+    assert own["code"] == "not_found" and "published once" in own["message"], own
 
 
 async def test_race_games_are_exported_once_the_race_is_over(race_app: App) -> None:
