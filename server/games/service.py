@@ -250,13 +250,16 @@ class GameService:
         """The player's game for a read (`game.get`): the copy cached here only if Redis holds
         nothing newer. Another process may have moved the game on (the same player in two
         windows); a write would detect that, a read must too, or it shows an older game than
-        one already acknowledged. One round trip (the record's status and seq)."""
+        one already acknowledged. One round trip (the record's status, seq and hints: a hint
+        taken on another process moves no seq, but its penalty is part of the game)."""
         cached = game_id in self._cache
         live = await self.get(game_id, player_id)
         if not cached or live.stale:
             return live if not live.stale else await self.refresh(live)
-        status, seq = await self.store.version(live.game_key)
+        status, seq, hints = await self.store.version(live.game_key)
         if seq == live.seq and (status == "finished") == live.record.finished:
+            if hints > live.record.hints:  # counts only grow
+                live.record = replace(live.record, hints=hints)
             return live
         async with live.lock:
             return await self.refresh(live)

@@ -824,12 +824,12 @@ class GameStore:
         return await self._settled(k, _record(raw)), list(moves), [int(t) for t in times]
 
     @translate_redis_errors
-    async def version(self, game_key: str) -> tuple[str, int]:
-        """A stored game's status and seq, to tell whether a cached copy is current."""
-        status, seq = await self._r.hmget(game_key, ["status", "seq"])
+    async def version(self, game_key: str) -> tuple[str, int, int]:
+        """A stored game's status, seq and hints, to tell whether a cached copy is current."""
+        status, seq, hints = await self._r.hmget(game_key, ["status", "seq", "hints"])
         if status is None or seq is None:
             raise NotFound("no such game")
-        return str(status), int(seq)
+        return str(status), int(seq), int(hints or 0)
 
     @translate_redis_errors
     async def length(self, log_key: str) -> int:

@@ -71,6 +71,9 @@ async def test_a_hint_is_of_the_position_the_moves_reached_on_another_process(
                 "move", game_id=g["game_id"], move=second["move"], expected_seq=1
             )
             assert legal["type"] == "moved", ("the hint is of the board as it is", legal)
+        # The hints taken here show in a read on the other process (no seq moved for them).
+        seen = await on_b.request("game.get", game_id=g["game_id"])
+        assert seen["hints"] == 2, seen
         await on_a.close()
         await on_b.close()
 
